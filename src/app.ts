@@ -1,0 +1,138 @@
+/**
+ * Builds the HTTP application. It never listens: server.ts does, tests use `inject`, and the
+ * benchmark starts it like production.
+ *
+ * A request flows: response-basics (request id, CORS, OPTIONS) -> access-control (key, limit,
+ * scope, agreement) -> schema validation -> route handler -> problem-responses on any error.
+ */
+import { randomUUID } from 'node:crypto'
+import swagger from '@fastify/swagger'
+import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
+import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
+import { type Clock, systemClock } from './clock.js'
+import type { Config } from './config.js'
+import { type RateLimiter, SlidingWindowLimiter } from './domain/sliding-window.js'
+import type { TypedApp } from './http/app-types.js'
+import { createAccessControl } from './http/access-control.js'
+import { methodGuard } from './http/method-guards.js'
+import { openApiOptions } from './http/openapi.js'
+import { installProblemResponses, schemaErrorFormatter } from './http/problem-responses.js'
+import { policyHeader } from './http/rate-limit-headers.js'
+import { responseBasics } from './http/response-basics.js'
+import { catalogRoutes } from './http/routes/catalog.js'
+import { docsRoutes } from './http/routes/docs.js'
+import { healthRoutes } from './http/routes/health.js'
+import { studentRoutes } from './http/routes/students.js'
+import { LessonSchema, LessonsResponseSchema, LessonSummarySchema, TierSchema, TiersResponseSchema } from './http/schemas/catalog.js'
+import { ProblemSchema } from './http/schemas/common.js'
+import { EnrollmentSchema, ProgressEntrySchema, StudentProgressSchema } from './http/schemas/students.js'
+import { CatalogState } from './services/catalog-state.js'
+import { ChangeWatcher } from './services/change-watcher.js'
+import { KeyCache } from './services/key-cache.js'
+import { KeyUsage } from './services/key-usage.js'
+import type { Storage } from './storage/db.js'
+
+export interface AppOptions {
+  config: Config
+  storage: Storage
+  clock?: Clock
+  /** A pino logger, or false for none (tests). */
+  logger?: FastifyBaseLogger | false
+  /** The per-key limiter; defaults to an in-process sliding window. */
+  rateLimiter?: RateLimiter
+}
+
+export interface AppServices {
+  readonly catalog: CatalogState
+  readonly keys: KeyCache
+  readonly changes: ChangeWatcher
+  readonly usage: KeyUsage
+  readonly limiter: RateLimiter
+  readonly authFailures: SlidingWindowLimiter
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    services: AppServices
+  }
+}
+
+const USAGE_FLUSH_MS = 30_000
+
+export async function buildApp(options: AppOptions): Promise<TypedApp> {
+  const { config, storage } = options
+  const clock = options.clock ?? systemClock
+  const app = Fastify({
+    ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    // One access-log line per response is written by our own onResponse hook.
+    logController: new LogController({ disableRequestLogging: true }),
+    genReqId: () => randomUUID(),
+    requestIdHeader: false,
+    bodyLimit: config.bodyLimitBytes,
+    // A hop count is accepted at run time although the type omits it.
+    trustProxy: config.trustProxy as boolean | string,
+    schemaErrorFormatter,
+    ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, useDefaults: false } },
+    routerOptions: { maxParamLength: 300 },
+  }).withTypeProvider<TypeBoxTypeProvider>()
+
+  const windowMs = config.rateLimitWindowSeconds * 1000
+  const limiter = options.rateLimiter ?? new SlidingWindowLimiter({ limit: config.rateLimit, windowMs, clock })
+  const authFailures = new SlidingWindowLimiter({ limit: config.authFailureLimit, windowMs, clock })
+  const keys = new KeyCache({ db: storage.db, clock })
+  const usage = new KeyUsage(storage.db, clock)
+  const catalog = await CatalogState.load(storage.db)
+  const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
+  app.decorate('services', { catalog, keys, changes, usage, limiter, authFailures })
+  app.decorateRequest('principal', null)
+
+  for (const schema of [ProblemSchema, TierSchema, TiersResponseSchema, LessonSummarySchema, LessonsResponseSchema, LessonSchema, ProgressEntrySchema, StudentProgressSchema, EnrollmentSchema]) {
+    app.addSchema(schema)
+  }
+  await app.register(swagger, openApiOptions(config))
+  installProblemResponses(app, { bodyLimit: config.bodyLimitBytes })
+
+  app.addHook('onRequest', responseBasics)
+  app.addHook(
+    'onRequest',
+    createAccessControl({ keys, usage, limiter, authFailures, clock, db: storage.db, policy: policyHeader(limiter.limit, windowMs / 1000) }),
+  )
+  app.addHook('onResponse', (request, reply, done) => {
+    request.log.info(
+      {
+        method: request.method,
+        path: request.url.split('?')[0],
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime * 10) / 10,
+        keyId: request.principal?.keyId,
+      },
+      'request',
+    )
+    done()
+  })
+
+  catalogRoutes(app, catalog)
+  studentRoutes(app, { storage, catalog, clock })
+  healthRoutes(app, { storage, catalog, timeoutMs: config.storageTimeoutMs })
+  docsRoutes(app, config)
+  for (const url of ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons/*', '/api/v1/students/:id/progress']) {
+    methodGuard(app, url, ['GET', 'HEAD'])
+  }
+  methodGuard(app, '/api/v1/students/:id/enroll', ['POST'])
+
+  await changes.start(config.changePollMs)
+  const usageTimer = setInterval(() => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')), USAGE_FLUSH_MS)
+  const sweepTimer = setInterval(() => {
+    if (limiter instanceof SlidingWindowLimiter) limiter.sweep()
+    authFailures.sweep()
+  }, windowMs)
+  usageTimer.unref()
+  sweepTimer.unref()
+  app.addHook('onClose', async () => {
+    changes.stop()
+    clearInterval(usageTimer)
+    clearInterval(sweepTimer)
+    await usage.flush().catch(() => {})
+  })
+  return app
+}

@@ -1,0 +1,33 @@
+/**
+ * The one source of "now" for everything that depends on time (rate windows, key expiry,
+ * agreement validity, timestamps written to storage). Tests pass a manual clock instead of
+ * sleeping through windows.
+ */
+export interface Clock {
+  /** Milliseconds since the Unix epoch. */
+  now(): number
+}
+
+export const systemClock: Clock = Object.freeze({ now: () => Date.now() })
+
+/** A clock that only moves when told to; for tests and simulations. */
+export class ManualClock implements Clock {
+  #now: number
+  constructor(start: number | string = Date.UTC(2026, 0, 15, 9, 0, 0)) {
+    this.#now = typeof start === 'string' ? Date.parse(start) : start
+  }
+  now(): number {
+    return this.#now
+  }
+  advance(ms: number): void {
+    this.#now += ms
+  }
+  set(ms: number | string): void {
+    this.#now = typeof ms === 'string' ? Date.parse(ms) : ms
+  }
+}
+
+/** ISO 8601 UTC with milliseconds, the only timestamp format stored and served. */
+export function isoAt(ms: number): string {
+  return new Date(ms).toISOString()
+}

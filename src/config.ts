@@ -1,0 +1,109 @@
+/**
+ * Configuration comes from the environment only, is read once at start, checked, and frozen.
+ * Every variable, its default and its meaning is listed in the README ("Configuration").
+ */
+import path from 'node:path'
+
+export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
+
+export interface Config {
+  readonly port: number
+  readonly host: string
+  /** Address partners use to reach the service; shown in the OpenAPI document and examples. */
+  readonly publicUrl: string
+  /** `sqlite:<file>` (default `sqlite:data/curriculum.db`) or `postgres://...`. */
+  readonly databaseUrl: string
+  readonly logLevel: LogLevel
+  /** Requests accepted per key in any rolling window. */
+  readonly rateLimit: number
+  readonly rateLimitWindowSeconds: number
+  /** Failed authentications accepted per client address in any rolling window of the same length. */
+  readonly authFailureLimit: number
+  readonly bodyLimitBytes: number
+  /** Passed to Fastify's trustProxy: false, true, a hop count, or a comma-separated list of addresses. */
+  readonly trustProxy: boolean | number | string
+  /** Seed demo data (catalog, organisation, students, keys) when the database is empty. */
+  readonly seedDemo: boolean
+  readonly catalogDir: string
+  /** How often each instance looks for catalog and access changes made elsewhere. */
+  readonly changePollMs: number
+  /** Upper bound on how long a storage call may take before the request answers 503. */
+  readonly storageTimeoutMs: number
+  /** SQLite synchronous pragma: NORMAL (durable across process crashes) or FULL (also power loss). */
+  readonly sqliteSynchronous: 'NORMAL' | 'FULL'
+}
+
+export class ConfigError extends Error {
+  override name = 'ConfigError'
+}
+
+type Env = Readonly<Record<string, string | undefined>>
+
+function integer(env: Env, name: string, fallback: number, min: number, max: number): number {
+  const raw = env[name]
+  if (raw === undefined || raw.trim() === '') return fallback
+  const value = Number(raw)
+  if (!Number.isInteger(value) || value < min || value > max) {
+    throw new ConfigError(`${name} must be an integer from ${min} to ${max} (got "${raw}")`)
+  }
+  return value
+}
+
+function boolean(env: Env, name: string, fallback: boolean): boolean {
+  const raw = env[name]?.trim().toLowerCase()
+  if (raw === undefined || raw === '') return fallback
+  if (['1', 'true', 'yes', 'on'].includes(raw)) return true
+  if (['0', 'false', 'no', 'off'].includes(raw)) return false
+  throw new ConfigError(`${name} must be true or false (got "${env[name]}")`)
+}
+
+function oneOf<T extends string>(env: Env, name: string, fallback: T, allowed: readonly T[]): T {
+  const raw = env[name]?.trim()
+  if (raw === undefined || raw === '') return fallback
+  const match = allowed.find((value) => value.toLowerCase() === raw.toLowerCase())
+  if (match === undefined) throw new ConfigError(`${name} must be one of ${allowed.join(', ')} (got "${raw}")`)
+  return match
+}
+
+function trustProxy(env: Env): boolean | number | string {
+  const raw = env.TRUST_PROXY?.trim()
+  if (raw === undefined || raw === '' || raw === 'false') return false
+  if (raw === 'true') return true
+  if (/^\d+$/.test(raw)) return Number(raw)
+  return raw
+}
+
+function databaseUrl(env: Env): string {
+  const raw = env.DATABASE_URL?.trim()
+  if (raw === undefined || raw === '') return 'sqlite:data/curriculum.db'
+  if (/^(sqlite|file):/.test(raw) || /^postgres(ql)?:\/\//.test(raw)) return raw
+  throw new ConfigError(`DATABASE_URL must start with sqlite:, file: or postgres:// (got "${raw.replace(/\/\/[^@]*@/, '//***@')}")`)
+}
+
+function publicUrl(env: Env, port: number): string {
+  const raw = env.PUBLIC_URL?.trim()
+  if (raw === undefined || raw === '') return `http://localhost:${port}`
+  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw)) throw new ConfigError(`PUBLIC_URL must be an http(s) URL (got "${raw}")`)
+  return raw.replace(/\/+$/, '')
+}
+
+export function loadConfig(env: Env = process.env): Config {
+  const port = integer(env, 'PORT', 3000, 0, 65535)
+  return Object.freeze({
+    port,
+    host: env.HOST?.trim() || '127.0.0.1',
+    publicUrl: publicUrl(env, port),
+    databaseUrl: databaseUrl(env),
+    logLevel: oneOf<LogLevel>(env, 'LOG_LEVEL', 'info', ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']),
+    rateLimit: integer(env, 'RATE_LIMIT', 100, 1, 1_000_000),
+    rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
+    authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
+    bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 4096, 64, 1_048_576),
+    trustProxy: trustProxy(env),
+    seedDemo: boolean(env, 'SEED_DEMO', true),
+    catalogDir: path.resolve(env.CATALOG_DIR?.trim() || 'catalog'),
+    changePollMs: integer(env, 'CHANGE_POLL_MS', 1000, 50, 5000),
+    storageTimeoutMs: integer(env, 'STORAGE_TIMEOUT_MS', 2000, 50, 60_000),
+    sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),
+  })
+}

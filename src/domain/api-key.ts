@@ -1,0 +1,75 @@
+/**
+ * API key format: `cur_<mode>_<32 random base62 chars><6 base62 chars of CRC32>`.
+ *
+ * - The fixed prefix lets secret scanners (and people) recognise a leaked key; the mode says
+ *   whether it reaches live student data.
+ * - 32 base62 characters carry 190 bits from the CSPRNG, well above the 128 required.
+ * - The CRC32 suffix (the GitHub token scheme) lets a scanner, and our own auth path, reject a
+ *   mistyped or invented token without a storage lookup. It is not a secret and proves nothing.
+ * - Only the SHA-256 of the whole key is stored. A fast unsalted hash is right here: the input
+ *   has 190 bits of entropy, so there is nothing for a slow hash to protect.
+ */
+import { createHash, randomBytes } from 'node:crypto'
+import { crc32 } from 'node:zlib'
+
+export type KeyMode = 'live' | 'test'
+
+const ALPHABET = '0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz'
+const RANDOM_LENGTH = 32
+const CHECKSUM_LENGTH = 6
+const KEY_PATTERN = /^cur_(live|test)_[0-9A-Za-z]{38}$/
+
+/** How many leading characters of a key are kept in clear to tell keys apart in listings. */
+export const DISPLAY_PREFIX_LENGTH = 'cur_live_'.length + 6
+
+function base62(value: number, width: number): string {
+  let out = ''
+  for (let i = 0; i < width; i++) {
+    out = ALPHABET[value % 62] + out
+    value = Math.floor(value / 62)
+  }
+  return out
+}
+
+function randomBase62(length: number): string {
+  let out = ''
+  while (out.length < length) {
+    for (const byte of randomBytes(length * 2)) {
+      // Rejection sampling keeps every character equally likely (248 = 4 * 62).
+      if (byte < 248 && out.length < length) out += ALPHABET[byte % 62]
+    }
+  }
+  return out
+}
+
+function checksum(body: string): string {
+  return base62(crc32(body), CHECKSUM_LENGTH)
+}
+
+export interface NewApiKey {
+  /** The secret, shown once. */
+  readonly key: string
+  readonly hash: string
+  readonly displayPrefix: string
+}
+
+export function generateApiKey(mode: KeyMode = 'live'): NewApiKey {
+  const body = `cur_${mode}_${randomBase62(RANDOM_LENGTH)}`
+  const key = body + checksum(body)
+  return { key, hash: hashApiKey(key), displayPrefix: key.slice(0, DISPLAY_PREFIX_LENGTH) }
+}
+
+/** True when the token has the key shape and a matching checksum; says nothing about validity. */
+export function isWellFormedApiKey(token: string): boolean {
+  if (!KEY_PATTERN.test(token)) return false
+  const split = token.length - CHECKSUM_LENGTH
+  return checksum(token.slice(0, split)) === token.slice(split)
+}
+
+export function keyMode(token: string): KeyMode {
+  return token.startsWith('cur_test_') ? 'test' : 'live'
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex')
+}

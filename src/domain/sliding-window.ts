@@ -1,0 +1,96 @@
+/**
+ * An exact sliding-log limiter: at most `limit` hits accepted per key in ANY window of
+ * `windowMs` (the interval (now - windowMs, now]), not in fixed clock buckets. Each key keeps
+ * the times of its accepted hits, at most `limit` of them, so memory is bounded by the
+ * number of keys active within one window; idle keys are dropped by `sweep`.
+ */
+import type { Clock } from '../clock.js'
+
+export interface RateDecision {
+  readonly allowed: boolean
+  readonly limit: number
+  /** Hits still accepted right now, after this one. */
+  readonly remaining: number
+  /** Ms until `remaining` grows by one (the oldest hit in the window leaves it); 0 if none is held. */
+  readonly resetMs: number
+}
+
+/** What the HTTP layer needs of a limiter; a shared (Redis) store implements the same. */
+export interface RateLimiter {
+  readonly limit: number
+  readonly windowMs: number
+  /** Records a hit if it is allowed. */
+  hit(key: string): RateDecision | Promise<RateDecision>
+}
+
+interface Log {
+  times: number[]
+  head: number
+}
+
+export class SlidingWindowLimiter implements RateLimiter {
+  readonly limit: number
+  readonly windowMs: number
+  readonly #clock: Clock
+  readonly #logs = new Map<string, Log>()
+
+  constructor(options: { limit: number; windowMs: number; clock: Clock }) {
+    if (!Number.isInteger(options.limit) || options.limit < 1) throw new RangeError('limit must be a positive integer')
+    if (!(options.windowMs > 0)) throw new RangeError('windowMs must be positive')
+    this.limit = options.limit
+    this.windowMs = options.windowMs
+    this.#clock = options.clock
+  }
+
+  /** Records the hit when it is within the limit; a refused hit is not recorded. */
+  hit(key: string): RateDecision {
+    return this.#decide(key, true)
+  }
+
+  /** The decision a hit would get now, without recording anything. */
+  peek(key: string): RateDecision {
+    return this.#decide(key, false)
+  }
+
+  #decide(key: string, record: boolean): RateDecision {
+    const now = this.#clock.now()
+    let log = this.#logs.get(key)
+    if (log === undefined) {
+      if (!record) return { allowed: true, limit: this.limit, remaining: this.limit, resetMs: 0 }
+      log = { times: [], head: 0 }
+      this.#logs.set(key, log)
+    }
+    const cutoff = now - this.windowMs
+    const { times } = log
+    while (log.head < times.length && times[log.head]! <= cutoff) log.head++
+    if (log.head > 64 && log.head * 2 > times.length) {
+      times.splice(0, log.head)
+      log.head = 0
+    }
+    const held = times.length - log.head
+    const allowed = held < this.limit
+    if (allowed && record) times.push(now)
+    const heldAfter = allowed && record ? held + 1 : held
+    const oldest = times[log.head]
+    return {
+      allowed,
+      limit: this.limit,
+      remaining: Math.max(0, this.limit - heldAfter),
+      resetMs: oldest === undefined ? 0 : oldest + this.windowMs - now,
+    }
+  }
+
+  /** Forgets keys with no hit inside the window; call periodically. */
+  sweep(): void {
+    const cutoff = this.#clock.now() - this.windowMs
+    for (const [key, log] of this.#logs) {
+      const newest = log.times[log.times.length - 1]
+      if (newest === undefined || newest <= cutoff) this.#logs.delete(key)
+    }
+  }
+
+  /** Number of keys currently tracked (for tests and metrics). */
+  get size(): number {
+    return this.#logs.size
+  }
+}

@@ -1,0 +1,147 @@
+/**
+ * The catalog of problem codes (RFC 9457 problem details). A code is a promise to partners:
+ * once published it keeps its meaning and status, and a retired code is never reused.
+ * The README's error table and the OpenAPI error schema are checked against this list by tests.
+ */
+
+export const PROBLEM_CATALOG = {
+  invalid_request: {
+    status: 400,
+    title: 'Invalid request',
+    description: 'A path segment, query parameter or body field is missing, unknown or has a wrong value. `errors` lists each problem.',
+  },
+  malformed_json: {
+    status: 400,
+    title: 'Malformed JSON body',
+    description: 'The request body is not valid JSON (or is empty while `Content-Type: application/json` says there is one).',
+  },
+  api_key_missing: {
+    status: 401,
+    title: 'API key missing',
+    description: 'No `Authorization: Bearer <key>` header was sent. Keys are never accepted in the URL.',
+  },
+  api_key_invalid: {
+    status: 401,
+    title: 'API key not recognised',
+    description: 'The bearer token is not a key this service issued.',
+  },
+  api_key_expired: {
+    status: 401,
+    title: 'API key expired',
+    description: 'The key passed its expiry date. Ask the operator for a new key.',
+  },
+  api_key_revoked: {
+    status: 401,
+    title: 'API key revoked',
+    description: 'The key was revoked by the operator and can no longer be used.',
+  },
+  insufficient_scope: {
+    status: 403,
+    title: 'Insufficient scope',
+    description: 'The key lacks the scope this endpoint needs (`students:read` or `students:write`); the `WWW-Authenticate` header names it.',
+  },
+  agreement_required: {
+    status: 403,
+    title: 'Data-sharing agreement required',
+    description: "Student endpoints need an active signed data-sharing agreement on the key's organisation.",
+  },
+  organisation_suspended: {
+    status: 403,
+    title: 'Organisation suspended',
+    description: "The key's organisation is suspended by the operator; all its keys are refused until it is reinstated.",
+  },
+  route_not_found: {
+    status: 404,
+    title: 'Route not found',
+    description: 'No endpoint has this path. Every path starts with `/api/v1`; v1 is the only version.',
+  },
+  lesson_not_found: {
+    status: 404,
+    title: 'Lesson not found',
+    description: 'No lesson has this slug.',
+  },
+  student_not_found: {
+    status: 404,
+    title: 'Student not found',
+    description: "No student with this id is linked to the key's organisation.",
+  },
+  method_not_allowed: {
+    status: 405,
+    title: 'Method not allowed',
+    description: 'The endpoint exists but not for this method; the `Allow` header lists the methods it accepts.',
+  },
+  payload_too_large: {
+    status: 413,
+    title: 'Request body too large',
+    description: 'The request body exceeds the size limit.',
+  },
+  unsupported_media_type: {
+    status: 415,
+    title: 'Unsupported media type',
+    description: 'Request bodies must be JSON, sent with `Content-Type: application/json`.',
+  },
+  rate_limited: {
+    status: 429,
+    title: 'Rate limit exceeded',
+    description: 'The key made as many requests as its limit allows in the rolling window; `Retry-After` says when to retry.',
+  },
+  too_many_failed_authentications: {
+    status: 429,
+    title: 'Too many failed authentications',
+    description: 'Too many requests from this address carried a missing or wrong key; `Retry-After` says when to retry.',
+  },
+  internal_error: {
+    status: 500,
+    title: 'Internal error',
+    description: 'Something failed on our side. The `requestId` lets the operator find it in the logs.',
+  },
+  storage_unavailable: {
+    status: 503,
+    title: 'Storage unavailable',
+    description: 'The database could not be reached in time; `Retry-After` says when to retry.',
+  },
+} as const satisfies Record<string, { status: number; title: string; description: string }>
+
+export type ProblemCode = keyof typeof PROBLEM_CATALOG
+
+export const PROBLEM_CODES = Object.keys(PROBLEM_CATALOG) as ProblemCode[]
+
+/** Where a validation problem was found, as reported to the client. */
+export type ProblemLocation = 'path' | 'query' | 'header' | 'body'
+
+export interface FieldProblem {
+  in: ProblemLocation
+  /** The parameter name (path, query, header) or a JSON pointer into the body ('' for the body itself). */
+  field: string
+  detail: string
+}
+
+export interface ProblemOptions {
+  headers?: Record<string, string>
+  errors?: FieldProblem[]
+  cause?: unknown
+}
+
+/** A client-facing failure. Thrown anywhere; rendered once, by the error handler, as problem+json. */
+export class ProblemError extends Error {
+  override name = 'ProblemError'
+  readonly code: ProblemCode
+  readonly status: number
+  readonly detail: string
+  readonly headers: Readonly<Record<string, string>>
+  readonly errors: readonly FieldProblem[] | undefined
+
+  constructor(code: ProblemCode, detail: string, options: ProblemOptions = {}) {
+    super(detail, options.cause === undefined ? undefined : { cause: options.cause })
+    this.code = code
+    this.status = PROBLEM_CATALOG[code].status
+    this.detail = detail
+    this.headers = options.headers ?? {}
+    this.errors = options.errors
+  }
+}
+
+/** Relative reference to the human documentation of a problem type (served by /docs/errors). */
+export function problemType(code: ProblemCode): string {
+  return `/docs/errors#${code}`
+}

@@ -1,0 +1,65 @@
+/**
+ * The OpenAPI 3.1 document is generated from the route schemas (@fastify/swagger); nothing
+ * here repeats a route's shape. This module only adds the document-level parts and maps the
+ * lesson route's wildcard onto the contract's `{slug}` parameter.
+ */
+import type { SwaggerOptions } from '@fastify/swagger'
+import { Type } from 'typebox'
+import type { Config } from '../config.js'
+
+export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress and sets a student's tier.
+
+**Authentication.** Every \`/api/v1\` request carries \`Authorization: Bearer <API key>\`. Keys are issued by the operator
+after an application for access; keys are never accepted in the URL.
+
+**Student data.** The student endpoints need the matching scope (\`students:read\`, \`students:write\`) and an active
+signed data-sharing agreement on your organisation. They return first names only, and every call is recorded in the
+operator's disclosure log.
+
+**Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
+authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`; a 429 carries \`Retry-After\`.
+
+**Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; see [the error catalogue](/docs/errors).
+
+**Caching.** Catalog responses carry a strong \`ETag\`; send it back in \`If-None-Match\` to get \`304 Not Modified\`.`
+
+const SLUG_PARAMS = Type.Object({
+  slug: Type.String({
+    description: 'Full lesson slug, `<tier>/<lessonId>-<title-words>`, slash included.',
+    pattern: '^(explorer|builder|innovator)/[a-z][0-9]+-[a-z0-9]+(-[a-z0-9]+)*$',
+    examples: ['explorer/e1-robots-follow-instructions'],
+  }),
+})
+
+export function openApiOptions(config: Config): SwaggerOptions {
+  return {
+    openapi: {
+      openapi: '3.1.0',
+      info: {
+        title: 'Curriculum API',
+        version: '1.0.0',
+        description: API_DESCRIPTION,
+        license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } as { name: string },
+      },
+      servers: [{ url: config.publicUrl, description: 'This service' }],
+      tags: [
+        { name: 'Catalog', description: 'Curriculum tiers and lessons. Any valid key may read them.' },
+        { name: 'Students', description: 'Student progress and tier. Scoped keys and a data-sharing agreement only.' },
+        { name: 'Operations', description: 'Liveness and readiness probes; no key needed.' },
+      ],
+      components: {
+        securitySchemes: {
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key from the administrative dashboard.' },
+        },
+      },
+      security: [{ bearerAuth: [] }],
+    },
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => String((json as { $id?: string }).$id ?? `def-${i}`),
+    },
+    transform: ({ schema, url }) => {
+      if (url !== '/api/v1/lessons/*') return { schema, url }
+      return { schema: { ...schema, params: SLUG_PARAMS } as typeof schema, url: '/api/v1/lessons/:slug' }
+    },
+  }
+}

@@ -1,0 +1,146 @@
+/**
+ * Every failure becomes an RFC 9457 problem+json response here and nowhere else: thrown
+ * ProblemErrors, schema validation failures, Fastify's own body-parsing errors, unknown routes,
+ * storage outages and bugs. A 5xx never carries an internal message.
+ */
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { type FieldProblem, PROBLEM_CATALOG, ProblemError, type ProblemLocation, problemType } from '../errors.js'
+import { isStorageUnavailable } from '../storage/db.js'
+import type { ProblemBody } from './schemas/common.js'
+
+export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
+
+/** Seconds a client should wait before retrying after a storage outage. */
+const STORAGE_RETRY_AFTER_SECONDS = 2
+
+export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: ProblemError): FastifyReply {
+  const body: ProblemBody = {
+    type: problemType(problem.code),
+    title: PROBLEM_CATALOG[problem.code].title,
+    status: problem.status,
+    detail: problem.detail,
+    code: problem.code,
+    requestId: request.id,
+  }
+  if (problem.errors !== undefined) body.errors = [...problem.errors]
+  reply.code(problem.status)
+  for (const [name, value] of Object.entries(problem.headers)) reply.header(name, value)
+  return reply.type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body))
+}
+
+interface AjvError {
+  keyword: string
+  instancePath: string
+  params: Record<string, unknown>
+  message?: string
+  parentSchema?: { enum?: unknown[]; format?: string }
+}
+
+const LOCATIONS: Record<string, ProblemLocation> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
+
+function describe(error: AjvError, location: ProblemLocation): { field: string; detail: string } {
+  const pointer = error.instancePath
+  const name = location === 'body' ? pointer : pointer.replace(/^\//, '')
+  switch (error.keyword) {
+    case 'required': {
+      const missing = String(error.params.missingProperty)
+      return location === 'body'
+        ? { field: `${pointer}/${missing}`, detail: `missing required field "${missing}"` }
+        : { field: missing, detail: `missing required ${location} parameter "${missing}"` }
+    }
+    case 'additionalProperties': {
+      const extra = String(error.params.additionalProperty)
+      return location === 'body'
+        ? { field: `${pointer}/${extra}`, detail: `unknown field "${extra}"` }
+        : { field: extra, detail: `unknown ${location} parameter "${extra}"` }
+    }
+    case 'enum':
+      return { field: name, detail: `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}` }
+    case 'type': {
+      const type = String(error.params.type)
+      const expected = type === 'object' ? 'a JSON object' : type === 'array' ? 'a JSON array' : `a ${type}`
+      return { field: name, detail: `must be ${expected}${location === 'query' && type === 'string' ? ' (give the parameter once)' : ''}` }
+    }
+    case 'format':
+      return error.params.format === 'uuid'
+        ? { field: name, detail: 'must be a UUID such as 0b6d9a3e-3f1c-4d57-9a0e-2a7c5c1e8f42' }
+        : { field: name, detail: `must be a valid ${String(error.params.format)}` }
+    default:
+      return { field: name, detail: error.message ?? 'is invalid' }
+  }
+}
+
+/** Turns Ajv's errors into the `errors` list of an invalid_request problem. */
+export function schemaErrorFormatter(errors: unknown[], dataVar: string): Error {
+  const location = LOCATIONS[dataVar] ?? 'body'
+  const problems: FieldProblem[] = []
+  for (const error of errors as AjvError[]) {
+    const { field, detail } = describe(error, location)
+    if (!problems.some((p) => p.field === field && p.detail === detail)) problems.push({ in: location, field, detail })
+  }
+  const summary = problems.map((p) => `${p.in} ${p.field === '' ? 'body' : p.field}: ${p.detail}`).join('; ')
+  return new ProblemError('invalid_request', `The request is invalid: ${summary}.`, { errors: problems })
+}
+
+/** Maps Fastify's own client errors (body parsing, limits) onto the catalog. */
+function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimit: number): ProblemError | undefined {
+  switch (error.code) {
+    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
+      return new ProblemError(
+        'unsupported_media_type',
+        `Send the body as JSON with Content-Type: application/json (got ${request.headers['content-type'] ?? 'no Content-Type'}).`,
+      )
+    case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
+      return new ProblemError('invalid_request', 'The Content-Length header does not match the body.')
+    case 'FST_ERR_CTP_BODY_TOO_LARGE':
+      return new ProblemError('payload_too_large', `The request body must be at most ${bodyLimit} bytes.`)
+    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
+      return new ProblemError('malformed_json', 'Content-Type is application/json but the body is empty; send a JSON object.')
+    case 'FST_ERR_CTP_INVALID_JSON_BODY':
+      return new ProblemError('malformed_json', 'The body is not valid JSON.')
+  }
+  if (error.statusCode === 400 && error instanceof SyntaxError) {
+    return new ProblemError('malformed_json', `The body is not valid JSON: ${error.message}.`)
+  }
+  if (error.statusCode === 413) return new ProblemError('payload_too_large', `The request body must be at most ${bodyLimit} bytes.`)
+  if (error.statusCode === 415) return new ProblemError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.')
+  if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
+    return new ProblemError('invalid_request', error.message)
+  }
+  return undefined
+}
+
+export function installProblemResponses(app: FastifyInstance, options: { bodyLimit: number }): void {
+  app.setErrorHandler((error: FastifyError, request, reply) => {
+    if (error instanceof ProblemError) {
+      if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.detail)
+      return sendProblem(request, reply, error)
+    }
+    const client = fromFastifyError(error, request, options.bodyLimit)
+    if (client !== undefined) return sendProblem(request, reply, client)
+    if (isStorageUnavailable(error)) {
+      request.log.warn({ err: error }, 'storage unavailable')
+      return sendProblem(
+        request,
+        reply,
+        new ProblemError('storage_unavailable', `Storage is unavailable; retry in ${STORAGE_RETRY_AFTER_SECONDS} seconds.`, {
+          headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+        }),
+      )
+    }
+    request.log.error({ err: error }, 'unhandled error')
+    return sendProblem(
+      request,
+      reply,
+      new ProblemError('internal_error', `Something failed on our side. Quote request id ${request.id} to the operator.`),
+    )
+  })
+
+  app.setNotFoundHandler((request, reply) => {
+    const path = (request.url.split('?')[0] ?? '').slice(0, 200)
+    const detail = /^\/api\/(?!v1(\/|$))/.test(path)
+      ? `No endpoint has the path ${path}. v1 is the only API version: paths start with /api/v1.`
+      : `No endpoint has the path ${path}. The API reference is at /docs.`
+    return sendProblem(request, reply, new ProblemError('route_not_found', detail))
+  })
+}

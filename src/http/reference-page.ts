@@ -1,0 +1,197 @@
+/**
+ * Renders the API reference as one static HTML page from the OpenAPI document, so the page
+ * can never disagree with the schemas. No script, no CDN: it works offline and under a strict
+ * Content-Security-Policy.
+ */
+import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
+
+type Json = Record<string, any>
+
+const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete']
+
+export function escapeHtml(text: unknown): string {
+  return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
+}
+
+/** The small Markdown subset the descriptions use: `code`, **bold**, [links](/x), paragraphs. */
+export function inlineMarkdown(text: string): string {
+  return escapeHtml(text)
+    .replace(/`([^`]+)`/g, '<code>$1</code>')
+    .replace(/\*\*([^*]+)\*\*/g, '<strong>$1</strong>')
+    .replace(/\[([^\]]+)\]\((\/[^)\s]*)\)/g, '<a href="$2">$1</a>')
+}
+
+function paragraphs(text: string | undefined): string {
+  if (text === undefined) return ''
+  return text
+    .split(/\n\s*\n/)
+    .map((p) => `<p>${inlineMarkdown(p.replace(/\n/g, ' '))}</p>`)
+    .join('\n')
+}
+
+function resolve(doc: Json, schema: Json | undefined): Json {
+  if (schema?.$ref === undefined) return schema ?? {}
+  const name = String(schema.$ref).replace('#/components/schemas/', '')
+  return doc.components?.schemas?.[name] ?? {}
+}
+
+function typeLabel(doc: Json, schema: Json | undefined): string {
+  if (schema === undefined) return ''
+  if (schema.$ref !== undefined) {
+    const name = String(schema.$ref).replace('#/components/schemas/', '')
+    return `<a href="#schema-${escapeHtml(name)}">${escapeHtml(name)}</a>`
+  }
+  if (schema.enum !== undefined) return `${escapeHtml(schema.type ?? '')} (${schema.enum.map((v: unknown) => `<code>${escapeHtml(v)}</code>`).join(' | ')})`
+  if (schema.anyOf !== undefined) return schema.anyOf.map((s: Json) => typeLabel(doc, s)).join(' or ')
+  if (schema.type === 'array') return `array of ${typeLabel(doc, schema.items)}`
+  if (schema.type === 'object' && schema.patternProperties !== undefined) {
+    const value = Object.values(schema.patternProperties)[0] as Json
+    return `object (string to ${typeLabel(doc, value)})`
+  }
+  return escapeHtml(schema.format !== undefined ? `${schema.type} (${schema.format})` : (schema.type ?? 'any'))
+}
+
+function fieldTable(doc: Json, schema: Json): string {
+  const resolved = resolve(doc, schema)
+  const properties = resolved.properties as Json | undefined
+  if (properties === undefined) return `<p>${typeLabel(doc, schema)}</p>`
+  const required = new Set<string>(resolved.required ?? [])
+  const rows = Object.entries(properties)
+    .map(
+      ([name, prop]) =>
+        `<tr><td><code>${escapeHtml(name)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${typeLabel(doc, prop as Json)}</td><td>${inlineMarkdown((prop as Json).description ?? '')}</td></tr>`,
+    )
+    .join('\n')
+  return `<table><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${rows}</tbody></table>`
+}
+
+function curl(doc: Json, method: string, path: string, operation: Json, key: string): string {
+  const base = doc.servers?.[0]?.url ?? ''
+  const examplePath = path.replace('{slug}', 'explorer/e1-robots-follow-instructions').replace('{id}', '<student-uuid>')
+  const lines = [`curl${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} '${base}${examplePath}'`]
+  if (operation.security === undefined || operation.security.length > 0) lines.push(`  -H 'Authorization: Bearer ${key}'`)
+  if (operation.requestBody !== undefined) lines.push(`  -H 'Content-Type: application/json'`, `  -d '{"tier": "builder"}'`)
+  return `<pre><code>${escapeHtml(lines.join(' \\\n'))}</code></pre>`
+}
+
+function operationSection(doc: Json, method: string, path: string, operation: Json, key: string): string {
+  const id = escapeHtml(operation.operationId ?? `${method}-${path}`)
+  const params = (operation.parameters ?? []) as Json[]
+  const paramRows = params
+    .map(
+      (p) =>
+        `<tr><td><code>${escapeHtml(p.name)}</code>${p.required ? '' : ' <small>optional</small>'}</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(doc, p.schema)}</td><td>${inlineMarkdown(p.description ?? p.schema?.description ?? '')}</td></tr>`,
+    )
+    .join('\n')
+  const body = operation.requestBody?.content?.['application/json']?.schema as Json | undefined
+  const responses = Object.entries(operation.responses ?? {})
+    .map(([status, response]) => {
+      const r = response as Json
+      const schema = (Object.values(r.content ?? {})[0] as Json | undefined)?.schema as Json | undefined
+      return `<tr><td><code>${escapeHtml(status)}</code></td><td>${inlineMarkdown(r.description ?? '')}</td><td>${schema ? typeLabel(doc, schema) : 'no body'}</td></tr>`
+    })
+    .join('\n')
+  return `<section class="operation" id="${id}" aria-labelledby="${id}-title">
+<h3 id="${id}-title"><span class="method ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
+<p class="summary">${inlineMarkdown(operation.summary ?? '')}</p>
+${paragraphs(operation.description)}
+${paramRows ? `<h4>Parameters</h4><table><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>${paramRows}</tbody></table>` : ''}
+${body ? `<h4>Request body (<code>application/json</code>)</h4>${fieldTable(doc, body)}` : ''}
+<h4>Responses</h4>
+<table><thead><tr><th>Status</th><th>Meaning</th><th>Body</th></tr></thead><tbody>${responses}</tbody></table>
+<h4>Example</h4>
+${curl(doc, method, path, operation, key)}
+</section>`
+}
+
+export function errorCatalogueTable(): string {
+  const rows = PROBLEM_CODES.map((code) => {
+    const entry = PROBLEM_CATALOG[code]
+    return `<tr id="${code}"><td><code>${code}</code></td><td>${entry.status}</td><td>${escapeHtml(entry.title)}</td><td>${inlineMarkdown(entry.description)}</td></tr>`
+  }).join('\n')
+  return `<table><thead><tr><th>code</th><th>Status</th><th>Title</th><th>When</th></tr></thead><tbody>${rows}</tbody></table>`
+}
+
+export function layout(title: string, body: string): string {
+  return `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)}</title>
+<link rel="stylesheet" href="/docs/style.css">
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`
+}
+
+/** The whole reference; `key` is the placeholder (or the reader's own test key) shown in examples. */
+export function renderReference(doc: Json, key = '$API_KEY'): string {
+  const tags = (doc.tags ?? []) as Json[]
+  const operations: { tag: string; method: string; path: string; operation: Json }[] = []
+  for (const [path, item] of Object.entries(doc.paths ?? {})) {
+    for (const method of METHOD_ORDER) {
+      const operation = (item as Json)[method] as Json | undefined
+      if (operation !== undefined) operations.push({ tag: operation.tags?.[0] ?? 'Other', method, path, operation })
+    }
+  }
+  const nav = tags
+    .map(
+      (tag) =>
+        `<li>${escapeHtml(tag.name)}<ul>${operations
+          .filter((o) => o.tag === tag.name)
+          .map((o) => `<li><a href="#${escapeHtml(o.operation.operationId)}">${escapeHtml(o.operation.summary ?? o.path)}</a></li>`)
+          .join('')}</ul></li>`,
+    )
+    .join('')
+  const sections = tags
+    .map(
+      (tag) =>
+        `<section aria-labelledby="tag-${escapeHtml(tag.name)}"><h2 id="tag-${escapeHtml(tag.name)}">${escapeHtml(tag.name)}</h2>${paragraphs(tag.description)}${operations
+          .filter((o) => o.tag === tag.name)
+          .map((o) => operationSection(doc, o.method, o.path, o.operation, key))
+          .join('\n')}</section>`,
+    )
+    .join('\n')
+  const schemas = Object.entries(doc.components?.schemas ?? {})
+    .map(([name, schema]) => `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`)
+    .join('\n')
+  return layout(
+    `${doc.info?.title ?? 'API'} reference`,
+    `<header><h1>${escapeHtml(doc.info?.title)} <small>v${escapeHtml(doc.info?.version)}</small></h1>
+<p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code> · <a href="/api/v1/openapi.json">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
+${paragraphs(doc.info?.description)}
+<nav aria-label="Endpoints"><h2>Endpoints</h2><ul>${nav}</ul></nav>
+${sections}
+<section aria-labelledby="errors"><h2 id="errors">Errors</h2><p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, a stable <code>code</code> and the <code>requestId</code>.</p>${errorCatalogueTable()}</section>
+<section aria-labelledby="schemas"><h2 id="schemas">Schemas</h2>${schemas}</section>`,
+  )
+}
+
+export const REFERENCE_CSS = `
+:root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --accent: #0a58ca; --code: #f3f4f6; }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: #fff; }
+main { max-width: 960px; margin: 0 auto; padding: 1rem 1.25rem 4rem; }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible { outline: 3px solid #1f6feb; outline-offset: 2px; }
+h1 small { color: var(--muted); font-weight: normal; font-size: .6em; }
+h2 { border-bottom: 1px solid var(--line); padding-bottom: .3rem; margin-top: 2.5rem; }
+code, pre { font: 14px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code); border-radius: 4px; }
+code { padding: .1em .3em; }
+pre { padding: .75rem; overflow-x: auto; }
+pre code { padding: 0; }
+table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; display: block; overflow-x: auto; }
+th, td { border: 1px solid var(--line); padding: .35rem .5rem; text-align: left; vertical-align: top; }
+th { background: #f6f8fa; }
+small { color: var(--muted); }
+.operation { border: 1px solid var(--line); border-radius: 8px; padding: 0 1rem 1rem; margin: 1.25rem 0; }
+.method { display: inline-block; min-width: 3.5rem; text-align: center; border-radius: 4px; color: #fff; font-size: .8em; padding: .1em .4em; }
+.method.get { background: #0b6b3a; } .method.post { background: #0a4fa8; }
+nav ul { padding-left: 1.2rem; }
+`

@@ -1,0 +1,42 @@
+/**
+ * Documentation a partner can use, served by the service itself and needing no key:
+ * the OpenAPI document, a readable reference rendered from it, and the error catalogue
+ * (the target of every problem's `type`).
+ */
+import type { Config } from '../../config.js'
+import type { TypedApp } from '../app-types.js'
+import { errorCatalogueTable, layout, REFERENCE_CSS, renderReference } from '../reference-page.js'
+
+/** No script, no third-party anything: the pages are static HTML and one stylesheet. */
+export const DOCS_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+
+export function docsRoutes(app: TypedApp, _config: Config): void {
+  let openApiJson: string | undefined
+  let referenceHtml: string | undefined
+  const documentJson = () => (openApiJson ??= JSON.stringify(app.swagger()))
+
+  const hidden = { hide: true }
+
+  app.get(
+    '/api/v1/openapi.json',
+    { config: { public: true }, schema: hidden },
+    (_request, reply) => reply.type('application/json; charset=utf-8').send(documentJson()),
+  )
+
+  app.get('/docs', { config: { public: true }, schema: hidden }, (_request, reply) => {
+    referenceHtml ??= renderReference(JSON.parse(documentJson()))
+    return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(referenceHtml)
+  })
+
+  app.get('/docs/errors', { config: { public: true }, schema: hidden }, (_request, reply) => {
+    const html = layout(
+      'Curriculum API errors',
+      `<h1>Error catalogue</h1><p>Every error response is <code>application/problem+json</code> (RFC 9457). The <code>code</code> field is stable: a published code keeps its meaning. <a href="/docs">API reference</a></p>${errorCatalogueTable()}`,
+    )
+    return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(html)
+  })
+
+  app.get('/docs/style.css', { config: { public: true }, schema: hidden }, (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(REFERENCE_CSS),
+  )
+}

@@ -1,0 +1,93 @@
+/**
+ * GET /api/v1/students/:id/progress and POST /api/v1/students/:id/enroll. Access control
+ * (scope, agreement) has run before these handlers; what remains is the organisation boundary:
+ * a student not linked to the key's organisation is "not found", exactly like an unknown id.
+ */
+import type { FastifyRequest } from 'fastify'
+import type { Clock } from '../../clock.js'
+import { sortInCatalogOrder, summarise } from '../../domain/progress.js'
+import { ProblemError } from '../../errors.js'
+import type { CatalogState } from '../../services/catalog-state.js'
+import type { Storage } from '../../storage/db.js'
+import type { DisclosureContext } from '../../storage/disclosure-repository.js'
+import { enrollStudent, readStudentProgress } from '../../storage/student-repository.js'
+import type { TypedApp } from '../app-types.js'
+import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
+import { AUTHENTICATED_PROBLEMS, jsonResponse, problemResponses } from '../schemas/responses.js'
+
+const STUDENT_PROBLEMS = [...AUTHENTICATED_PROBLEMS, 'insufficient_scope', 'agreement_required', 'student_not_found', 'storage_unavailable'] as const
+
+function notFound(id: string): ProblemError {
+  return new ProblemError('student_not_found', `No student with id ${id} is linked to your organisation.`)
+}
+
+export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: CatalogState; clock: Clock }): void {
+  const { storage, catalog, clock } = deps
+
+  function context(request: FastifyRequest): DisclosureContext {
+    const principal = request.principal!
+    return { at: clock.now(), requestId: request.id, keyId: principal.keyId, organisationId: principal.organisationId }
+  }
+
+  app.get(
+    '/api/v1/students/:id/progress',
+    {
+      config: { scope: 'students:read', disclosure: 'progress.read' },
+      schema: {
+        operationId: 'getStudentProgress',
+        summary: 'Get student progress',
+        description:
+          'Needs the `students:read` scope and an active data-sharing agreement. Returns the first name only. ' +
+          'Students not linked to your organisation answer 404, like unknown ids. Every call is recorded in the disclosure log.',
+        tags: ['Students'],
+        security: [{ bearerAuth: ['students:read'] }],
+        params: StudentParamsSchema,
+        querystring: { type: 'object', additionalProperties: false, properties: {} },
+        response: { 200: jsonResponse('StudentProgress', "The student's progress."), ...problemResponses(STUDENT_PROBLEMS) },
+      },
+    },
+    async (request) => {
+      const id = request.params.id.toLowerCase()
+      const student = await readStudentProgress(storage.db, id, context(request))
+      if (student === undefined) throw notFound(id)
+      const index = catalog.current
+      const progress = sortInCatalogOrder(student.entries, index)
+      return {
+        profileId: student.id,
+        displayName: student.firstName,
+        tier: student.tier,
+        progress,
+        summary: summarise(progress, student.tier, index),
+      }
+    },
+  )
+
+  app.post(
+    '/api/v1/students/:id/enroll',
+    {
+      config: { scope: 'students:write', disclosure: 'enroll' },
+      schema: {
+        operationId: 'enrollStudent',
+        summary: 'Set student tier',
+        description:
+          'Needs the `students:write` scope and an active data-sharing agreement. Setting the tier the student already has ' +
+          'changes nothing and returns the stored `updatedAt`, so retrying is safe. Every call is recorded in the disclosure log.',
+        tags: ['Students'],
+        security: [{ bearerAuth: ['students:write'] }],
+        params: StudentParamsSchema,
+        querystring: { type: 'object', additionalProperties: false, properties: {} },
+        body: EnrollBodySchema,
+        response: {
+          200: jsonResponse('Enrollment', 'The tier now set and when it last changed.'),
+          ...problemResponses([...STUDENT_PROBLEMS, 'malformed_json', 'payload_too_large', 'unsupported_media_type']),
+        },
+      },
+    },
+    async (request) => {
+      const id = request.params.id.toLowerCase()
+      const result = await enrollStudent(storage.db, id, request.body.tier, context(request), clock.now())
+      if (result === undefined) throw notFound(id)
+      return { profileId: result.profileId, tier: result.tier, updatedAt: result.updatedAt }
+    },
+  )
+}

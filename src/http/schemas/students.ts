@@ -1,0 +1,54 @@
+import { type Static, Type } from 'typebox'
+import { TierIdSchema, TimestampSchema, UuidSchema } from './common.js'
+
+export const StudentParamsSchema = Type.Object({ id: UuidSchema }, { additionalProperties: false })
+
+export const ProgressEntrySchema = Type.Object(
+  {
+    lessonSlug: Type.String({ description: 'Slug of the lesson.' }),
+    status: Type.Unsafe<'in_progress' | 'completed'>({ type: 'string', enum: ['in_progress', 'completed'] }),
+    xp: Type.Integer({ minimum: 0, description: 'Experience points earned in the lesson.' }),
+    timeSeconds: Type.Integer({ minimum: 0, description: 'Time spent in the lesson, in seconds.' }),
+    startedAt: TimestampSchema,
+    completedAt: Type.Union([TimestampSchema, Type.Null()], { description: 'When the lesson was completed; null while in progress.' }),
+  },
+  { $id: 'ProgressEntry', title: 'ProgressEntry', additionalProperties: false },
+)
+
+export const StudentProgressSchema = Type.Object(
+  {
+    profileId: UuidSchema,
+    displayName: Type.String({ description: "The student's first name only." }),
+    tier: TierIdSchema,
+    progress: Type.Array(Type.Ref('ProgressEntry'), {
+      description: 'One entry per lesson the student has started, in catalog order.',
+    }),
+    summary: Type.Object(
+      {
+        totalLessons: Type.Integer({ minimum: 0, description: "Number of lessons in the student's current tier." }),
+        completedLessons: Type.Integer({ minimum: 0, description: 'Completed lessons of the current tier.' }),
+        totalXp: Type.Integer({ minimum: 0, description: 'XP over all progress entries.' }),
+        totalTimeSeconds: Type.Integer({ minimum: 0, description: 'Time over all progress entries, in seconds.' }),
+      },
+      { additionalProperties: false },
+    ),
+  },
+  { $id: 'StudentProgress', title: 'StudentProgress', additionalProperties: false },
+)
+
+export const EnrollBodySchema = Type.Object(
+  { tier: TierIdSchema },
+  { $id: 'EnrollRequest', title: 'EnrollRequest', additionalProperties: false },
+)
+
+export const EnrollmentSchema = Type.Object(
+  {
+    profileId: UuidSchema,
+    tier: TierIdSchema,
+    updatedAt: Type.Union([TimestampSchema], { description: 'When the tier was last changed.' }),
+  },
+  { $id: 'Enrollment', title: 'Enrollment', additionalProperties: false },
+)
+
+export type StudentProgressBody = Static<typeof StudentProgressSchema>
+export type EnrollmentBody = Static<typeof EnrollmentSchema>

@@ -1,0 +1,210 @@
+/**
+ * Organisations, their data-sharing agreements and their API keys. Every change here bumps the
+ * `access` version in the same transaction, so running instances drop cached keys within one
+ * poll interval.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
+import { type AgreementWindow, agreementWindow } from '../domain/agreements.js'
+import { generateApiKey, type KeyMode } from '../domain/api-key.js'
+import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
+import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
+import { bumpVersion } from './meta-repository.js'
+
+export class NotFoundError extends Error {
+  override name = 'NotFoundError'
+}
+
+export class ConflictError extends Error {
+  override name = 'ConflictError'
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+export async function createOrganisation(db: Kysely<Database>, name: string, now: number): Promise<OrganisationRow> {
+  const trimmed = name.trim()
+  if (trimmed === '' || trimmed.length > 120) throw new ConflictError('an organisation name must have 1 to 120 characters')
+  return db.transaction().execute(async (trx) => {
+    const existing = await trx.selectFrom('organisations').select('id').where('name', '=', trimmed).executeTakeFirst()
+    if (existing !== undefined) throw new ConflictError(`an organisation named "${trimmed}" already exists (${existing.id})`)
+    const row: OrganisationRow = { id: randomUUID(), name: trimmed, status: 'active', created_at: isoAt(now) }
+    await trx.insertInto('organisations').values(row).execute()
+    await bumpVersion(trx, 'access')
+    return row
+  })
+}
+
+/** An organisation by id or by exact name. */
+export async function findOrganisation(db: Kysely<Database>, idOrName: string): Promise<OrganisationRow> {
+  const query = db.selectFrom('organisations').selectAll()
+  const row = await (UUID.test(idOrName) ? query.where('id', '=', idOrName.toLowerCase()) : query.where('name', '=', idOrName)).executeTakeFirst()
+  if (row === undefined) throw new NotFoundError(`no organisation "${idOrName}"`)
+  return row
+}
+
+export async function listOrganisations(db: Kysely<Database>): Promise<OrganisationRow[]> {
+  return db.selectFrom('organisations').selectAll().orderBy('created_at').orderBy('name').execute()
+}
+
+export interface NewAgreement {
+  organisationId: string
+  signedAt: number
+  expiresAt: number | null
+  documentRef: string
+}
+
+export async function recordAgreement(db: Kysely<Database>, agreement: NewAgreement, now: number): Promise<AgreementRow> {
+  if (agreement.expiresAt !== null && agreement.expiresAt <= agreement.signedAt) {
+    throw new ConflictError('an agreement must expire after it is signed')
+  }
+  if (agreement.documentRef.trim() === '') throw new ConflictError('an agreement needs a document reference')
+  const row: AgreementRow = {
+    id: randomUUID(),
+    organisation_id: agreement.organisationId,
+    signed_at: isoAt(agreement.signedAt),
+    expires_at: agreement.expiresAt === null ? null : isoAt(agreement.expiresAt),
+    ended_at: null,
+    document_ref: agreement.documentRef.trim(),
+    created_at: isoAt(now),
+  }
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('agreements').values(row).execute()
+    await bumpVersion(trx, 'access')
+  })
+  return row
+}
+
+/** Ends one agreement, or every agreement of an organisation that has not ended yet. */
+export async function endAgreements(
+  db: Kysely<Database>,
+  target: { agreementId: string } | { organisationId: string },
+  now: number,
+): Promise<AgreementRow[]> {
+  return db.transaction().execute(async (trx) => {
+    let query = trx.updateTable('agreements').set({ ended_at: isoAt(now) }).where('ended_at', 'is', null)
+    query = 'agreementId' in target ? query.where('id', '=', target.agreementId) : query.where('organisation_id', '=', target.organisationId)
+    const rows = await query.returningAll().execute()
+    if (rows.length > 0) await bumpVersion(trx, 'access')
+    return rows
+  })
+}
+
+export async function listAgreements(db: Kysely<Database>, organisationId?: string): Promise<AgreementRow[]> {
+  let query = db.selectFrom('agreements').selectAll()
+  if (organisationId !== undefined) query = query.where('organisation_id', '=', organisationId)
+  return query.orderBy('signed_at').execute()
+}
+
+export interface NewKey {
+  organisationId: string
+  name: string
+  scopes: readonly Scope[]
+  expiresAt: number | null
+  mode?: KeyMode
+}
+
+/** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
+export async function createApiKey(db: Kysely<Database>, spec: NewKey, now: number): Promise<{ row: ApiKeyRow; key: string }> {
+  if (spec.expiresAt !== null && spec.expiresAt <= now) throw new ConflictError('a key must expire in the future')
+  const secret = generateApiKey(spec.mode ?? 'live')
+  const row: ApiKeyRow = {
+    id: randomUUID(),
+    organisation_id: spec.organisationId,
+    name: spec.name.trim() || 'unnamed',
+    display_prefix: secret.displayPrefix,
+    key_hash: secret.hash,
+    scopes: formatScopes(spec.scopes),
+    mode: spec.mode ?? 'live',
+    created_at: isoAt(now),
+    expires_at: spec.expiresAt === null ? null : isoAt(spec.expiresAt),
+    revoked_at: null,
+    last_used_at: null,
+  }
+  await db.transaction().execute(async (trx) => {
+    await trx.insertInto('api_keys').values(row).execute()
+    await bumpVersion(trx, 'access')
+  })
+  return { row, key: secret.key }
+}
+
+export async function listApiKeys(db: Kysely<Database>, organisationId?: string): Promise<ApiKeyRow[]> {
+  let query = db.selectFrom('api_keys').selectAll()
+  if (organisationId !== undefined) query = query.where('organisation_id', '=', organisationId)
+  return query.orderBy('created_at').execute()
+}
+
+/** Revokes a key named by id or by its display prefix; revoking twice keeps the first time. */
+export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string, now: number): Promise<ApiKeyRow> {
+  return db.transaction().execute(async (trx) => {
+    const matches = await trx
+      .selectFrom('api_keys')
+      .selectAll()
+      .where((eb) => (UUID.test(idOrPrefix) ? eb('id', '=', idOrPrefix.toLowerCase()) : eb('display_prefix', '=', idOrPrefix)))
+      .execute()
+    if (matches.length === 0) throw new NotFoundError(`no key "${idOrPrefix}"`)
+    if (matches.length > 1) throw new ConflictError(`"${idOrPrefix}" matches ${matches.length} keys; use the key id`)
+    const key = matches[0]!
+    if (key.revoked_at !== null) return key
+    const revoked = { ...key, revoked_at: isoAt(now) }
+    await trx.updateTable('api_keys').set({ revoked_at: revoked.revoked_at }).where('id', '=', key.id).execute()
+    await bumpVersion(trx, 'access')
+    return revoked
+  })
+}
+
+/** What authentication needs to know of a key, fetched in one round trip and then cached. */
+export interface KeyRecord {
+  readonly keyId: string
+  readonly organisationId: string
+  readonly organisationActive: boolean
+  readonly mode: KeyMode
+  readonly scopes: ReadonlySet<Scope>
+  readonly expiresAt: number | null
+  readonly revokedAt: number | null
+  readonly agreements: readonly AgreementWindow[]
+}
+
+export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise<KeyRecord | undefined> {
+  const rows = await db
+    .selectFrom('api_keys as k')
+    .innerJoin('organisations as o', 'o.id', 'k.organisation_id')
+    .leftJoin('agreements as a', 'a.organisation_id', 'k.organisation_id')
+    .select([
+      'k.id as keyId',
+      'k.organisation_id as organisationId',
+      'o.status as organisationStatus',
+      'k.mode as mode',
+      'k.scopes as scopes',
+      'k.expires_at as expiresAt',
+      'k.revoked_at as revokedAt',
+      'a.signed_at as signedAt',
+      'a.expires_at as agreementExpiresAt',
+      'a.ended_at as agreementEndedAt',
+    ])
+    .where('k.key_hash', '=', hash)
+    .execute()
+  const first = rows[0]
+  if (first === undefined) return undefined
+  const agreements = rows.filter((row) => row.signedAt !== null).map((row) => agreementWindow(row.signedAt!, row.agreementExpiresAt, row.agreementEndedAt))
+  return {
+    keyId: first.keyId,
+    organisationId: first.organisationId,
+    organisationActive: first.organisationStatus === 'active',
+    mode: first.mode === 'test' ? 'test' : 'live',
+    scopes: new Set(first.scopes.split(' ').filter(isScope)),
+    expiresAt: first.expiresAt === null ? null : Date.parse(first.expiresAt),
+    revokedAt: first.revokedAt === null ? null : Date.parse(first.revokedAt),
+    agreements,
+  }
+}
+
+/** Records when keys were last used; called in batches, off the request path. */
+export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<string, number>): Promise<void> {
+  if (lastUsed.size === 0) return
+  await db.transaction().execute(async (trx) => {
+    for (const [keyId, at] of lastUsed) {
+      await trx.updateTable('api_keys').set({ last_used_at: isoAt(at) }).where('id', '=', keyId).execute()
+    }
+  })
+}

@@ -1,0 +1,56 @@
+/**
+ * The catalog as stored. An import replaces it whole in one transaction, so a reader (or a
+ * crash half-way) sees either the old catalog or the new one, never a mix.
+ */
+import type { Kysely } from 'kysely'
+import type { CatalogData } from '../catalog/catalog-files.js'
+import type { Database, LessonRow, TierRow } from './database.js'
+import { bumpVersion } from './meta-repository.js'
+
+export interface StoredCatalog {
+  version: number
+  tiers: TierRow[]
+  lessons: LessonRow[]
+}
+
+export async function replaceCatalog(db: Kysely<Database>, catalog: CatalogData): Promise<void> {
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom('lessons').execute()
+    await trx.deleteFrom('tiers').execute()
+    await trx
+      .insertInto('tiers')
+      .values(catalog.tiers.map((tier, position) => ({ id: tier.id, label: tier.label, age_range: tier.ageRange, position })))
+      .execute()
+    if (catalog.lessons.length > 0) {
+      await trx
+        .insertInto('lessons')
+        .values(
+          catalog.lessons.map((lesson) => ({
+            slug: lesson.slug,
+            tier: lesson.tier,
+            lesson_id: lesson.lessonId,
+            title: lesson.title,
+            slide_count: lesson.slideCount,
+            content_types: JSON.stringify(lesson.contentTypes),
+            standards: JSON.stringify(lesson.standards),
+            slides: JSON.stringify(lesson.slides),
+            position: lesson.position,
+            source_file: lesson.sourceFile,
+          })),
+        )
+        .execute()
+    }
+    await bumpVersion(trx, 'catalog')
+  })
+}
+
+/** The whole catalog, read in one transaction so tiers, lessons and version agree. */
+export async function readCatalog(db: Kysely<Database>): Promise<StoredCatalog> {
+  // SQLite ignores the level: its read transactions are snapshots already.
+  return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
+    const meta = await trx.selectFrom('meta').select('version').where('name', '=', 'catalog').executeTakeFirst()
+    const tiers = await trx.selectFrom('tiers').selectAll().orderBy('position').execute()
+    const lessons = await trx.selectFrom('lessons').selectAll().orderBy('position').execute()
+    return { version: Number(meta?.version ?? 0), tiers, lessons }
+  })
+}

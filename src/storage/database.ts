@@ -1,0 +1,130 @@
+/**
+ * The tables, described once. Timestamps are ISO 8601 UTC strings with milliseconds
+ * (`toISOString()`): fixed width, so they sort and compare as text on both SQLite and PostgreSQL,
+ * and the same queries serve both engines.
+ */
+import type { Generated, Insertable, Selectable } from 'kysely'
+
+export interface MetaTable {
+  /** `catalog` or `access`; bumped in the same transaction as the change they announce. */
+  name: string
+  version: number
+}
+
+export interface TiersTable {
+  id: string
+  label: string
+  age_range: string
+  position: number
+}
+
+export interface LessonsTable {
+  slug: string
+  tier: string
+  lesson_id: string
+  title: string
+  slide_count: number
+  /** JSON array of strings. */
+  content_types: string
+  /** JSON object framework -> codes. */
+  standards: string
+  /** JSON array of slides, as imported. */
+  slides: string
+  position: number
+  source_file: string
+}
+
+export interface OrganisationsTable {
+  id: string
+  name: string
+  /** `active` or `suspended`. */
+  status: string
+  created_at: string
+}
+
+export interface AgreementsTable {
+  id: string
+  organisation_id: string
+  signed_at: string
+  expires_at: string | null
+  ended_at: string | null
+  document_ref: string
+  created_at: string
+}
+
+export interface ApiKeysTable {
+  id: string
+  organisation_id: string
+  name: string
+  /** The first characters of the key, kept in clear to tell keys apart. */
+  display_prefix: string
+  /** SHA-256 hex of the whole key; the key itself is never stored. */
+  key_hash: string
+  /** Space-separated scopes (RFC 6749 3.3). */
+  scopes: string
+  mode: string
+  created_at: string
+  expires_at: string | null
+  revoked_at: string | null
+  last_used_at: string | null
+}
+
+export interface StudentsTable {
+  id: string
+  first_name: string
+  tier: string
+  tier_updated_at: string
+  created_at: string
+}
+
+export interface StudentOrganisationsTable {
+  student_id: string
+  organisation_id: string
+  created_at: string
+}
+
+export interface ProgressTable {
+  student_id: string
+  lesson_slug: string
+  status: string
+  xp: number
+  time_seconds: number
+  started_at: string
+  completed_at: string | null
+}
+
+export interface DisclosuresTable {
+  id: Generated<number>
+  at: string
+  request_id: string
+  key_id: string
+  organisation_id: string
+  student_id: string
+  /** `progress.read` or `enroll`. */
+  action: string
+  /** What happened: `disclosed`, `updated`, `unchanged`, `not_found`, `denied_scope`, `denied_agreement`. */
+  outcome: string
+}
+
+export interface Database {
+  meta: MetaTable
+  tiers: TiersTable
+  lessons: LessonsTable
+  organisations: OrganisationsTable
+  agreements: AgreementsTable
+  api_keys: ApiKeysTable
+  students: StudentsTable
+  student_organisations: StudentOrganisationsTable
+  progress: ProgressTable
+  disclosures: DisclosuresTable
+}
+
+export type LessonRow = Selectable<LessonsTable>
+export type TierRow = Selectable<TiersTable>
+export type OrganisationRow = Selectable<OrganisationsTable>
+export type AgreementRow = Selectable<AgreementsTable>
+export type ApiKeyRow = Selectable<ApiKeysTable>
+export type NewApiKeyRow = Insertable<ApiKeysTable>
+export type StudentRow = Selectable<StudentsTable>
+export type ProgressRow = Selectable<ProgressTable>
+export type DisclosureRow = Selectable<DisclosuresTable>

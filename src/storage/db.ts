@@ -1,0 +1,136 @@
+/**
+ * The only module that knows which engine is in use. Everything else sees `Kysely<Database>`.
+ *
+ * - `sqlite:<file>` (or `file:<file>`, or `sqlite::memory:`): better-sqlite3 in WAL mode.
+ * - `postgres://...`: a pg pool; `?schema=<name>` selects (and migrations create) a schema,
+ *   which lets test runs and tenants share one database without colliding.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import pg from 'pg'
+import type { Database } from './database.js'
+
+export type Engine = 'sqlite' | 'postgres'
+
+export interface StorageOptions {
+  /** SQLite: how long a writer waits for another process's write lock before failing (ms). */
+  busyTimeoutMs?: number
+  synchronous?: 'NORMAL' | 'FULL'
+  /** PostgreSQL pool size. */
+  poolSize?: number
+  /** PostgreSQL: connection and statement timeout (ms). */
+  timeoutMs?: number
+}
+
+export interface Storage {
+  readonly db: Kysely<Database>
+  readonly engine: Engine
+  /** PostgreSQL schema in use (undefined on SQLite). */
+  readonly schema: string | undefined
+  /** A trivial round trip, for readiness checks. */
+  ping(): Promise<void>
+  close(): Promise<void>
+}
+
+export function engineOf(url: string): Engine {
+  return /^postgres(ql)?:\/\//.test(url) ? 'postgres' : 'sqlite'
+}
+
+export function sqliteFile(url: string): string {
+  const file = url.replace(/^(sqlite|file):(\/\/)?/, '')
+  if (file === '') throw new Error(`DATABASE_URL "${url}" names no SQLite file`)
+  return file
+}
+
+function openSqlite(url: string, options: StorageOptions): Storage {
+  const file = sqliteFile(url)
+  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+  const database = new SQLite(file)
+  database.pragma('journal_mode = WAL')
+  // NORMAL in WAL mode: a committed transaction survives a crash of this process (the WAL is
+  // in the OS); FULL also survives power loss at the cost of an fsync per commit.
+  database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
+  database.pragma('foreign_keys = ON')
+  database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+  return {
+    db,
+    engine: 'sqlite',
+    schema: undefined,
+    async ping() {
+      await sql`select 1`.execute(db)
+    },
+    async close() {
+      await db.destroy()
+    },
+  }
+}
+
+/** pg returns int8 (counts, bigserial ids) as strings; every such value here fits in a double. */
+const pgTypes = {
+  getTypeParser(oid: number, format?: 'text' | 'binary') {
+    if (oid === 20) return (value: string) => Number(value)
+    return pg.types.getTypeParser(oid, format as 'text')
+  },
+}
+
+function openPostgres(url: string, options: StorageOptions): Storage {
+  const parsed = new URL(url)
+  const schema = parsed.searchParams.get('schema') ?? undefined
+  if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {
+    throw new Error('the schema in DATABASE_URL must be a lower-case SQL identifier')
+  }
+  parsed.searchParams.delete('schema')
+  const timeoutMs = options.timeoutMs ?? 5000
+  const pool = new pg.Pool({
+    connectionString: parsed.toString(),
+    max: options.poolSize ?? 10,
+    connectionTimeoutMillis: timeoutMs,
+    statement_timeout: timeoutMs,
+    query_timeout: timeoutMs + 500,
+    types: pgTypes,
+    ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
+  })
+  // An idle client that loses its server emits 'error' on the pool; without a listener the
+  // process would crash. The next query reports the outage instead.
+  pool.on('error', () => {})
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
+  return {
+    db,
+    engine: 'postgres',
+    schema,
+    async ping() {
+      await sql`select 1`.execute(db)
+    },
+    async close() {
+      await db.destroy()
+    },
+  }
+}
+
+export function openStorage(url: string, options: StorageOptions = {}): Storage {
+  return engineOf(url) === 'postgres' ? openPostgres(url, options) : openSqlite(url, options)
+}
+
+const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL|READONLY)/
+const NODE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'])
+
+/**
+ * True when an error means "storage cannot serve right now" (answer 503, retry later) rather
+ * than a bug (answer 500).
+ */
+export function isStorageUnavailable(error: unknown): boolean {
+  if (!(error instanceof Error)) return false
+  const code = (error as { code?: unknown }).code
+  if (typeof code === 'string') {
+    if (SQLITE_UNAVAILABLE.test(code) || NODE_UNAVAILABLE.has(code)) return true
+    // PostgreSQL: 08 connection exception, 53 insufficient resources, 57 operator intervention
+    // (admin shutdown, statement timeout), 40001/40P01 serialization failure and deadlock.
+    if (/^(08|53|57)/.test(code) || code === '40001' || code === '40P01') return true
+  }
+  return /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error/i.test(
+    error.message,
+  )
+}

@@ -1,0 +1,73 @@
+/**
+ * The disclosure log: one row per student-endpoint request that reached a student's data or
+ * was refused it. It is the operator's record of who saw or changed which child's data, when,
+ * and under which key, as student-privacy law expects. Rows are only ever added.
+ */
+import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
+import type { Database, DisclosureRow } from './database.js'
+
+export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll'] as const
+export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
+
+export const DISCLOSURE_OUTCOMES = ['disclosed', 'updated', 'unchanged', 'not_found', 'denied_scope', 'denied_agreement'] as const
+export type DisclosureOutcome = (typeof DISCLOSURE_OUTCOMES)[number]
+
+/** Who is asking, and when: the part of a disclosure record the request supplies. */
+export interface DisclosureContext {
+  readonly at: number
+  readonly requestId: string
+  readonly keyId: string
+  readonly organisationId: string
+}
+
+export async function recordDisclosure(
+  db: Kysely<Database>,
+  context: DisclosureContext,
+  studentId: string,
+  action: DisclosureAction,
+  outcome: DisclosureOutcome,
+): Promise<void> {
+  await db
+    .insertInto('disclosures')
+    .values({
+      at: isoAt(context.at),
+      request_id: context.requestId,
+      key_id: context.keyId,
+      organisation_id: context.organisationId,
+      student_id: studentId,
+      action,
+      outcome,
+    })
+    .execute()
+}
+
+export interface DisclosureFilter {
+  studentId?: string
+  organisationId?: string
+  keyId?: string
+  action?: DisclosureAction
+  outcome?: DisclosureOutcome
+  /** Inclusive lower bound, epoch ms. */
+  since?: number
+  /** Exclusive upper bound, epoch ms. */
+  until?: number
+  limit?: number
+}
+
+/** Newest first. */
+export async function listDisclosures(db: Kysely<Database>, filter: DisclosureFilter = {}): Promise<DisclosureRow[]> {
+  let query = db.selectFrom('disclosures').selectAll()
+  if (filter.studentId !== undefined) query = query.where('student_id', '=', filter.studentId)
+  if (filter.organisationId !== undefined) query = query.where('organisation_id', '=', filter.organisationId)
+  if (filter.keyId !== undefined) query = query.where('key_id', '=', filter.keyId)
+  if (filter.action !== undefined) query = query.where('action', '=', filter.action)
+  if (filter.outcome !== undefined) query = query.where('outcome', '=', filter.outcome)
+  if (filter.since !== undefined) query = query.where('at', '>=', isoAt(filter.since))
+  if (filter.until !== undefined) query = query.where('at', '<', isoAt(filter.until))
+  return query
+    .orderBy('at', 'desc')
+    .orderBy('id', 'desc')
+    .limit(filter.limit ?? 1000)
+    .execute()
+}

@@ -1,0 +1,28 @@
+/**
+ * Change versions. A writer bumps `catalog` or `access` inside the transaction that makes the
+ * change; every instance polls them (one tiny query a second) and reloads what changed.
+ */
+import { type Kysely, sql } from 'kysely'
+import type { Database } from './database.js'
+
+export type VersionName = 'catalog' | 'access'
+
+export interface Versions {
+  catalog: number
+  access: number
+}
+
+export async function bumpVersion(db: Kysely<Database>, name: VersionName): Promise<void> {
+  await db
+    .updateTable('meta')
+    .set({ version: sql`version + 1` })
+    .where('name', '=', name)
+    .execute()
+}
+
+export async function readVersions(db: Kysely<Database>): Promise<Versions> {
+  const rows = await db.selectFrom('meta').select(['name', 'version']).execute()
+  const versions: Versions = { catalog: 0, access: 0 }
+  for (const row of rows) if (row.name === 'catalog' || row.name === 'access') versions[row.name] = Number(row.version)
+  return versions
+}

@@ -1,0 +1,28 @@
+/**
+ * One ordered list of migrations for both engines. Kysely's migrator takes a lock, so several
+ * instances starting together migrate once.
+ */
+import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import type { Storage } from './db.js'
+import * as initial from './migrations/0001-initial.js'
+
+function migrations(storage: Storage): Record<string, Migration> {
+  return {
+    '0001-initial': { up: (db) => initial.up(db, storage.engine) },
+  }
+}
+
+export interface MigrationReport {
+  applied: string[]
+}
+
+export async function migrate(storage: Storage): Promise<MigrationReport> {
+  if (storage.schema !== undefined) {
+    await sql`create schema if not exists ${sql.id(storage.schema)}`.execute(storage.db)
+  }
+  const provider: MigrationProvider = { getMigrations: async () => migrations(storage) }
+  const migrator = new Migrator({ db: storage.db, provider })
+  const { error, results } = await migrator.migrateToLatest()
+  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
+  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) }
+}

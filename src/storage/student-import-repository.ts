@@ -1,0 +1,114 @@
+/**
+ * Bulk writes for student imports: students, their organisation links, their progress.
+ * Callers validate every row first and call these inside one transaction, so an import is
+ * all or nothing. Rows are written in multi-row statements to keep large imports fast.
+ */
+import type { Kysely } from 'kysely'
+import { sql } from 'kysely'
+import { isoAt } from '../clock.js'
+import type { ProgressStatus } from '../domain/progress.js'
+import type { TierId } from '../domain/tiers.js'
+import type { Database } from './database.js'
+
+/** Rows per statement: under SQLite's and PostgreSQL's bound-parameter limits for every table here. */
+const BATCH = 500
+
+export interface StudentImportRow {
+  id: string
+  firstName: string
+  tier: TierId
+}
+
+export interface LinkImportRow {
+  studentId: string
+  organisationId: string
+}
+
+export interface ProgressImportRow {
+  studentId: string
+  lessonSlug: string
+  status: ProgressStatus
+  xp: number
+  timeSeconds: number
+  startedAt: string
+  completedAt: string | null
+}
+
+function* batches<T>(rows: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < rows.length; i += BATCH) yield rows.slice(i, i + BATCH)
+}
+
+export type Progress = (done: number) => void
+
+/** Inserts new students; for existing ones updates the name and, if it changed, the tier and its time. */
+export async function upsertStudents(db: Kysely<Database>, rows: readonly StudentImportRow[], now: number, progress?: Progress): Promise<void> {
+  const at = isoAt(now)
+  let done = 0
+  for (const batch of batches(rows)) {
+    await db
+      .insertInto('students')
+      .values(batch.map((row) => ({ id: row.id, first_name: row.firstName, tier: row.tier, tier_updated_at: at, created_at: at })))
+      .onConflict((oc) =>
+        oc.column('id').doUpdateSet({
+          first_name: (eb) => eb.ref('excluded.first_name'),
+          tier_updated_at: sql<string>`case when students.tier <> excluded.tier then excluded.tier_updated_at else students.tier_updated_at end`,
+          tier: (eb) => eb.ref('excluded.tier'),
+        }),
+      )
+      .execute()
+    progress?.((done += batch.length))
+  }
+}
+
+export async function linkStudents(db: Kysely<Database>, rows: readonly LinkImportRow[], now: number, progress?: Progress): Promise<void> {
+  const at = isoAt(now)
+  let done = 0
+  for (const batch of batches(rows)) {
+    await db
+      .insertInto('student_organisations')
+      .values(batch.map((row) => ({ student_id: row.studentId, organisation_id: row.organisationId, created_at: at })))
+      .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
+      .execute()
+    progress?.((done += batch.length))
+  }
+}
+
+export async function upsertProgress(db: Kysely<Database>, rows: readonly ProgressImportRow[], progress?: Progress): Promise<void> {
+  let done = 0
+  for (const batch of batches(rows)) {
+    await db
+      .insertInto('progress')
+      .values(
+        batch.map((row) => ({
+          student_id: row.studentId,
+          lesson_slug: row.lessonSlug,
+          status: row.status,
+          xp: row.xp,
+          time_seconds: row.timeSeconds,
+          started_at: row.startedAt,
+          completed_at: row.completedAt,
+        })),
+      )
+      .onConflict((oc) =>
+        oc.columns(['student_id', 'lesson_slug']).doUpdateSet({
+          status: (eb) => eb.ref('excluded.status'),
+          xp: (eb) => eb.ref('excluded.xp'),
+          time_seconds: (eb) => eb.ref('excluded.time_seconds'),
+          started_at: (eb) => eb.ref('excluded.started_at'),
+          completed_at: (eb) => eb.ref('excluded.completed_at'),
+        }),
+      )
+      .execute()
+    progress?.((done += batch.length))
+  }
+}
+
+/** Ids among `ids` that exist as students. */
+export async function existingStudentIds(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>> {
+  const found = new Set<string>()
+  for (const batch of batches(ids)) {
+    const rows = await db.selectFrom('students').select('id').where('id', 'in', batch).execute()
+    for (const row of rows) found.add(row.id)
+  }
+  return found
+}

@@ -1,0 +1,106 @@
+/**
+ * Students as partners see them: only through an organisation the student is linked to.
+ * Every read or change of a student's data writes its disclosure record in the same call,
+ * before anything is returned to the caller.
+ */
+import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
+import type { ProgressEntry, ProgressStatus } from '../domain/progress.js'
+import type { TierId } from '../domain/tiers.js'
+import type { Database } from './database.js'
+import { type DisclosureContext, recordDisclosure } from './disclosure-repository.js'
+
+export interface StudentProgress {
+  id: string
+  firstName: string
+  tier: TierId
+  entries: ProgressEntry[]
+}
+
+/**
+ * The student and their progress in one round trip, or undefined when the student is not
+ * linked to the organisation (whether or not the id exists: the caller cannot tell).
+ */
+export async function readStudentProgress(
+  db: Kysely<Database>,
+  studentId: string,
+  context: DisclosureContext,
+): Promise<StudentProgress | undefined> {
+  const rows = await db
+    .selectFrom('students as s')
+    .innerJoin('student_organisations as so', 'so.student_id', 's.id')
+    .leftJoin('progress as p', 'p.student_id', 's.id')
+    .select([
+      's.first_name as firstName',
+      's.tier as tier',
+      'p.lesson_slug as lessonSlug',
+      'p.status as status',
+      'p.xp as xp',
+      'p.time_seconds as timeSeconds',
+      'p.started_at as startedAt',
+      'p.completed_at as completedAt',
+    ])
+    .where('s.id', '=', studentId)
+    .where('so.organisation_id', '=', context.organisationId)
+    .execute()
+  const first = rows[0]
+  await recordDisclosure(db, context, studentId, 'progress.read', first === undefined ? 'not_found' : 'disclosed')
+  if (first === undefined) return undefined
+  const entries: ProgressEntry[] = []
+  for (const row of rows) {
+    if (row.lessonSlug === null) continue
+    entries.push({
+      lessonSlug: row.lessonSlug,
+      status: row.status as ProgressStatus,
+      xp: Number(row.xp),
+      timeSeconds: Number(row.timeSeconds),
+      startedAt: row.startedAt!,
+      completedAt: row.completedAt,
+    })
+  }
+  return { id: studentId, firstName: first.firstName, tier: first.tier as TierId, entries }
+}
+
+export interface Enrollment {
+  profileId: string
+  tier: TierId
+  updatedAt: string
+  changed: boolean
+}
+
+/**
+ * Sets a student's tier. Setting the tier the student already has changes nothing and returns
+ * the stored time, so a retried request is harmless. The conditional update makes concurrent
+ * enrolls serialise on the student's row: the last one wins, and tier and time stay paired.
+ */
+export async function enrollStudent(
+  db: Kysely<Database>,
+  studentId: string,
+  tier: TierId,
+  context: DisclosureContext,
+  now: number,
+): Promise<Enrollment | undefined> {
+  return db.transaction().execute(async (trx) => {
+    const link = await trx
+      .selectFrom('student_organisations')
+      .select('student_id')
+      .where('student_id', '=', studentId)
+      .where('organisation_id', '=', context.organisationId)
+      .executeTakeFirst()
+    if (link === undefined) {
+      await recordDisclosure(trx, context, studentId, 'enroll', 'not_found')
+      return undefined
+    }
+    const updated = await trx
+      .updateTable('students')
+      .set({ tier, tier_updated_at: isoAt(now) })
+      .where('id', '=', studentId)
+      .where('tier', '<>', tier)
+      .returning(['tier', 'tier_updated_at'])
+      .executeTakeFirst()
+    const current =
+      updated ?? (await trx.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', studentId).executeTakeFirstOrThrow())
+    await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
+    return { profileId: studentId, tier: current.tier as TierId, updatedAt: current.tier_updated_at, changed: updated !== undefined }
+  })
+}

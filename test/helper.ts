@@ -1,0 +1,168 @@
+/**
+ * Test support: a real database (SQLite in a temp file by default), the real catalog, a
+ * manual clock, and fixtures covering every kind of key a partner can hold.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { buildApp } from '../src/app.js'
+import { readCatalogDir, type CatalogData } from '../src/catalog/catalog-files.js'
+import { ManualClock } from '../src/clock.js'
+import { type Config, loadConfig } from '../src/config.js'
+import type { Scope } from '../src/domain/scopes.js'
+import type { TypedApp } from '../src/http/app-types.js'
+import { createApiKey, createOrganisation, recordAgreement, revokeApiKey } from '../src/storage/access-repository.js'
+import { replaceCatalog } from '../src/storage/catalog-repository.js'
+import { openStorage, type Storage } from '../src/storage/db.js'
+import { migrate } from '../src/storage/migrate.js'
+import { linkStudents, upsertProgress, upsertStudents } from '../src/storage/student-import-repository.js'
+
+export const CATALOG_DIR = path.resolve(import.meta.dirname, '../catalog')
+
+let sampleCatalog: CatalogData | undefined
+export function loadSampleCatalog(): CatalogData {
+  if (sampleCatalog === undefined) {
+    const result = readCatalogDir(CATALOG_DIR)
+    if (!result.ok) throw new Error(`sample catalog invalid: ${JSON.stringify(result.problems)}`)
+    sampleCatalog = result.catalog
+  }
+  return sampleCatalog
+}
+
+export function tempDir(prefix = 'curriculum-test-'): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
+}
+
+/** A migrated database with the sample catalog, on the engine TEST_DATABASE_URL names (default: a temp SQLite file). */
+export async function createTestStorage(options: { catalog?: boolean } = {}): Promise<Storage> {
+  const url = `sqlite:${path.join(tempDir(), 'test.db')}`
+  const storage = openStorage(url, { busyTimeoutMs: 1000 })
+  await migrate(storage)
+  if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
+  return storage
+}
+
+export function testConfig(overrides: Record<string, string> = {}): Config {
+  return loadConfig({ SEED_DEMO: 'false', CATALOG_DIR, ...overrides })
+}
+
+export const START = Date.parse('2026-03-02T09:00:00.000Z')
+const HOUR = 3_600_000
+const DAY = 24 * HOUR
+
+export const STUDENTS = {
+  ada: '11111111-1111-4111-8111-111111111111',
+  ben: '22222222-2222-4222-8222-222222222222',
+  cleo: '33333333-3333-4333-8333-333333333333',
+  dev: '44444444-4444-4444-8444-444444444444',
+  /** A well-formed id no student has. */
+  nobody: '99999999-9999-4999-8999-999999999999',
+} as const
+
+export interface Fixtures {
+  orgs: { acme: string; beta: string; gamma: string }
+  keys: {
+    catalog: string
+    read: string
+    write: string
+    readWrite: string
+    expired: string
+    revoked: string
+    noAgreement: string
+    otherOrg: string
+  }
+  keyIds: Record<keyof Fixtures['keys'], string>
+}
+
+/**
+ * Acme (agreement) holds most keys and students Ada, Ben, Dev; Beta (agreement) holds Ben and
+ * Cleo; Gamma has no agreement.
+ */
+export async function seedFixtures(storage: Storage, now: number): Promise<Fixtures> {
+  const { db } = storage
+  const acme = await createOrganisation(db, 'Acme Learning', now)
+  const beta = await createOrganisation(db, 'Beta Tutors', now)
+  const gamma = await createOrganisation(db, 'Gamma Apps', now)
+  for (const org of [acme, beta]) {
+    await recordAgreement(db, { organisationId: org.id, signedAt: now - 30 * DAY, expiresAt: now + 365 * DAY, documentRef: `DSA-${org.name}` }, now)
+  }
+  const key = async (organisationId: string, name: string, scopes: Scope[], at = now, expiresAt: number | null = null) =>
+    createApiKey(db, { organisationId, name, scopes, expiresAt }, at)
+  const both: Scope[] = ['students:read', 'students:write']
+  const made = {
+    catalog: await key(acme.id, 'catalog', []),
+    read: await key(acme.id, 'read', ['students:read']),
+    write: await key(acme.id, 'write', ['students:write']),
+    readWrite: await key(acme.id, 'read-write', both),
+    expired: await key(acme.id, 'expired', both, now - 2 * HOUR, now - HOUR),
+    revoked: await key(acme.id, 'revoked', both),
+    noAgreement: await key(gamma.id, 'no agreement', both),
+    otherOrg: await key(beta.id, 'other org', both),
+  }
+  await revokeApiKey(db, made.revoked.row.id, now)
+
+  await upsertStudents(
+    db,
+    [
+      { id: STUDENTS.ada, firstName: 'Ada', tier: 'explorer' },
+      { id: STUDENTS.ben, firstName: 'Ben', tier: 'builder' },
+      { id: STUDENTS.cleo, firstName: 'Cleo', tier: 'innovator' },
+      { id: STUDENTS.dev, firstName: 'Dev', tier: 'explorer' },
+    ],
+    now - 10 * DAY,
+  )
+  await linkStudents(
+    db,
+    [
+      { studentId: STUDENTS.ada, organisationId: acme.id },
+      { studentId: STUDENTS.ben, organisationId: acme.id },
+      { studentId: STUDENTS.dev, organisationId: acme.id },
+      { studentId: STUDENTS.ben, organisationId: beta.id },
+      { studentId: STUDENTS.cleo, organisationId: beta.id },
+    ],
+    now,
+  )
+  const t = (days: number) => new Date(now - days * DAY).toISOString()
+  await upsertProgress(db, [
+    // Out of catalog order on purpose; one lesson of another tier; one lesson no longer in the catalog.
+    { studentId: STUDENTS.ada, lessonSlug: 'explorer/e2-steps-in-order', status: 'in_progress', xp: 20, timeSeconds: 300, startedAt: t(2), completedAt: null },
+    { studentId: STUDENTS.ada, lessonSlug: 'explorer/e1-robots-follow-instructions', status: 'completed', xp: 100, timeSeconds: 900, startedAt: t(5), completedAt: t(4) },
+    { studentId: STUDENTS.ada, lessonSlug: 'builder/b1-what-is-an-algorithm', status: 'completed', xp: 120, timeSeconds: 1200, startedAt: t(3), completedAt: t(3) },
+    { studentId: STUDENTS.ada, lessonSlug: 'explorer/e99-retired-lesson', status: 'completed', xp: 10, timeSeconds: 60, startedAt: t(9), completedAt: t(8) },
+    { studentId: STUDENTS.ben, lessonSlug: 'builder/b2-loops-save-time', status: 'completed', xp: 80, timeSeconds: 700, startedAt: t(6), completedAt: t(5) },
+    { studentId: STUDENTS.cleo, lessonSlug: 'innovator/i1-hello-python', status: 'in_progress', xp: 5, timeSeconds: 100, startedAt: t(1), completedAt: null },
+  ])
+  const keys = Object.fromEntries(Object.entries(made).map(([name, value]) => [name, value.key])) as Fixtures['keys']
+  const keyIds = Object.fromEntries(Object.entries(made).map(([name, value]) => [name, value.row.id])) as Fixtures['keyIds']
+  return { orgs: { acme: acme.id, beta: beta.id, gamma: gamma.id }, keys, keyIds }
+}
+
+export interface TestContext {
+  app: TypedApp
+  storage: Storage
+  clock: ManualClock
+  fixtures: Fixtures
+  close(): Promise<void>
+}
+
+export async function buildTestApp(options: { env?: Record<string, string> } = {}): Promise<TestContext> {
+  const clock = new ManualClock(START)
+  const storage = await createTestStorage()
+  const fixtures = await seedFixtures(storage, clock.now())
+  const app = await buildApp({ config: testConfig(options.env), storage, clock, logger: false })
+  await app.ready()
+  return {
+    app,
+    storage,
+    clock,
+    fixtures,
+    async close() {
+      await app.close()
+      await storage.close()
+    },
+  }
+}
+
+export function bearer(key: string): { authorization: string } {
+  return { authorization: `Bearer ${key}` }
+}
