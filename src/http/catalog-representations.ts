@@ -27,6 +27,7 @@ export interface Representation {
 
 export interface CatalogRepresentations extends CatalogIndex {
   readonly version: number
+  readonly lessonTotal: number
   readonly tiers: Representation
   readonly lessons: Representation
   readonly lessonsByTier: ReadonlyMap<TierId, Representation>
@@ -79,6 +80,7 @@ export function buildRepresentations(stored: StoredCatalog): CatalogRepresentati
   }
   return {
     version: stored.version,
+    lessonTotal: summaries.length,
     tiers: represent(stringifyTiers({ tiers })),
     lessons: represent(stringifyLessons({ lessons: summaries, total: summaries.length })),
     lessonsByTier,

@@ -11,6 +11,7 @@ import { generateApiKey, type KeyMode } from '../domain/api-key.js'
 import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
 import { bumpVersion } from './meta-repository.js'
+import { inTransaction } from './transaction.js'
 
 export class NotFoundError extends Error {
   override name = 'NotFoundError'
@@ -25,7 +26,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 export async function createOrganisation(db: Kysely<Database>, name: string, now: number): Promise<OrganisationRow> {
   const trimmed = name.trim()
   if (trimmed === '' || trimmed.length > 120) throw new ConflictError('an organisation name must have 1 to 120 characters')
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const existing = await trx.selectFrom('organisations').select('id').where('name', '=', trimmed).executeTakeFirst()
     if (existing !== undefined) throw new ConflictError(`an organisation named "${trimmed}" already exists (${existing.id})`)
     const row: OrganisationRow = { id: randomUUID(), name: trimmed, status: 'active', created_at: isoAt(now) }
@@ -68,7 +69,7 @@ export async function recordAgreement(db: Kysely<Database>, agreement: NewAgreem
     document_ref: agreement.documentRef.trim(),
     created_at: isoAt(now),
   }
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await trx.insertInto('agreements').values(row).execute()
     await bumpVersion(trx, 'access')
   })
@@ -81,7 +82,7 @@ export async function endAgreements(
   target: { agreementId: string } | { organisationId: string },
   now: number,
 ): Promise<AgreementRow[]> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     let query = trx.updateTable('agreements').set({ ended_at: isoAt(now) }).where('ended_at', 'is', null)
     query = 'agreementId' in target ? query.where('id', '=', target.agreementId) : query.where('organisation_id', '=', target.organisationId)
     const rows = await query.returningAll().execute()
@@ -121,7 +122,7 @@ export async function createApiKey(db: Kysely<Database>, spec: NewKey, now: numb
     revoked_at: null,
     last_used_at: null,
   }
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await trx.insertInto('api_keys').values(row).execute()
     await bumpVersion(trx, 'access')
   })
@@ -136,7 +137,7 @@ export async function listApiKeys(db: Kysely<Database>, organisationId?: string)
 
 /** Revokes a key named by id or by its display prefix; revoking twice keeps the first time. */
 export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string, now: number): Promise<ApiKeyRow> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const matches = await trx
       .selectFrom('api_keys')
       .selectAll()
@@ -202,7 +203,7 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
 /** Records when keys were last used; called in batches, off the request path. */
 export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<string, number>): Promise<void> {
   if (lastUsed.size === 0) return
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     for (const [keyId, at] of lastUsed) {
       await trx.updateTable('api_keys').set({ last_used_at: isoAt(at) }).where('id', '=', keyId).execute()
     }

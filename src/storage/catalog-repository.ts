@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { CatalogData } from '../catalog/catalog-files.js'
+import { inTransaction } from './transaction.js'
 import type { Database, LessonRow, TierRow } from './database.js'
 import { bumpVersion } from './meta-repository.js'
 
@@ -14,7 +15,7 @@ export interface StoredCatalog {
 }
 
 export async function replaceCatalog(db: Kysely<Database>, catalog: CatalogData): Promise<void> {
-  await db.transaction().execute(async (trx) => {
+  await inTransaction(db, async (trx) => {
     await trx.deleteFrom('lessons').execute()
     await trx.deleteFrom('tiers').execute()
     await trx

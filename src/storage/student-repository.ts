@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry, ProgressStatus } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
+import { inTransaction } from './transaction.js'
 import type { Database } from './database.js'
 import { type DisclosureContext, recordDisclosure } from './disclosure-repository.js'
 
@@ -80,7 +81,7 @@ export async function enrollStudent(
   context: DisclosureContext,
   now: number,
 ): Promise<Enrollment | undefined> {
-  return db.transaction().execute(async (trx) => {
+  return inTransaction(db, async (trx) => {
     const link = await trx
       .selectFrom('student_organisations')
       .select('student_id')

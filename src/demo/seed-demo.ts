@@ -1,0 +1,130 @@
+/**
+ * Demo data for a first start on an empty database: the sample catalog, one demo partner
+ * organisation with an agreement, made-up students with progress, and two keys, printed once.
+ * Everything is named "demo" so nobody mistakes it for real data. A database that holds
+ * anything already is left alone.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { readCatalogDir, formatProblem, type CatalogData } from '../catalog/catalog-files.js'
+import type { ProgressStatus } from '../domain/progress.js'
+import { TIER_IDS, type TierId } from '../domain/tiers.js'
+import { ConflictError, createApiKey, createOrganisation, recordAgreement } from '../storage/access-repository.js'
+import { replaceCatalog } from '../storage/catalog-repository.js'
+import type { Database } from '../storage/database.js'
+import { inTransaction } from '../storage/transaction.js'
+import { linkStudents, type ProgressImportRow, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
+
+export const DEMO_ORGANISATION = 'Demo Partner (demo data)'
+
+/** Made-up first names; no real child's data is ever part of the demo. */
+const DEMO_NAMES = ['Maya', 'Leo', 'Aisha', 'Noah', 'Sofia', 'Kenji', 'Amara', 'Lucas', 'Zara', 'Mateo', 'Ivy', 'Omar']
+
+export interface DemoSeed {
+  organisationId: string
+  catalogKey: string
+  studentKey: string
+  students: { id: string; firstName: string; tier: TierId }[]
+}
+
+const DAY = 86_400_000
+
+export async function isEmptyDatabase(db: Kysely<Database>): Promise<boolean> {
+  const tier = await db.selectFrom('tiers').select('id').limit(1).executeTakeFirst()
+  const organisation = await db.selectFrom('organisations').select('id').limit(1).executeTakeFirst()
+  return tier === undefined && organisation === undefined
+}
+
+/** A small deterministic generator, so every demo database looks the same. */
+function sequence(seed: number): () => number {
+  let state = seed
+  return () => {
+    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648
+    return state / 2_147_483_648
+  }
+}
+
+function demoProgress(catalog: CatalogData, students: DemoSeed['students'], now: number): ProgressImportRow[] {
+  const random = sequence(42)
+  const rows: ProgressImportRow[] = []
+  for (const student of students) {
+    const lessons = catalog.lessons.filter((lesson) => lesson.tier === student.tier)
+    const started = 1 + Math.floor(random() * Math.min(6, lessons.length))
+    for (const [index, lesson] of lessons.slice(0, started).entries()) {
+      const completed = index < started - 1 || random() < 0.3
+      const startedAt = now - (started - index + 1) * 2 * DAY - Math.floor(random() * DAY)
+      const timeSeconds = 300 + Math.floor(random() * 1200)
+      rows.push({
+        studentId: student.id,
+        lessonSlug: lesson.slug,
+        status: (completed ? 'completed' : 'in_progress') as ProgressStatus,
+        xp: completed ? 50 + lesson.slideCount * 10 : Math.floor(random() * 40),
+        timeSeconds,
+        startedAt: new Date(startedAt).toISOString(),
+        completedAt: completed ? new Date(startedAt + timeSeconds * 1000 + DAY).toISOString() : null,
+      })
+    }
+  }
+  return rows
+}
+
+/**
+ * Seeds the demo when the database is empty; returns undefined when it was not (or when
+ * another instance seeded it first).
+ */
+export async function seedDemoIfEmpty(db: Kysely<Database>, catalogDir: string, now: number): Promise<DemoSeed | undefined> {
+  const read = readCatalogDir(catalogDir)
+  if (!read.ok) throw new Error(`the sample catalog is invalid:\n${read.problems.map(formatProblem).join('\n')}`)
+  try {
+    // One transaction: a crash half-way leaves the database empty, to be seeded next start.
+    return await inTransaction(db, async (trx) => {
+      if (!(await isEmptyDatabase(trx))) return undefined
+      const organisation = await createOrganisation(trx, DEMO_ORGANISATION, now)
+      await replaceCatalog(trx, read.catalog)
+      await recordAgreement(
+        trx,
+        { organisationId: organisation.id, signedAt: now - DAY, expiresAt: now + 365 * DAY, documentRef: 'DEMO-DSA-0001 (demo agreement)' },
+        now,
+      )
+      const students = DEMO_NAMES.map((firstName, index) => ({ id: randomUUID(), firstName, tier: TIER_IDS[index % TIER_IDS.length]! }))
+      await upsertStudents(trx, students, now - 30 * DAY)
+      await linkStudents(trx, students.map((student) => ({ studentId: student.id, organisationId: organisation.id })), now)
+      await upsertProgress(trx, demoProgress(read.catalog, students, now))
+      const catalogKey = await createApiKey(trx, { organisationId: organisation.id, name: 'demo catalog key', scopes: [], expiresAt: null }, now)
+      const studentKey = await createApiKey(
+        trx,
+        { organisationId: organisation.id, name: 'demo student key', scopes: ['students:read', 'students:write'], expiresAt: null },
+        now,
+      )
+      return { organisationId: organisation.id, catalogKey: catalogKey.key, studentKey: studentKey.key, students }
+    })
+  } catch (error) {
+    // Another instance seeded at the same moment and won the race (unique organisation name).
+    if (error instanceof ConflictError || (error as { code?: string }).code === '23505') return undefined
+    throw error
+  }
+}
+
+export function demoBanner(seed: DemoSeed, baseUrl: string): string {
+  const student = seed.students[0]!
+  const rule = '='.repeat(72)
+  return [
+    rule,
+    ' DEMO DATA - created on this first start because the database was empty.',
+    ' These demo keys are shown once; only their hashes are stored.',
+    rule,
+    ` Demo catalog key (no scopes):`,
+    `   ${seed.catalogKey}`,
+    ` Demo student key (students:read, students:write):`,
+    `   ${seed.studentKey}`,
+    ` Demo student: ${student.firstName} (${student.tier}), id ${student.id}`,
+    '',
+    ' Try:',
+    `   curl -H 'Authorization: Bearer ${seed.catalogKey}' \\`,
+    `     ${baseUrl}/api/v1/tiers`,
+    `   curl -H 'Authorization: Bearer ${seed.studentKey}' \\`,
+    `     ${baseUrl}/api/v1/students/${student.id}/progress`,
+    ` API reference: ${baseUrl}/docs`,
+    rule,
+  ].join('\n')
+}
