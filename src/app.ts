@@ -91,6 +91,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   }
   await app.register(swagger, openApiOptions(config))
   installProblemResponses(app, { bodyLimit: config.bodyLimitBytes })
+  // Bodies are JSON only; Fastify's built-in text/plain parser would let text reach validation.
+  app.removeContentTypeParser('text/plain')
 
   app.addHook('onRequest', responseBasics)
   app.addHook(

@@ -5,6 +5,7 @@
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { buildApp } from '../src/app.js'
 import { readCatalogDir, type CatalogData } from '../src/catalog/catalog-files.js'
 import { ManualClock } from '../src/clock.js'
@@ -16,6 +17,7 @@ import { replaceCatalog } from '../src/storage/catalog-repository.js'
 import { openStorage, type Storage } from '../src/storage/db.js'
 import { migrate } from '../src/storage/migrate.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../src/storage/student-import-repository.js'
+import { Contract, documentedPath } from './contract.js'
 
 export const CATALOG_DIR = path.resolve(import.meta.dirname, '../catalog')
 
@@ -139,6 +141,9 @@ export async function seedFixtures(storage: Storage, now: number): Promise<Fixtu
 
 export interface TestContext {
   app: TypedApp
+  contract: Contract
+  /** inject(), then check the response against the served OpenAPI document. */
+  call(options: InjectOptions): Promise<LightMyRequestResponse>
   storage: Storage
   clock: ManualClock
   fixtures: Fixtures
@@ -151,8 +156,19 @@ export async function buildTestApp(options: { env?: Record<string, string> } = {
   const fixtures = await seedFixtures(storage, clock.now())
   const app = await buildApp({ config: testConfig(options.env), storage, clock, logger: false })
   await app.ready()
+  const contract = new Contract(app.swagger() as Record<string, unknown>)
   return {
     app,
+    contract,
+    async call(request) {
+      const response = await app.inject(request)
+      const method = (request.method ?? 'GET').toUpperCase()
+      const path = documentedPath(String(request.url ?? '/'))
+      const documented = path !== undefined && contract.doc.paths?.[path]?.[method.toLowerCase()] !== undefined
+      if (documented) contract.check(method, path, response)
+      else if (response.statusCode >= 400 && method !== 'HEAD') contract.checkProblem(response)
+      return response
+    },
     storage,
     clock,
     fixtures,

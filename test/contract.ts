@@ -1,0 +1,83 @@
+/**
+ * Checks real responses against the served OpenAPI document: the status must be one the
+ * operation declares, the content type the declared one, and the body must validate against
+ * the declared schema (JSON Schema 2020-12, as OpenAPI 3.1 uses).
+ */
+import { Ajv2020 } from 'ajv/dist/2020.js'
+import formats from 'ajv-formats'
+import type { LightMyRequestResponse } from 'fastify'
+import { expect } from 'vitest'
+
+type Json = Record<string, any>
+
+export class Contract {
+  readonly doc: Json
+  readonly #ajv: Ajv2020
+  readonly #validators = new Map<string, ReturnType<Ajv2020['compile']>>()
+
+  constructor(doc: Json) {
+    this.doc = doc
+    this.#ajv = new Ajv2020({ strict: false, allErrors: true })
+    // ajv-formats is CommonJS; under NodeNext its function is the default export's default.
+    ;(formats as unknown as { default: (ajv: Ajv2020) => void }).default(this.#ajv)
+    this.#ajv.addSchema(doc, 'openapi.json')
+  }
+
+  /** Asserts an error response is problem+json matching the Problem schema, with a request id that matches the header. */
+  checkProblem(response: LightMyRequestResponse): Json {
+    expect(String(response.headers['content-type'])).toMatch(/^application\/problem\+json/)
+    let validate = this.#validators.get('Problem')
+    if (validate === undefined) {
+      validate = this.#ajv.compile({ $ref: 'openapi.json#/components/schemas/Problem' })
+      this.#validators.set('Problem', validate)
+    }
+    const body = JSON.parse(response.body)
+    expect(validate(body), `problem body: ${this.#ajv.errorsText(validate.errors)}\n${response.body}`).toBe(true)
+    expect(body.status).toBe(response.statusCode)
+    expect(body.requestId).toBe(response.headers['x-request-id'])
+    expect(body.type).toBe(`/docs/errors#${body.code}`)
+    return body
+  }
+
+  /** Asserts the response is one the document allows for `method path` (path as in the document). */
+  check(method: string, path: string, response: LightMyRequestResponse): void {
+    const operation = this.doc.paths?.[path]?.[method.toLowerCase()]
+    expect(operation, `${method} ${path} is documented`).toBeDefined()
+    const status = String(response.statusCode)
+    const declared = operation.responses?.[status]
+    expect(declared, `${method} ${path} documents status ${status}`).toBeDefined()
+    const content = declared.content as Json | undefined
+    if (content === undefined) {
+      expect(response.body, `${status} has no body`).toBe('')
+      return
+    }
+    const mediaType = String(response.headers['content-type'] ?? '').split(';')[0]!.trim()
+    expect(Object.keys(content), `${method} ${path} ${status} content type`).toContain(mediaType)
+    const pointer = ['paths', path, method.toLowerCase(), 'responses', status, 'content', mediaType, 'schema']
+      .map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1'))
+      .join('/')
+    const ref = `openapi.json#/${pointer}`
+    let validate = this.#validators.get(ref)
+    if (validate === undefined) {
+      validate = this.#ajv.compile({ $ref: ref })
+      this.#validators.set(ref, validate)
+    }
+    const body = JSON.parse(response.body)
+    const valid = validate(body)
+    expect(valid, `${method} ${path} ${status} body matches the document: ${this.#ajv.errorsText(validate.errors)}\n${response.body}`).toBe(true)
+    if (response.statusCode >= 400) this.checkProblem(response)
+    for (const [name, header] of Object.entries((declared.headers ?? {}) as Json)) {
+      if (header.required === true) expect(response.headers[name.toLowerCase()], `header ${name}`).toBeDefined()
+    }
+  }
+}
+
+/** The documented path template an actual URL belongs to, or undefined when none does. */
+export function documentedPath(url: string): string | undefined {
+  const path = url.split('?')[0]!
+  if (path === '/api/v1/tiers' || path === '/api/v1/lessons' || path === '/healthz' || path === '/readyz') return path
+  if (/^\/api\/v1\/lessons\/.+/.test(path)) return '/api/v1/lessons/{slug}'
+  if (/^\/api\/v1\/students\/[^/]+\/progress$/.test(path)) return '/api/v1/students/{id}/progress'
+  if (/^\/api\/v1\/students\/[^/]+\/enroll$/.test(path)) return '/api/v1/students/{id}/enroll'
+  return undefined
+}
