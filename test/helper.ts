@@ -35,10 +35,14 @@ export function tempDir(prefix = 'curriculum-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
-/** A migrated database with the sample catalog, on the engine TEST_DATABASE_URL names (default: a temp SQLite file). */
-export async function createTestStorage(options: { catalog?: boolean } = {}): Promise<Storage> {
-  const url = `sqlite:${path.join(tempDir(), 'test.db')}`
-  const storage = openStorage(url, { busyTimeoutMs: 1000 })
+/** A new, empty database's URL: a SQLite file in a temp folder. */
+export function freshDatabaseUrl(): string {
+  return `sqlite:${path.join(tempDir(), 'test.db')}`
+}
+
+/** A migrated database with the sample catalog. */
+export async function createTestStorage(options: { catalog?: boolean; url?: string } = {}): Promise<Storage> {
+  const storage = openStorage(options.url ?? freshDatabaseUrl(), { busyTimeoutMs: 1000 })
   await migrate(storage)
   if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
   return storage

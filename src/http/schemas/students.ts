@@ -45,7 +45,11 @@ export const EnrollmentSchema = Type.Object(
   {
     profileId: UuidSchema,
     tier: TierIdSchema,
-    updatedAt: Type.Union([TimestampSchema], { description: 'When the tier was last changed.' }),
+    updatedAt: Type.String({
+      format: 'date-time',
+      description: 'When the tier was last changed: ISO 8601 UTC with milliseconds.',
+      examples: ['2026-03-01T14:05:09.123Z'],
+    }),
   },
   { $id: 'Enrollment', title: 'Enrollment', additionalProperties: false },
 )

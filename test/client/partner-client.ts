@@ -1,0 +1,62 @@
+/**
+ * What a partner's own tooling does: a client typed from the served OpenAPI document
+ * (openapi-typescript writes ./generated/api.ts at test time), calling every endpoint.
+ * This file is type-checked against the generated types, then run against a live server.
+ */
+import createClient from 'openapi-fetch'
+import type { paths } from './generated/api.js'
+
+export interface PartnerRun {
+  tierIds: string[]
+  lessonTotal: number
+  builderTotal: number
+  lessonTitle: string
+  standards: Record<string, string[]>
+  notModified: boolean
+  displayName: string
+  completedLessons: number
+  enrolledTier: string
+  updatedAt: string
+  missingLessonCode: string | undefined
+}
+
+export async function runPartnerClient(baseUrl: string, catalogKey: string, studentKey: string, studentId: string): Promise<PartnerRun> {
+  const catalog = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${catalogKey}` } })
+  const students = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${studentKey}` } })
+
+  const tiers = await catalog.GET('/api/v1/tiers')
+  if (tiers.data === undefined) throw new Error(`tiers: ${tiers.response.status}`)
+  const tierIds: string[] = tiers.data.tiers.map((tier) => tier.id)
+  const lessonCount: number = tiers.data.tiers[0]!.lessonCount
+
+  const lessons = await catalog.GET('/api/v1/lessons')
+  const builder = await catalog.GET('/api/v1/lessons', { params: { query: { tier: 'builder' } } })
+  if (lessons.data === undefined || builder.data === undefined) throw new Error('lessons')
+
+  const slug = lessons.data.lessons[0]!.slug
+  const lesson = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug } } })
+  if (lesson.data === undefined) throw new Error(`lesson: ${lesson.response.status}`)
+  const etag = lesson.response.headers.get('etag') ?? ''
+  const again = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug }, header: { 'if-none-match': etag } } })
+
+  const missing = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug: 'explorer/e404-not-here' } } })
+
+  const progress = await students.GET('/api/v1/students/{id}/progress', { params: { path: { id: studentId } } })
+  if (progress.data === undefined) throw new Error(`progress: ${progress.response.status}`)
+  const enrolled = await students.POST('/api/v1/students/{id}/enroll', { params: { path: { id: studentId } }, body: { tier: 'innovator' } })
+  if (enrolled.data === undefined) throw new Error(`enroll: ${enrolled.response.status}`)
+
+  return {
+    tierIds,
+    lessonTotal: lessons.data.total + 0 * lessonCount,
+    builderTotal: builder.data.total,
+    lessonTitle: lesson.data.title,
+    standards: lesson.data.standards,
+    notModified: again.response.status === 304,
+    displayName: progress.data.displayName,
+    completedLessons: progress.data.summary.completedLessons,
+    enrolledTier: enrolled.data.tier,
+    updatedAt: enrolled.data.updatedAt,
+    missingLessonCode: missing.error?.code,
+  }
+}

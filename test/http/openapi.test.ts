@@ -1,0 +1,108 @@
+/**
+ * The OpenAPI document: complete, lint-clean, and usable by a partner's own tooling.
+ */
+import { spawnSync } from 'node:child_process'
+import fs from 'node:fs'
+import path from 'node:path'
+import type { AddressInfo } from 'node:net'
+import openapiTS, { astToString } from 'openapi-typescript'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
+import { bearer, buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+
+describe('OpenAPI document', () => {
+  let t: TestContext
+  let doc: Record<string, any>
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    const res = await t.app.inject({ url: '/api/v1/openapi.json' })
+    expect(res.statusCode).toBe(200)
+    doc = res.json()
+  })
+  afterAll(async () => t.close())
+
+  it('is OpenAPI 3.1 and describes exactly the contract endpoints', () => {
+    expect(doc.openapi).toBe('3.1.0')
+    const operations = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`))
+    expect(operations.sort()).toEqual(
+      [
+        'GET /api/v1/tiers',
+        'GET /api/v1/lessons',
+        'GET /api/v1/lessons/{slug}',
+        'GET /api/v1/students/{id}/progress',
+        'POST /api/v1/students/{id}/enroll',
+        'GET /healthz',
+        'GET /readyz',
+      ].sort(),
+    )
+  })
+
+  it('declares every status each route can return, with the problem schema', () => {
+    const expected: Record<string, string[]> = {
+      'get /api/v1/tiers': ['200', '304', '400', '401', '403', '429', '500'],
+      'get /api/v1/lessons': ['200', '304', '400', '401', '403', '429', '500'],
+      'get /api/v1/lessons/{slug}': ['200', '304', '400', '401', '403', '404', '429', '500'],
+      'get /api/v1/students/{id}/progress': ['200', '400', '401', '403', '404', '429', '500', '503'],
+      'post /api/v1/students/{id}/enroll': ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503'],
+    }
+    for (const [key, statuses] of Object.entries(expected)) {
+      const [method, p] = key.split(' ') as [string, string]
+      const responses = doc.paths[p][method].responses
+      expect(Object.keys(responses).sort(), key).toEqual(statuses.sort())
+      for (const status of statuses.filter((s) => Number(s) >= 400)) {
+        expect(responses[status].content['application/problem+json'].schema.$ref).toBe('#/components/schemas/Problem')
+      }
+    }
+    expect(doc.components.schemas.Problem.properties.code.enum).toEqual(PROBLEM_CODES)
+  })
+
+  it('passes Redocly lint (recommended rules) with no error', () => {
+    const file = path.join(tempDir(), 'openapi.json')
+    fs.writeFileSync(file, JSON.stringify(doc, null, 2))
+    const result = spawnSync(path.join(ROOT, 'node_modules/.bin/redocly'), ['lint', file, '--format=json'], {
+      encoding: 'utf8',
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true' },
+      timeout: 120_000,
+    })
+    const report = JSON.parse(result.stdout)
+    const errors = report.problems.filter((problem: { severity: string }) => problem.severity === 'error')
+    expect(errors, JSON.stringify(errors, null, 2)).toEqual([])
+    expect(result.status).toBe(0)
+  })
+
+  it('generates a typed client that type-checks and calls every endpoint', async () => {
+    const generated = path.join(ROOT, 'test/client/generated')
+    fs.mkdirSync(generated, { recursive: true })
+    fs.writeFileSync(path.join(generated, 'api.ts'), astToString(await openapiTS(doc as never)))
+    const typecheck = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', path.join(ROOT, 'test/client/tsconfig.json')], { encoding: 'utf8' })
+    expect(typecheck.stdout + typecheck.stderr).toBe('')
+    expect(typecheck.status).toBe(0)
+
+    await t.app.listen({ port: 0, host: '127.0.0.1' })
+    const { port } = t.app.server.address() as AddressInfo
+    const { runPartnerClient } = await import('../client/partner-client.js')
+    const run = await runPartnerClient(`http://127.0.0.1:${port}`, t.fixtures.keys.catalog, t.fixtures.keys.readWrite, STUDENTS.ben)
+    expect(run).toEqual({
+      tierIds: ['explorer', 'builder', 'innovator'],
+      lessonTotal: expect.any(Number),
+      builderTotal: 10,
+      lessonTitle: 'Robots Follow Instructions',
+      standards: { csta: ['1A-AP-08', '1A-AP-11'] },
+      notModified: true,
+      displayName: 'Ben',
+      completedLessons: 1,
+      enrolledTier: 'innovator',
+      updatedAt: new Date(t.clock.now()).toISOString(),
+      missingLessonCode: 'lesson_not_found',
+    })
+  })
+
+  it('documents every problem code in the README', () => {
+    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+    for (const code of PROBLEM_CODES) {
+      expect(readme, code).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${PROBLEM_CATALOG[code].status}\\s*\\|`))
+    }
+  })
+})
