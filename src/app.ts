@@ -16,7 +16,8 @@ import type { TypedApp } from './http/app-types.js'
 import { createAccessControl } from './http/access-control.js'
 import { methodGuard } from './http/method-guards.js'
 import { openApiOptions } from './http/openapi.js'
-import { installProblemResponses, schemaErrorFormatter } from './http/problem-responses.js'
+import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
+import { ProblemError } from './errors.js'
 import { policyHeader } from './http/rate-limit-headers.js'
 import { responseBasics } from './http/response-basics.js'
 import { catalogRoutes } from './http/routes/catalog.js'
@@ -58,6 +59,7 @@ declare module 'fastify' {
 }
 
 const USAGE_FLUSH_MS = 30_000
+const MAX_PARAM_LENGTH = 300
 
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const { config, storage } = options
@@ -73,7 +75,16 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     trustProxy: config.trustProxy as boolean | string,
     schemaErrorFormatter,
     ajv: { customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, useDefaults: false } },
-    routerOptions: { maxParamLength: 300 },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // URLs the router cannot even parse never reach the hooks; answer them in the same form.
+    frameworkErrors: (error, request, reply) => {
+      responseBasics(request, reply, () => {})
+      const detail =
+        error.code === 'FST_ERR_MAX_PARAM_LENGTH'
+          ? `A path segment is longer than ${MAX_PARAM_LENGTH} characters.`
+          : 'The URL is malformed: check its percent-encoding (a % must be followed by two hexadecimal digits).'
+      sendProblem(request, reply, new ProblemError('invalid_request', detail))
+    },
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const windowMs = config.rateLimitWindowSeconds * 1000

@@ -1,0 +1,211 @@
+/**
+ * Property: whatever a client sends (paths, ids, query values, headers, bodies, encodings),
+ * the service never answers 5xx, every error is problem+json matching the document, and no
+ * stored data changes (the disclosure log may grow: recording reads is its job).
+ */
+import fc from 'fast-check'
+import type { InjectOptions } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PROBLEM_CODES } from '../../src/errors.js'
+import { isTierId } from '../../src/domain/tiers.js'
+import type { Storage } from '../../src/storage/db.js'
+import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+
+const RUNS = 2500
+
+/** Everything a hostile request must not change; key usage times and the disclosure log excluded. */
+async function snapshot(storage: Storage): Promise<string> {
+  const { db } = storage
+  const tables = {
+    tiers: await db.selectFrom('tiers').selectAll().orderBy('id').execute(),
+    lessons: await db.selectFrom('lessons').selectAll().orderBy('slug').execute(),
+    organisations: await db.selectFrom('organisations').selectAll().orderBy('id').execute(),
+    agreements: await db.selectFrom('agreements').selectAll().orderBy('id').execute(),
+    keys: await db.selectFrom('api_keys').select(['id', 'key_hash', 'scopes', 'expires_at', 'revoked_at', 'organisation_id']).orderBy('id').execute(),
+    students: await db.selectFrom('students').selectAll().orderBy('id').execute(),
+    links: await db.selectFrom('student_organisations').selectAll().orderBy('student_id').orderBy('organisation_id').execute(),
+    progress: await db.selectFrom('progress').selectAll().orderBy('student_id').orderBy('lesson_slug').execute(),
+    meta: await db.selectFrom('meta').selectAll().orderBy('name').execute(),
+  }
+  return JSON.stringify(tables)
+}
+
+const printable = (max: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max })
+const anyText = (max: number) => fc.string({ unit: 'grapheme', maxLength: max })
+
+const hostileSegment = fc.oneof(
+  anyText(40),
+  printable(40),
+  fc.constantFrom('..', '%2e%2e', '%2F', '%00', '%zz', '%C0%AE', '%', '%%', ';', '?', '#', '//', '~', '*', '\u0000', '\uffff', 'ä', '😀', ' ', '+'),
+  fc.constantFrom("' OR 1=1 --", '"; DROP TABLE students; --', '<script>alert(1)</script>', '${jndi:ldap://x}', '{{7*7}}'),
+  fc.string({ unit: fc.constantFrom('a', '/', '%', '2', 'F', '.', '-'), maxLength: 30 }),
+  fc.integer({ min: 250, max: 2000 }).map((n) => 'x'.repeat(n)),
+)
+
+const studentId = fc.oneof(
+  fc.constantFrom(...Object.values(STUDENTS)),
+  fc.uuid(),
+  fc.constantFrom(STUDENTS.ada.toUpperCase(), `{${STUDENTS.ada}}`, STUDENTS.ada.replace(/-/g, ''), `${STUDENTS.ada} `, `urn:uuid:${STUDENTS.ada}`),
+  hostileSegment,
+)
+
+const path = fc.oneof(
+  studentId.map((id) => `/api/v1/students/${id}/progress`),
+  studentId.map((id) => `/api/v1/students/${id}/enroll`),
+  hostileSegment.map((slug) => `/api/v1/lessons/${slug}`),
+  fc.tuple(fc.constantFrom('explorer', 'builder', 'innovator', 'wizard'), hostileSegment).map(([tier, rest]) => `/api/v1/lessons/${tier}/${rest}`),
+  fc.tuple(fc.constantFrom('/api/v1/tiers', '/api/v1/lessons'), fc.array(fc.tuple(fc.oneof(fc.constant('tier'), printable(10)), fc.oneof(hostileSegment, fc.constantFrom('explorer', 'builder', ''))), { maxLength: 4 })).map(
+    ([base, pairs]) => `${base}?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`,
+  ),
+  hostileSegment.map((segment) => `/api/v1/${segment}`),
+  hostileSegment.map((segment) => `/${segment}`),
+  fc.constantFrom('/api/v2/tiers', '/api/v1', '/api/v1/', '/api//v1/tiers', '/api/v1/tiers/', '/API/V1/TIERS', '/api/v1/tiers?', '/api/v1/tiers#x', '/api/v1/../v1/tiers', '/api/v1/openapi.json', '/docs', '/healthz'),
+)
+
+// Mostly keys that pass authentication, so the requests reach validation, scopes and storage.
+const authorization = fc.oneof(
+  fc.constant(undefined),
+  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>('catalog', 'read', 'write', 'readWrite', 'otherOrg'),
+  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>('catalog', 'read', 'write', 'readWrite', 'otherOrg'),
+  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>('catalog', 'read', 'write', 'readWrite', 'otherOrg'),
+  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'expired' | 'revoked' | 'noAgreement' | 'otherOrg'>(
+    'catalog',
+    'read',
+    'write',
+    'readWrite',
+    'expired',
+    'revoked',
+    'noAgreement',
+    'otherOrg',
+  ),
+  printable(80).map((value) => ({ raw: value })),
+  printable(60).map((value) => ({ raw: `Bearer ${value}` })),
+  fc.constantFrom('Bearer', 'Bearer ', 'Basic Zm9vOmJhcg==', 'Bearer cur_live_', 'Token abc', 'bearer\tx').map((raw) => ({ raw })),
+)
+
+const contentType = fc.oneof(
+  fc.constant(undefined),
+  fc.constantFrom(
+    'application/json',
+    'application/json; charset=utf-8',
+    'application/json; charset=latin1',
+    'APPLICATION/JSON',
+    'text/plain',
+    'application/x-www-form-urlencoded',
+    'multipart/form-data; boundary=x',
+    'application/xml',
+    'application/merge-patch+json',
+    'application/octet-stream',
+    '*/*',
+    '',
+  ),
+  printable(40),
+)
+
+const body = fc.oneof(
+  fc.constant(undefined),
+  fc.json().map((json) => json),
+  fc.jsonValue().map((value) => JSON.stringify(value)),
+  anyText(200),
+  fc.uint8Array({ maxLength: 200 }).map((bytes) => Buffer.from(bytes)),
+  fc.constantFrom(
+    '{"tier":',
+    '{"tier":"builder"}}',
+    '{"__proto__":{"polluted":true},"tier":"explorer"}',
+    '{"constructor":{"prototype":{"polluted":true}}}',
+    '{"tier":"builder","tier":"innovator"}',
+    '{"tier":"\\u0000"}',
+    '{"tier":null}',
+    '[]',
+    'null',
+    '1e309',
+    '"builder"',
+    '{"tier":"BUILDER"}',
+  ),
+  fc.integer({ min: 1, max: 200 }).map((depth) => '['.repeat(depth * 50) + ']'.repeat(depth * 50)),
+  fc.integer({ min: 5_000, max: 50_000 }).map((n) => JSON.stringify({ tier: 'builder', pad: 'x'.repeat(n) })),
+)
+
+const extraHeaders = fc.record(
+  {
+    'if-none-match': fc.oneof(printable(60), fc.constantFrom('*', 'W/"x"', '"', '""')),
+    'x-forwarded-for': fc.oneof(printable(40), fc.constantFrom('127.0.0.1', '::1, 10.0.0.1')),
+    'content-encoding': fc.constantFrom('gzip', 'br', 'identity', 'x-unknown'),
+    accept: fc.constantFrom('application/xml', 'text/html', '*/*', 'application/problem+json'),
+    'x-request-id': printable(80),
+    origin: fc.constantFrom('https://evil.example', 'null', 'http://localhost'),
+    'access-control-request-method': fc.constantFrom('POST', 'DELETE', 'GET'),
+    'content-length': fc.constantFrom('0', '5', '999999', '-1', 'abc'),
+  },
+  { requiredKeys: [] },
+)
+
+const request = fc.record({
+  method: fc.constantFrom('GET', 'GET', 'GET', 'POST', 'POST', 'PUT', 'DELETE', 'PATCH', 'HEAD', 'OPTIONS'),
+  path,
+  authorization,
+  contentType,
+  body,
+  extraHeaders,
+})
+
+/** A request that would legitimately change a student's tier is not hostile: leave it out. */
+function isLegitimateEnroll(method: string, body: unknown): boolean {
+  if (method !== 'POST' || typeof body !== 'string') return false
+  try {
+    const parsed = JSON.parse(body) as unknown
+    return typeof parsed === 'object' && parsed !== null && isTierId((parsed as { tier?: unknown }).tier)
+  } catch {
+    return false
+  }
+}
+
+describe('hostile requests', () => {
+  let t: TestContext
+  let before: string
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
+    before = await snapshot(t.storage)
+  })
+  afterAll(async () => t.close())
+
+  it(`never answer 5xx, always answer problems as problem+json, and change nothing (${RUNS} requests)`, async () => {
+    let sent = 0
+    const statuses = new Map<number, number>()
+    await fc.assert(
+      fc.asyncProperty(request, async (r) => {
+        fc.pre(!isLegitimateEnroll(r.method, r.body))
+        const headers: Record<string, string> = { ...(r.extraHeaders as Record<string, string>) }
+        if (typeof r.authorization === 'string') Object.assign(headers, bearer(t.fixtures.keys[r.authorization]))
+        else if (r.authorization !== undefined) headers.authorization = r.authorization.raw
+        if (r.contentType !== undefined) headers['content-type'] = r.contentType
+        const options: InjectOptions = { method: r.method as 'GET', url: r.path, headers }
+        if (r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD') options.payload = r.body
+        let res
+        try {
+          res = await t.app.inject(options)
+        } catch (error) {
+          // light-my-request refuses some requests no HTTP client could send (invalid URL or
+          // header bytes); those never reach the server.
+          if (error instanceof TypeError || (error as { code?: string }).code?.startsWith('ERR_')) return
+          throw error
+        }
+        sent++
+        statuses.set(res.statusCode, (statuses.get(res.statusCode) ?? 0) + 1)
+        expect(res.statusCode, `${r.method} ${r.path}: ${res.body}`).toBeLessThan(500)
+        expect(res.headers['x-request-id']).toBeDefined()
+        if (res.statusCode >= 400 && r.method !== 'HEAD') {
+          const problem = t.contract.checkProblem(res)
+          expect(PROBLEM_CODES).toContain(problem.code)
+        }
+      }),
+      { numRuns: RUNS, seed: Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647), endOnFailure: true },
+    )
+    if (process.env.HOSTILE_STATS) console.log(sent, [...statuses].sort())
+    expect(sent).toBeGreaterThanOrEqual(2000)
+    // The mix reaches deep: some requests are served, many are refused for many reasons.
+    expect(statuses.get(200) ?? 0).toBeGreaterThan(0)
+    for (const status of [400, 401, 403, 404, 405]) expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0)
+    expect(await snapshot(t.storage)).toBe(before)
+  }, 240_000)
+})
