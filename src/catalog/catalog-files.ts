@@ -65,7 +65,7 @@ export class SourceFile {
   ) {
     const doc = parseDocument(text, { lineCounter: this.#lines, uniqueKeys: true, prettyErrors: false })
     for (const error of doc.errors) {
-      this.problems.push({ file: name, line: error.linePos?.[0].line ?? 1, message: `YAML syntax: ${error.message.split('\n')[0]}` })
+      this.problems.push({ file: name, line: this.#lines.linePos(error.pos[0]).line, message: `YAML syntax: ${error.message.split('\n')[0]}` })
     }
     this.root = doc.errors.length > 0 ? null : ((doc.contents as Node | null) ?? null)
   }
