@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { ManualClock } from '../../src/clock.js'
+import { generateApiKey } from '../../src/domain/api-key.js'
+import { createApiKey, createOrganisation, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
+import { bearer, buildTestApp, createTestStorage, START, type TestContext, testConfig } from '../helper.js'
+
+describe('key cache and change watcher', () => {
+  let t: TestContext
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+  })
+  afterAll(async () => t.close())
+
+  it('sees a key revoked by another process on the next poll, and a new key at once', async () => {
+    const key = await createApiKey(t.storage.db, { organisationId: t.fixtures.orgs.acme, name: 'fresh', scopes: [], expiresAt: null }, t.clock.now())
+    // Created after the app cached nothing about it: works at once (unknown keys are looked up).
+    expect((await t.call({ url: '/api/v1/tiers', headers: bearer(key.key) })).statusCode).toBe(200)
+    await revokeApiKey(t.storage.db, key.row.id, t.clock.now())
+    // Cached as valid until the watcher sees the access version move.
+    expect((await t.call({ url: '/api/v1/tiers', headers: bearer(key.key) })).statusCode).toBe(200)
+    await t.app.services.changes.check()
+    const refused = await t.call({ url: '/api/v1/tiers', headers: bearer(key.key) })
+    expect(refused.statusCode).toBe(401)
+    expect(refused.json().code).toBe('api_key_revoked')
+  })
+
+  it('remembers unknown keys only until the next access change', async () => {
+    const sizeBefore = t.app.services.keys.size
+    await t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })
+    expect(t.app.services.keys.size).toBe(sizeBefore + 1)
+    await t.app.services.changes.check()
+    expect(t.app.services.keys.size).toBe(sizeBefore + 1) // nothing changed: kept
+    await createOrganisation(t.storage.db, 'Another Partner', t.clock.now())
+    await t.app.services.changes.check()
+    expect(t.app.services.keys.size).toBe(0)
+  })
+
+  it('records when keys were last used, in batches', async () => {
+    await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.read) })
+    const unflushed = (await listApiKeys(t.storage.db)).find((k) => k.id === t.fixtures.keyIds.read)!
+    expect(unflushed.last_used_at).toBeNull()
+    await t.app.services.usage.flush()
+    const flushed = (await listApiKeys(t.storage.db)).find((k) => k.id === t.fixtures.keyIds.read)!
+    expect(flushed.last_used_at).toBe(new Date(t.clock.now()).toISOString())
+  })
+})
+
+describe('readiness', () => {
+  it('answers 503 problem+json with Retry-After when storage does not answer', async () => {
+    const storage = await createTestStorage()
+    const failing = { ...storage, ping: () => new Promise<void>(() => {}) }
+    const app = await buildApp({ config: testConfig({ STORAGE_TIMEOUT_MS: '100' }), storage: failing, clock: new ManualClock(START), logger: false })
+    const res = await app.inject({ url: '/readyz' })
+    expect(res.statusCode).toBe(503)
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+    expect(res.headers['retry-after']).toBe('2')
+    expect(res.json().code).toBe('storage_unavailable')
+    await app.close()
+    await storage.close()
+  })
+})
