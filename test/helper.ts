@@ -2,10 +2,12 @@
  * Test support: a real database (SQLite in a temp file by default), the real catalog, a
  * manual clock, and fixtures covering every kind of key a partner can hold.
  */
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import { sql } from 'kysely'
 import { buildApp } from '../src/app.js'
 import { readCatalogDir, type CatalogData } from '../src/catalog/catalog-files.js'
 import { ManualClock } from '../src/clock.js'
@@ -35,14 +37,34 @@ export function tempDir(prefix = 'curriculum-test-'): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), prefix))
 }
 
-/** A new, empty database's URL: a SQLite file in a temp folder. */
+/**
+ * A new, empty database's URL: a SQLite file in a temp folder, or, when TEST_DATABASE_URL names
+ * a PostgreSQL database, a schema of its own there so that runs never collide.
+ */
 export function freshDatabaseUrl(): string {
+  const base = process.env.TEST_DATABASE_URL
+  if (base !== undefined && /^postgres(ql)?:\/\//.test(base)) {
+    const url = new URL(base)
+    url.searchParams.set('schema', `t_${randomBytes(6).toString('hex')}`)
+    return url.toString()
+  }
   return `sqlite:${path.join(tempDir(), 'test.db')}`
 }
 
 /** A migrated database with the sample catalog. */
 export async function createTestStorage(options: { catalog?: boolean; url?: string } = {}): Promise<Storage> {
-  const storage = openStorage(options.url ?? freshDatabaseUrl(), { busyTimeoutMs: 1000 })
+  const opened = openStorage(options.url ?? freshDatabaseUrl(), { busyTimeoutMs: 1000 })
+  // A PostgreSQL test schema is dropped when the test closes its storage.
+  const storage: Storage =
+    opened.schema === undefined
+      ? opened
+      : {
+          ...opened,
+          async close() {
+            await sql`drop schema if exists ${sql.id(opened.schema!)} cascade`.execute(opened.db).catch(() => {})
+            await opened.close()
+          },
+        }
   await migrate(storage)
   if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
   return storage

@@ -21,7 +21,12 @@ export async function migrate(storage: Storage): Promise<MigrationReport> {
     await sql`create schema if not exists ${sql.id(storage.schema)}`.execute(storage.db)
   }
   const provider: MigrationProvider = { getMigrations: async () => migrations(storage) }
-  const migrator = new Migrator({ db: storage.db, provider })
+  const migrator = new Migrator({
+    db: storage.db,
+    provider,
+    // Without it Kysely would find another schema's migration tables and skip creating its own.
+    ...(storage.schema === undefined ? {} : { migrationTableSchema: storage.schema }),
+  })
   const { error, results } = await migrator.migrateToLatest()
   if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) }
