@@ -11,7 +11,6 @@ import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
-import { type RateLimiter, SlidingWindowLimiter } from './domain/sliding-window.js'
 import type { TypedApp } from './http/app-types.js'
 import { createAccessControl } from './http/access-control.js'
 import { methodGuard } from './http/method-guards.js'
@@ -31,6 +30,7 @@ import { CatalogState } from './services/catalog-state.js'
 import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
+import { createLimiters, type Limiters } from './services/limiters.js'
 import type { Storage } from './storage/db.js'
 
 export interface AppOptions {
@@ -39,8 +39,8 @@ export interface AppOptions {
   clock?: Clock
   /** A pino logger, or false for none (tests). */
   logger?: FastifyBaseLogger | false
-  /** The per-key limiter; defaults to an in-process sliding window. */
-  rateLimiter?: RateLimiter
+  /** Limiters to use instead of those the config describes (tests). */
+  limiters?: Limiters
 }
 
 export interface AppServices {
@@ -48,8 +48,7 @@ export interface AppServices {
   readonly keys: KeyCache
   readonly changes: ChangeWatcher
   readonly usage: KeyUsage
-  readonly limiter: RateLimiter
-  readonly authFailures: SlidingWindowLimiter
+  readonly limiters: Limiters
 }
 
 declare module 'fastify' {
@@ -88,13 +87,12 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   }).withTypeProvider<TypeBoxTypeProvider>()
 
   const windowMs = config.rateLimitWindowSeconds * 1000
-  const limiter = options.rateLimiter ?? new SlidingWindowLimiter({ limit: config.rateLimit, windowMs, clock })
-  const authFailures = new SlidingWindowLimiter({ limit: config.authFailureLimit, windowMs, clock })
+  const limiters = options.limiters ?? (await createLimiters(config, clock, app.log))
   const keys = new KeyCache({ db: storage.db, clock })
   const usage = new KeyUsage(storage.db, clock)
   const catalog = await CatalogState.load(storage.db)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
-  app.decorate('services', { catalog, keys, changes, usage, limiter, authFailures })
+  app.decorate('services', { catalog, keys, changes, usage, limiters })
   app.decorateRequest('principal', null)
 
   for (const schema of [ProblemSchema, TierSchema, TiersResponseSchema, LessonSummarySchema, LessonsResponseSchema, LessonSchema, ProgressEntrySchema, StudentProgressSchema, EnrollmentSchema]) {
@@ -108,7 +106,15 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   app.addHook('onRequest', responseBasics)
   app.addHook(
     'onRequest',
-    createAccessControl({ keys, usage, limiter, authFailures, clock, db: storage.db, policy: policyHeader(limiter.limit, windowMs / 1000) }),
+    createAccessControl({
+      keys,
+      usage,
+      limiter: limiters.requests,
+      authFailures: limiters.authFailures,
+      clock,
+      db: storage.db,
+      policy: policyHeader(limiters.requests.limit, windowMs / 1000),
+    }),
   )
   app.addHook('onResponse', (request, reply, done) => {
     request.log.info(
@@ -126,7 +132,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   catalogRoutes(app, catalog)
   studentRoutes(app, { storage, catalog, clock })
-  healthRoutes(app, { storage, catalog, timeoutMs: config.storageTimeoutMs })
+  healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   docsRoutes(app, config)
   for (const url of ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons/*', '/api/v1/students/:id/progress']) {
     methodGuard(app, url, ['GET', 'HEAD'])
@@ -135,10 +141,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   await changes.start(config.changePollMs)
   const usageTimer = setInterval(() => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')), USAGE_FLUSH_MS)
-  const sweepTimer = setInterval(() => {
-    if (limiter instanceof SlidingWindowLimiter) limiter.sweep()
-    authFailures.sweep()
-  }, windowMs)
+  const sweepTimer = setInterval(() => limiters.sweep(), windowMs)
   usageTimer.unref()
   sweepTimer.unref()
   app.addHook('onClose', async () => {
@@ -146,6 +149,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clearInterval(usageTimer)
     clearInterval(sweepTimer)
     await usage.flush().catch(() => {})
+    if (options.limiters === undefined) await limiters.close()
   })
   return app
 }

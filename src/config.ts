@@ -27,6 +27,14 @@ export interface Config {
   readonly catalogDir: string
   /** How often each instance looks for catalog and access changes made elsewhere. */
   readonly changePollMs: number
+  /** Redis for state shared by instances (rate limits); undefined keeps it in this process. */
+  readonly redisUrl: string | undefined
+  /** Prefix of every Redis key this service writes, so deployments can share a Redis. */
+  readonly redisKeyPrefix: string
+  /** Worker processes to run (node:cluster); more than one needs REDIS_URL. */
+  readonly workers: number
+  /** PostgreSQL connection pool size per process. */
+  readonly dbPoolSize: number
   /** Upper bound on how long a storage call may take before the request answers 503. */
   readonly storageTimeoutMs: number
   /** SQLite synchronous pragma: NORMAL (durable across process crashes) or FULL (also power loss). */
@@ -80,6 +88,21 @@ function databaseUrl(env: Env): string {
   throw new ConfigError(`DATABASE_URL must start with sqlite:, file: or postgres:// (got "${raw.replace(/\/\/[^@]*@/, '//***@')}")`)
 }
 
+function redisUrl(env: Env): string | undefined {
+  const raw = env.REDIS_URL?.trim()
+  if (raw === undefined || raw === '') return undefined
+  if (!/^rediss?:\/\//.test(raw)) throw new ConfigError(`REDIS_URL must start with redis:// or rediss:// (got "${raw.replace(/\/\/[^@]*@/, '//***@')}")`)
+  return raw
+}
+
+function workers(env: Env): number {
+  const count = integer(env, 'WORKERS', 1, 1, 256)
+  if (count > 1 && (env.REDIS_URL ?? '').trim() === '') {
+    throw new ConfigError(`WORKERS=${count} needs REDIS_URL: without a shared store each worker would keep its own rate limit`)
+  }
+  return count
+}
+
 function publicUrl(env: Env, port: number): string {
   const raw = env.PUBLIC_URL?.trim()
   if (raw === undefined || raw === '') return `http://localhost:${port}`
@@ -104,6 +127,10 @@ export function loadConfig(env: Env = process.env): Config {
     catalogDir: path.resolve(env.CATALOG_DIR?.trim() || 'catalog'),
     changePollMs: integer(env, 'CHANGE_POLL_MS', 1000, 50, 5000),
     storageTimeoutMs: integer(env, 'STORAGE_TIMEOUT_MS', 2000, 50, 60_000),
+    redisUrl: redisUrl(env),
+    redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || 'curriculum:',
+    workers: workers(env),
+    dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),
   })
 }

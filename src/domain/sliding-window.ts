@@ -19,8 +19,10 @@ export interface RateDecision {
 export interface RateLimiter {
   readonly limit: number
   readonly windowMs: number
-  /** Records a hit if it is allowed. */
+  /** Records a hit if it is allowed; a refused hit is not recorded. */
   hit(key: string): RateDecision | Promise<RateDecision>
+  /** The decision a hit would get now, without recording anything. */
+  peek(key: string): RateDecision | Promise<RateDecision>
 }
 
 interface Log {
@@ -42,12 +44,10 @@ export class SlidingWindowLimiter implements RateLimiter {
     this.#clock = options.clock
   }
 
-  /** Records the hit when it is within the limit; a refused hit is not recorded. */
   hit(key: string): RateDecision {
     return this.#decide(key, true)
   }
 
-  /** The decision a hit would get now, without recording anything. */
   peek(key: string): RateDecision {
     return this.#decide(key, false)
   }

@@ -17,7 +17,7 @@ import type { Clock } from '../clock.js'
 import { isAgreementActive } from '../domain/agreements.js'
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-key.js'
 import type { Scope } from '../domain/scopes.js'
-import type { RateLimiter, SlidingWindowLimiter } from '../domain/sliding-window.js'
+import type { RateLimiter } from '../domain/sliding-window.js'
 import { type ProblemCode, ProblemError } from '../errors.js'
 import type { KeyRecord } from '../storage/access-repository.js'
 import type { Database } from '../storage/database.js'
@@ -58,7 +58,7 @@ export interface AccessControlOptions {
   keys: KeyCache
   usage: KeyUsage
   limiter: RateLimiter
-  authFailures: SlidingWindowLimiter
+  authFailures: RateLimiter
   clock: Clock
   db: Kysely<Database>
   policy: string
@@ -71,8 +71,8 @@ function retryAfter(ms: number): string {
 export function createAccessControl(options: AccessControlOptions) {
   const { keys, usage, limiter, authFailures, clock, db, policy } = options
 
-  function refuse(request: FastifyRequest, code: ProblemCode): never {
-    authFailures.hit(request.ip)
+  async function refuse(request: FastifyRequest, code: ProblemCode): Promise<never> {
+    await authFailures.hit(request.ip)
     const challenge =
       code === 'api_key_missing'
         ? `Bearer realm="${REALM}"`
@@ -81,7 +81,7 @@ export function createAccessControl(options: AccessControlOptions) {
   }
 
   async function authenticate(request: FastifyRequest): Promise<KeyRecord> {
-    const blocked = authFailures.peek(request.ip)
+    const blocked = await authFailures.peek(request.ip)
     if (!blocked.allowed) {
       throw new ProblemError(
         'too_many_failed_authentications',
@@ -128,8 +128,7 @@ export function createAccessControl(options: AccessControlOptions) {
     const config = request.routeOptions.config
     if (config.public === true || request.method === 'OPTIONS' || !request.url.startsWith('/api/v1/')) return
     const record = await authenticate(request)
-    const found = limiter.hit(record.keyId)
-    const decision = found instanceof Promise ? await found : found
+    const decision = await limiter.hit(record.keyId)
     setRateLimitHeaders(reply, decision, policy, clock.now())
     if (!decision.allowed) {
       throw new ProblemError(

@@ -5,6 +5,8 @@
 import { Type } from 'typebox'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
+import type { LimiterStore } from '../../services/fallback-limiter.js'
+import type { Limiters } from '../../services/limiters.js'
 import type { Storage } from '../../storage/db.js'
 import type { TypedApp } from '../app-types.js'
 import { problemResponses } from '../schemas/responses.js'
@@ -17,7 +19,7 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: CatalogState; timeoutMs: number }): void {
+export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: CatalogState; limiters: Limiters; timeoutMs: number }): void {
   app.get(
     '/healthz',
     {
@@ -47,6 +49,10 @@ export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: C
             {
               status: Type.Literal('ready'),
               storage: Type.Object({ engine: Type.String(), status: Type.Literal('up') }),
+              rateLimit: Type.Object(
+                { store: Type.Unsafe<LimiterStore>({ type: 'string', enum: ['memory', 'redis', 'memory-fallback'] }) },
+                { description: '`memory-fallback`: Redis is unreachable and this instance limits on its own until it returns.' },
+              ),
               catalogVersion: Type.Integer(),
             },
             { description: 'Ready to serve.' },
@@ -67,6 +73,7 @@ export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: C
       return {
         status: 'ready' as const,
         storage: { engine: deps.storage.engine, status: 'up' as const },
+        rateLimit: { store: deps.limiters.store() },
         catalogVersion: deps.catalog.current.version,
       }
     },

@@ -1,0 +1,83 @@
+/**
+ * Uses the shared (Redis) limiter while it answers; when it does not, each instance falls back
+ * to its own in-memory window, logs it once, reports it in /readyz, probes every second, and
+ * returns to the shared limiter when Redis is back. During the outage the limit holds per
+ * instance (at most N x the limit across N instances): availability is kept over exactness.
+ */
+import type { FastifyBaseLogger } from 'fastify'
+import type { RateDecision, RateLimiter } from '../domain/sliding-window.js'
+
+export type LimiterStore = 'redis' | 'memory' | 'memory-fallback'
+
+export class FallbackLimiter implements RateLimiter {
+  readonly limit: number
+  readonly windowMs: number
+  readonly #shared: RateLimiter
+  readonly #local: RateLimiter
+  readonly #probe: () => Promise<unknown>
+  readonly #log: FastifyBaseLogger
+  readonly #probeMs: number
+  readonly #name: string
+  #healthy = true
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(options: { shared: RateLimiter; local: RateLimiter; probe: () => Promise<unknown>; log: FastifyBaseLogger; name: string; probeMs?: number }) {
+    this.limit = options.shared.limit
+    this.windowMs = options.shared.windowMs
+    this.#shared = options.shared
+    this.#local = options.local
+    this.#probe = options.probe
+    this.#log = options.log
+    this.#name = options.name
+    this.#probeMs = options.probeMs ?? 1000
+  }
+
+  get store(): LimiterStore {
+    return this.#healthy ? 'redis' : 'memory-fallback'
+  }
+
+  async hit(key: string): Promise<RateDecision> {
+    if (this.#healthy) {
+      try {
+        return await this.#shared.hit(key)
+      } catch (error) {
+        this.#degrade(error)
+      }
+    }
+    return this.#local.hit(key)
+  }
+
+  async peek(key: string): Promise<RateDecision> {
+    if (this.#healthy) {
+      try {
+        return await this.#shared.peek(key)
+      } catch (error) {
+        this.#degrade(error)
+      }
+    }
+    return this.#local.peek(key)
+  }
+
+  #degrade(error: unknown): void {
+    if (!this.#healthy) return
+    this.#healthy = false
+    this.#log.warn({ err: error, limiter: this.#name }, 'Redis unreachable: rate limiting falls back to this instance alone')
+    this.#timer = setInterval(() => {
+      this.#probe().then(
+        () => {
+          if (this.#healthy) return
+          this.#healthy = true
+          clearInterval(this.#timer)
+          this.#timer = undefined
+          this.#log.info({ limiter: this.#name }, 'Redis reachable again: rate limiting is shared again')
+        },
+        () => {},
+      )
+    }, this.#probeMs)
+    this.#timer.unref()
+  }
+
+  close(): void {
+    if (this.#timer !== undefined) clearInterval(this.#timer)
+  }
+}
