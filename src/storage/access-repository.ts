@@ -209,3 +209,25 @@ export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<stri
     }
   })
 }
+
+export type OrganisationStatus = 'active' | 'suspended'
+
+/**
+ * Suspends or reinstates an organisation. A suspended organisation's keys are refused until it
+ * is reinstated; its agreements and keys are kept as they are. Setting the status it already
+ * has changes nothing and bumps no version.
+ */
+export async function setOrganisationStatus(
+  db: Kysely<Database>,
+  organisationId: string,
+  status: OrganisationStatus,
+): Promise<{ organisation: OrganisationRow; changed: boolean }> {
+  return inTransaction(db, async (trx) => {
+    const row = await trx.selectFrom('organisations').selectAll().where('id', '=', organisationId).executeTakeFirst()
+    if (row === undefined) throw new NotFoundError(`no organisation "${organisationId}"`)
+    if (row.status === status) return { organisation: row, changed: false }
+    await trx.updateTable('organisations').set({ status }).where('id', '=', row.id).execute()
+    await bumpVersion(trx, 'access')
+    return { organisation: { ...row, status }, changed: true }
+  })
+}

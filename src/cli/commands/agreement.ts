@@ -1,0 +1,124 @@
+/**
+ * `curriculum agreement ...`: the data-sharing agreements that allow an organisation's keys to
+ * reach student data. Only the operator records them, from a signed document.
+ */
+import type { Command } from 'commander'
+import { systemClock } from '../../clock.js'
+import type { AgreementRow } from '../../storage/database.js'
+import { act } from '../command-action.js'
+import { dateOption, defineCommand, defineGroup, uuidOption } from '../options.js'
+import { CliError, plural, table, UsageError } from '../output.js'
+import { withStorage } from '../storage-session.js'
+
+type AgreementState = 'active' | 'pending' | 'expired' | 'ended'
+
+/** The state at `now`: ended and expired win over active; pending means signed with a future date. */
+function agreementState(row: AgreementRow, now: number): AgreementState {
+  if (row.ended_at !== null && Date.parse(row.ended_at) <= now) return 'ended'
+  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'expired'
+  if (Date.parse(row.signed_at) > now) return 'pending'
+  return 'active'
+}
+
+function agreementJson(row: AgreementRow, now: number, organisation?: string) {
+  return {
+    id: row.id,
+    organisationId: row.organisation_id,
+    ...(organisation === undefined ? {} : { organisation }),
+    signedAt: row.signed_at,
+    expiresAt: row.expires_at,
+    endedAt: row.ended_at,
+    documentRef: row.document_ref,
+    createdAt: row.created_at,
+    state: agreementState(row, now),
+  }
+}
+
+export function registerAgreement(program: Command): void {
+  const agreement = defineGroup(program, 'agreement', 'Record, end and list data-sharing agreements', 'curriculum agreement list --org "Acme Learning"')
+
+  defineCommand(agreement, 'record', 'Record a signed data-sharing agreement for an organisation', [
+    'curriculum agreement record --org "Acme Learning" --signed 2026-01-31 --expires 2027-01-31 --document DSA-2026-014',
+  ])
+    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption('--signed <date>', 'date it takes effect: 2026-01-31 (midnight UTC) or a full ISO timestamp', dateOption)
+    .option('--expires <date>', 'date it stops applying; open-ended if left out', dateOption)
+    .requiredOption('--document <ref>', 'reference of the signed document, e.g. its file or contract number')
+    .action(
+      act(async (command) => {
+        const options = command.opts<{ org: string; signed: number; expires?: number; document: string }>()
+        const now = systemClock.now()
+        const { row, organisation } = await withStorage(async ({ storage }) => {
+          const { findOrganisation, recordAgreement } = await import('../../storage/access-repository.js')
+          const organisation = await findOrganisation(storage.db, options.org)
+          const row = await recordAgreement(
+            storage.db,
+            { organisationId: organisation.id, signedAt: options.signed, expiresAt: options.expires ?? null, documentRef: options.document },
+            now,
+          )
+          return { row, organisation }
+        })
+        const state = agreementState(row, now)
+        return {
+          data: { agreement: agreementJson(row, now, organisation.name) },
+          text: `recorded agreement ${row.id} for ${organisation.name}: signed ${row.signed_at}, expires ${row.expires_at ?? 'never'} (${state})`,
+        }
+      }),
+    )
+
+  defineCommand(agreement, 'end', 'End one agreement, or every agreement of an organisation, from now on', [
+    'curriculum agreement end --org "Acme Learning"',
+    'curriculum agreement end --id 5d1c1c4e-2b6a-4d53-9d57-7f3a1b9e0c11',
+  ])
+    .option('--org <organisation>', 'end every agreement of this organisation (id or exact name)')
+    .option('--id <agreementId>', 'end this agreement only', uuidOption)
+    .action(
+      act(async (command) => {
+        const options = command.opts<{ org?: string; id?: string }>()
+        if ((options.org === undefined) === (options.id === undefined)) throw new UsageError('give exactly one of --org <organisation> or --id <agreementId>')
+        const now = systemClock.now()
+        const ended = await withStorage(async ({ storage }) => {
+          const { endAgreements, findOrganisation, listAgreements } = await import('../../storage/access-repository.js')
+          if (options.id !== undefined) {
+            const existing = (await listAgreements(storage.db)).find((row) => row.id === options.id)
+            if (existing === undefined) throw new CliError(`no agreement "${options.id}"`)
+            return endAgreements(storage.db, { agreementId: existing.id }, now)
+          }
+          const organisation = await findOrganisation(storage.db, options.org!)
+          return endAgreements(storage.db, { organisationId: organisation.id }, now)
+        })
+        return {
+          data: { ended: ended.map((row) => agreementJson(row, now)) },
+          text: ended.length === 0 ? 'nothing to end: no agreement was still open' : `ended ${plural(ended.length, 'agreement')}: ${ended.map((row) => row.id).join(', ')}`,
+        }
+      }),
+    )
+
+  defineCommand(agreement, 'list', 'List agreements with their state now: active, pending, expired or ended', [
+    'curriculum agreement list',
+    'curriculum agreement list --org "Acme Learning" --json',
+  ])
+    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .action(
+      act(async (command) => {
+        const options = command.opts<{ org?: string }>()
+        const now = systemClock.now()
+        const { rows, names } = await withStorage(async ({ storage }) => {
+          const { findOrganisation, listAgreements, listOrganisations } = await import('../../storage/access-repository.js')
+          const organisationId = options.org === undefined ? undefined : (await findOrganisation(storage.db, options.org)).id
+          const names = new Map((await listOrganisations(storage.db)).map((org) => [org.id, org.name]))
+          return { rows: await listAgreements(storage.db, organisationId), names }
+        })
+        return {
+          data: { agreements: rows.map((row) => agreementJson(row, now, names.get(row.organisation_id))) },
+          text:
+            rows.length === 0
+              ? 'no agreements'
+              : table(
+                  ['ID', 'ORGANISATION', 'STATE', 'SIGNED', 'EXPIRES', 'ENDED', 'DOCUMENT'],
+                  rows.map((row) => [row.id, names.get(row.organisation_id), agreementState(row, now), row.signed_at, row.expires_at, row.ended_at, row.document_ref]),
+                ),
+        }
+      }),
+    )
+}

@@ -1,0 +1,63 @@
+/**
+ * `curriculum org ...`: partner organisations. Suspending one refuses its keys at once (on the
+ * next access poll) without revoking them, so a reinstatement needs no new keys.
+ */
+import type { Command } from 'commander'
+import { systemClock } from '../../clock.js'
+import type { OrganisationStatus } from '../../storage/access-repository.js'
+import type { OrganisationRow } from '../../storage/database.js'
+import { act } from '../command-action.js'
+import { defineCommand, defineGroup } from '../options.js'
+import { table } from '../output.js'
+import { withStorage } from '../storage-session.js'
+
+function organisationJson(row: OrganisationRow) {
+  return { id: row.id, name: row.name, status: row.status, createdAt: row.created_at }
+}
+
+function registerStatusChange(org: Command, name: 'suspend' | 'reinstate', status: OrganisationStatus, description: string): void {
+  defineCommand(org, `${name} <organisation>`, description, [`curriculum org ${name} "Acme Learning"`, `curriculum org ${name} 0b7f3a52-6c1e-4d1a-9f55-2f7f0c7e8a10 --json`]).action(
+    act(async (command) => {
+      const [idOrName] = command.processedArgs as [string]
+      const { organisation, changed } = await withStorage(async ({ storage }) => {
+        const { findOrganisation, setOrganisationStatus } = await import('../../storage/access-repository.js')
+        const found = await findOrganisation(storage.db, idOrName)
+        return setOrganisationStatus(storage.db, found.id, status)
+      })
+      return {
+        data: { organisation: organisationJson(organisation), changed },
+        text: changed ? `${organisation.name} (${organisation.id}) is now ${status}` : `${organisation.name} (${organisation.id}) was already ${status}`,
+      }
+    }),
+  )
+}
+
+export function registerOrg(program: Command): void {
+  const org = defineGroup(program, 'org', 'Manage partner organisations', 'curriculum org create --name "Acme Learning"')
+
+  defineCommand(org, 'create', 'Create a partner organisation', ['curriculum org create --name "Acme Learning"'])
+    .requiredOption('--name <name>', 'organisation name, unique, 1 to 120 characters')
+    .action(
+      act(async (command) => {
+        const { name } = command.opts<{ name: string }>()
+        const row = await withStorage(async ({ storage }) => {
+          const { createOrganisation } = await import('../../storage/access-repository.js')
+          return createOrganisation(storage.db, name, systemClock.now())
+        })
+        return { data: { organisation: organisationJson(row) }, text: `created organisation ${row.name} (${row.id})` }
+      }),
+    )
+
+  defineCommand(org, 'list', 'List organisations', ['curriculum org list', 'curriculum org list --json']).action(
+    act(async () => {
+      const rows = await withStorage(async ({ storage }) => (await import('../../storage/access-repository.js')).listOrganisations(storage.db))
+      return {
+        data: { organisations: rows.map(organisationJson) },
+        text: rows.length === 0 ? 'no organisations' : table(['ID', 'NAME', 'STATUS', 'CREATED'], rows.map((row) => [row.id, row.name, row.status, row.created_at])),
+      }
+    }),
+  )
+
+  registerStatusChange(org, 'suspend', 'suspended', 'Suspend an organisation: its keys are refused until it is reinstated')
+  registerStatusChange(org, 'reinstate', 'active', 'Reinstate a suspended organisation: its keys work again')
+}

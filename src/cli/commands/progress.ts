@@ -1,0 +1,57 @@
+/**
+ * `curriculum progress import`: lesson progress brought over from another system. A lesson
+ * slug need only be well formed: progress outlives lessons a later catalog drops.
+ */
+import type { Command } from 'commander'
+import { PROGRESS_STATUSES } from '../../domain/progress.js'
+import type { ProgressImportRow } from '../../storage/student-import-repository.js'
+import { defineImportCommand } from '../import-command.js'
+import { count, oneOf, optionalTimestamp, text, timestamp, uuid } from '../import-fields.js'
+import type { ImportSpec } from '../import-runner.js'
+import { defineGroup } from '../options.js'
+
+export const progressImport: ImportSpec<ProgressImportRow, { slug: RegExp }> = {
+  noun: 'progress row',
+  fields: ['studentId', 'lessonSlug', 'status', 'xp', 'timeSeconds', 'startedAt', 'completedAt'],
+  optional: ['completedAt'],
+  unknownField: 'only studentId, lessonSlug, status, xp, timeSeconds, startedAt and completedAt are accepted',
+  prepare: async () => ({ slug: (await import('../../catalog/catalog-files.js')).SLUG }),
+  parse(row, { slug }) {
+    const studentId = uuid(row, 'studentId')
+    let lessonSlug = text(row, 'lessonSlug')
+    if (lessonSlug !== null && !slug.test(lessonSlug)) {
+      row.report('lessonSlug', `must be <tier>/<lessonId>-<title-words>, such as explorer/e1-robots-follow-instructions (got "${lessonSlug}")`)
+      lessonSlug = null
+    }
+    const status = oneOf(row, 'status', PROGRESS_STATUSES)
+    const xp = count(row, 'xp')
+    const timeSeconds = count(row, 'timeSeconds')
+    const startedAt = timestamp(row, 'startedAt')
+    const completedAt = optionalTimestamp(row, 'completedAt')
+    let completedOk = completedAt !== null
+    if (status === 'completed' && completedAt === undefined) {
+      row.report('completedAt', 'is required when status is completed')
+      completedOk = false
+    } else if (status === 'in_progress' && completedAt !== undefined) {
+      row.report('completedAt', 'must be empty when status is in_progress')
+      completedOk = false
+    } else if (typeof completedAt === 'string' && startedAt !== null && completedAt < startedAt) {
+      // Both are ISO UTC with milliseconds, so text order is time order.
+      row.report('completedAt', `must not be before startedAt (${startedAt})`)
+      completedOk = false
+    }
+    if (studentId === null || lessonSlug === null || status === null || xp === null || timeSeconds === null || startedAt === null || !completedOk) return null
+    return { studentId, lessonSlug, status, xp, timeSeconds, startedAt, completedAt: completedAt ?? null }
+  },
+  key: (row) => `${row.studentId} ${row.lessonSlug}`,
+  duplicate: (row, firstLine) => ({ field: 'lessonSlug', message: `student ${row.studentId} already has a row for ${row.lessonSlug} on line ${firstLine}` }),
+  student: { field: 'studentId', of: (row) => row.studentId },
+  write: async (db, rows, _now, progress) => (await import('../../storage/student-import-repository.js')).upsertProgress(db, rows, progress),
+}
+
+export function registerProgress(program: Command): void {
+  const group = defineGroup(program, 'progress', 'Import lesson progress for existing students', 'curriculum progress import progress.csv')
+  defineImportCommand(group, progressImport, 'Add or replace lesson progress from a CSV or JSON Lines file, all or nothing', [
+    'curriculum progress import progress.csv   # header: studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt',
+  ])
+}

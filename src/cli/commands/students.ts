@@ -1,0 +1,40 @@
+/**
+ * `curriculum students import`: students by id, first name and tier. First names only: the
+ * service must not hold more about a child than it needs, so any other field (a surname, an
+ * e-mail address, a birth date) fails the import instead of being dropped silently.
+ */
+import type { Command } from 'commander'
+import { firstNameProblem } from '../../domain/first-name.js'
+import { TIER_IDS } from '../../domain/tiers.js'
+import type { StudentImportRow } from '../../storage/student-import-repository.js'
+import { defineImportCommand } from '../import-command.js'
+import { oneOf, text, uuid } from '../import-fields.js'
+import type { ImportSpec } from '../import-runner.js'
+import { defineGroup } from '../options.js'
+
+export const studentImport: ImportSpec<StudentImportRow, void> = {
+  noun: 'student',
+  fields: ['id', 'firstName', 'tier'],
+  unknownField: 'only id, firstName and tier are accepted: student records hold first names only',
+  prepare: async () => {},
+  parse(row) {
+    const id = uuid(row, 'id')
+    const name = text(row, 'firstName')
+    const problem = name === null ? null : firstNameProblem(name)
+    if (problem !== null) row.report('firstName', problem)
+    const tier = oneOf(row, 'tier', TIER_IDS)
+    if (id === null || name === null || problem !== null || tier === null) return null
+    return { id, firstName: name.normalize('NFC'), tier }
+  },
+  key: (row) => row.id,
+  duplicate: (row, firstLine) => ({ field: 'id', message: `student ${row.id} is already on line ${firstLine}` }),
+  write: async (db, rows, now, progress) => (await import('../../storage/student-import-repository.js')).upsertStudents(db, rows, now, progress),
+}
+
+export function registerStudents(program: Command): void {
+  const group = defineGroup(program, 'students', 'Import students (id, first name, tier)', 'curriculum students import students.csv')
+  defineImportCommand(group, studentImport, 'Add or update students from a CSV or JSON Lines file, all or nothing', [
+    'curriculum students import students.csv      # header: id,firstName,tier',
+    'curriculum students import students.jsonl --json',
+  ])
+}

@@ -1,0 +1,30 @@
+/**
+ * `<what> import <file>`: the command line shared by the three imports; what differs between
+ * them lives in their ImportSpec.
+ */
+import { type Command, Option } from 'commander'
+import { systemClock } from '../clock.js'
+import { act } from './command-action.js'
+import { type ImportSpec, runImport } from './import-runner.js'
+import { defineCommand } from './options.js'
+import { plural } from './output.js'
+import { formatOf, RECORD_FORMATS, type RecordFormat } from './records.js'
+import { withStorage } from './storage-session.js'
+
+export function defineImportCommand<Row, Context>(group: Command, spec: ImportSpec<Row, Context>, description: string, examples: readonly string[]): Command {
+  return defineCommand(group, 'import <file>', description, examples)
+    .addOption(new Option('--format <format>', 'file format; by default taken from the extension (.csv, .jsonl, .ndjson)').choices(RECORD_FORMATS))
+    .action(
+      act(async (command) => {
+        const [file] = command.processedArgs as [string]
+        const format = formatOf(file, command.opts<{ format?: RecordFormat }>().format)
+        const started = performance.now()
+        const summary = await withStorage(({ storage }) => runImport(spec, storage.db, file, format, systemClock.now()))
+        const seconds = ((performance.now() - started) / 1000).toFixed(1)
+        return {
+          data: { ...summary },
+          text: `imported ${plural(summary.rows, spec.noun)} from ${file} in ${seconds} s`,
+        }
+      }),
+    )
+}

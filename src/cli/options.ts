@@ -1,0 +1,56 @@
+/**
+ * What every command shares: a one-line description, --json, and examples under --help; and
+ * the parsers that turn option text into values, so a malformed option is a usage error
+ * (exit 2) reported before anything is opened.
+ */
+import { type Command, InvalidArgumentError } from 'commander'
+import { parseScopes, type Scope } from '../domain/scopes.js'
+import { parseDateOrTimestamp } from './dates.js'
+
+export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+
+/** Adds a command that does work (as opposed to a group of commands) under `parent`. */
+export function defineCommand(parent: Command, nameAndArgs: string, description: string, examples: readonly string[]): Command {
+  return parent
+    .command(nameAndArgs)
+    .description(description)
+    .option('--json', 'print one JSON document on stdout instead of text')
+    .addHelpText('after', `\n${examples.length === 1 ? 'Example' : 'Examples'}:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`)
+}
+
+/**
+ * Adds a group such as `org`; running it without a subcommand prints its help and exits 2. It
+ * accepts --json too, so that even that mistake answers in JSON when asked.
+ */
+export function defineGroup(parent: Command, name: string, description: string, example: string): Command {
+  return parent
+    .command(name)
+    .description(description)
+    .option('--json', 'print one JSON document on stdout instead of text')
+    .addHelpText('after', `\nExample:\n  $ ${example}\n`)
+}
+
+export function dateOption(text: string): number {
+  const value = parseDateOrTimestamp(text)
+  if (value === null) throw new InvalidArgumentError('use a date such as 2026-01-31 (midnight UTC) or a timestamp such as 2026-01-31T09:00:00Z.')
+  return value
+}
+
+export function scopesOption(text: string): Scope[] {
+  try {
+    return parseScopes(text)
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`)
+  }
+}
+
+export function uuidOption(text: string): string {
+  if (!UUID.test(text)) throw new InvalidArgumentError('expected a UUID such as 11111111-1111-4111-8111-111111111111.')
+  return text.toLowerCase()
+}
+
+export function limitOption(text: string): number {
+  const value = Number(text)
+  if (!/^\d+$/.test(text) || value < 1 || value > 100_000) throw new InvalidArgumentError('expected a whole number from 1 to 100000.')
+  return value
+}

@@ -1,0 +1,49 @@
+/**
+ * The command tree. Commands are registered on their parent with `.command()` (not
+ * `addCommand`) so that each inherits the error handling set here.
+ *
+ * Command modules import storage and catalog code inside their actions, not at the top: the
+ * database drivers and the query builder take about 0.3 s to load, which --help, a usage error
+ * or `catalog validate` should not pay.
+ */
+import { Command } from 'commander'
+import { registerAgreement } from './commands/agreement.js'
+import { registerCatalog } from './commands/catalog.js'
+import { registerDisclosures } from './commands/disclosures.js'
+import { registerKey } from './commands/key.js'
+import { registerLinks } from './commands/links.js'
+import { registerMigrate } from './commands/migrate.js'
+import { registerOrg } from './commands/org.js'
+import { registerProgress } from './commands/progress.js'
+import { registerStudents } from './commands/students.js'
+
+export function buildProgram(options: { json: boolean }): Command {
+  const program = new Command('curriculum')
+    .description('Operate the Curriculum API: database, catalog, organisations, agreements, keys, student imports and the disclosure log')
+    .addHelpText(
+      'after',
+      '\nEvery command reads DATABASE_URL (and CATALOG_DIR) like the server does, and takes --json.\n\nExample:\n  $ DATABASE_URL=sqlite:data/curriculum.db curriculum org list\n',
+    )
+    .option('--json', 'print one JSON document on stdout instead of text')
+    // Otherwise commander lets a group's --json swallow the one after a subcommand.
+    .enablePositionalOptions()
+    // Commander exits the process itself unless told otherwise; index.ts decides the exit code.
+    .exitOverride()
+    .configureOutput({
+      // With --json the error is reported in the JSON document instead.
+      outputError: (text, write) => {
+        if (!options.json) write(text)
+      },
+    })
+    .showHelpAfterError(options.json ? false : '(add --help for usage)')
+  registerMigrate(program)
+  registerCatalog(program)
+  registerOrg(program)
+  registerAgreement(program)
+  registerKey(program)
+  registerStudents(program)
+  registerLinks(program)
+  registerProgress(program)
+  registerDisclosures(program)
+  return program
+}

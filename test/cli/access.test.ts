@@ -1,0 +1,144 @@
+/**
+ * Organisations, agreements and keys, driven through the CLI from a fresh database: each step
+ * checks both what the CLI says and what it stored (including the `access` version that tells
+ * running servers to reload).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { hashApiKey } from '../../src/domain/api-key.js'
+import { findKeyByHash } from '../../src/storage/access-repository.js'
+import { readVersions } from '../../src/storage/meta-repository.js'
+import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, withStorage } from './cli-harness.js'
+
+const KEY = /^cur_live_[0-9A-Za-z]{38}$/
+
+beforeAll(ensureBuilt)
+afterAll(removeTempDirs)
+
+describe('organisations, agreements and keys', () => {
+  it('go through their whole life cycle', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const run = (...args: string[]) => cli(args, { databaseUrl })
+    const accessVersion = () => withStorage(databaseUrl, async ({ db }) => (await readVersions(db)).access)
+
+    // Organisations
+    const created = await run('org', 'create', '--name', 'Acme Learning', '--json')
+    expect(created.status).toBe(0)
+    const acme = jsonOf(created).organisation
+    expect(acme).toMatchObject({ name: 'Acme Learning', status: 'active' })
+    const duplicate = await run('org', 'create', '--name', 'Acme Learning', '--json')
+    expect(duplicate.status).toBe(1)
+    expect(jsonOf(duplicate).error.message).toMatch(/already exists/)
+    expect((await run('org', 'create', '--name', 'Beta Tutors')).stdout).toMatch(/^created organisation Beta Tutors \([0-9a-f-]{36}\)\n$/)
+
+    const list = await run('org', 'list')
+    expect(list.stdout).toMatch(/^ID +NAME +STATUS +CREATED\n/)
+    expect(list.stdout).toContain('Acme Learning')
+    expect(list.stdout).toContain('Beta Tutors')
+
+    let version = await accessVersion()
+    const suspended = jsonOf(await run('org', 'suspend', 'Acme Learning', '--json'))
+    expect(suspended).toMatchObject({ ok: true, changed: true, organisation: { id: acme.id, status: 'suspended' } })
+    expect(await accessVersion()).toBe(version + 1)
+    const again = jsonOf(await run('org', 'suspend', acme.id.toUpperCase(), '--json'))
+    expect(again).toMatchObject({ changed: false, organisation: { status: 'suspended' } })
+    expect(await accessVersion()).toBe(version + 1)
+    expect((await run('org', 'reinstate', acme.id)).stdout).toBe(`Acme Learning (${acme.id}) is now active\n`)
+    expect(await accessVersion()).toBe(version + 2)
+    const missing = await run('org', 'suspend', 'Nobody Ltd')
+    expect(missing.status).toBe(1)
+    expect(missing.stderr).toBe('error: no organisation "Nobody Ltd"\n')
+
+    // Agreements
+    const recorded = jsonOf(await run('agreement', 'record', '--org', 'Acme Learning', '--signed', '2026-01-31', '--expires', '2099-01-31', '--document', 'DSA-2026-014', '--json'))
+    expect(recorded.agreement).toMatchObject({
+      organisationId: acme.id,
+      signedAt: '2026-01-31T00:00:00.000Z',
+      expiresAt: '2099-01-31T00:00:00.000Z',
+      endedAt: null,
+      documentRef: 'DSA-2026-014',
+      state: 'active',
+    })
+    await run('agreement', 'record', '--org', 'Beta Tutors', '--signed', '2020-01-01T09:00:00+01:00', '--expires', '2021-01-01', '--document', 'DSA-OLD')
+    const backwards = await run('agreement', 'record', '--org', 'Beta Tutors', '--signed', '2026-02-01', '--expires', '2026-01-01', '--document', 'X', '--json')
+    expect(backwards.status).toBe(1)
+    expect(jsonOf(backwards).error.message).toMatch(/must expire after it is signed/)
+
+    const agreements = jsonOf(await run('agreement', 'list', '--json')).agreements
+    expect(agreements.map((a: { documentRef: string; state: string; signedAt: string }) => [a.documentRef, a.state, a.signedAt])).toEqual([
+      ['DSA-OLD', 'expired', '2020-01-01T08:00:00.000Z'],
+      ['DSA-2026-014', 'active', '2026-01-31T00:00:00.000Z'],
+    ])
+    expect(jsonOf(await run('agreement', 'list', '--org', 'Beta Tutors', '--json')).agreements).toHaveLength(1)
+
+    const neither = await run('agreement', 'end', '--json')
+    expect(neither.status).toBe(2)
+    expect(jsonOf(neither).error.message).toMatch(/exactly one of --org/)
+    const ended = jsonOf(await run('agreement', 'end', '--id', recorded.agreement.id, '--json'))
+    expect(ended.ended).toHaveLength(1)
+    expect(ended.ended[0]).toMatchObject({ id: recorded.agreement.id, state: 'ended' })
+    expect((await run('agreement', 'end', '--org', 'Acme Learning')).stdout).toMatch(/nothing to end/)
+    const listed = (await run('agreement', 'list', '--org', 'Acme Learning')).stdout
+    expect(listed).toMatch(/^ID +ORGANISATION +STATE +SIGNED +EXPIRES +ENDED +DOCUMENT\n/)
+    expect(listed).toMatch(/Acme Learning +ended +2026-01-31T00:00:00.000Z/)
+
+    // Keys
+    const made = await run('key', 'create', '--org', 'Acme Learning', '--name', 'production', '--scopes', 'students:write,students:read', '--expires', '2099-12-31', '--json')
+    expect(made.status).toBe(0)
+    const key = jsonOf(made)
+    expect(key.key).toMatch(KEY)
+    expect(key).toMatchObject({
+      ok: true,
+      name: 'production',
+      organisationId: acme.id,
+      scopes: ['students:read', 'students:write'],
+      expiresAt: '2099-12-31T00:00:00.000Z',
+      revokedAt: null,
+      displayPrefix: key.key.slice(0, 15),
+    })
+    expect(key.note).toMatch(/cannot be shown again/)
+    const stored = await withStorage(databaseUrl, ({ db }) => findKeyByHash(db, hashApiKey(key.key)))
+    expect(stored).toMatchObject({ keyId: key.id, organisationId: acme.id })
+
+    const textKey = await run('key', 'create', '--org', 'Beta Tutors', '--name', 'catalog only')
+    expect(textKey.status).toBe(0)
+    const secret = textKey.stdout.split('\n').map((line) => line.trim()).find((line) => KEY.test(line))
+    expect(secret).toBeDefined()
+    expect(textKey.stdout).toMatch(/cannot be shown again/)
+    expect(textKey.stdout).toContain('scopes: (none: catalog only)')
+
+    for (const listing of [await run('key', 'list'), await run('key', 'list', '--json')]) {
+      expect(listing.status).toBe(0)
+      for (const secretKey of [key.key, secret!]) {
+        expect(listing.stdout).not.toContain(secretKey)
+        expect(listing.stdout).not.toContain(hashApiKey(secretKey))
+      }
+      expect(listing.stdout).toContain(key.displayPrefix)
+    }
+    const keys = jsonOf(await run('key', 'list', '--org', acme.id, '--json')).keys
+    expect(keys).toHaveLength(1)
+    expect(Object.keys(keys[0]).sort()).toEqual(['createdAt', 'displayPrefix', 'expiresAt', 'id', 'lastUsedAt', 'mode', 'name', 'organisation', 'organisationId', 'revokedAt', 'scopes'])
+
+    version = await accessVersion()
+    const revoked = jsonOf(await run('key', 'revoke', key.displayPrefix, '--json'))
+    expect(revoked).toMatchObject({ ok: true, alreadyRevoked: false, key: { id: key.id } })
+    expect(revoked.key.revokedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    expect(await accessVersion()).toBe(version + 1)
+    expect((await run('key', 'revoke', key.id)).stdout).toMatch(/was already revoked at/)
+    const afterRevoke = jsonOf(await run('key', 'list', '--org', 'Acme Learning', '--json')).keys
+    expect(afterRevoke[0].revokedAt).toBe(revoked.key.revokedAt)
+    const stillStored = await withStorage(databaseUrl, ({ db }) => findKeyByHash(db, hashApiKey(key.key)))
+    expect(stillStored?.revokedAt).toBe(Date.parse(revoked.key.revokedAt))
+
+    const unknownKey = await run('key', 'revoke', 'cur_live_nothing', '--json')
+    expect(unknownKey.status).toBe(1)
+    expect(jsonOf(unknownKey).error.message).toBe('no key "cur_live_nothing"')
+  })
+
+  it('applies migrations on request and reports them once', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const first = await cli(['migrate', '--json'], { databaseUrl })
+    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial'] })
+    const second = await cli(['migrate'], { databaseUrl })
+    expect(second.stdout).toBe('the database is up to date\n')
+  })
+})

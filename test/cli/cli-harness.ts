@@ -1,0 +1,89 @@
+/**
+ * Runs the built `curriculum` command as a real child process, the way an operator does, on a
+ * fresh SQLite file per test.
+ */
+import { execFile } from 'node:child_process'
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { openStorage, type Storage } from '../../src/storage/db.js'
+import { migrate } from '../../src/storage/migrate.js'
+
+export const ROOT = path.resolve(import.meta.dirname, '../..')
+export const CLI = path.join(ROOT, 'dist/cli/index.js')
+export const CATALOG_DIR = path.join(ROOT, 'catalog')
+
+/** dist/ is built once per test run by test/global-setup.ts; fail clearly if it is missing. */
+export function ensureBuilt(): void {
+  if (!fs.existsSync(CLI)) throw new Error(`${CLI} is missing: the test run's global setup builds it`)
+}
+
+const created: string[] = []
+
+export function tempDir(): string {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'curriculum-cli-'))
+  created.push(dir)
+  return dir
+}
+
+/** Removes the folders and databases this test file made; call from afterAll. */
+export function removeTempDirs(): void {
+  for (const dir of created.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
+}
+
+export function newDatabaseUrl(): string {
+  return `sqlite:${path.join(tempDir(), 'cli.db')}`
+}
+
+export interface CliResult {
+  status: number
+  stdout: string
+  stderr: string
+}
+
+export interface CliOptions {
+  databaseUrl: string
+  catalogDir?: string
+  cwd?: string
+}
+
+function environment(options: CliOptions): NodeJS.ProcessEnv {
+  // A small, explicit environment: the developer's own DATABASE_URL or CATALOG_DIR must not leak in.
+  return { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: options.databaseUrl, CATALOG_DIR: options.catalogDir ?? CATALOG_DIR }
+}
+
+/** Runs the CLI; resolves with its exit status and output, whatever the status. */
+export function cli(args: readonly string[], options: CliOptions): Promise<CliResult> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [CLI, ...args], { cwd: options.cwd ?? ROOT, env: environment(options), encoding: 'utf8', maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
+      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+      resolve({ status, stdout, stderr })
+    })
+  })
+}
+
+/** The one JSON document a --json run printed; fails the test if stdout holds anything else. */
+export function jsonOf(result: CliResult): any {
+  const text = result.stdout.trim()
+  if (text === '' || text.includes('\n')) throw new Error(`expected one JSON document on stdout, got:\n${result.stdout}\nstderr:\n${result.stderr}`)
+  return JSON.parse(text)
+}
+
+/** Opens the same database in the test process, to arrange data or to check what the CLI wrote. */
+export async function withStorage<T>(databaseUrl: string, work: (storage: Storage) => Promise<T>): Promise<T> {
+  const storage = openStorage(databaseUrl, { busyTimeoutMs: 5000 })
+  try {
+    await migrate(storage)
+    return await work(storage)
+  } finally {
+    await storage.close()
+  }
+}
+
+export async function countRows(databaseUrl: string): Promise<{ students: number; links: number; progress: number }> {
+  return withStorage(databaseUrl, async ({ db }) => {
+    const count = async (table: 'students' | 'student_organisations' | 'progress') =>
+      Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+    return { students: await count('students'), links: await count('student_organisations'), progress: await count('progress') }
+  })
+}
