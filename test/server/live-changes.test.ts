@@ -47,7 +47,7 @@ describe('operator changes reach a running server', () => {
     expect(revoked.ok).toBe(true)
     const elapsed = await within(LIMIT_MS, async () => (await get('/api/v1/tiers', created.key)).status === 401)
     expect(elapsed).toBeLessThan(LIMIT_MS)
-    expect((await (await get('/api/v1/tiers', created.key)).json()).code).toBe('api_key_revoked')
+    expect(((await (await get('/api/v1/tiers', created.key)).json()) as { code: string }).code).toBe('api_key_revoked')
   })
 
   it('refuses student data within 5 s of the agreement ending, and serves it again when a new one is recorded', async () => {
@@ -74,7 +74,7 @@ describe('operator changes reach a running server', () => {
   it('refuses every key of a suspended organisation within 5 s, and accepts them again when reinstated', async () => {
     expect(jsonOf(await run('org', 'suspend', 'Demo Partner (demo data)')).ok).toBe(true)
     await within(LIMIT_MS, async () => (await get('/api/v1/tiers', catalogKey)).status === 403)
-    expect((await (await get('/api/v1/tiers', catalogKey)).json()).code).toBe('organisation_suspended')
+    expect(((await (await get('/api/v1/tiers', catalogKey)).json()) as { code: string }).code).toBe('organisation_suspended')
     expect(jsonOf(await run('org', 'reinstate', 'Demo Partner (demo data)')).ok).toBe(true)
     await within(LIMIT_MS, async () => (await get('/api/v1/tiers', catalogKey)).status === 200)
   })
