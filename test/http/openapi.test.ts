@@ -82,7 +82,12 @@ describe('OpenAPI document', () => {
 
     await t.app.listen({ port: 0, host: '127.0.0.1' })
     const { port } = t.app.server.address() as AddressInfo
-    const { runPartnerClient } = await import('../client/partner-client.js')
+    // Imported by a computed path: the fixture compiles only once its types are generated, so
+    // the project's own type-check must not follow this import (it has its own tsconfig).
+    const fixture = '../client/partner-client.js'
+    const { runPartnerClient } = (await import(fixture)) as {
+      runPartnerClient: (baseUrl: string, catalogKey: string, studentKey: string, studentId: string) => Promise<Record<string, unknown>>
+    }
     const run = await runPartnerClient(`http://127.0.0.1:${port}`, t.fixtures.keys.catalog, t.fixtures.keys.readWrite, STUDENTS.ben)
     expect(run).toEqual({
       tierIds: ['explorer', 'builder', 'innovator'],
