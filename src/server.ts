@@ -1,22 +1,25 @@
 /**
  * The process: read configuration, open and migrate storage, seed the demo on an empty
  * database, listen, and close gracefully on SIGINT/SIGTERM (in-flight requests finish).
+ *
+ * With WORKERS=n the primary process migrates and seeds once, then forks n workers that share
+ * the listening socket (node:cluster) and replaces any worker that dies.
  */
+import cluster from 'node:cluster'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
-import { ConfigError, loadConfig } from './config.js'
+import { type Config, ConfigError, loadConfig } from './config.js'
 import { demoBanner, seedDemoIfEmpty } from './demo/seed-demo.js'
 import { createLogger } from './logger.js'
-import { openStorage } from './storage/db.js'
+import { openStorage, type Storage } from './storage/db.js'
 import { migrate } from './storage/migrate.js'
 
 /** Worst case the event loop waits on another process's SQLite write lock before answering 503. */
 const SQLITE_BUSY_TIMEOUT_MS = 250
 
-async function main(): Promise<void> {
-  let config
+function readConfig(): Config {
   try {
-    config = loadConfig()
+    return loadConfig()
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`configuration error: ${error.message}\n`)
@@ -24,20 +27,34 @@ async function main(): Promise<void> {
     }
     throw error
   }
-  const log = createLogger(config.logLevel)
-  const storage = openStorage(config.databaseUrl, {
+}
+
+function open(config: Config): Storage {
+  return openStorage(config.databaseUrl, {
     busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
     synchronous: config.sqliteSynchronous,
     timeoutMs: config.storageTimeoutMs,
+    poolSize: config.dbPoolSize,
   })
-  const migrated = await migrate(storage)
-  if (migrated.applied.length > 0) log.info({ migrations: migrated.applied }, 'database migrated')
+}
 
-  if (config.seedDemo) {
-    const seed = await seedDemoIfEmpty(storage.db, config.catalogDir, systemClock.now())
-    if (seed !== undefined) process.stdout.write(`\n${demoBanner(seed, config.publicUrl)}\n\n`)
+/** Migrations and the demo seed, done once, before any request is served. */
+async function prepareDatabase(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
+  const storage = open(config)
+  try {
+    const migrated = await migrate(storage)
+    if (migrated.applied.length > 0) log.info({ migrations: migrated.applied }, 'database migrated')
+    if (config.seedDemo) {
+      const seed = await seedDemoIfEmpty(storage.db, config.catalogDir, systemClock.now())
+      if (seed !== undefined) process.stdout.write(`\n${demoBanner(seed, config.publicUrl)}\n\n`)
+    }
+  } finally {
+    await storage.close()
   }
+}
 
+async function serve(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
+  const storage = open(config)
   const app = await buildApp({ config, storage, logger: log })
   if (app.services.catalog.current.lessonTotal === 0) {
     log.warn('the catalog is empty; import one with: npx curriculum catalog import')
@@ -64,7 +81,39 @@ async function main(): Promise<void> {
   process.on('SIGTERM', () => shutdown('SIGTERM'))
 
   await app.listen({ port: config.port, host: config.host })
-  log.info({ engine: storage.engine, reference: `${config.publicUrl}/docs` }, `API reference at ${config.publicUrl}/docs`)
+  if (cluster.isPrimary) log.info({ engine: storage.engine }, `API reference at ${config.publicUrl}/docs`)
+}
+
+function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
+  let stopping = false
+  const fork = () => cluster.fork().on('online', () => log.debug('worker online'))
+  for (let i = 0; i < config.workers; i++) fork()
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return
+    log.error({ pid: worker.process.pid, code, signal }, 'worker died; starting another')
+    setTimeout(fork, 500)
+  })
+  const stop = (signal: NodeJS.Signals) => {
+    if (stopping) process.exit(1)
+    stopping = true
+    for (const worker of Object.values(cluster.workers ?? {})) worker?.process.kill(signal)
+    let left = Object.keys(cluster.workers ?? {}).length
+    if (left === 0) process.exit(0)
+    cluster.on('exit', () => {
+      if (--left === 0) process.exit(0)
+    })
+  }
+  process.on('SIGINT', () => stop('SIGINT'))
+  process.on('SIGTERM', () => stop('SIGTERM'))
+  log.info({ workers: config.workers }, `${config.workers} workers; API reference at ${config.publicUrl}/docs`)
+}
+
+async function main(): Promise<void> {
+  const config = readConfig()
+  const log = createLogger(config.logLevel)
+  if (cluster.isPrimary) await prepareDatabase(config, log)
+  if (cluster.isPrimary && config.workers > 1) supervise(config, log)
+  else await serve(config, log)
 }
 
 main().catch((error: unknown) => {
