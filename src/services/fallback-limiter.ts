@@ -36,26 +36,23 @@ export class FallbackLimiter implements RateLimiter {
     return this.#healthy ? 'redis' : 'memory-fallback'
   }
 
-  async hit(key: string): Promise<RateDecision> {
-    if (this.#healthy) {
-      try {
-        return await this.#shared.hit(key)
-      } catch (error) {
-        this.#degrade(error)
-      }
-    }
-    return this.#local.hit(key)
+  hit(key: string): Promise<RateDecision> {
+    return this.#decide(key, 'hit')
   }
 
-  async peek(key: string): Promise<RateDecision> {
+  peek(key: string): Promise<RateDecision> {
+    return this.#decide(key, 'peek')
+  }
+
+  async #decide(key: string, how: 'hit' | 'peek'): Promise<RateDecision> {
     if (this.#healthy) {
       try {
-        return await this.#shared.peek(key)
+        return await this.#shared[how](key)
       } catch (error) {
         this.#degrade(error)
       }
     }
-    return this.#local.peek(key)
+    return this.#local[how](key)
   }
 
   #degrade(error: unknown): void {

@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { ProgressStatus } from '../domain/progress.js'
+import type { ProgressEntry } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
 import type { Database } from './database.js'
 
@@ -24,14 +24,9 @@ export interface LinkImportRow {
   organisationId: string
 }
 
-export interface ProgressImportRow {
+/** A progress entry as the API shows it, plus whose it is. */
+export interface ProgressImportRow extends ProgressEntry {
   studentId: string
-  lessonSlug: string
-  status: ProgressStatus
-  xp: number
-  timeSeconds: number
-  startedAt: string
-  completedAt: string | null
 }
 
 function* batches<T>(rows: readonly T[]): Generator<T[]> {
