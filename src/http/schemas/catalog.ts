@@ -1,5 +1,5 @@
 import { type Static, Type } from 'typebox'
-import { TierIdSchema } from './common.js'
+import { TierIdSchema, tierId } from './common.js'
 
 export const TierSchema = Type.Object(
   {
@@ -57,7 +57,7 @@ export const LessonSchema = Type.Object(
 )
 
 export const LessonsQuerySchema = Type.Object(
-  { tier: Type.Optional(TierIdSchema) },
+  { tier: Type.Optional(tierId('Only lessons of this tier.')) },
   { additionalProperties: false },
 )
 

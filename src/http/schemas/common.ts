@@ -6,11 +6,12 @@ import { type Static, Type } from 'typebox'
 import { PROBLEM_CODES } from '../../errors.js'
 import { TIER_IDS, type TierId } from '../../domain/tiers.js'
 
-export const TierIdSchema = Type.Unsafe<TierId>({
-  type: 'string',
-  enum: [...TIER_IDS],
-  description: 'Tier identifier.',
-})
+/** A tier id; `description` says what this particular one means. */
+export function tierId(description = 'Tier identifier.') {
+  return Type.Unsafe<TierId>({ type: 'string', enum: [...TIER_IDS], description })
+}
+
+export const TierIdSchema = tierId()
 
 export const UuidSchema = Type.String({
   format: 'uuid',
