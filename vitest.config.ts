@@ -1,14 +1,72 @@
+/**
+ * Two projects: every suite on SQLite, and the storage and HTTP suites again on PostgreSQL
+ * (each test in a schema of its own). Suites that need a service that is not running are
+ * skipped, and the run says which and why.
+ */
+import net from 'node:net'
 import { defineConfig } from 'vitest/config'
 
-export default defineConfig({
-  test: {
-    include: ['test/**/*.test.ts'],
-    globalSetup: ['test/global-setup.ts'],
-    // Real databases and real processes: give each file room, and run files in parallel
-    // processes on the machine's cores.
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
-    pool: 'forks',
-    reporters: ['default'],
-  },
+const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? 'postgres://postgres@127.0.0.1:5432/test'
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+
+function reachable(url: string, defaultPort: number): Promise<boolean> {
+  const { hostname, port } = new URL(url)
+  return new Promise((resolve) => {
+    const socket = net.connect({ host: hostname, port: Number(port || defaultPort) })
+    const done = (ok: boolean) => {
+      socket.destroy()
+      resolve(ok)
+    }
+    socket.setTimeout(1000, () => done(false))
+    socket.once('connect', () => done(true))
+    socket.once('error', () => done(false))
+  })
+}
+
+const shared = {
+  // Real databases and real processes: give each file room.
+  testTimeout: 30_000,
+  hookTimeout: 60_000,
+  pool: 'forks' as const,
+}
+
+export default defineConfig(async () => {
+  const postgres = await reachable(POSTGRES_URL, 5432)
+  const redis = await reachable(REDIS_URL, 6379)
+  if (!postgres) console.warn(`\n[services] PostgreSQL is not reachable at ${POSTGRES_URL}: the PostgreSQL project and the multi-instance suites are skipped.\n`)
+  if (!redis) console.warn(`\n[services] Redis is not reachable at ${REDIS_URL}: the shared rate-limit and multi-instance suites are skipped.\n`)
+  const env = {
+    TEST_POSTGRES_URL: postgres ? POSTGRES_URL : '',
+    TEST_REDIS_URL: redis ? REDIS_URL : '',
+  }
+  return {
+    test: {
+      reporters: ['default'],
+      projects: [
+        {
+          test: {
+            ...shared,
+            name: 'sqlite',
+            include: ['test/**/*.test.ts'],
+            globalSetup: ['test/global-setup.ts'],
+            env,
+          },
+        },
+        ...(postgres
+          ? [
+              {
+                test: {
+                  ...shared,
+                  name: 'postgres',
+                  include: ['test/http/**/*.test.ts', 'test/services/**/*.test.ts', 'test/storage/**/*.test.ts'],
+                  // Redis only: nothing about the database engine to test twice.
+                  exclude: ['test/storage/redis-limiter.test.ts'],
+                  env: { ...env, TEST_DATABASE_URL: POSTGRES_URL },
+                },
+              },
+            ]
+          : []),
+      ],
+    },
+  }
 })

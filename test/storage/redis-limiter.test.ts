@@ -11,12 +11,11 @@ import { SlidingWindowLimiter } from '../../src/domain/sliding-window.js'
 import { FallbackLimiter } from '../../src/services/fallback-limiter.js'
 import { openRedis, whenReady } from '../../src/storage/redis/redis-client.js'
 import { RedisLimiter } from '../../src/storage/redis/redis-limiter.js'
-import { canConnect, freePort, hasRedisServer, OwnRedis, REDIS_URL } from '../support/services.js'
+import { freePort, hasRedisServer, OwnRedis, REDIS_URL } from '../support/services.js'
 
-const redisUp = await canConnect(new URL(REDIS_URL).hostname, Number(new URL(REDIS_URL).port || 6379))
 const silent = { warn: () => {}, info: () => {} } as unknown as FastifyBaseLogger
 
-describe.skipIf(!redisUp)('RedisLimiter (shared Redis)', () => {
+describe.skipIf(REDIS_URL === '')('RedisLimiter (shared Redis)', () => {
   const clients: Redis[] = []
   const prefix = `test:${randomBytes(4).toString('hex')}:`
   beforeAll(async () => {

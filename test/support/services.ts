@@ -5,7 +5,9 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process'
 import net from 'node:net'
 
-export const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
+/** The shared services, as vitest.config.ts found them: '' when not reachable. */
+export const REDIS_URL = process.env.TEST_REDIS_URL ?? ''
+export const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? ''
 
 export function canConnect(host: string, port: number, timeoutMs = 500): Promise<boolean> {
   return new Promise((resolve) => {
