@@ -41,8 +41,7 @@ export function tempDir(prefix = 'curriculum-test-'): string {
  * A new, empty database's URL: a SQLite file in a temp folder, or, when TEST_DATABASE_URL names
  * a PostgreSQL database, a schema of its own there so that runs never collide.
  */
-export function freshDatabaseUrl(): string {
-  const base = process.env.TEST_DATABASE_URL
+export function freshDatabaseUrl(base = process.env.TEST_DATABASE_URL): string {
   if (base !== undefined && /^postgres(ql)?:\/\//.test(base)) {
     const url = new URL(base)
     url.searchParams.set('schema', `t_${randomBytes(6).toString('hex')}`)

@@ -93,9 +93,11 @@ function openPostgres(url: string, options: StorageOptions): Storage {
     types: pgTypes,
     ...(schema === undefined ? {} : { options: `-c search_path=${schema}` }),
   })
-  // An idle client that loses its server emits 'error' on the pool; without a listener the
-  // process would crash. The next query reports the outage instead.
+  // A client that loses its server emits 'error' (on the pool while idle, on itself while
+  // checked out); without listeners the process would crash. The query in flight is rejected
+  // anyway and answers 503, and the pool replaces the client.
   pool.on('error', () => {})
+  pool.on('connect', (client) => client.on('error', () => {}))
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,
