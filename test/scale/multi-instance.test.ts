@@ -1,0 +1,124 @@
+/**
+ * Three server processes on one PostgreSQL and one Redis, as behind a load balancer: one rate
+ * limit per key across all of them, a revocation and a catalog import seen by all within 5 s,
+ * and concurrent enrolls through different instances leaving one consistent tier.
+ */
+import { randomBytes } from 'node:crypto'
+import fs from 'node:fs'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { upsertStudents, linkStudents } from '../../src/storage/student-import-repository.js'
+import type { Storage } from '../../src/storage/db.js'
+import { cli, jsonOf } from '../cli/cli-harness.js'
+import { CATALOG_DIR, createTestStorage, type Fixtures, freshDatabaseUrl, seedFixtures, tempDir } from '../helper.js'
+import { type RunningServer, startServer } from '../server/process.js'
+import { POSTGRES_URL, REDIS_URL } from '../support/services.js'
+
+const WITHIN_MS = 5000
+
+async function eventually(check: () => Promise<boolean>, limitMs = WITHIN_MS): Promise<number> {
+  const started = Date.now()
+  for (;;) {
+    if (await check()) return Date.now() - started
+    if (Date.now() - started > limitMs) throw new Error(`not true within ${limitMs} ms`)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+  }
+}
+
+describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one PostgreSQL, one Redis', () => {
+  const databaseUrl = freshDatabaseUrl(POSTGRES_URL)
+  let storage: Storage
+  let fixtures: Fixtures
+  const instances: RunningServer[] = []
+  const figures: Record<string, number> = {}
+
+  const get = (instance: RunningServer, url: string, key: string) => fetch(`${instance.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } })
+
+  beforeAll(async () => {
+    storage = await createTestStorage({ url: databaseUrl })
+    fixtures = await seedFixtures(storage, Date.now())
+    const env = {
+      DATABASE_URL: databaseUrl,
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `test:${randomBytes(4).toString('hex')}:`,
+      SEED_DEMO: 'false',
+      CHANGE_POLL_MS: '1000',
+      CATALOG_DIR,
+    }
+    for (let i = 0; i < 3; i++) instances.push(await startServer(env))
+  }, 60_000)
+
+  afterAll(async () => {
+    await Promise.all(instances.map((instance) => instance.stop()))
+    await storage?.close()
+    if (Object.keys(figures).length > 0) console.log('multi-instance figures', figures)
+  })
+
+  it('accepts exactly the limit of 300 requests spread round-robin over the instances', async () => {
+    const key = fixtures.keys.catalog
+    const statuses: number[] = []
+    // Ten at a time, each request to the next instance in turn.
+    for (let batch = 0; batch < 30; batch++) {
+      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => get(instances[(batch * 10 + i) % 3]!, '/api/v1/tiers', key)))
+      statuses.push(...results.map((res) => res.status))
+    }
+    const accepted = statuses.filter((status) => status === 200).length
+    const refused = statuses.filter((status) => status === 429).length
+    figures.accepted = accepted
+    figures.refused = refused
+    expect(accepted).toBe(100)
+    expect(refused).toBe(200)
+    for (const instance of instances) expect((await get(instance, '/api/v1/tiers', key)).headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/)
+  })
+
+  it('refuses a key revoked through the CLI on every instance within 5 s', async () => {
+    const key = fixtures.keys.read
+    for (const instance of instances) expect((await get(instance, '/api/v1/tiers', key)).status).toBe(200)
+    const revoked = await cli(['key', 'revoke', fixtures.keyIds.read, '--json'], { databaseUrl })
+    expect(jsonOf(revoked).ok).toBe(true)
+    const elapsed = await eventually(async () => (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === 401))
+    figures.revocationMs = elapsed
+    expect(elapsed).toBeLessThan(WITHIN_MS)
+  })
+
+  it('serves a catalog imported through the CLI on every instance within 5 s', async () => {
+    const dir = path.join(tempDir(), 'catalog')
+    fs.cpSync(CATALOG_DIR, dir, { recursive: true })
+    fs.writeFileSync(path.join(dir, 'tiers.yaml'), fs.readFileSync(path.join(dir, 'tiers.yaml'), 'utf8').replace('label: Builder', 'label: Builders'))
+    expect(jsonOf(await cli(['catalog', 'import', dir, '--json'], { databaseUrl })).ok).toBe(true)
+    const elapsed = await eventually(async () => {
+      const bodies = await Promise.all(instances.map(async (i) => (await (await get(i, '/api/v1/tiers', fixtures.keys.readWrite)).json()) as { tiers: { label: string }[] }))
+      return bodies.every((body) => body.tiers[1]!.label === 'Builders')
+    })
+    figures.catalogImportMs = elapsed
+    expect(elapsed).toBeLessThan(WITHIN_MS)
+  })
+
+  it('leaves one consistent tier and updatedAt after concurrent enrolls through different instances', async () => {
+    const student = '55555555-5555-4555-8555-555555555555'
+    await upsertStudents(storage.db, [{ id: student, firstName: 'Eve', tier: 'explorer' }], Date.now())
+    await linkStudents(storage.db, [{ studentId: student, organisationId: fixtures.orgs.acme }], Date.now())
+    const tiers = ['explorer', 'builder', 'innovator'] as const
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, async (_, i) => {
+        const res = await fetch(`${instances[i % 3]!.baseUrl}/api/v1/students/${student}/enroll`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${fixtures.keys.readWrite}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tier: tiers[i % 3] }),
+        })
+        expect(res.status).toBe(200)
+        return (await res.json()) as { tier: string; updatedAt: string }
+      }),
+    )
+    const row = await storage.db.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', student).executeTakeFirstOrThrow()
+    // The stored pair is the one some enroll set: tier and time from the same write.
+    expect(responses.some((r) => r.tier === row.tier && r.updatedAt === row.tier_updated_at)).toBe(true)
+    // Every instance now reads the same.
+    for (const instance of instances) {
+      const body = (await (await get(instance, `/api/v1/students/${student}/progress`, fixtures.keys.readWrite)).json()) as { tier: string }
+      expect(body.tier).toBe(row.tier)
+    }
+    const disclosures = await storage.db.selectFrom('disclosures').select('outcome').where('student_id', '=', student).where('action', '=', 'enroll').execute()
+    expect(disclosures).toHaveLength(30)
+  })
+})
