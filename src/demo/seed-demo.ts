@@ -4,21 +4,17 @@
  * Everything is named "demo" so nobody mistakes it for real data. A database that holds
  * anything already is left alone.
  */
-import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { readCatalogDir, formatProblem, type CatalogData } from '../catalog/catalog-files.js'
-import type { ProgressStatus } from '../domain/progress.js'
-import { TIER_IDS, type TierId } from '../domain/tiers.js'
+import { formatProblem, readCatalogDir } from '../catalog/catalog-files.js'
+import type { TierId } from '../domain/tiers.js'
 import { ConflictError, createApiKey, createOrganisation, recordAgreement } from '../storage/access-repository.js'
 import { replaceCatalog } from '../storage/catalog-repository.js'
 import type { Database } from '../storage/database.js'
 import { inTransaction } from '../storage/transaction.js'
-import { linkStudents, type ProgressImportRow, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
+import { linkStudents, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
+import { syntheticProgress, syntheticStudents } from './synthetic-students.js'
 
 export const DEMO_ORGANISATION = 'Demo Partner (demo data)'
-
-/** Made-up first names; no real child's data is ever part of the demo. */
-const DEMO_NAMES = ['Maya', 'Leo', 'Aisha', 'Noah', 'Sofia', 'Kenji', 'Amara', 'Lucas', 'Zara', 'Mateo', 'Ivy', 'Omar']
 
 export interface DemoSeed {
   organisationId: string
@@ -33,39 +29,6 @@ export async function isEmptyDatabase(db: Kysely<Database>): Promise<boolean> {
   const tier = await db.selectFrom('tiers').select('id').limit(1).executeTakeFirst()
   const organisation = await db.selectFrom('organisations').select('id').limit(1).executeTakeFirst()
   return tier === undefined && organisation === undefined
-}
-
-/** A small deterministic generator, so every demo database looks the same. */
-function sequence(seed: number): () => number {
-  let state = seed
-  return () => {
-    state = (state * 1_103_515_245 + 12_345) % 2_147_483_648
-    return state / 2_147_483_648
-  }
-}
-
-function demoProgress(catalog: CatalogData, students: DemoSeed['students'], now: number): ProgressImportRow[] {
-  const random = sequence(42)
-  const rows: ProgressImportRow[] = []
-  for (const student of students) {
-    const lessons = catalog.lessons.filter((lesson) => lesson.tier === student.tier)
-    const started = 1 + Math.floor(random() * Math.min(6, lessons.length))
-    for (const [index, lesson] of lessons.slice(0, started).entries()) {
-      const completed = index < started - 1 || random() < 0.3
-      const startedAt = now - (started - index + 1) * 2 * DAY - Math.floor(random() * DAY)
-      const timeSeconds = 300 + Math.floor(random() * 1200)
-      rows.push({
-        studentId: student.id,
-        lessonSlug: lesson.slug,
-        status: (completed ? 'completed' : 'in_progress') as ProgressStatus,
-        xp: completed ? 50 + lesson.slideCount * 10 : Math.floor(random() * 40),
-        timeSeconds,
-        startedAt: new Date(startedAt).toISOString(),
-        completedAt: completed ? new Date(startedAt + timeSeconds * 1000 + DAY).toISOString() : null,
-      })
-    }
-  }
-  return rows
 }
 
 /**
@@ -86,10 +49,10 @@ export async function seedDemoIfEmpty(db: Kysely<Database>, catalogDir: string, 
         { organisationId: organisation.id, signedAt: now - DAY, expiresAt: now + 365 * DAY, documentRef: 'DEMO-DSA-0001 (demo agreement)' },
         now,
       )
-      const students = DEMO_NAMES.map((firstName, index) => ({ id: randomUUID(), firstName, tier: TIER_IDS[index % TIER_IDS.length]! }))
+      const students = syntheticStudents()
       await upsertStudents(trx, students, now - 30 * DAY)
       await linkStudents(trx, students.map((student) => ({ studentId: student.id, organisationId: organisation.id })), now)
-      await upsertProgress(trx, demoProgress(read.catalog, students, now))
+      await upsertProgress(trx, syntheticProgress(read.catalog.lessons, students, now))
       const catalogKey = await createApiKey(trx, { organisationId: organisation.id, name: 'demo catalog key', scopes: [], expiresAt: null }, now)
       const studentKey = await createApiKey(
         trx,

@@ -104,7 +104,8 @@ export function createAccessControl(options: AccessControlOptions) {
 
   async function authorize(request: FastifyRequest, record: KeyRecord, scope: Scope): Promise<void> {
     const hasScope = record.scopes.has(scope)
-    const hasAgreement = hasScope && isAgreementActive(record.agreements, clock.now())
+    // Sandbox data is synthetic: no child's data, so no agreement is needed to reach it.
+    const hasAgreement = hasScope && (record.sandbox || isAgreementActive(record.agreements, clock.now()))
     if (hasScope && hasAgreement) return
     const studentId = (request.params as { id?: string }).id
     const action = request.routeOptions.config.disclosure
@@ -130,6 +131,7 @@ export function createAccessControl(options: AccessControlOptions) {
     const record = await authenticate(request)
     const decision = await limiter.hit(record.keyId)
     setRateLimitHeaders(reply, decision, policy, clock.now())
+    usage.count(record.keyId, !decision.allowed)
     if (!decision.allowed) {
       throw new ProblemError(
         'rate_limited',
@@ -137,7 +139,6 @@ export function createAccessControl(options: AccessControlOptions) {
         { headers: { 'retry-after': retryAfter(decision.resetMs) } },
       )
     }
-    usage.touch(record.keyId)
     request.principal = record
     if (!record.organisationActive) {
       throw new ProblemError('organisation_suspended', 'The organisation this key belongs to is suspended. Contact the operator.')

@@ -23,13 +23,27 @@ export class ConflictError extends Error {
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-export async function createOrganisation(db: Kysely<Database>, name: string, now: number): Promise<OrganisationRow> {
+export interface OrganisationOptions {
+  /** `partner` (default) or `sandbox`. */
+  kind?: 'partner' | 'sandbox'
+  /** Scopes its keys may carry; both student scopes by default. */
+  allowedScopes?: readonly Scope[]
+}
+
+export async function createOrganisation(db: Kysely<Database>, name: string, now: number, options: OrganisationOptions = {}): Promise<OrganisationRow> {
   const trimmed = name.trim()
   if (trimmed === '' || trimmed.length > 120) throw new ConflictError('an organisation name must have 1 to 120 characters')
   return inTransaction(db, async (trx) => {
     const existing = await trx.selectFrom('organisations').select('id').where('name', '=', trimmed).executeTakeFirst()
     if (existing !== undefined) throw new ConflictError(`an organisation named "${trimmed}" already exists (${existing.id})`)
-    const row: OrganisationRow = { id: randomUUID(), name: trimmed, status: 'active', created_at: isoAt(now) }
+    const row: OrganisationRow = {
+      id: randomUUID(),
+      name: trimmed,
+      status: 'active',
+      created_at: isoAt(now),
+      kind: options.kind ?? 'partner',
+      allowed_scopes: formatScopes(options.allowedScopes ?? ['students:read', 'students:write']),
+    }
     await trx.insertInto('organisations').values(row).execute()
     await bumpVersion(trx, 'access')
     return row
@@ -103,6 +117,8 @@ export interface NewKey {
   scopes: readonly Scope[]
   expiresAt: number | null
   mode?: KeyMode
+  /** The dashboard account creating it, if any. */
+  createdBy?: string
 }
 
 /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
@@ -121,6 +137,7 @@ export async function createApiKey(db: Kysely<Database>, spec: NewKey, now: numb
     expires_at: spec.expiresAt === null ? null : isoAt(spec.expiresAt),
     revoked_at: null,
     last_used_at: null,
+    created_by: spec.createdBy ?? null,
   }
   await inTransaction(db, async (trx) => {
     await trx.insertInto('api_keys').values(row).execute()
@@ -159,6 +176,8 @@ export interface KeyRecord {
   readonly keyId: string
   readonly organisationId: string
   readonly organisationActive: boolean
+  /** A test key of a sandbox organisation reaches only synthetic students and needs no agreement. */
+  readonly sandbox: boolean
   readonly mode: KeyMode
   readonly scopes: ReadonlySet<Scope>
   readonly expiresAt: number | null
@@ -175,6 +194,7 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
       'k.id as keyId',
       'k.organisation_id as organisationId',
       'o.status as organisationStatus',
+      'o.kind as organisationKind',
       'k.mode as mode',
       'k.scopes as scopes',
       'k.expires_at as expiresAt',
@@ -192,6 +212,7 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
     keyId: first.keyId,
     organisationId: first.organisationId,
     organisationActive: first.organisationStatus === 'active',
+    sandbox: first.mode === 'test' && first.organisationKind === 'sandbox',
     mode: first.mode === 'test' ? 'test' : 'live',
     scopes: new Set(first.scopes.split(' ').filter(isScope)),
     expiresAt: first.expiresAt === null ? null : Date.parse(first.expiresAt),

@@ -40,6 +40,10 @@ export interface OrganisationsTable {
   /** `active` or `suspended`. */
   status: string
   created_at: string
+  /** `partner`, or `sandbox`: a partner's synthetic students, reached only by test keys. */
+  kind: Generated<string>
+  /** Space-separated scopes the operator granted; the organisation's keys stay within them. */
+  allowed_scopes: Generated<string>
 }
 
 export interface AgreementsTable {
@@ -67,6 +71,8 @@ export interface ApiKeysTable {
   expires_at: string | null
   revoked_at: string | null
   last_used_at: string | null
+  /** The dashboard account that created the key; null for the CLI. */
+  created_by: string | null
 }
 
 export interface StudentsTable {
@@ -75,6 +81,8 @@ export interface StudentsTable {
   tier: string
   tier_updated_at: string
   created_at: string
+  /** 1 for synthetic sandbox students (test keys only), 0 for real ones (live keys only). */
+  sandbox: Generated<number>
 }
 
 export interface StudentOrganisationsTable {
@@ -106,6 +114,72 @@ export interface DisclosuresTable {
   outcome: string
 }
 
+export interface AccountsTable {
+  id: string
+  /** Lower-cased. */
+  email: string
+  /** `scrypt$<N>$<r>$<p>$<salt>$<hash>` (base64url). */
+  password_hash: string
+  /** `partner` or `operator`. */
+  role: string
+  organisation_id: string | null
+  sandbox_organisation_id: string | null
+  created_at: string
+}
+
+export interface SessionsTable {
+  /** SHA-256 of the cookie's token; the token itself is never stored. */
+  token_hash: string
+  account_id: string
+  created_at: string
+  expires_at: string
+}
+
+export interface ApplicationsTable {
+  id: string
+  account_id: string
+  organisation_name: string
+  website: string
+  contact_name: string
+  contact_email: string
+  intended_use: string
+  /** Space-separated student scopes asked for (the catalog is always included). */
+  requested_scopes: string
+  /** `submitted`, `approved` or `rejected`. */
+  state: string
+  decision_reason: string | null
+  decided_by: string | null
+  decided_at: string | null
+  organisation_id: string | null
+  created_at: string
+}
+
+export interface UsageDailyTable {
+  key_id: string
+  /** UTC day, YYYY-MM-DD. */
+  day: string
+  requests: number
+  /** Requests answered 429. */
+  throttled: number
+}
+
+export interface AuditLogTable {
+  id: Generated<number>
+  at: string
+  /** Who: `account:<email>` or `cli:<user>`. */
+  actor: string
+  action: string
+  /** What it was done to, e.g. `organisation:<id>`. */
+  target: string
+  /** JSON object with the particulars. */
+  detail: string
+}
+
+export interface SettingsTable {
+  name: string
+  value: string
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -117,6 +191,12 @@ export interface Database {
   student_organisations: StudentOrganisationsTable
   progress: ProgressTable
   disclosures: DisclosuresTable
+  accounts: AccountsTable
+  sessions: SessionsTable
+  applications: ApplicationsTable
+  usage_daily: UsageDailyTable
+  audit_log: AuditLogTable
+  settings: SettingsTable
 }
 
 export type LessonRow = Selectable<LessonsTable>
@@ -128,3 +208,6 @@ export type NewApiKeyRow = Insertable<ApiKeysTable>
 export type StudentRow = Selectable<StudentsTable>
 export type ProgressRow = Selectable<ProgressTable>
 export type DisclosureRow = Selectable<DisclosuresTable>
+export type AccountRow = Selectable<AccountsTable>
+export type ApplicationRow = Selectable<ApplicationsTable>
+export type AuditRow = Selectable<AuditLogTable>

@@ -5,10 +5,12 @@
 import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Storage } from './db.js'
 import * as initial from './migrations/0001-initial.js'
+import * as dashboard from './migrations/0002-dashboard.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
     '0001-initial': { up: (db) => initial.up(db, storage.engine) },
+    '0002-dashboard': { up: (db) => dashboard.up(db, storage.engine) },
   }
 }
 

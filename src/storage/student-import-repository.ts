@@ -17,6 +17,8 @@ export interface StudentImportRow {
   id: string
   firstName: string
   tier: TierId
+  /** Synthetic sandbox student (reached by test keys only); false by default. */
+  sandbox?: boolean
 }
 
 export interface LinkImportRow {
@@ -42,7 +44,9 @@ export async function upsertStudents(db: Kysely<Database>, rows: readonly Studen
   for (const batch of batches(rows)) {
     await db
       .insertInto('students')
-      .values(batch.map((row) => ({ id: row.id, first_name: row.firstName, tier: row.tier, tier_updated_at: at, created_at: at })))
+      .values(
+        batch.map((row) => ({ id: row.id, first_name: row.firstName, tier: row.tier, tier_updated_at: at, created_at: at, sandbox: row.sandbox === true ? 1 : 0 })),
+      )
       .onConflict((oc) =>
         oc.column('id').doUpdateSet({
           first_name: (eb) => eb.ref('excluded.first_name'),

@@ -11,6 +11,12 @@ import { inTransaction } from './transaction.js'
 import type { Database } from './database.js'
 import { type DisclosureContext, recordDisclosure } from './disclosure-repository.js'
 
+/** Who is asking for a student: the disclosure context, and which students the key may reach. */
+export interface StudentAccess extends DisclosureContext {
+  /** Test keys see only sandbox (synthetic) students; live keys only real ones. */
+  readonly sandbox: boolean
+}
+
 export interface StudentProgress {
   id: string
   firstName: string
@@ -25,7 +31,7 @@ export interface StudentProgress {
 export async function readStudentProgress(
   db: Kysely<Database>,
   studentId: string,
-  context: DisclosureContext,
+  context: StudentAccess,
 ): Promise<StudentProgress | undefined> {
   const rows = await db
     .selectFrom('students as s')
@@ -43,6 +49,7 @@ export async function readStudentProgress(
     ])
     .where('s.id', '=', studentId)
     .where('so.organisation_id', '=', context.organisationId)
+    .where('s.sandbox', '=', context.sandbox ? 1 : 0)
     .execute()
   const first = rows[0]
   await recordDisclosure(db, context, studentId, 'progress.read', first === undefined ? 'not_found' : 'disclosed')
@@ -78,15 +85,17 @@ export async function enrollStudent(
   db: Kysely<Database>,
   studentId: string,
   tier: TierId,
-  context: DisclosureContext,
+  context: StudentAccess,
   now: number,
 ): Promise<Enrollment | undefined> {
   return inTransaction(db, async (trx) => {
     const link = await trx
-      .selectFrom('student_organisations')
-      .select('student_id')
-      .where('student_id', '=', studentId)
-      .where('organisation_id', '=', context.organisationId)
+      .selectFrom('student_organisations as so')
+      .innerJoin('students as s', 's.id', 'so.student_id')
+      .select('so.student_id')
+      .where('so.student_id', '=', studentId)
+      .where('so.organisation_id', '=', context.organisationId)
+      .where('s.sandbox', '=', context.sandbox ? 1 : 0)
       .executeTakeFirst()
     if (link === undefined) {
       await recordDisclosure(trx, context, studentId, 'enroll', 'not_found')

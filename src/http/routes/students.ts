@@ -9,8 +9,7 @@ import { sortInCatalogOrder, summarise } from '../../domain/progress.js'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/db.js'
-import type { DisclosureContext } from '../../storage/disclosure-repository.js'
-import { enrollStudent, readStudentProgress } from '../../storage/student-repository.js'
+import { enrollStudent, readStudentProgress, type StudentAccess } from '../../storage/student-repository.js'
 import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
 import { AUTHENTICATED_PROBLEMS, jsonResponse, problemResponses } from '../schemas/responses.js'
@@ -24,9 +23,9 @@ function notFound(id: string): ProblemError {
 export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: CatalogState; clock: Clock }): void {
   const { storage, catalog, clock } = deps
 
-  function context(request: FastifyRequest): DisclosureContext {
+  function context(request: FastifyRequest): StudentAccess {
     const principal = request.principal!
-    return { at: clock.now(), requestId: request.id, keyId: principal.keyId, organisationId: principal.organisationId }
+    return { at: clock.now(), requestId: request.id, keyId: principal.keyId, organisationId: principal.organisationId, sandbox: principal.sandbox }
   }
 
   app.get(

@@ -1,0 +1,35 @@
+/**
+ * A partner's sandbox: an organisation of kind `sandbox` holding synthetic students with
+ * progress, reached only by the partner's test keys. No real child's data is ever in it, so
+ * it needs no agreement and exists from the moment the partner signs up.
+ */
+import type { Kysely } from 'kysely'
+import { syntheticProgress, syntheticStudents } from '../demo/synthetic-students.js'
+import { createOrganisation } from './access-repository.js'
+import type { Database, OrganisationRow } from './database.js'
+import { linkStudents, upsertProgress, upsertStudents } from './student-import-repository.js'
+import { inTransaction } from './transaction.js'
+
+export async function createSandbox(db: Kysely<Database>, label: string, now: number): Promise<OrganisationRow> {
+  return inTransaction(db, async (trx) => {
+    const organisation = await createOrganisation(trx, `Sandbox: ${label}`, now, { kind: 'sandbox' })
+    const lessons = await trx.selectFrom('lessons').select(['slug', 'tier', 'slide_count']).orderBy('position').execute()
+    const students = syntheticStudents(8)
+    await upsertStudents(trx, students.map((student) => ({ ...student, sandbox: true })), now)
+    await linkStudents(trx, students.map((student) => ({ studentId: student.id, organisationId: organisation.id })), now)
+    await upsertProgress(trx, syntheticProgress(lessons.map((l) => ({ slug: l.slug, tier: l.tier, slideCount: Number(l.slide_count) })), students, now, now % 1000))
+    return organisation
+  })
+}
+
+/** The sandbox's students, for the partner's dashboard (ids to try the API with). */
+export async function sandboxStudents(db: Kysely<Database>, organisationId: string): Promise<{ id: string; first_name: string; tier: string }[]> {
+  return db
+    .selectFrom('students as s')
+    .innerJoin('student_organisations as so', 'so.student_id', 's.id')
+    .select(['s.id', 's.first_name', 's.tier'])
+    .where('so.organisation_id', '=', organisationId)
+    .where('s.sandbox', '=', 1)
+    .orderBy('s.first_name')
+    .execute()
+}
