@@ -22,6 +22,7 @@ import { responseBasics } from './http/response-basics.js'
 import { catalogRoutes } from './http/routes/catalog.js'
 import { docsRoutes } from './http/routes/docs.js'
 import { healthRoutes } from './http/routes/health.js'
+import { dashboardPlugin } from './dashboard/dashboard-plugin.js'
 import { studentRoutes } from './http/routes/students.js'
 import { LessonSchema, LessonsResponseSchema, LessonSummarySchema, TierSchema, TiersResponseSchema } from './http/schemas/catalog.js'
 import { ProblemSchema } from './http/schemas/common.js'
@@ -134,6 +135,14 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   studentRoutes(app, { storage, catalog, clock })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   docsRoutes(app, config)
+  await app.register(dashboardPlugin, {
+    prefix: '/dashboard',
+    storage,
+    clock,
+    limiters,
+    openApi: () => app.swagger() as Record<string, unknown>,
+    flushUsage: () => usage.flush(),
+  })
   for (const url of ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons/*', '/api/v1/students/:id/progress']) {
     methodGuard(app, url, ['GET', 'HEAD'])
   }

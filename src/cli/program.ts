@@ -13,6 +13,7 @@ import { registerDisclosures } from './commands/disclosures.js'
 import { registerKey } from './commands/key.js'
 import { registerLinks } from './commands/links.js'
 import { registerMigrate } from './commands/migrate.js'
+import { registerOperator } from './commands/operator.js'
 import { registerOrg } from './commands/org.js'
 import { registerProgress } from './commands/progress.js'
 import { registerStudents } from './commands/students.js'
@@ -45,5 +46,6 @@ export function buildProgram(options: { json: boolean }): Command {
   registerLinks(program)
   registerProgress(program)
   registerDisclosures(program)
+  registerOperator(program)
   return program
 }

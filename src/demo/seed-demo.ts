@@ -4,10 +4,13 @@
  * Everything is named "demo" so nobody mistakes it for real data. A database that holds
  * anything already is left alone.
  */
+import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { formatProblem, readCatalogDir } from '../catalog/catalog-files.js'
 import type { TierId } from '../domain/tiers.js'
+import { hashPassword } from '../domain/passwords.js'
 import { ConflictError, createApiKey, createOrganisation, recordAgreement } from '../storage/access-repository.js'
+import { createAccount } from '../storage/account-repository.js'
 import { replaceCatalog } from '../storage/catalog-repository.js'
 import type { Database } from '../storage/database.js'
 import { inTransaction } from '../storage/transaction.js'
@@ -16,10 +19,14 @@ import { syntheticProgress, syntheticStudents } from './synthetic-students.js'
 
 export const DEMO_ORGANISATION = 'Demo Partner (demo data)'
 
+export const DEMO_OPERATOR_EMAIL = 'operator@demo.example'
+
 export interface DemoSeed {
   organisationId: string
   catalogKey: string
   studentKey: string
+  /** A demo operator login for the dashboard; the password is shown once. */
+  operator: { email: string; password: string }
   students: { id: string; firstName: string; tier: TierId }[]
 }
 
@@ -59,7 +66,9 @@ export async function seedDemoIfEmpty(db: Kysely<Database>, catalogDir: string, 
         { organisationId: organisation.id, name: 'demo student key', scopes: ['students:read', 'students:write'], expiresAt: null },
         now,
       )
-      return { organisationId: organisation.id, catalogKey: catalogKey.key, studentKey: studentKey.key, students }
+      const password = randomBytes(12).toString('base64url')
+      await createAccount(trx, { email: DEMO_OPERATOR_EMAIL, passwordHash: await hashPassword(password), role: 'operator' }, now)
+      return { organisationId: organisation.id, catalogKey: catalogKey.key, studentKey: studentKey.key, students, operator: { email: DEMO_OPERATOR_EMAIL, password } }
     })
   } catch (error) {
     // Another instance seeded at the same moment and won the race (unique organisation name).
@@ -88,6 +97,10 @@ export function demoBanner(seed: DemoSeed, baseUrl: string): string {
     `   curl -H 'Authorization: Bearer ${seed.studentKey}' \\`,
     `     ${baseUrl}/api/v1/students/${student.id}/progress`,
     ` API reference: ${baseUrl}/docs`,
+    '',
+    ` Dashboard: ${baseUrl}/dashboard`,
+    ` Demo operator login: ${seed.operator.email}`,
+    ` Demo operator password (shown once): ${seed.operator.password}`,
     rule,
   ].join('\n')
 }

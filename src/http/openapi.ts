@@ -58,6 +58,8 @@ export function openApiOptions(config: Config): SwaggerOptions {
       buildLocalReference: (json, _baseUri, _fragment, i) => String((json as { $id?: string }).$id ?? `def-${i}`),
     },
     transform: ({ schema, url }) => {
+      // The dashboard is HTML for people, not part of the API.
+      if (url.startsWith('/dashboard')) return { schema: { ...schema, hide: true } as typeof schema, url }
       if (url !== '/api/v1/lessons/*') return { schema, url }
       return { schema: { ...schema, params: SLUG_PARAMS } as typeof schema, url: '/api/v1/lessons/:slug' }
     },

@@ -130,8 +130,8 @@ ${body}
 `
 }
 
-/** The whole reference; `key` is the placeholder (or the reader's own test key) shown in examples. */
-export function renderReference(doc: Json, key = '$API_KEY'): string {
+/** The endpoint sections of the reference; `key` is the placeholder (or the reader's own key) shown in examples. */
+export function referenceSections(doc: Json, key = '$API_KEY'): string {
   const tags = (doc.tags ?? []) as Json[]
   const operations: { tag: string; method: string; path: string; operation: Json }[] = []
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
@@ -140,16 +140,7 @@ export function renderReference(doc: Json, key = '$API_KEY'): string {
       if (operation !== undefined) operations.push({ tag: operation.tags?.[0] ?? 'Other', method, path, operation })
     }
   }
-  const nav = tags
-    .map(
-      (tag) =>
-        `<li>${escapeHtml(tag.name)}<ul>${operations
-          .filter((o) => o.tag === tag.name)
-          .map((o) => `<li><a href="#${escapeHtml(o.operation.operationId)}">${escapeHtml(o.operation.summary ?? o.path)}</a></li>`)
-          .join('')}</ul></li>`,
-    )
-    .join('')
-  const sections = tags
+  return tags
     .map(
       (tag) =>
         `<section aria-labelledby="tag-${escapeHtml(tag.name)}"><h2 id="tag-${escapeHtml(tag.name)}">${escapeHtml(tag.name)}</h2>${paragraphs(tag.description)}${operations
@@ -158,6 +149,25 @@ export function renderReference(doc: Json, key = '$API_KEY'): string {
           .join('\n')}</section>`,
     )
     .join('\n')
+}
+
+/** The whole reference page. */
+export function renderReference(doc: Json, key = '$API_KEY'): string {
+  const tags = (doc.tags ?? []) as Json[]
+  const nav = tags
+    .map((tag) => {
+      const links: string[] = []
+      for (const [path, item] of Object.entries(doc.paths ?? {})) {
+        for (const method of METHOD_ORDER) {
+          const operation = (item as Json)[method] as Json | undefined
+          if (operation !== undefined && (operation.tags?.[0] ?? 'Other') === tag.name) {
+            links.push(`<li><a href="#${escapeHtml(operation.operationId)}">${escapeHtml(operation.summary ?? path)}</a></li>`)
+          }
+        }
+      }
+      return `<li>${escapeHtml(tag.name)}<ul>${links.join('')}</ul></li>`
+    })
+    .join('')
   const schemas = Object.entries(doc.components?.schemas ?? {})
     .map(([name, schema]) => `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`)
     .join('\n')
@@ -167,7 +177,7 @@ export function renderReference(doc: Json, key = '$API_KEY'): string {
 <p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code> · <a href="/api/v1/openapi.json">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
 ${paragraphs(doc.info?.description)}
 <nav aria-label="Endpoints"><h2>Endpoints</h2><ul>${nav}</ul></nav>
-${sections}
+${referenceSections(doc, key)}
 <section aria-labelledby="errors"><h2 id="errors">Errors</h2><p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, a stable <code>code</code> and the <code>requestId</code>.</p>${errorCatalogueTable()}</section>
 <section aria-labelledby="schemas"><h2 id="schemas">Schemas</h2>${schemas}</section>`,
   )

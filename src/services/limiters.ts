@@ -1,7 +1,7 @@
 /**
- * Builds the two limiters: requests per key, and failed authentications per client address.
- * With REDIS_URL both live in Redis, shared by all instances (with a local fallback);
- * without it they live in this process.
+ * Builds the service's limiters: requests per key, failed API authentications per client
+ * address, and failed dashboard sign-ins per account and per address. With REDIS_URL they live
+ * in Redis, shared by all instances (each with a local fallback); without it, in this process.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
@@ -15,48 +15,75 @@ import { FallbackLimiter, type LimiterStore } from './fallback-limiter.js'
 export interface Limiters {
   readonly requests: RateLimiter
   readonly authFailures: RateLimiter
+  readonly signInFailuresByAccount: RateLimiter
+  readonly signInFailuresByAddress: RateLimiter
   store(): LimiterStore
   /** Drops idle in-memory windows; called once a window. */
   sweep(): void
   close(): Promise<void>
 }
 
+/** Dashboard sign-in failures are counted over a longer window than API requests. */
+export const SIGN_IN_WINDOW_MS = 15 * 60_000
+
+interface Spec {
+  name: keyof Omit<Limiters, 'store' | 'sweep' | 'close'>
+  /** Redis key part, and what the log calls it. */
+  key: string
+  label: string
+  limit: number
+  windowMs: number
+}
+
 export async function createLimiters(config: Config, clock: Clock, log: FastifyBaseLogger, redis?: Redis): Promise<Limiters> {
   const windowMs = config.rateLimitWindowSeconds * 1000
-  const localRequests = new SlidingWindowLimiter({ limit: config.rateLimit, windowMs, clock })
-  const localFailures = new SlidingWindowLimiter({ limit: config.authFailureLimit, windowMs, clock })
+  const specs: Spec[] = [
+    { name: 'requests', key: 'rate', label: 'requests per key', limit: config.rateLimit, windowMs },
+    { name: 'authFailures', key: 'authfail', label: 'failed authentications per address', limit: config.authFailureLimit, windowMs },
+    { name: 'signInFailuresByAccount', key: 'signin:account', label: 'failed sign-ins per account', limit: config.signInFailureLimit, windowMs: SIGN_IN_WINDOW_MS },
+    { name: 'signInFailuresByAddress', key: 'signin:address', label: 'failed sign-ins per address', limit: config.signInFailureLimit * 4, windowMs: SIGN_IN_WINDOW_MS },
+  ]
+  const local = new Map(specs.map((spec) => [spec.name, new SlidingWindowLimiter({ limit: spec.limit, windowMs: spec.windowMs, clock })]))
   const sweep = () => {
-    localRequests.sweep()
-    localFailures.sweep()
+    for (const limiter of local.values()) limiter.sweep()
   }
   const client = redis ?? (config.redisUrl === undefined ? undefined : openRedis(config.redisUrl))
   if (client === undefined) {
-    return { requests: localRequests, authFailures: localFailures, store: () => 'memory', sweep, close: async () => {} }
+    const of = (name: Spec['name']) => local.get(name)!
+    return {
+      requests: of('requests'),
+      authFailures: of('authFailures'),
+      signInFailuresByAccount: of('signInFailuresByAccount'),
+      signInFailuresByAddress: of('signInFailuresByAddress'),
+      store: () => 'memory',
+      sweep,
+      close: async () => {},
+    }
   }
   if (!(await whenReady(client))) log.warn('Redis is not reachable at start; rate limits are kept per instance until it is')
   const probe = () => client.ping()
-  const requests = new FallbackLimiter({
-    shared: new RedisLimiter({ redis: client, prefix: `${config.redisKeyPrefix}rate:`, limit: config.rateLimit, windowMs }),
-    local: localRequests,
-    probe,
-    log,
-    name: 'requests per key',
-  })
-  const authFailures = new FallbackLimiter({
-    shared: new RedisLimiter({ redis: client, prefix: `${config.redisKeyPrefix}authfail:`, limit: config.authFailureLimit, windowMs }),
-    local: localFailures,
-    probe,
-    log,
-    name: 'failed authentications per address',
-  })
+  const shared = new Map(
+    specs.map((spec) => [
+      spec.name,
+      new FallbackLimiter({
+        shared: new RedisLimiter({ redis: client, prefix: `${config.redisKeyPrefix}${spec.key}:`, limit: spec.limit, windowMs: spec.windowMs }),
+        local: local.get(spec.name)!,
+        probe,
+        log,
+        name: spec.label,
+      }),
+    ]),
+  )
+  const of = (name: Spec['name']) => shared.get(name)!
   return {
-    requests,
-    authFailures,
-    store: () => requests.store,
+    requests: of('requests'),
+    authFailures: of('authFailures'),
+    signInFailuresByAccount: of('signInFailuresByAccount'),
+    signInFailuresByAddress: of('signInFailuresByAddress'),
+    store: () => of('requests').store,
     sweep,
     async close() {
-      requests.close()
-      authFailures.close()
+      for (const limiter of shared.values()) limiter.close()
       // A client passed in belongs to the caller.
       if (redis === undefined) client.disconnect()
     },

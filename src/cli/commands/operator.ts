@@ -1,0 +1,54 @@
+/**
+ * `curriculum operator create`: dashboard operator accounts exist only through this command;
+ * nobody can sign up as one. The password comes from standard input (or is generated and
+ * printed once), never from the command line, where shell history would keep it.
+ */
+import { randomBytes } from 'node:crypto'
+import type { Command } from 'commander'
+import { systemClock } from '../../clock.js'
+import { act } from '../command-action.js'
+import { defineCommand, defineGroup } from '../options.js'
+import { CliError } from '../output.js'
+import { withStorage } from '../storage-session.js'
+
+async function readStdin(): Promise<string> {
+  const chunks: Buffer[] = []
+  for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
+  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+}
+
+export function registerOperator(program: Command): void {
+  const operator = defineGroup(program, 'operator', 'Create dashboard operator accounts', 'curriculum operator create --email ops@example.org')
+
+  defineCommand(operator, 'create', 'Create an operator account for the dashboard', [
+    'curriculum operator create --email ops@example.org          # generates a password and prints it once',
+    'printf %s "$PASSWORD" | curriculum operator create --email ops@example.org --password-stdin',
+  ])
+    .requiredOption('--email <address>', 'the operator’s e-mail address (their sign-in name)')
+    .option('--password-stdin', 'read the password from standard input instead of generating one')
+    .action(
+      act(async (command) => {
+        const options = command.opts<{ email: string; passwordStdin?: boolean }>()
+        const { isEmail } = await import('../../dashboard/forms.js')
+        const { hashPassword, passwordProblem } = await import('../../domain/passwords.js')
+        const email = options.email.trim().toLowerCase()
+        if (!isEmail(email)) throw new CliError(`"${options.email}" is not an e-mail address`, [], 2)
+        const generated = options.passwordStdin !== true
+        const password = generated ? randomBytes(18).toString('base64url') : await readStdin()
+        const weak = passwordProblem(password, email)
+        if (weak !== null) throw new CliError(`password refused: ${weak}`)
+        const passwordHash = await hashPassword(password)
+        const account = await withStorage(async ({ storage }) => {
+          const { createAccount } = await import('../../storage/account-repository.js')
+          const { recordAudit } = await import('../../storage/audit-repository.js')
+          const row = await createAccount(storage.db, { email, passwordHash, role: 'operator' }, systemClock.now())
+          await recordAudit(storage.db, { actor: `cli:${process.env.USER ?? 'unknown'}`, action: 'operator.create', target: `account:${row.id}`, detail: { email } }, systemClock.now())
+          return row
+        })
+        return {
+          data: { account: { id: account.id, email: account.email, role: account.role }, ...(generated ? { password } : {}) },
+          text: [`created operator ${account.email} (${account.id})`, ...(generated ? [`password (shown once): ${password}`] : [])],
+        }
+      }),
+    )
+}

@@ -1,0 +1,89 @@
+/**
+ * The page frame: skip link, site navigation for the visitor's role, one <h1>, the notice a
+ * redirect asked for (by a fixed code, never by reflected text), and the sign-out form.
+ */
+import type { FastifyRequest } from 'fastify'
+import { type Html, html } from './html.js'
+
+export interface Page {
+  title: string
+  body: Html
+  /** Path of the current page, to mark it in the navigation. */
+  current?: string
+}
+
+const NOTICES: Record<string, string> = {
+  'application-submitted': 'Your application was submitted. Review takes 3-5 business days.',
+  'key-revoked': 'The key was revoked. Requests with it are refused within seconds.',
+  'signed-out': 'You are signed out.',
+  approved: 'The application was approved and the organisation created.',
+  rejected: 'The application was rejected; the partner sees your reason.',
+  'agreement-recorded': 'The agreement was recorded. Student endpoints work for this organisation while it is active.',
+  'agreement-ended': 'The agreement was ended. Student endpoints are refused within seconds.',
+  suspended: 'The organisation is suspended. All its keys are refused within seconds.',
+  reinstated: 'The organisation is reinstated. Its keys work again.',
+}
+
+function navigation(request: FastifyRequest, current: string | undefined): Html {
+  const link = (href: string, label: string) => html`<li><a href="${href}"${current === href ? html` aria-current="page"` : ''}>${label}</a></li>`
+  const account = request.account
+  const items =
+    account === null
+      ? [link('/dashboard/login', 'Sign in'), link('/dashboard/signup', 'Sign up')]
+      : account.role === 'operator'
+        ? [
+            link('/dashboard/operator/applications', 'Applications'),
+            link('/dashboard/operator/organisations', 'Organisations'),
+            link('/dashboard/operator/disclosures', 'Disclosure log'),
+            link('/dashboard/operator/audit', 'Audit log'),
+          ]
+        : [
+            link('/dashboard/partner', 'Overview'),
+            link('/dashboard/partner/application', 'Application'),
+            link('/dashboard/partner/usage', 'Usage'),
+            link('/dashboard/partner/disclosures', 'Disclosure log'),
+          ]
+  return html`<nav aria-label="Dashboard"><ul>${items}<li><a href="/docs">API reference</a></li></ul></nav>`
+}
+
+export function layout(request: FastifyRequest, page: Page): string {
+  const notice = NOTICES[String((request.query as Record<string, unknown> | undefined)?.notice ?? '')]
+  const account = request.account
+  return html`<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${page.title} · Curriculum API dashboard</title>
+<link rel="stylesheet" href="/dashboard/assets/dashboard.css">
+<script src="/dashboard/assets/dashboard.js" defer></script>
+</head>
+<body>
+<a class="skip" href="#main">Skip to content</a>
+<header class="site">
+  <p class="brand"><a href="/dashboard">Curriculum API</a> <span>dashboard</span></p>
+  ${navigation(request, page.current)}
+  ${
+    account === null
+      ? ''
+      : html`<form method="post" action="/dashboard/logout" class="signout">
+  <input type="hidden" name="_csrf" value="${request.csrfToken}">
+  <span class="who">${account.email} (${account.role})</span>
+  <button type="submit" class="link">Sign out</button>
+</form>`
+  }
+</header>
+<main id="main" tabindex="-1">
+${notice === undefined ? '' : html`<p class="notice" role="status">${notice}</p>`}
+<h1>${page.title}</h1>
+${page.body}
+</main>
+</body>
+</html>
+`.value
+}
+
+/** A hidden CSRF field for a form. */
+export function csrfField(request: FastifyRequest): Html {
+  return html`<input type="hidden" name="_csrf" value="${request.csrfToken}">`
+}

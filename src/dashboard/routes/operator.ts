@@ -1,0 +1,304 @@
+/**
+ * The operator's pages: the review queue, organisations (agreements, suspension, keys), the
+ * disclosure log with filters and CSV export, and the audit log. Every change made here is
+ * written to the audit log in the same transaction.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { agreementWindow, isAgreementActive } from '../../domain/agreements.js'
+import { nextOrganisationStatus, type OrganisationStatus } from '../../domain/application-state.js'
+import { isScope, SCOPES } from '../../domain/scopes.js'
+import { endAgreements, listAgreements, listApiKeys, NotFoundError, recordAgreement, revokeApiKey, setOrganisationStatus } from '../../storage/access-repository.js'
+import { decideApplication, listApplications } from '../../storage/application-repository.js'
+import { listAudit, recordAudit } from '../../storage/audit-repository.js'
+import type { AgreementRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
+import { DISCLOSURE_ACTIONS, type DisclosureAction, type DisclosureFilter, listDisclosures } from '../../storage/disclosure-repository.js'
+import { inTransaction } from '../../storage/transaction.js'
+import type { DashboardContext } from '../dashboard-plugin.js'
+import { sendPage } from '../dashboard-plugin.js'
+import { DashboardError } from '../dashboard-error.js'
+import { field, type FormBody, list, text, textarea } from '../forms.js'
+import { type Html, html } from '../html.js'
+import { csrfField } from '../layout.js'
+import { keysTable } from '../views/keys-table.js'
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
+
+function agreementState(row: AgreementRow, now: number): string {
+  if (row.ended_at !== null && Date.parse(row.ended_at) <= now) return 'ended'
+  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'expired'
+  if (Date.parse(row.signed_at) > now) return 'pending'
+  return 'active'
+}
+
+function csvCell(value: string): string {
+  // Quote every cell; neutralise spreadsheet formulas (CSV injection).
+  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
+  return `"${safe.replace(/"/g, '""')}"`
+}
+
+export function operatorRoutes(app: FastifyInstance, context: DashboardContext): void {
+  const { storage, clock } = context
+  const db = storage.db
+  const operator = { config: { dashboard: 'operator' as const } }
+  const actor = (request: FastifyRequest) => `account:${request.account!.email}`
+
+  async function organisation(id: string): Promise<OrganisationRow> {
+    if (!UUID.test(id)) throw new NotFoundError(`no organisation ${id}`)
+    const row = await db.selectFrom('organisations').selectAll().where('id', '=', id).where('kind', '=', 'partner').executeTakeFirst()
+    if (row === undefined) throw new NotFoundError(`no organisation ${id}`)
+    return row
+  }
+
+  app.get('/operator', operator, (_request, reply) => reply.redirect('/dashboard/operator/applications', 303))
+
+  function decisionForms(request: FastifyRequest, application: ApplicationRow): Html {
+    const requested = application.requested_scopes.split(' ')
+    return html`<div class="row">
+<form method="post" action="/dashboard/operator/applications/${application.id}/approve" class="stack">
+  ${csrfField(request)}
+  <fieldset><legend>Grant</legend>
+    <label class="check"><input type="checkbox" checked disabled> Catalog</label>
+    ${SCOPES.map((scope) => html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${requested.includes(scope) ? html` checked` : ''}> <code>${scope}</code>${requested.includes(scope) ? ' (asked for)' : ''}</label>`)}
+  </fieldset>
+  <div><button type="submit">Approve</button></div>
+</form>
+<form method="post" action="/dashboard/operator/applications/${application.id}/reject" class="stack">
+  ${csrfField(request)}
+  ${textarea(`reason-${application.id}`, 'Reason for rejection', { hint: 'The partner sees it.', required: true })}
+  <div><button type="submit" class="danger">Reject</button></div>
+</form>
+</div>`
+  }
+
+  app.get('/operator/applications', operator, async (request, reply) => {
+    const all = await listApplications(db)
+    const queue = all.filter((a) => a.state === 'submitted')
+    const decided = all.filter((a) => a.state !== 'submitted').reverse()
+    const accounts = new Map((await db.selectFrom('accounts').select(['id', 'email']).execute()).map((a) => [a.id, a.email]))
+    const body = html`<h2>Waiting for review (${queue.length})</h2>
+${
+  queue.length === 0
+    ? html`<p class="empty">No application is waiting. New ones appear here.</p>`
+    : queue.map(
+        (a) => html`<section class="card" aria-labelledby="app-${a.id}">
+<h3 id="app-${a.id}">${a.organisation_name}</h3>
+<dl>
+  <dt>Submitted</dt><dd>${a.created_at.slice(0, 16).replace('T', ' ')} by ${accounts.get(a.account_id) ?? a.account_id}</dd>
+  <dt>Website</dt><dd>${a.website}</dd>
+  <dt>Contact</dt><dd>${a.contact_name} (${a.contact_email})</dd>
+  <dt>Access asked for</dt><dd>Catalog${a.requested_scopes.split(' ').filter(Boolean).map((scope) => html`, <code>${scope}</code>`)}</dd>
+  <dt>Intended use</dt><dd>${a.intended_use}</dd>
+</dl>
+${decisionForms(request, a)}
+</section>`,
+      )
+}
+<h2>Decided</h2>
+${
+  decided.length === 0
+    ? html`<p class="empty">Nothing decided yet.</p>`
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Organisation</th><th scope="col">State</th><th scope="col">Decided</th><th scope="col">By</th><th scope="col">Reason</th></tr></thead>
+<tbody>${decided.map(
+        (a) => html`<tr><td>${a.organisation_id ? html`<a href="/dashboard/operator/organisations/${a.organisation_id}">${a.organisation_name}</a>` : a.organisation_name}</td><td><span class="state ${a.state}">${a.state}</span></td><td>${(a.decided_at ?? '').slice(0, 10)}</td><td>${a.decided_by}</td><td>${a.decision_reason ?? ''}</td></tr>`,
+      )}</tbody></table></div>`
+}`
+    return sendPage(request, reply, 'Applications', body, 200, '/dashboard/operator/applications')
+  })
+
+  app.post('/operator/applications/:id/approve', operator, async (request, reply) => {
+    const { id } = request.params as { id: string }
+    if (!UUID.test(id)) throw new NotFoundError(id)
+    const scopes = list(request.body as FormBody, 'scopes').filter(isScope)
+    await decideApplication(db, id, { event: 'approve', grantedScopes: scopes }, actor(request), clock.now())
+    return reply.redirect('/dashboard/operator/applications?notice=approved', 303)
+  })
+
+  app.post('/operator/applications/:id/reject', operator, async (request, reply) => {
+    const { id } = request.params as { id: string }
+    if (!UUID.test(id)) throw new NotFoundError(id)
+    const reason = text(request.body as FormBody, `reason-${id}`)
+    if (reason === '') throw new DashboardError(400, 'A reason is needed', 'Go back and write the reason for the rejection: the partner sees it.')
+    await decideApplication(db, id, { event: 'reject', reason: reason.slice(0, 2000) }, actor(request), clock.now())
+    return reply.redirect('/dashboard/operator/applications?notice=rejected', 303)
+  })
+
+  app.get('/operator/organisations', operator, async (request, reply) => {
+    const organisations = await db.selectFrom('organisations').selectAll().where('kind', '=', 'partner').orderBy('name').execute()
+    const agreements = await listAgreements(db)
+    const now = clock.now()
+    const body =
+      organisations.length === 0
+        ? html`<p class="empty">No organisation yet. Approving an application creates one.</p>`
+        : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Organisation</th><th scope="col">Status</th><th scope="col">Granted</th><th scope="col">Agreement</th></tr></thead>
+<tbody>${organisations.map((o) => {
+            const active = isAgreementActive(agreements.filter((a) => a.organisation_id === o.id).map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)), now)
+            return html`<tr><td><a href="/dashboard/operator/organisations/${o.id}">${o.name}</a></td><td><span class="state ${o.status}">${o.status}</span></td><td>${o.allowed_scopes === '' ? 'catalog' : o.allowed_scopes}</td><td>${active ? html`<span class="state active">active</span>` : 'none in force'}</td></tr>`
+          })}</tbody></table></div>`
+    return sendPage(request, reply, 'Organisations', body, 200, '/dashboard/operator/organisations')
+  })
+
+  app.get('/operator/organisations/:id', operator, async (request, reply) => {
+    const o = await organisation((request.params as { id: string }).id)
+    const [agreements, keys, accounts] = await Promise.all([
+      listAgreements(db, o.id),
+      listApiKeys(db, o.id),
+      db.selectFrom('accounts').select(['email', 'created_at']).where('organisation_id', '=', o.id).execute(),
+    ])
+    const now = clock.now()
+    const base = `/dashboard/operator/organisations/${o.id}`
+    const body = html`<p>Status: <span class="state ${o.status}">${o.status}</span>. Granted: ${o.allowed_scopes === '' ? 'catalog only' : o.allowed_scopes}. Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}.</p>
+<form method="post" action="${base}/${o.status === 'active' ? 'suspend' : 'reinstate'}">
+  ${csrfField(request)}
+  <button type="submit" class="${o.status === 'active' ? 'danger' : ''}">${o.status === 'active' ? 'Suspend organisation (refuse all its keys)' : 'Reinstate organisation'}</button>
+</form>
+<h2>Data-sharing agreements</h2>
+${
+  agreements.length === 0
+    ? html`<p class="empty">No agreement recorded. Student endpoints are refused until one is in force.</p>`
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Document</th><th scope="col">Signed</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+<tbody>${agreements.map((a) => {
+        const state = agreementState(a, now)
+        return html`<tr><td>${a.document_ref}</td><td>${a.signed_at.slice(0, 10)}</td><td>${a.expires_at?.slice(0, 10) ?? 'never'}</td><td><span class="state ${state}">${state}</span></td><td>${
+          state === 'active' || state === 'pending'
+            ? html`<form method="post" action="${base}/agreements/${a.id}/end">${csrfField(request)}<button type="submit" class="danger" aria-label="End agreement ${a.document_ref}">End</button></form>`
+            : ''
+        }</td></tr>`
+      })}</tbody></table></div>`
+}
+<details><summary>Record a signed agreement</summary>
+<form method="post" action="${base}/agreements" class="stack">
+  ${csrfField(request)}
+  ${field('signed', 'Signed on', { type: 'date', required: true })}
+  ${field('expires', 'Expires on (optional)', { type: 'date' })}
+  ${field('document', 'Document reference', { required: true, hint: 'Where the signed document is kept, e.g. DSA-2026-014.' })}
+  <div><button type="submit">Record agreement</button></div>
+</form></details>
+<h2>Keys</h2>
+${keysTable(request, keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this organisation')}`
+    return sendPage(request, reply, o.name, body, 200, '/dashboard/operator/organisations')
+  })
+
+  app.post('/operator/organisations/:id/agreements', operator, async (request, reply) => {
+    const o = await organisation((request.params as { id: string }).id)
+    const form = request.body as FormBody
+    const signed = Date.parse(`${text(form, 'signed')}T00:00:00.000Z`)
+    const expiresText = text(form, 'expires')
+    const expires = expiresText === '' ? null : Date.parse(`${expiresText}T00:00:00.000Z`)
+    const document = text(form, 'document')
+    if (Number.isNaN(signed) || (expires !== null && Number.isNaN(expires)) || document === '') {
+      throw new DashboardError(400, 'The agreement is incomplete', 'Give the signing date and the document reference (and, if it has one, the expiry date).')
+    }
+    await inTransaction(db, async (trx) => {
+      const row = await recordAgreement(trx, { organisationId: o.id, signedAt: signed, expiresAt: expires, documentRef: document.slice(0, 200) }, clock.now())
+      await recordAudit(trx, { actor: actor(request), action: 'agreement.record', target: `organisation:${o.id}`, detail: { organisation: o.name, agreementId: row.id, document: row.document_ref, signed: row.signed_at, expires: row.expires_at } }, clock.now())
+    })
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-recorded`, 303)
+  })
+
+  app.post('/operator/organisations/:id/agreements/:agreementId/end', operator, async (request, reply) => {
+    const o = await organisation((request.params as { id: string }).id)
+    const { agreementId } = request.params as { agreementId: string }
+    const agreement = (await listAgreements(db, o.id)).find((a) => a.id === agreementId)
+    if (agreement === undefined) throw new NotFoundError(agreementId)
+    await inTransaction(db, async (trx) => {
+      await endAgreements(trx, { agreementId }, clock.now())
+      await recordAudit(trx, { actor: actor(request), action: 'agreement.end', target: `organisation:${o.id}`, detail: { organisation: o.name, agreementId, document: agreement.document_ref } }, clock.now())
+    })
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-ended`, 303)
+  })
+
+  for (const event of ['suspend', 'reinstate'] as const) {
+    app.post(`/operator/organisations/:id/${event}`, operator, async (request, reply) => {
+      const o = await organisation((request.params as { id: string }).id)
+      const status: OrganisationStatus = nextOrganisationStatus(o.status as OrganisationStatus, event)
+      await inTransaction(db, async (trx) => {
+        await setOrganisationStatus(trx, o.id, status)
+        await recordAudit(trx, { actor: actor(request), action: `organisation.${event}`, target: `organisation:${o.id}`, detail: { organisation: o.name } }, clock.now())
+      })
+      return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=${event === 'suspend' ? 'suspended' : 'reinstated'}`, 303)
+    })
+  }
+
+  app.post('/operator/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
+    const o = await organisation((request.params as { id: string }).id)
+    const { keyId } = request.params as { keyId: string }
+    const key = (await listApiKeys(db, o.id)).find((k) => k.id === keyId)
+    if (key === undefined) throw new NotFoundError(keyId)
+    await inTransaction(db, async (trx) => {
+      await revokeApiKey(trx, key.id, clock.now())
+      await recordAudit(trx, { actor: actor(request), action: 'key.revoke', target: `key:${key.id}`, detail: { organisation: o.name, prefix: key.display_prefix, name: key.name } }, clock.now())
+    })
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=key-revoked`, 303)
+  })
+
+  /** The disclosure filter from the query string; bad values are ignored with a message. */
+  function disclosureFilter(query: Record<string, unknown>): { filter: DisclosureFilter; values: Record<string, string>; problems: string[] } {
+    const values: Record<string, string> = {}
+    for (const name of ['student', 'organisation', 'key', 'action', 'since', 'until']) {
+      const value = query[name]
+      values[name] = typeof value === 'string' ? value.trim() : ''
+    }
+    const filter: DisclosureFilter = { limit: 1000 }
+    const problems: string[] = []
+    if (values.student) UUID.test(values.student.toLowerCase()) ? (filter.studentId = values.student.toLowerCase()) : problems.push('The student must be a UUID.')
+    if (values.organisation) UUID.test(values.organisation) ? (filter.organisationId = values.organisation) : problems.push('Choose an organisation from the list.')
+    if (values.key) UUID.test(values.key) ? (filter.keyId = values.key) : problems.push('The key must be a key id (a UUID, as the keys table shows on the organisation page).')
+    if (values.action) (DISCLOSURE_ACTIONS as readonly string[]).includes(values.action) ? (filter.action = values.action as DisclosureAction) : problems.push('Unknown action.')
+    for (const [name, bound] of [['since', 'since'], ['until', 'until']] as const) {
+      if (!values[name]) continue
+      const at = Date.parse(`${values[name]}T00:00:00.000Z`)
+      if (Number.isNaN(at)) problems.push(`The ${name} date must be a date.`)
+      else filter[bound] = name === 'until' ? at + 86_400_000 : at
+    }
+    return { filter, values, problems }
+  }
+
+  app.get('/operator/disclosures', operator, async (request, reply) => {
+    const { filter, values, problems } = disclosureFilter(request.query as Record<string, unknown>)
+    const [rows, organisations] = await Promise.all([listDisclosures(db, filter), db.selectFrom('organisations').select(['id', 'name', 'kind']).orderBy('name').execute()])
+    const names = new Map(organisations.map((o) => [o.id, o.name]))
+    const query = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== '')).toString()
+    const body = html`<form method="get" action="/dashboard/operator/disclosures" class="stack">
+  ${problems.length > 0 ? html`<div class="error-summary" role="alert"><ul>${problems.map((p) => html`<li>${p}</li>`)}</ul></div>` : ''}
+  ${field('student', 'Student id', { value: values.student })}
+  <div><label for="organisation">Organisation</label><select id="organisation" name="organisation"><option value="">Any</option>${organisations.map((o) => html`<option value="${o.id}"${values.organisation === o.id ? html` selected` : ''}>${o.name}</option>`)}</select></div>
+  ${field('key', 'Key id', { value: values.key })}
+  <div><label for="action">Action</label><select id="action" name="action"><option value="">Any</option>${DISCLOSURE_ACTIONS.map((a) => html`<option value="${a}"${values.action === a ? html` selected` : ''}>${a}</option>`)}</select></div>
+  ${field('since', 'From (inclusive)', { type: 'date', value: values.since })}
+  ${field('until', 'To (inclusive)', { type: 'date', value: values.until })}
+  <div class="row"><button type="submit">Filter</button> <a href="/dashboard/operator/disclosures.csv${query ? `?${query}` : ''}">Export these as CSV</a></div>
+</form>
+<p>${rows.length} record${rows.length === 1 ? '' : 's'}${rows.length === 1000 ? ' (the newest 1,000; narrow the filter for more)' : ''}.</p>
+${
+  rows.length === 0
+    ? html`<p class="empty">No disclosure matches.</p>`
+    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Organisation</th><th scope="col">Key</th><th scope="col">Student</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Request id</th></tr></thead>
+<tbody>${rows.map(
+        (row) => html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td>${names.get(row.organisation_id) ?? row.organisation_id}</td><td><code>${row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
+      )}</tbody></table></div>`
+}`
+    return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/operator/disclosures')
+  })
+
+  app.get('/operator/disclosures.csv', operator, async (request, reply) => {
+    const { filter } = disclosureFilter(request.query as Record<string, unknown>)
+    const rows = await listDisclosures(db, { ...filter, limit: 100_000 })
+    const lines = [['at', 'organisation_id', 'key_id', 'student_id', 'action', 'outcome', 'request_id'].join(',')]
+    for (const row of rows) lines.push([row.at, row.organisation_id, row.key_id, row.student_id, row.action, row.outcome, row.request_id].map(csvCell).join(','))
+    await recordAudit(db, { actor: actor(request), action: 'disclosures.export', target: 'disclosures', detail: { rows: rows.length, filter } }, clock.now())
+    return reply
+      .type('text/csv; charset=utf-8')
+      .header('content-disposition', `attachment; filename="disclosures-${new Date(clock.now()).toISOString().slice(0, 10)}.csv"`)
+      .send(`${lines.join('\r\n')}\r\n`)
+  })
+
+  app.get('/operator/audit', operator, async (request, reply) => {
+    const rows = await listAudit(db, 500)
+    const body =
+      rows.length === 0
+        ? html`<p class="empty">No operator action yet.</p>`
+        : html`<p>Every operator action, newest first.</p><div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
+<tbody>${rows.map((row) => html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td>${row.actor}</td><td>${row.action}</td><td><code>${row.target}</code></td><td><code>${row.detail}</code></td></tr>`)}</tbody></table></div>`
+    return sendPage(request, reply, 'Audit log', body, 200, '/dashboard/operator/audit')
+  })
+}

@@ -1,0 +1,258 @@
+/**
+ * The partner's pages: overview (application state, sandbox, keys), the access application,
+ * key creation and revocation, usage per key, and the organisation's own disclosure log.
+ * A partner only ever sees their own organisation and their own sandbox.
+ */
+import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { isAgreementActive, agreementWindow } from '../../domain/agreements.js'
+import { isScope, SCOPES, type Scope } from '../../domain/scopes.js'
+import { createApiKey, listAgreements, listApiKeys, revokeApiKey } from '../../storage/access-repository.js'
+import { applicationsOf, submitApplication } from '../../storage/application-repository.js'
+import type { AccountRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
+import { listDisclosures } from '../../storage/disclosure-repository.js'
+import { sandboxStudents } from '../../storage/sandbox-repository.js'
+import { usageOf } from '../../storage/usage-repository.js'
+import type { DashboardContext } from '../dashboard-plugin.js'
+import { sendPage } from '../dashboard-plugin.js'
+import { DashboardError } from '../dashboard-error.js'
+import { errorSummary, field, type FieldErrors, type FormBody, isEmail, isWebsite, list, text, textarea } from '../forms.js'
+import { type Html, html } from '../html.js'
+import { csrfField } from '../layout.js'
+import { keysTable } from '../views/keys-table.js'
+import { newKeyPage } from '../views/new-key.js'
+import { lastDays, usageChart } from '../views/usage-chart.js'
+
+const SCOPE_LABELS: Record<Scope, string> = {
+  'students:read': 'Student read: a student’s progress (students:read)',
+  'students:write': 'Student write: set a student’s tier (students:write)',
+}
+
+interface PartnerView {
+  account: AccountRow
+  organisation: OrganisationRow | undefined
+  agreementActive: boolean
+  sandboxId: string
+}
+
+function stateBadge(state: string): Html {
+  return html`<span class="state ${state}">${state}</span>`
+}
+
+export function partnerRoutes(app: FastifyInstance, context: DashboardContext): void {
+  const { storage, clock } = context
+  const db = storage.db
+  const partner = { config: { dashboard: 'partner' as const } }
+
+  async function view(request: FastifyRequest): Promise<PartnerView> {
+    const account = request.account!
+    const organisation =
+      account.organisation_id === null ? undefined : await db.selectFrom('organisations').selectAll().where('id', '=', account.organisation_id).executeTakeFirst()
+    const agreements = organisation === undefined ? [] : await listAgreements(db, organisation.id)
+    const agreementActive = isAgreementActive(agreements.map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)), clock.now())
+    return { account, organisation, agreementActive, sandboxId: account.sandbox_organisation_id! }
+  }
+
+  /** Keys the partner may see and revoke: those of their sandbox and of their organisation. */
+  async function ownKeys(v: PartnerView): Promise<{ test: ApiKeyRow[]; live: ApiKeyRow[] }> {
+    const test = (await listApiKeys(db, v.sandboxId)).filter((key) => key.mode === 'test')
+    const live = v.organisation === undefined ? [] : (await listApiKeys(db, v.organisation.id)).filter((key) => key.mode === 'live')
+    return { test, live }
+  }
+
+  function createKeyForm(request: FastifyRequest, mode: 'test' | 'live', allowed: readonly Scope[], studentScopesOpen: boolean): Html {
+    return html`<form method="post" action="/dashboard/partner/keys" class="stack">
+  ${csrfField(request)}
+  <input type="hidden" name="mode" value="${mode}">
+  ${field(`${mode}-name`, 'Name', { hint: 'To tell keys apart, e.g. "staging server".', required: true })}
+  <fieldset><legend>Scopes (the catalog is always included)</legend>
+  ${SCOPES.map((scope) => {
+    const enabled = allowed.includes(scope) && (mode === 'test' || studentScopesOpen)
+    return html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${enabled ? html` checked` : html` disabled`}> ${SCOPE_LABELS[scope]}${enabled ? '' : html` <span class="hint">(${allowed.includes(scope) ? 'needs an active data-sharing agreement' : 'not granted to your organisation'})</span>`}</label>`
+  })}
+  </fieldset>
+  ${field(`${mode}-expires`, 'Expires on (optional)', { type: 'date', hint: 'Leave empty for a key that does not expire.' })}
+  <div><button type="submit">Create ${mode} key</button></div>
+</form>`
+  }
+
+  function applicationSummary(application: ApplicationRow | undefined): Html {
+    if (application === undefined) {
+      return html`<p>To reach real students' data, apply for live access. Review takes 3-5 business days; your sandbox works meanwhile.</p>
+<p><a class="button" href="/dashboard/partner/application">Apply for live access</a></p>`
+    }
+    return html`<p>Application for <strong>${application.organisation_name}</strong>: ${stateBadge(application.state)}</p>
+${application.state === 'submitted' ? html`<p>Submitted on ${application.created_at.slice(0, 10)}. Review takes 3-5 business days.</p>` : ''}
+${application.state === 'rejected' ? html`<p>Reason: ${application.decision_reason}</p><p><a href="/dashboard/partner/application">Apply again</a></p>` : ''}`
+  }
+
+  app.get('/partner', partner, async (request, reply) => {
+    const v = await view(request)
+    const [applications, keys, students] = await Promise.all([applicationsOf(db, v.account.id), ownKeys(v), sandboxStudents(db, v.sandboxId)])
+    const now = clock.now()
+    const allowed = (v.organisation?.allowed_scopes ?? '').split(' ').filter(isScope)
+    const body = html`<section aria-labelledby="application-heading"><h2 id="application-heading">Live access</h2>
+${applicationSummary(applications[0])}
+${
+  v.organisation === undefined
+    ? ''
+    : html`<p>Organisation <strong>${v.organisation.name}</strong>: ${stateBadge(v.organisation.status)}. Granted: ${
+        allowed.length === 0 ? 'the catalog' : allowed.map((scope) => html`<code>${scope}</code> `)
+      }. Data-sharing agreement: ${v.agreementActive ? stateBadge('active') : html`<strong>none in force</strong> (student scopes need one; the operator records it)`}.</p>
+<h3>Live keys</h3>
+${keysTable(request, keys.live, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Live keys')}
+${v.organisation.status === 'active' ? html`<details><summary>Create a live key</summary>${createKeyForm(request, 'live', allowed, v.agreementActive)}</details>` : html`<p>Your organisation is suspended: keys cannot be created. Contact the operator.</p>`}`
+}
+</section>
+<section aria-labelledby="sandbox-heading"><h2 id="sandbox-heading">Sandbox</h2>
+<p>Test keys (<code>cur_test_…</code>) reach the real catalog and these made-up students, never a real child's data, and need no agreement.</p>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><caption class="visually-hidden">Sandbox students</caption>
+<thead><tr><th scope="col">First name</th><th scope="col">Tier</th><th scope="col">Student id</th></tr></thead>
+<tbody>${students.map((s) => html`<tr><td>${s.first_name}</td><td>${s.tier}</td><td><code>${s.id}</code></td></tr>`)}</tbody></table></div>
+<h3>Test keys</h3>
+${keysTable(request, keys.test, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Test keys')}
+<details><summary>Create a test key</summary>${createKeyForm(request, 'test', SCOPES, true)}</details>
+</section>`
+    return sendPage(request, reply, 'Overview', body, 200, '/dashboard/partner')
+  })
+
+  app.post('/partner/keys', partner, async (request, reply) => {
+    const v = await view(request)
+    const form = request.body as FormBody
+    const mode = text(form, 'mode') === 'live' ? 'live' : 'test'
+    const name = text(form, `${mode}-name`) || `${mode} key`
+    const scopes = list(form, 'scopes').filter(isScope)
+    const expiresText = text(form, `${mode}-expires`)
+    const expiresAt = expiresText === '' ? null : Date.parse(`${expiresText}T00:00:00.000Z`)
+    if (expiresAt !== null && (Number.isNaN(expiresAt) || expiresAt <= clock.now())) {
+      throw new DashboardError(400, 'Choose another expiry date', 'A key must expire on a date in the future. Go back and change the date, or leave it empty.')
+    }
+    let organisationId = v.sandboxId
+    if (mode === 'live') {
+      if (v.organisation === undefined) throw new DashboardError(403, 'No live access yet', 'Live keys come with an approved application. Use test keys meanwhile.')
+      if (v.organisation.status !== 'active') throw new DashboardError(403, 'Organisation suspended', 'Your organisation is suspended; keys cannot be created.')
+      const allowed = v.organisation.allowed_scopes.split(' ')
+      const refused = scopes.filter((scope) => !allowed.includes(scope) || !v.agreementActive)
+      if (refused.length > 0) {
+        throw new DashboardError(403, 'Scope not available', `Your organisation cannot give a live key ${refused.join(' or ')}: it was not granted, or no data-sharing agreement is in force.`)
+      }
+      organisationId = v.organisation.id
+    }
+    const created = await createApiKey(db, { organisationId, name: name.slice(0, 80), scopes, expiresAt, mode, createdBy: v.account.id }, clock.now())
+    return newKeyPage(request, reply, context, { key: created.key, row: created.row })
+  })
+
+  app.post('/partner/keys/:id/revoke', partner, async (request, reply) => {
+    const v = await view(request)
+    const { id } = request.params as { id: string }
+    const keys = await ownKeys(v)
+    if (![...keys.test, ...keys.live].some((key) => key.id === id)) throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
+    await revokeApiKey(db, id, clock.now())
+    return reply.redirect('/dashboard/partner?notice=key-revoked', 303)
+  })
+
+  function applicationForm(request: FastifyRequest, values: Record<string, string | string[]>, errors: FieldErrors = {}, previous?: ApplicationRow): Html {
+    const requested = (values.scopes as string[] | undefined) ?? []
+    return html`${errorSummary(errors)}
+${previous?.state === 'rejected' ? html`<p>Your previous application was rejected: ${previous.decision_reason}</p>` : ''}
+<p>Review takes <strong>3-5 business days</strong>. Your sandbox and test keys keep working meanwhile; the review only delays live student data.</p>
+<form method="post" action="/dashboard/partner/application" class="stack" novalidate>
+  ${csrfField(request)}
+  ${field('organisationName', 'Organisation name', { value: String(values.organisationName ?? ''), required: true, errors, autocomplete: 'organization' })}
+  ${field('website', 'Website', { type: 'url', value: String(values.website ?? ''), required: true, errors, hint: 'e.g. https://www.example.org' })}
+  ${field('contactName', 'Contact person', { value: String(values.contactName ?? ''), required: true, errors, autocomplete: 'name' })}
+  ${field('contactEmail', 'Contact e-mail address', { type: 'email', value: String(values.contactEmail ?? ''), required: true, errors, autocomplete: 'email' })}
+  ${textarea('intendedUse', 'Intended use', { value: String(values.intendedUse ?? ''), required: true, errors, hint: 'What your application does with the curriculum and, if you ask for it, with students’ data.' })}
+  <fieldset aria-describedby="scopes-hint"><legend>Access asked for</legend>
+    <p class="hint" id="scopes-hint">The catalog (tiers and lessons) is always included.</p>
+    <label class="check"><input type="checkbox" checked disabled> Catalog: tiers and lessons</label>
+    ${SCOPES.map((scope) => html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${requested.includes(scope) ? html` checked` : ''}> ${SCOPE_LABELS[scope]}</label>`)}
+  </fieldset>
+  <div>
+    ${errors.acknowledgement ? html`<p class="field-error" id="acknowledgement-error">${errors.acknowledgement}</p>` : ''}
+    <label class="check"><input type="checkbox" id="acknowledgement" name="acknowledgement" value="yes"${values.acknowledgement === 'yes' ? html` checked` : ''}${errors.acknowledgement ? html` aria-invalid="true" aria-describedby="acknowledgement-error"` : ''}> I understand that student access needs a signed data-sharing agreement with the operator first, and that student endpoints return first names only.</label>
+  </div>
+  <div><button type="submit">Submit application</button></div>
+</form>`
+  }
+
+  app.get('/partner/application', partner, async (request, reply) => {
+    const v = await view(request)
+    const latest = (await applicationsOf(db, v.account.id))[0]
+    if (latest !== undefined && latest.state !== 'rejected') {
+      const body = html`${applicationSummary(latest)}
+<dl>
+  <dt>Website</dt><dd>${latest.website}</dd>
+  <dt>Contact</dt><dd>${latest.contact_name} (${latest.contact_email})</dd>
+  <dt>Access asked for</dt><dd>Catalog${latest.requested_scopes.split(' ').filter(Boolean).map((scope) => html`, <code>${scope}</code>`)}</dd>
+  <dt>Intended use</dt><dd>${latest.intended_use}</dd>
+</dl>`
+      return sendPage(request, reply, 'Your application', body, 200, '/dashboard/partner/application')
+    }
+    return sendPage(request, reply, 'Apply for live access', applicationForm(request, {}, {}, latest), 200, '/dashboard/partner/application')
+  })
+
+  app.post('/partner/application', partner, async (request, reply) => {
+    const v = await view(request)
+    const form = request.body as FormBody
+    const values = {
+      organisationName: text(form, 'organisationName'),
+      website: text(form, 'website'),
+      contactName: text(form, 'contactName'),
+      contactEmail: text(form, 'contactEmail'),
+      intendedUse: text(form, 'intendedUse'),
+      scopes: list(form, 'scopes').filter(isScope),
+      acknowledgement: text(form, 'acknowledgement'),
+    }
+    const errors: FieldErrors = {}
+    if (values.organisationName.length < 2 || values.organisationName.length > 120) errors.organisationName = 'Enter your organisation’s name (2 to 120 characters).'
+    if (!isWebsite(values.website)) errors.website = 'Enter the website address, starting with https://'
+    if (values.contactName.length < 2 || values.contactName.length > 120) errors.contactName = 'Enter the name of a contact person.'
+    if (!isEmail(values.contactEmail)) errors.contactEmail = 'Enter an e-mail address like name@example.org.'
+    if (values.intendedUse.length < 20 || values.intendedUse.length > 4000) errors.intendedUse = 'Describe the intended use in 20 to 4,000 characters.'
+    if (values.scopes.length > 0 && values.acknowledgement !== 'yes') {
+      errors.acknowledgement = 'Student access needs a signed data-sharing agreement: confirm that you understand.'
+    }
+    if (Object.keys(errors).length > 0) {
+      const latest = (await applicationsOf(db, v.account.id))[0]
+      return sendPage(request, reply, 'Apply for live access', applicationForm(request, values, errors, latest), 400, '/dashboard/partner/application')
+    }
+    await submitApplication(db, { accountId: v.account.id, requestedScopes: values.scopes, ...values }, clock.now())
+    return reply.redirect('/dashboard/partner/application?notice=application-submitted', 303)
+  })
+
+  app.get('/partner/usage', partner, async (request, reply) => {
+    const v = await view(request)
+    const keys = await ownKeys(v)
+    const all = [...keys.live, ...keys.test]
+    const days = lastDays(clock.now())
+    await context.flushUsage()
+    const counts = await usageOf(db, all.map((key) => key.id), days[0]!)
+    const body =
+      all.length === 0
+        ? html`<p class="empty">You have no keys yet.</p>`
+        : html`<p>Requests per day for each of your keys over the last 30 days (UTC), and how many were refused with 429 (rate limit).</p>
+${all.map(
+  (key, index) => html`<section class="card" aria-labelledby="usage-${index}"><h2 id="usage-${index}"><code>${key.display_prefix}…</code> ${key.name} <span class="hint">(${key.mode})</span></h2>
+${usageChart(`chart-${index}`, `key ${key.display_prefix}`, days, counts.filter((c) => c.keyId === key.id))}</section>`,
+)}`
+    return sendPage(request, reply, 'Usage', body, 200, '/dashboard/partner/usage')
+  })
+
+  app.get('/partner/disclosures', partner, async (request, reply) => {
+    const v = await view(request)
+    const organisations = [v.sandboxId, ...(v.organisation === undefined ? [] : [v.organisation.id])]
+    const keys = await ownKeys(v)
+    const prefixes = new Map([...keys.live, ...keys.test].map((key) => [key.id, `${key.display_prefix}…`]))
+    const rows = (await Promise.all(organisations.map((organisationId) => listDisclosures(db, { organisationId, limit: 500 })))).flat().sort((a, b) => (a.at < b.at ? 1 : -1))
+    const body =
+      rows.length === 0
+        ? html`<p class="empty">No student data has been read or changed with your keys yet.</p>`
+        : html`<p>Every read or change of a student's data made with your organisation's keys (and your sandbox's), newest first. The operator keeps the same record.</p>
+<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><caption class="visually-hidden">Disclosure log</caption>
+<thead><tr><th scope="col">When (UTC)</th><th scope="col">Key</th><th scope="col">Student</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Request id</th></tr></thead>
+<tbody>${rows.slice(0, 500).map(
+            (row) => html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td><code>${prefixes.get(row.key_id) ?? row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
+          )}</tbody></table></div>`
+    return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/partner/disclosures')
+  })
+}

@@ -1,0 +1,44 @@
+/**
+ * A table of API keys: prefix, scopes, created, last used, expiry, state, and a revoke button
+ * for keys still in force. Never the key itself: it is not stored.
+ */
+import type { FastifyRequest } from 'fastify'
+import type { ApiKeyRow } from '../../storage/database.js'
+import { type Html, html } from '../html.js'
+import { csrfField } from '../layout.js'
+
+function day(iso: string | null): string {
+  return iso === null ? '' : iso.slice(0, 16).replace('T', ' ')
+}
+
+export function keyState(row: ApiKeyRow, now: number): 'active' | 'revoked' | 'expired' {
+  if (row.revoked_at !== null) return 'revoked'
+  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'expired'
+  return 'active'
+}
+
+export function keysTable(request: FastifyRequest, rows: readonly ApiKeyRow[], now: number, revokeAction: (row: ApiKeyRow) => string, caption: string): Html {
+  if (rows.length === 0) return html`<p class="empty">No keys yet.</p>`
+  return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table>
+<caption class="visually-hidden">${caption}</caption>
+<thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
+<tbody>
+${rows.map((row) => {
+  const state = keyState(row, now)
+  return html`<tr>
+  <td><code>${row.display_prefix}…</code></td>
+  <td>${row.name}</td>
+  <td>${row.scopes === '' ? html`<span class="hint">catalog only</span>` : row.scopes.split(' ').map((scope) => html`<code>${scope}</code> `)}</td>
+  <td>${day(row.created_at)}</td>
+  <td>${row.last_used_at === null ? html`<span class="hint">never</span>` : day(row.last_used_at)}</td>
+  <td>${row.expires_at === null ? html`<span class="hint">never</span>` : day(row.expires_at)}</td>
+  <td><span class="state ${state}">${state}</span></td>
+  <td>${
+    state === 'active'
+      ? html`<form method="post" action="${revokeAction(row)}">${csrfField(request)}<button type="submit" class="danger" aria-label="Revoke key ${row.display_prefix} (${row.name})">Revoke</button></form>`
+      : ''
+  }</td>
+</tr>`
+})}
+</tbody></table></div>`
+}

@@ -1,0 +1,195 @@
+/// <reference lib="dom" />
+/**
+ * The whole flow in a real browser against a real server process: a partner signs up and
+ * applies; the operator approves and records an agreement; the partner creates a student key,
+ * and that key reads a student's progress through /api/v1; the operator revokes it and the API
+ * refuses it within 5 s. Every page visited is checked with axe-core and photographed.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Browser, BrowserContext, Page } from 'playwright-core'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { cli, jsonOf } from '../cli/cli-harness.js'
+import { CATALOG_DIR, tempDir } from '../helper.js'
+import { type RunningServer, startServer } from '../server/process.js'
+import { hasChromium, launchBrowser, screenshot, seriousViolations, textOf } from '../support/browser.js'
+
+describe.skipIf(!hasChromium())('dashboard in a browser', () => {
+  const databaseUrl = `sqlite:${path.join(tempDir(), 'dashboard.db')}`
+  let server: RunningServer
+  let browser: Browser
+  let partnerContext: BrowserContext
+  let operatorContext: BrowserContext
+  let partner: Page
+  let operator: Page
+  let operatorEmail: string
+  let operatorPassword: string
+  let demoStudent: string
+  let liveKey: string
+  const partnerEmail = 'dev@acme-learning.example'
+  const partnerPassword = 'a long and memorable phrase'
+  const url = (p: string) => `${server.baseUrl}${p}`
+
+  async function check(page: Page, name: string): Promise<void> {
+    await screenshot(page, name)
+    const violations = await seriousViolations(page)
+    expect(violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), `${name}: accessibility`).toEqual([])
+  }
+
+  beforeAll(async () => {
+    server = await startServer({ DATABASE_URL: databaseUrl, CATALOG_DIR, CHANGE_POLL_MS: '1000' })
+    const out = server.output()
+    operatorEmail = /Demo operator login: (\S+)/.exec(out)![1]!
+    operatorPassword = /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!
+    demoStudent = /Demo student: \w+ \(\w+\), id ([0-9a-f-]{36})/.exec(out)![1]!
+    browser = await launchBrowser()
+    partnerContext = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    operatorContext = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    partner = await partnerContext.newPage()
+    operator = await operatorContext.newPage()
+  }, 60_000)
+
+  afterAll(async () => {
+    await browser?.close()
+    await server?.stop()
+  })
+
+  it('a partner signs up and gets a sandbox with a working test key at once', async () => {
+    await partner.goto(url('/dashboard/signup'))
+    await check(partner, '01-sign-up')
+    await partner.getByLabel('Work e-mail address').fill(partnerEmail)
+    await partner.getByLabel('Password').fill(partnerPassword)
+    await partner.getByRole('button', { name: 'Create account' }).click()
+    expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Welcome')
+    const testKey = await partner.getByLabel(/API key/).inputValue()
+    expect(testKey).toMatch(/^cur_test_/)
+    await check(partner, '02-welcome-test-key')
+    // The curl examples work as pasted: run each one's request exactly as written.
+    for (const example of await partner.locator('pre.example').allTextContents()) {
+      const [, method = 'GET'] = /-X (\w+)/.exec(example) ?? []
+      const authorization = /'Authorization: (Bearer [^']+)'/.exec(example)![1]!
+      const body = /-d '([^']+)'/.exec(example)?.[1]
+      const target = /(http:\/\/\S+)$/.exec(example.trim())![1]!
+      const res = await fetch(target, { method, headers: { authorization, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body } : {}) })
+      expect(res.status, example).toBe(200)
+    }
+    // ...and never a real student.
+    const real = await fetch(url(`/api/v1/students/${demoStudent}/progress`), { headers: { authorization: `Bearer ${testKey}` } })
+    expect(real.status).toBe(404)
+  })
+
+  it('the partner applies for live access and sees it submitted', async () => {
+    await partner.goto(url('/dashboard/partner'))
+    await check(partner, '03-partner-overview')
+    await partner.goto(url('/dashboard/partner/application'))
+    await partner.getByRole('button', { name: 'Submit application' }).click()
+    await partner.locator('.error-summary').waitFor()
+    await check(partner, '04-application-errors')
+    await partner.getByLabel('Organisation name').fill('Acme Learning')
+    await partner.getByLabel('Website').fill('https://acme-learning.example')
+    await partner.getByLabel('Contact person').fill('Dana Developer')
+    await partner.getByLabel('Contact e-mail address').fill('dana@acme-learning.example')
+    await partner.getByLabel('Intended use').fill('A reading-practice app for schools that shows each learner their next lesson.')
+    await partner.getByLabel(/Student read/).check()
+    await partner.getByLabel(/I understand that student access needs/).check()
+    await partner.getByRole('button', { name: 'Submit application' }).click()
+    expect(await textOf(partner.getByRole('status'))).toContain('3-5 business days')
+    expect(await textOf(partner.locator('.state'))).toBe('submitted')
+    await check(partner, '05-application-submitted')
+  })
+
+  it('the operator approves the application and records an agreement', async () => {
+    await operator.goto(url('/dashboard/login'))
+    await check(operator, '06-sign-in')
+    await operator.getByLabel('E-mail address').fill(operatorEmail)
+    await operator.getByLabel('Password').fill(operatorPassword)
+    await operator.getByRole('button', { name: 'Sign in' }).click()
+    expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
+    await check(operator, '07-review-queue')
+    const card = operator.locator('section.card', { hasText: 'Acme Learning' })
+    await card.getByRole('button', { name: 'Approve' }).click()
+    expect(await textOf(operator.getByRole('status'))).toContain('approved')
+    await operator.goto(url('/dashboard/operator/organisations'))
+    await check(operator, '08-organisations')
+    await operator.getByRole('link', { name: 'Acme Learning' }).click()
+    await operator.getByText('Record a signed agreement').click()
+    await operator.getByLabel('Signed on').fill(new Date().toISOString().slice(0, 10))
+    await operator.getByLabel('Document reference').fill('DSA-2026-014')
+    await operator.getByRole('button', { name: 'Record agreement' }).click()
+    expect(await textOf(operator.getByRole('status'))).toContain('agreement was recorded')
+    await check(operator, '09-organisation')
+  })
+
+  it('the partner creates a live student key that reads a linked student through the API', async () => {
+    // The operator links a real (demo) student to the new organisation, as for any partner.
+    const links = path.join(tempDir(), 'links.jsonl')
+    fs.writeFileSync(links, `${JSON.stringify({ studentId: demoStudent, organisation: 'Acme Learning' })}\n`)
+    expect(jsonOf(await cli(['links', 'import', links, '--json'], { databaseUrl })).ok).toBe(true)
+
+    await partner.goto(url('/dashboard/partner'))
+    await partner.getByText('Create a live key').click()
+    await partner.getByLabel('Name', { exact: true }).first().fill('production')
+    await partner.getByRole('button', { name: 'Create live key' }).click()
+    expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Key created')
+    liveKey = await partner.getByLabel(/API key/).inputValue()
+    expect(liveKey).toMatch(/^cur_live_/)
+    await check(partner, '10-live-key-created')
+    const res = await fetch(url(`/api/v1/students/${demoStudent}/progress`), { headers: { authorization: `Bearer ${liveKey}` } })
+    expect(res.status).toBe(200)
+    // Not granted: the operator approved read only.
+    const enroll = await fetch(url(`/api/v1/students/${demoStudent}/enroll`), {
+      method: 'POST',
+      headers: { authorization: `Bearer ${liveKey}`, 'content-type': 'application/json' },
+      body: '{"tier":"builder"}',
+    })
+    expect(enroll.status).toBe(403)
+    // The key page is never shown again: the overview lists only its prefix.
+    await partner.goto(url('/dashboard/partner'))
+    expect(await partner.content()).not.toContain(liveKey)
+  })
+
+  it('the partner sees usage and the disclosure log', async () => {
+    await partner.goto(url('/dashboard/partner/usage'))
+    await partner.locator('svg.chart').first().waitFor()
+    await check(partner, '11-usage')
+    await partner.goto(url('/dashboard/partner/disclosures'))
+    expect(await textOf(partner.locator('table'))).toContain('progress.read')
+    await check(partner, '12-partner-disclosures')
+  })
+
+  it('the operator revokes the key and the API refuses it within 5 s', async () => {
+    await operator.goto(url('/dashboard/operator/organisations'))
+    await operator.getByRole('link', { name: 'Acme Learning' }).click()
+    await operator.getByRole('button', { name: /Revoke key/ }).click()
+    expect(await textOf(operator.getByRole('status'))).toContain('revoked')
+    const started = Date.now()
+    let status = 0
+    while (Date.now() - started < 5000) {
+      status = (await fetch(url('/api/v1/tiers'), { headers: { authorization: `Bearer ${liveKey}` } })).status
+      if (status === 401) break
+      await new Promise((resolve) => setTimeout(resolve, 100))
+    }
+    expect(status).toBe(401)
+    await operator.goto(url('/dashboard/operator/disclosures'))
+    await check(operator, '13-operator-disclosures')
+    await operator.goto(url('/dashboard/operator/audit'))
+    expect(await textOf(operator.locator('table'))).toContain('key.revoke')
+    expect(await textOf(operator.locator('table'))).toContain('application.approve')
+    await check(operator, '14-audit-log')
+  })
+
+  it('reads well on a phone', async () => {
+    const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true })
+    const page = await phone.newPage()
+    await page.goto(url('/dashboard/login'))
+    await page.getByLabel('E-mail address').fill(partnerEmail)
+    await page.getByLabel('Password').fill(partnerPassword)
+    await page.getByRole('button', { name: 'Sign in' }).click()
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Overview')
+    await check(page, '15-phone-overview')
+    // Nothing wider than the screen but the tables, which scroll inside their own box.
+    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    expect(overflow).toBeLessThanOrEqual(0)
+    await phone.close()
+  })
+})

@@ -1,0 +1,57 @@
+/// <reference lib="dom" />
+/**
+ * Headless Chromium (Debian's package) driven by playwright-core, with axe-core for the
+ * accessibility checks. Screenshots go to test-results/ (not committed).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { createRequire } from 'node:module'
+import { type Browser, chromium, type Page } from 'playwright-core'
+
+export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
+export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots')
+
+export function hasChromium(): boolean {
+  return fs.existsSync(CHROMIUM)
+}
+
+export async function launchBrowser(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    // Flags for a closed network and a root user: no sandbox, no background connections.
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  })
+}
+
+const axeSource = fs.readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8')
+
+export interface AxeViolation {
+  id: string
+  impact: string | null
+  help: string
+  nodes: { target: string[] }[]
+}
+
+/** Serious and critical axe-core violations on the page as it is now. */
+export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+  // Evaluated through the DevTools protocol, so the page's strict CSP does not apply to it.
+  await page.evaluate(axeSource)
+  const violations = (await page.evaluate(async () => {
+    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: unknown[] }> } }).axe
+    const result = await axe.run(document, { resultTypes: ['violations'] })
+    return result.violations
+  })) as AxeViolation[]
+  return violations.filter((v) => v.impact === 'serious' || v.impact === 'critical')
+}
+
+export async function screenshot(page: Page, name: string): Promise<void> {
+  fs.mkdirSync(SCREENSHOTS, { recursive: true })
+  await page.screenshot({ path: path.join(SCREENSHOTS, `${name}.png`), fullPage: true })
+}
+
+/** The text of the first match, once it is there (playwright-core has no web-first assertions). */
+export async function textOf(locator: import('playwright-core').Locator): Promise<string> {
+  await locator.first().waitFor({ timeout: 10_000 })
+  return (await locator.first().textContent())?.trim() ?? ''
+}
