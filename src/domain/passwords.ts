@@ -38,7 +38,8 @@ export async function verifyPassword(password: string, stored: string): Promise<
 export function passwordProblem(password: string, email: string): string | null {
   if (password.length < PASSWORD_MIN_LENGTH) return `Use at least ${PASSWORD_MIN_LENGTH} characters; a few words together are easy to remember.`
   if (password.length > PASSWORD_MAX_LENGTH) return `Use at most ${PASSWORD_MAX_LENGTH} characters.`
-  if (password.toLowerCase().includes(email.split('@')[0]!.toLowerCase())) return 'Do not use your e-mail address in your password.'
+  const name = email.split('@')[0]!.toLowerCase()
+  if (name.length >= 4 && password.toLowerCase().includes(name)) return 'Do not use your e-mail address in your password.'
   if (/^(.)\1+$/.test(password)) return 'Do not repeat one character.'
   return null
 }
