@@ -137,8 +137,27 @@ describe('organisations, agreements and keys', () => {
   it('applies migrations on request and reports them once', async () => {
     const databaseUrl = newDatabaseUrl()
     const first = await cli(['migrate', '--json'], { databaseUrl })
-    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial'] })
+    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial', '0002-dashboard'] })
     const second = await cli(['migrate'], { databaseUrl })
     expect(second.stdout).toBe('the database is up to date\n')
+  })
+})
+
+describe('curriculum operator create', () => {
+  it('creates an operator who can sign in to the dashboard with the password printed once', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const created = jsonOf(await cli(['operator', 'create', '--email', 'Ops@Example.org', '--json'], { databaseUrl }))
+    expect(created.account).toMatchObject({ email: 'ops@example.org', role: 'operator' })
+    expect(created.password).toMatch(/^[\w-]{24}$/)
+    await withStorage(databaseUrl, async ({ db }) => {
+      const { findAccountByEmail } = await import('../../src/storage/account-repository.js')
+      const { verifyPassword } = await import('../../src/domain/passwords.js')
+      const account = (await findAccountByEmail(db, 'ops@example.org'))!
+      expect(account.password_hash).not.toContain(created.password)
+      expect(await verifyPassword(created.password, account.password_hash)).toBe(true)
+    })
+    const duplicate = await cli(['operator', 'create', '--email', 'ops@example.org', '--json'], { databaseUrl })
+    expect(duplicate.status).toBe(1)
+    expect(jsonOf(duplicate).ok).toBe(false)
   })
 })

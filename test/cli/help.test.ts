@@ -45,6 +45,7 @@ describe('curriculum --help', () => {
         'key revoke',
         'links import',
         'migrate',
+        'operator create',
         'org create',
         'org list',
         'org reinstate',

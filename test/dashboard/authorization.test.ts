@@ -71,6 +71,7 @@ describe('dashboard authorization', () => {
     ['/dashboard/signup', { anonymous: 200, partnerA: 200, partnerB: 200, operator: 200 }],
     ['/dashboard/assets/dashboard.css', { anonymous: 200, partnerA: 200, partnerB: 200, operator: 200 }],
     ['/dashboard/no-such-page', { anonymous: 404, partnerA: 404, partnerB: 404, operator: 404 }],
+    ['/dashboard', { anonymous: 303, partnerA: 303, partnerB: 303, operator: 303 }],
   ]
 
   for (const [page, expected] of PAGES) {
@@ -95,6 +96,8 @@ describe('dashboard authorization', () => {
     ['/dashboard/operator/applications/APP_B/approve', { scopes: ['students:read'] }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
     ['/dashboard/operator/applications/APP_B/reject', { 'reason-APP_B': 'no' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
     ['/dashboard/operator/organisations/ORG_A/suspend', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    ['/dashboard/operator/organisations/ORG_A/reinstate', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    ['/dashboard/partner/application', { organisationName: 'Sneaky', website: 'https://x.example', contactName: 'X Y', contactEmail: 'x@y.example', intendedUse: 'twenty characters or more here' }, { anonymous: 303, operator: 403 }],
     ['/dashboard/operator/organisations/ORG_A/agreements', { signed: '2026-01-01', document: 'X' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
     ['/dashboard/operator/organisations/ORG_A/agreements/AGREEMENT_A/end', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
     ['/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],

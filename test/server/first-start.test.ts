@@ -19,6 +19,8 @@ describe('the server process', () => {
     server = await startServer(env)
     const out = server.output()
     expect(out).toContain('DEMO DATA')
+    expect(out).toMatch(/Dashboard: http:\/\/localhost:\d+\/dashboard/)
+    expect(out).toMatch(/Demo operator login: operator@demo\.example/)
     const catalogKey = /Demo catalog key[^\n]*\n\s+(cur_live_\w+)/.exec(out)?.[1]
     const studentKey = /Demo student key[^\n]*\n\s+(cur_live_\w+)/.exec(out)?.[1]
     const studentId = /Demo student: \w+ \(\w+\), id ([0-9a-f-]{36})/.exec(out)?.[1]

@@ -20,7 +20,7 @@ export function lastDays(now: number, count = 30): string[] {
 
 /** A round number at or above `max`, for the top of the axis. */
 function niceCeiling(max: number): number {
-  if (max <= 5) return 5
+  if (max <= 10) return 10
   const magnitude = 10 ** Math.floor(Math.log10(max))
   for (const step of [1, 2, 5, 10]) if (step * magnitude >= max) return step * magnitude
   return 10 * magnitude
