@@ -134,7 +134,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   catalogRoutes(app, catalog)
   studentRoutes(app, { storage, catalog, clock })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
-  docsRoutes(app, config)
+  docsRoutes(app)
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',
     storage,

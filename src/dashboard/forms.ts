@@ -4,6 +4,8 @@
  */
 import { type Html, html } from './html.js'
 
+export { isEmail } from '../domain/email.js'
+
 export type FormBody = Record<string, string | string[] | undefined>
 export type FieldErrors = Record<string, string>
 
@@ -56,12 +58,6 @@ export function errorSummary(errors: FieldErrors): Html {
   <h2>There ${entries.length === 1 ? 'is a problem' : `are ${entries.length} problems`}</h2>
   <ul>${entries.map(([name, message]) => html`<li><a href="#${name}">${message}</a></li>`)}</ul>
 </div>`
-}
-
-const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/
-
-export function isEmail(value: string): boolean {
-  return value.length <= 254 && EMAIL.test(value)
 }
 
 export function isWebsite(value: string): boolean {

@@ -130,17 +130,28 @@ ${body}
 `
 }
 
-/** The endpoint sections of the reference; `key` is the placeholder (or the reader's own key) shown in examples. */
-export function referenceSections(doc: Json, key = '$API_KEY'): string {
-  const tags = (doc.tags ?? []) as Json[]
-  const operations: { tag: string; method: string; path: string; operation: Json }[] = []
+interface Operation {
+  tag: string
+  method: string
+  path: string
+  operation: Json
+}
+
+function operationsOf(doc: Json): Operation[] {
+  const operations: Operation[] = []
   for (const [path, item] of Object.entries(doc.paths ?? {})) {
     for (const method of METHOD_ORDER) {
       const operation = (item as Json)[method] as Json | undefined
       if (operation !== undefined) operations.push({ tag: operation.tags?.[0] ?? 'Other', method, path, operation })
     }
   }
-  return tags
+  return operations
+}
+
+/** The endpoint sections of the reference; `key` is the placeholder (or the reader's own key) shown in examples. */
+export function referenceSections(doc: Json, key = '$API_KEY'): string {
+  const operations = operationsOf(doc)
+  return ((doc.tags ?? []) as Json[])
     .map(
       (tag) =>
         `<section aria-labelledby="tag-${escapeHtml(tag.name)}"><h2 id="tag-${escapeHtml(tag.name)}">${escapeHtml(tag.name)}</h2>${paragraphs(tag.description)}${operations
@@ -153,20 +164,15 @@ export function referenceSections(doc: Json, key = '$API_KEY'): string {
 
 /** The whole reference page. */
 export function renderReference(doc: Json, key = '$API_KEY'): string {
-  const tags = (doc.tags ?? []) as Json[]
-  const nav = tags
-    .map((tag) => {
-      const links: string[] = []
-      for (const [path, item] of Object.entries(doc.paths ?? {})) {
-        for (const method of METHOD_ORDER) {
-          const operation = (item as Json)[method] as Json | undefined
-          if (operation !== undefined && (operation.tags?.[0] ?? 'Other') === tag.name) {
-            links.push(`<li><a href="#${escapeHtml(operation.operationId)}">${escapeHtml(operation.summary ?? path)}</a></li>`)
-          }
-        }
-      }
-      return `<li>${escapeHtml(tag.name)}<ul>${links.join('')}</ul></li>`
-    })
+  const operations = operationsOf(doc)
+  const nav = ((doc.tags ?? []) as Json[])
+    .map(
+      (tag) =>
+        `<li>${escapeHtml(tag.name)}<ul>${operations
+          .filter((o) => o.tag === tag.name)
+          .map((o) => `<li><a href="#${escapeHtml(o.operation.operationId)}">${escapeHtml(o.operation.summary ?? o.path)}</a></li>`)
+          .join('')}</ul></li>`,
+    )
     .join('')
   const schemas = Object.entries(doc.components?.schemas ?? {})
     .map(([name, schema]) => `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`)

@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { type AgreementWindow, agreementWindow } from '../domain/agreements.js'
 import { generateApiKey, type KeyMode } from '../domain/api-key.js'
+import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
 import { bumpVersion } from './meta-repository.js'
@@ -231,7 +232,7 @@ export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<stri
   })
 }
 
-export type OrganisationStatus = 'active' | 'suspended'
+export type { OrganisationStatus } from '../domain/application-state.js'
 
 /**
  * Suspends or reinstates an organisation. A suspended organisation's keys are refused until it

@@ -29,7 +29,7 @@ export function registerOperator(program: Command): void {
     .action(
       act(async (command) => {
         const options = command.opts<{ email: string; passwordStdin?: boolean }>()
-        const { isEmail } = await import('../../dashboard/forms.js')
+        const { isEmail } = await import('../../domain/email.js')
         const { hashPassword, passwordProblem } = await import('../../domain/passwords.js')
         const email = options.email.trim().toLowerCase()
         if (!isEmail(email)) throw new CliError(`"${options.email}" is not an e-mail address`, [], 2)

@@ -3,14 +3,13 @@
  * the OpenAPI document, a readable reference rendered from it, and the error catalogue
  * (the target of every problem's `type`).
  */
-import type { Config } from '../../config.js'
 import type { TypedApp } from '../app-types.js'
 import { errorCatalogueTable, layout, REFERENCE_CSS, renderReference } from '../reference-page.js'
 
 /** No script, no third-party anything: the pages are static HTML and one stylesheet. */
 export const DOCS_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
-export function docsRoutes(app: TypedApp, _config: Config): void {
+export function docsRoutes(app: TypedApp): void {
   let openApiJson: string | undefined
   let referenceHtml: string | undefined
   const documentJson = () => (openApiJson ??= JSON.stringify(app.swagger()))
