@@ -28,25 +28,31 @@ export interface FieldOptions {
   errors?: FieldErrors
 }
 
-export function field(name: string, label: string, options: FieldOptions = {}): Html {
+/** The label, hint and error of a control, and the attributes that tie them to it. */
+function labelled(name: string, label: string, options: FieldOptions): { before: Html; aria: Html } {
   const error = options.errors?.[name]
   const describedBy = [options.hint ? `${name}-hint` : '', error ? `${name}-error` : ''].filter(Boolean).join(' ')
-  return html`<div>
-  <label for="${name}">${label}</label>
+  return {
+    before: html`<label for="${name}">${label}</label>
   ${options.hint ? html`<p class="hint" id="${name}-hint">${options.hint}</p>` : ''}
-  ${error ? html`<p class="field-error" id="${name}-error">${error}</p>` : ''}
-  <input id="${name}" name="${name}" type="${options.type ?? 'text'}" value="${options.value ?? ''}"${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${options.required ? html` required` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${error ? html` aria-invalid="true"` : ''}>
+  ${error ? html`<p class="field-error" id="${name}-error">${error}</p>` : ''}`,
+    aria: html`${options.required ? html` required` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${error ? html` aria-invalid="true"` : ''}`,
+  }
+}
+
+export function field(name: string, label: string, options: FieldOptions = {}): Html {
+  const { before, aria } = labelled(name, label, options)
+  return html`<div>
+  ${before}
+  <input id="${name}" name="${name}" type="${options.type ?? 'text'}" value="${options.value ?? ''}"${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${aria}>
 </div>`
 }
 
 export function textarea(name: string, label: string, options: FieldOptions = {}): Html {
-  const error = options.errors?.[name]
-  const describedBy = [options.hint ? `${name}-hint` : '', error ? `${name}-error` : ''].filter(Boolean).join(' ')
+  const { before, aria } = labelled(name, label, options)
   return html`<div>
-  <label for="${name}">${label}</label>
-  ${options.hint ? html`<p class="hint" id="${name}-hint">${options.hint}</p>` : ''}
-  ${error ? html`<p class="field-error" id="${name}-error">${error}</p>` : ''}
-  <textarea id="${name}" name="${name}" rows="4"${options.required ? html` required` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${error ? html` aria-invalid="true"` : ''}>${options.value ?? ''}</textarea>
+  ${before}
+  <textarea id="${name}" name="${name}" rows="4"${aria}>${options.value ?? ''}</textarea>
 </div>`
 }
 
