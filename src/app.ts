@@ -12,7 +12,7 @@ import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import type { TypedApp } from './http/app-types.js'
-import { createAccessControl } from './http/access-control.js'
+import { createAuthentication } from './http/access-control.js'
 import { methodGuard } from './http/method-guards.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
@@ -107,7 +107,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   app.addHook('onRequest', responseBasics)
   app.addHook(
     'onRequest',
-    createAccessControl({
+    createAuthentication({
       keys,
       usage,
       limiter: limiters.requests,

@@ -122,8 +122,16 @@ export interface ProblemOptions {
   cause?: unknown
 }
 
+/** What a problem+json response is made of. */
+export interface Problem {
+  readonly code: ProblemCode
+  readonly detail: string
+  readonly headers?: Readonly<Record<string, string>>
+  readonly errors?: readonly FieldProblem[] | undefined
+}
+
 /** A client-facing failure. Thrown anywhere; rendered once, by the error handler, as problem+json. */
-export class ProblemError extends Error {
+export class ProblemError extends Error implements Problem {
   override name = 'ProblemError'
   readonly code: ProblemCode
   readonly status: number

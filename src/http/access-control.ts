@@ -1,6 +1,7 @@
 /**
- * Who may call what, decided before any route code runs (one onRequest hook, in this order):
+ * Who may call what, decided before any route code runs.
  *
+ * `authenticate` (a global onRequest hook, for every /api/v1 path but the OpenAPI document):
  * 1. A client address with too many failed authentications in the window gets 429, whatever
  *    it sends, so keys cannot be guessed (and storage cannot be flooded with lookups).
  * 2. The bearer key (RFC 6750 2.1; never from the URL) must be well formed, known, unrevoked
@@ -8,8 +9,15 @@
  *    address.
  * 3. The key's rolling-window limit: every authenticated request counts except those refused
  *    here with 429. Every authenticated response carries the rate-limit fields.
- * 4. Routes that name a scope also need that scope and an active data-sharing agreement on the
- *    key's organisation: otherwise 403, and the refusal is written to the disclosure log.
+ * 4. A suspended organisation's keys get 403.
+ *
+ * `requireScope` (a route-level onRequest hook on the student routes): the scope and an active
+ * data-sharing agreement on the key's organisation, otherwise 403, with the refusal written to
+ * the disclosure log.
+ *
+ * This is the hot path of every request: refusals are sent directly (no exception, whose stack
+ * trace would cost more than the rest of the request), and nothing here allocates more than it
+ * must.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
@@ -17,27 +25,20 @@ import type { Clock } from '../clock.js'
 import { isAgreementActive } from '../domain/agreements.js'
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-key.js'
 import type { Scope } from '../domain/scopes.js'
-import type { RateLimiter } from '../domain/sliding-window.js'
-import { type ProblemCode, ProblemError } from '../errors.js'
+import type { RateDecision, RateLimiter } from '../domain/sliding-window.js'
+import type { Problem } from '../errors.js'
 import type { KeyRecord } from '../storage/access-repository.js'
 import type { Database } from '../storage/database.js'
 import { type DisclosureAction, recordDisclosure } from '../storage/disclosure-repository.js'
 import type { KeyCache } from '../services/key-cache.js'
 import type { KeyUsage } from '../services/key-usage.js'
+import { sendProblem } from './problem-responses.js'
 import { setRateLimitHeaders } from './rate-limit-headers.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
     /** The authenticated key, set for every /api/v1 request that passed authentication. */
     principal: KeyRecord | null
-  }
-  interface FastifyContextConfig {
-    /** Served without a key (documentation). */
-    public?: boolean
-    /** Scope the route needs; implies the data-sharing agreement check. */
-    scope?: Scope
-    /** What a student route does to a student's data, for the disclosure log. */
-    disclosure?: DisclosureAction
   }
 }
 
@@ -47,12 +48,22 @@ export const REALM = 'curriculum-api'
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-const AUTH_FAILURES: Partial<Record<ProblemCode, string>> = {
-  api_key_missing: 'Send your API key as "Authorization: Bearer <key>". Keys are never accepted in the URL.',
-  api_key_invalid: 'The bearer token is not an API key issued by this service. Check that it was copied whole.',
-  api_key_expired: 'This API key has expired. Ask the operator for a new key.',
-  api_key_revoked: 'This API key was revoked. Ask the operator for a new key.',
+type AuthFailure = 'api_key_missing' | 'api_key_invalid' | 'api_key_expired' | 'api_key_revoked'
+
+function authFailure(code: AuthFailure, detail: string): Problem {
+  const challenge = code === 'api_key_missing' ? `Bearer realm="${REALM}"` : `Bearer realm="${REALM}", error="invalid_token", error_description="${detail.split('.')[0]}"`
+  return { code, detail, headers: { 'www-authenticate': challenge } }
 }
+
+/** Each refusal's problem, built once: the answer to a guessing client costs no allocation. */
+const AUTH_FAILURES: Record<AuthFailure, Problem> = {
+  api_key_missing: authFailure('api_key_missing', 'Send your API key as "Authorization: Bearer <key>". Keys are never accepted in the URL.'),
+  api_key_invalid: authFailure('api_key_invalid', 'The bearer token is not an API key issued by this service. Check that it was copied whole.'),
+  api_key_expired: authFailure('api_key_expired', 'This API key has expired. Ask the operator for a new key.'),
+  api_key_revoked: authFailure('api_key_revoked', 'This API key was revoked. Ask the operator for a new key.'),
+}
+
+const SUSPENDED: Problem = { code: 'organisation_suspended', detail: 'The organisation this key belongs to is suspended. Contact the operator.' }
 
 export interface AccessControlOptions {
   keys: KeyCache
@@ -68,81 +79,89 @@ function retryAfter(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)))
 }
 
-export function createAccessControl(options: AccessControlOptions) {
-  const { keys, usage, limiter, authFailures, clock, db, policy } = options
-
-  async function refuse(request: FastifyRequest, code: ProblemCode): Promise<never> {
-    await authFailures.hit(request.ip)
-    const challenge =
-      code === 'api_key_missing'
-        ? `Bearer realm="${REALM}"`
-        : `Bearer realm="${REALM}", error="invalid_token", error_description="${AUTH_FAILURES[code]!.split('.')[0]}"`
-    throw new ProblemError(code, AUTH_FAILURES[code]!, { headers: { 'www-authenticate': challenge } })
-  }
-
-  async function authenticate(request: FastifyRequest): Promise<KeyRecord> {
-    const blocked = await authFailures.peek(request.ip)
-    if (!blocked.allowed) {
-      throw new ProblemError(
-        'too_many_failed_authentications',
-        `Too many requests from your address failed authentication; retry in ${retryAfter(blocked.resetMs)} seconds.`,
-        { headers: { 'retry-after': retryAfter(blocked.resetMs) } },
-      )
-    }
-    const header = request.headers.authorization
-    const token = header === undefined ? undefined : BEARER.exec(header)?.[1]
-    if (token === undefined) return refuse(request, header === undefined || !/^bearer\b/i.test(header) ? 'api_key_missing' : 'api_key_invalid')
-    if (!isWellFormedApiKey(token)) return refuse(request, 'api_key_invalid')
-    const found = keys.lookup(hashApiKey(token))
-    const record = found instanceof Promise ? await found : found
-    if (record === null) return refuse(request, 'api_key_invalid')
-    const now = clock.now()
-    if (record.revokedAt !== null && record.revokedAt <= now) return refuse(request, 'api_key_revoked')
-    if (record.expiresAt !== null && record.expiresAt <= now) return refuse(request, 'api_key_expired')
-    return record
-  }
-
-  async function authorize(request: FastifyRequest, record: KeyRecord, scope: Scope): Promise<void> {
-    const hasScope = record.scopes.has(scope)
-    // Sandbox data is synthetic: no child's data, so no agreement is needed to reach it.
-    const hasAgreement = hasScope && (record.sandbox || isAgreementActive(record.agreements, clock.now()))
-    if (hasScope && hasAgreement) return
-    const studentId = (request.params as { id?: string }).id
-    const action = request.routeOptions.config.disclosure
-    if (action !== undefined && studentId !== undefined && UUID.test(studentId)) {
-      const context = { at: clock.now(), requestId: request.id, keyId: record.keyId, organisationId: record.organisationId }
-      await recordDisclosure(db, context, studentId.toLowerCase(), action, hasScope ? 'denied_agreement' : 'denied_scope')
-    }
-    if (!hasScope) {
-      throw new ProblemError('insufficient_scope', `This endpoint needs an API key with the scope "${scope}".`, {
-        headers: { 'www-authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` },
-      })
-    }
-    throw new ProblemError(
-      'agreement_required',
-      "Student data needs an active signed data-sharing agreement on your organisation; none is in force. Contact the operator.",
-    )
-  }
-
-  return async function accessControl(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    request.principal = null
-    const config = request.routeOptions.config
-    if (config.public === true || request.method === 'OPTIONS' || !request.url.startsWith('/api/v1/')) return
-    const record = await authenticate(request)
-    const decision = await limiter.hit(record.keyId)
-    setRateLimitHeaders(reply, decision, policy, clock.now())
-    usage.count(record.keyId, !decision.allowed)
-    if (!decision.allowed) {
-      throw new ProblemError(
-        'rate_limited',
-        `This key made ${decision.limit} requests in the last ${limiter.windowMs / 1000} seconds; retry in ${retryAfter(decision.resetMs)} seconds.`,
-        { headers: { 'retry-after': retryAfter(decision.resetMs) } },
-      )
-    }
-    request.principal = record
-    if (!record.organisationActive) {
-      throw new ProblemError('organisation_suspended', 'The organisation this key belongs to is suspended. Contact the operator.')
-    }
-    if (config.scope !== undefined) await authorize(request, record, config.scope)
+function tooManyFailures(blocked: RateDecision): Problem {
+  return {
+    code: 'too_many_failed_authentications',
+    detail: `Too many requests from your address failed authentication; retry in ${retryAfter(blocked.resetMs)} seconds.`,
+    headers: { 'retry-after': retryAfter(blocked.resetMs) },
   }
 }
+
+function rateLimited(decision: RateDecision, windowMs: number): Problem {
+  return {
+    code: 'rate_limited',
+    detail: `This key made ${decision.limit} requests in the last ${windowMs / 1000} seconds; retry in ${retryAfter(decision.resetMs)} seconds.`,
+    headers: { 'retry-after': retryAfter(decision.resetMs) },
+  }
+}
+
+/** The key a request carries, or why it carries none that can be used. */
+async function identify(request: FastifyRequest, keys: KeyCache, now: number): Promise<KeyRecord | AuthFailure> {
+  const header = request.headers.authorization
+  if (header === undefined) return 'api_key_missing'
+  const token = BEARER.exec(header)?.[1]
+  if (token === undefined) return /^bearer\b/i.test(header) ? 'api_key_invalid' : 'api_key_missing'
+  if (!isWellFormedApiKey(token)) return 'api_key_invalid'
+  const found = keys.lookup(hashApiKey(token))
+  const record = found instanceof Promise ? await found : found
+  if (record === null) return 'api_key_invalid'
+  if (record.revokedAt !== null && record.revokedAt <= now) return 'api_key_revoked'
+  if (record.expiresAt !== null && record.expiresAt <= now) return 'api_key_expired'
+  return record
+}
+
+export function createAuthentication(options: AccessControlOptions) {
+  const { keys, usage, limiter, authFailures, clock, policy } = options
+
+  return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    request.principal = null
+    const url = request.url
+    if (!url.startsWith('/api/v1/') || request.method === 'OPTIONS' || url.startsWith('/api/v1/openapi.json')) return undefined
+    const blocked = await authFailures.peek(request.ip)
+    if (!blocked.allowed) return sendProblem(request, reply, tooManyFailures(blocked))
+    const identified = await identify(request, keys, clock.now())
+    if (typeof identified === 'string') {
+      await authFailures.hit(request.ip)
+      return sendProblem(request, reply, AUTH_FAILURES[identified])
+    }
+    const decision = await limiter.hit(identified.keyId)
+    setRateLimitHeaders(reply, decision, policy, clock.now())
+    usage.count(identified.keyId, !decision.allowed)
+    if (!decision.allowed) return sendProblem(request, reply, rateLimited(decision, limiter.windowMs))
+    request.principal = identified
+    if (!identified.organisationActive) return sendProblem(request, reply, SUSPENDED)
+    return undefined
+  }
+}
+
+/**
+ * A route-level hook: the key needs `scope` and, unless it is a sandbox test key, an active
+ * data-sharing agreement. A refusal is recorded as a disclosure attempt on the student.
+ */
+export function requireScope(scope: Scope, action: DisclosureAction, options: { db: Kysely<Database>; clock: Clock }) {
+  const missingScope: Problem = {
+    code: 'insufficient_scope',
+    detail: `This endpoint needs an API key with the scope "${scope}".`,
+    headers: { 'www-authenticate': `Bearer realm="${REALM}", error="insufficient_scope", scope="${scope}"` },
+  }
+  const noAgreement: Problem = {
+    code: 'agreement_required',
+    detail: 'Student data needs an active signed data-sharing agreement on your organisation; none is in force. Contact the operator.',
+  }
+  return async function checkScope(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
+    const record = request.principal
+    // Authentication has already answered the request.
+    if (record === null) return undefined
+    const now = options.clock.now()
+    const hasScope = record.scopes.has(scope)
+    // Sandbox data is synthetic: no child's data, so no agreement is needed to reach it.
+    if (hasScope && (record.sandbox || isAgreementActive(record.agreements, now))) return undefined
+    const studentId = (request.params as { id?: string }).id
+    if (studentId !== undefined && UUID.test(studentId)) {
+      const context = { at: now, requestId: request.id, keyId: record.keyId, organisationId: record.organisationId }
+      await recordDisclosure(options.db, context, studentId.toLowerCase(), action, hasScope ? 'denied_agreement' : 'denied_scope')
+    }
+    return sendProblem(request, reply, hasScope ? noAgreement : missingScope)
+  }
+}
+

@@ -18,16 +18,16 @@ export function docsRoutes(app: TypedApp): void {
 
   app.get(
     '/api/v1/openapi.json',
-    { config: { public: true }, schema: hidden },
+    { schema: hidden },
     (_request, reply) => reply.type('application/json; charset=utf-8').send(documentJson()),
   )
 
-  app.get('/docs', { config: { public: true }, schema: hidden }, (_request, reply) => {
+  app.get('/docs', { schema: hidden }, (_request, reply) => {
     referenceHtml ??= renderReference(JSON.parse(documentJson()))
     return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(referenceHtml)
   })
 
-  app.get('/docs/errors', { config: { public: true }, schema: hidden }, (_request, reply) => {
+  app.get('/docs/errors', { schema: hidden }, (_request, reply) => {
     const html = layout(
       'Curriculum API errors',
       `<h1>Error catalogue</h1><p>Every error response is <code>application/problem+json</code> (RFC 9457). The <code>code</code> field is stable: a published code keeps its meaning. <a href="/docs">API reference</a></p>${errorCatalogueTable()}`,
@@ -35,7 +35,7 @@ export function docsRoutes(app: TypedApp): void {
     return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(html)
   })
 
-  app.get('/docs/style.css', { config: { public: true }, schema: hidden }, (_request, reply) =>
+  app.get('/docs/style.css', { schema: hidden }, (_request, reply) =>
     reply.header('cache-control', 'public, max-age=3600').type('text/css; charset=utf-8').send(REFERENCE_CSS),
   )
 }

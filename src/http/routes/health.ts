@@ -23,7 +23,6 @@ export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: C
   app.get(
     '/healthz',
     {
-      config: { public: true },
       schema: {
         operationId: 'getHealth',
         summary: 'Liveness: the process is up',
@@ -38,7 +37,6 @@ export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: C
   app.get(
     '/readyz',
     {
-      config: { public: true },
       schema: {
         operationId: 'getReadiness',
         summary: 'Readiness: storage is reachable',

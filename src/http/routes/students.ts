@@ -10,6 +10,7 @@ import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/db.js'
 import { enrollStudent, readStudentProgress, type StudentAccess } from '../../storage/student-repository.js'
+import { requireScope } from '../access-control.js'
 import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
 import { AUTHENTICATED_PROBLEMS, jsonResponse, problemResponses } from '../schemas/responses.js'
@@ -31,7 +32,7 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   app.get(
     '/api/v1/students/:id/progress',
     {
-      config: { scope: 'students:read', disclosure: 'progress.read' },
+      onRequest: requireScope('students:read', 'progress.read', { db: storage.db, clock }),
       schema: {
         operationId: 'getStudentProgress',
         summary: 'Get student progress',
@@ -64,7 +65,7 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   app.post(
     '/api/v1/students/:id/enroll',
     {
-      config: { scope: 'students:write', disclosure: 'enroll' },
+      onRequest: requireScope('students:write', 'enroll', { db: storage.db, clock }),
       schema: {
         operationId: 'enrollStudent',
         summary: 'Set student tier',
