@@ -28,7 +28,8 @@ export class KeyCache {
     this.#db = options.db
     this.#clock = options.clock
     this.#maxEntries = options.maxEntries ?? 50_000
-    this.#maxAgeMs = options.maxAgeMs ?? 60_000
+    // Changes arrive through the access version; this re-read is only a safety net.
+    this.#maxAgeMs = options.maxAgeMs ?? 15 * 60_000
   }
 
   /** The key record for a hash, or null if no key has it. */

@@ -60,3 +60,36 @@ describe('readiness', () => {
     await storage.close()
   })
 })
+
+describe('key usage', () => {
+  it('counts requests and 429s per key per UTC day, and writes last-used times at most every five minutes', async () => {
+    const { KeyUsage, LAST_USED_PRECISION_MS } = await import('../../src/services/key-usage.js')
+    const { usageOf } = await import('../../src/storage/usage-repository.js')
+    const storage = await createTestStorage()
+    const clock = new ManualClock('2026-03-02T23:59:00.000Z')
+    const fixtures = await (await import('../helper.js')).seedFixtures(storage, clock.now())
+    const usage = new KeyUsage(storage.db, clock)
+    const key = fixtures.keyIds.catalog
+    usage.count(key, false)
+    usage.count(key, true)
+    clock.advance(2 * 60_000) // past midnight UTC
+    usage.count(key, false)
+    await usage.flush()
+    expect(await usageOf(storage.db, [key], '2026-03-01')).toEqual([
+      { keyId: key, day: '2026-03-02', requests: 2, throttled: 1 },
+      { keyId: key, day: '2026-03-03', requests: 1, throttled: 0 },
+    ])
+    const lastUsed = async () => (await listApiKeys(storage.db)).find((k) => k.id === key)!.last_used_at
+    expect(await lastUsed()).toBe('2026-03-03T00:01:00.000Z')
+    clock.advance(LAST_USED_PRECISION_MS - 1)
+    usage.count(key, false)
+    await usage.flush()
+    expect(await lastUsed()).toBe('2026-03-03T00:01:00.000Z')
+    clock.advance(1)
+    usage.count(key, false)
+    await usage.flush()
+    expect(await lastUsed()).toBe(new Date(clock.now()).toISOString())
+    expect((await usageOf(storage.db, [key], '2026-03-03'))[0]!.requests).toBe(3)
+    await storage.close()
+  })
+})
