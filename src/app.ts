@@ -117,19 +117,22 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       policy: policyHeader(limiters.requests.limit, windowMs / 1000),
     }),
   )
-  app.addHook('onResponse', (request, reply, done) => {
-    request.log.info(
-      {
-        method: request.method,
-        path: request.url.split('?')[0],
-        status: reply.statusCode,
-        ms: Math.round(reply.elapsedTime * 10) / 10,
-        keyId: request.principal?.keyId,
-      },
-      'request',
-    )
-    done()
-  })
+  // One access-log line per response, at info; not even the hook runs when info is off.
+  if (options.logger && ['trace', 'debug', 'info'].includes(app.log.level)) {
+    app.addHook('onResponse', (request, reply, done) => {
+      request.log.info(
+        {
+          method: request.method,
+          path: request.url.split('?')[0],
+          status: reply.statusCode,
+          ms: Math.round(reply.elapsedTime * 10) / 10,
+          keyId: request.principal?.keyId,
+        },
+        'request',
+      )
+      done()
+    })
+  }
 
   catalogRoutes(app, catalog)
   studentRoutes(app, { storage, catalog, clock })

@@ -44,6 +44,33 @@ export function sqliteFile(url: string): string {
   return file
 }
 
+const STATEMENT_CACHE_SIZE = 200
+
+/**
+ * Kysely prepares every statement anew; preparing costs more than running the hot queries
+ * themselves. Reusing prepared statements by SQL text is safe here: better-sqlite3 is
+ * synchronous, so a statement is never in use twice at once. Bounded, because multi-row
+ * inserts produce a different SQL text per row count.
+ */
+function withStatementCache(database: SQLite.Database): SQLite.Database {
+  const cache = new Map<string, SQLite.Statement>()
+  const prepare = database.prepare.bind(database)
+  return new Proxy(database, {
+    get(target, property, receiver) {
+      if (property !== 'prepare') return Reflect.get(target, property, receiver)
+      return (source: string) => {
+        let statement = cache.get(source)
+        if (statement === undefined) {
+          statement = prepare(source)
+          if (cache.size >= STATEMENT_CACHE_SIZE) cache.delete(cache.keys().next().value!)
+          cache.set(source, statement)
+        }
+        return statement
+      }
+    },
+  })
+}
+
 function openSqlite(url: string, options: StorageOptions): Storage {
   const file = sqliteFile(url)
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
@@ -54,7 +81,7 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   database.pragma('foreign_keys = ON')
   database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) })
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) })
   return {
     db,
     engine: 'sqlite',
