@@ -9,9 +9,9 @@ import cluster from 'node:cluster'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { demoBanner, seedDemoIfEmpty } from './demo/seed-demo.js'
 import { createLogger } from './logger.js'
 import { openStorage, type Storage } from './storage/db.js'
+import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate } from './storage/migrate.js'
 
 /** Worst case the event loop waits on another process's SQLite write lock before answering 503. */
@@ -44,7 +44,9 @@ async function prepareDatabase(config: Config, log: ReturnType<typeof createLogg
   try {
     const migrated = await migrate(storage)
     if (migrated.applied.length > 0) log.info({ migrations: migrated.applied }, 'database migrated')
-    if (config.seedDemo) {
+    if (config.seedDemo && (await isEmptyDatabase(storage.db))) {
+      // Loaded only when needed: it reads the catalog files (YAML), which a later start never does.
+      const { demoBanner, seedDemoIfEmpty } = await import('./demo/seed-demo.js')
       const seed = await seedDemoIfEmpty(storage.db, config.catalogDir, systemClock.now())
       if (seed !== undefined) process.stdout.write(`\n${demoBanner(seed, config.publicUrl)}\n\n`)
     }

@@ -48,7 +48,7 @@ export interface CatalogData {
 export type CatalogReadResult = { ok: true; catalog: CatalogData } | { ok: false; problems: CatalogProblem[] }
 
 export const LESSON_FILE = /^([a-z][0-9]{1,3})-([a-z0-9]+(?:-[a-z0-9]+)*)\.yaml$/
-export const SLUG = /^(explorer|builder|innovator)\/[a-z][0-9]{1,3}-[a-z0-9]+(?:-[a-z0-9]+)*$/
+export { SLUG } from '../domain/slug.js'
 const AGE_RANGE = /^(\d{1,2})-(\d{1,2})$/
 const FRAMEWORK = /^[a-z][a-z0-9-]{0,31}$/
 const CSTA_CODE = /^(1A|1B|2|3A|3B)-(CS|NI|DA|AP|IC)-\d{2}$/

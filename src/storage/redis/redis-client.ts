@@ -3,10 +3,15 @@
  * (no offline queue, a short command timeout) so a request never waits on it: the caller falls
  * back and the client keeps reconnecting in the background.
  */
-import { Redis } from 'ioredis'
+import { createRequire } from 'node:module'
+import type { Redis } from 'ioredis'
+
+// Loaded only when REDIS_URL is set: a single-process deployment starts sooner without it.
+const requireModule = createRequire(import.meta.url)
 
 export function openRedis(url: string, options: { commandTimeoutMs?: number } = {}): Redis {
-  const redis = new Redis(url, {
+  const { Redis: RedisClient } = requireModule('ioredis') as typeof import('ioredis')
+  const redis = new RedisClient(url, {
     enableOfflineQueue: false,
     maxRetriesPerRequest: 0,
     commandTimeout: options.commandTimeoutMs ?? 250,
