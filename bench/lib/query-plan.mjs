@@ -1,0 +1,44 @@
+/**
+ * EXPLAIN QUERY PLAN of the progress read, for each dataset size. The SQL is not copied here:
+ * it is captured from the service's own readStudentProgress (dist/storage/student-repository.js)
+ * through a Kysely log hook, inside a transaction that is rolled back (the call also writes a
+ * disclosure row), so the plan shown is the plan of the query the service really sends.
+ */
+import fs from 'node:fs'
+import { Kysely, SqliteDialect } from 'kysely'
+import SQLite from 'better-sqlite3'
+import { importDist } from './paths.mjs'
+
+class Rollback extends Error {}
+
+export async function progressQueryPlan(databaseFile, pairsFile) {
+  const { readStudentProgress } = await importDist('storage/student-repository.js')
+  const firstPair = fs.readFileSync(pairsFile, 'utf8').split('\n', 1)[0]
+  const studentId = firstPair.split(' ')[1]
+  const database = new SQLite(databaseFile)
+  const organisationId = database.prepare('select organisation_id from student_organisations where student_id = ?').pluck().get(studentId)
+  const queries = []
+  const db = new Kysely({
+    dialect: new SqliteDialect({ database }),
+    log: (event) => {
+      if (event.level === 'query') queries.push({ sql: event.query.sql, parameters: [...event.query.parameters], ms: event.queryDurationMillis })
+    },
+  })
+  try {
+    await db.transaction().execute(async (trx) => {
+      const context = { at: Date.now(), requestId: 'bench-query-plan', keyId: 'bench', organisationId, sandbox: false }
+      await readStudentProgress(trx, studentId, context)
+      throw new Rollback()
+    })
+  } catch (error) {
+    if (!(error instanceof Rollback)) throw error
+  }
+  const select = queries.find((q) => /^\s*select/i.test(q.sql))
+  if (select === undefined) throw new Error('readStudentProgress sent no select')
+  const plan = database
+    .prepare(`explain query plan ${select.sql}`)
+    .all(...select.parameters)
+    .map((row) => row.detail)
+  await db.destroy()
+  return { sql: select.sql, plan }
+}

@@ -1,0 +1,54 @@
+/**
+ * The targets the service is held to, checked against the SQLite results (service on one
+ * core): each scenario's share of the ceiling's req/s, progress p99, peak RSS under load, and
+ * the time from start to ready.
+ */
+export const RSS_LIMIT_MB = 150
+export const READY_LIMIT_MS = 1000
+
+export function checkTargets({ rows, ready }) {
+  const checks = []
+  const sqlite = rows.filter((row) => row.engine === 'sqlite' && row.scenario.target !== undefined)
+  for (const row of sqlite) {
+    const { target } = row.scenario
+    if (target.ratio !== undefined) {
+      checks.push({
+        target: `${row.scenario.title}: >= ${target.ratio.toFixed(2)} x ceiling req/s`,
+        measured: `${row.ratio.toFixed(2)} (${Math.round(row.rps).toLocaleString('en')} req/s; per CPU ${row.cpuRatio?.toFixed(2) ?? '-'})`,
+        met: row.ratio >= target.ratio,
+      })
+    }
+    if (target.p99Ms !== undefined) {
+      checks.push({
+        target: `${row.scenario.title}: p99 < ${target.p99Ms} ms at ${row.connections} connections`,
+        measured: `${row.latencyMs.p99.toFixed(2)} ms`,
+        met: row.latencyMs.p99 < target.p99Ms,
+      })
+    }
+  }
+  const withErrors = rows.filter((row) => row.errors > 0)
+  checks.push({
+    target: 'every response has the expected status (no errors in any scenario)',
+    measured: withErrors.length === 0 ? 'none' : withErrors.map((row) => `${row.scenario.id} (${row.engine}): ${row.errors}`).join(', '),
+    met: withErrors.length === 0,
+  })
+  const peaks = sqlite.filter((row) => row.peakRssMb !== undefined)
+  if (peaks.length > 0) {
+    const worst = peaks.reduce((a, b) => (b.peakRssMb > a.peakRssMb ? b : a))
+    checks.push({
+      target: `peak RSS under load <= ${RSS_LIMIT_MB} MB`,
+      measured: `${worst.peakRssMb.toFixed(0)} MB (${worst.scenario.id})`,
+      met: worst.peakRssMb <= RSS_LIMIT_MB,
+    })
+  }
+  const starts = ready.filter((start) => start.engine === 'sqlite')
+  if (starts.length > 0) {
+    const slowest = Math.max(...starts.map((start) => start.ms))
+    checks.push({
+      target: `ready (/readyz 200) <= ${READY_LIMIT_MS} ms after start, existing database`,
+      measured: `${starts.map((start) => Math.round(start.ms)).join(', ')} ms (${starts.length} starts; slowest counts)`,
+      met: slowest <= READY_LIMIT_MS,
+    })
+  }
+  return checks
+}

@@ -1,0 +1,118 @@
+/**
+ * Where does the time go? Runs one scenario against the service started under
+ * `node --cpu-prof` (SQLite, one core, as in the benchmark), then prints the top functions by
+ * self time, mapped to src/*.ts lines, counted over the measured run only.
+ *
+ *   node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--top 25]
+ *
+ * As in the benchmark, the key cache is filled (one request per key) before the warm-up;
+ * --cold skips that, to profile requests whose key has to be read from storage.
+ * Scenarios: tiers, lessons, lessons-tier, lesson, tiers-304, progress, enroll, hammer-429,
+ * bad-key-401; and `startup`, which profiles from spawn to the first /readyz 200. BENCH_DURATION and BENCH_WARMUP apply as for `npm run bench`. The .cpuprofile
+ * stays in bench/.data/profiles/ (open it in Chrome DevTools or speedscope for flame graphs).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { buildService, snapshotDist } from './lib/build-service.mjs'
+import { DATA_DIR } from './lib/paths.mjs'
+import { ensureWrk, runWrk } from './lib/wrk.mjs'
+
+const SCENARIOS = ['tiers', 'lessons', 'lessons-tier', 'lesson', 'tiers-304', 'progress', 'enroll', 'hammer-429', 'bad-key-401', 'startup']
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    'no-build': { type: 'boolean', default: false },
+    // Skip the key-cache fill: profile requests whose keys are looked up in storage.
+    cold: { type: 'boolean', default: false },
+    dataset: { type: 'string', default: 'rows-2m' },
+    top: { type: 'string', default: '25' },
+  },
+})
+const scenarioId = positionals[0]
+if (!SCENARIOS.includes(scenarioId)) {
+  console.error(`usage: node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--top 25]\nscenarios: ${SCENARIOS.join(', ')}`)
+  process.exit(2)
+}
+
+// Either way the server runs from a copy of dist/, as in the benchmark.
+if (values['no-build']) snapshotDist()
+else buildService()
+ensureWrk()
+const { benchSettings, describe, measure } = await import('./lib/measure.mjs')
+const { ensureSqliteDataset, resetDataset } = await import('./lib/sqlite-dataset.mjs')
+const { serviceEnv, startServer } = await import('./lib/server-process.mjs')
+const { SERVER_CPU } = await import('./lib/pinning.mjs')
+const scenarios = await import('./lib/scenarios.mjs')
+const { analyseProfile, formatProfile } = await import('./lib/cpu-profile.mjs')
+const { flushFreeWarmup } = await import('./lib/scenario-group.mjs')
+
+const settings = benchSettings()
+const files = await ensureSqliteDataset(values.dataset)
+resetDataset(files.database)
+const profileDir = path.join(DATA_DIR, 'profiles', `${scenarioId}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
+fs.mkdirSync(profileDir, { recursive: true })
+
+const env = serviceEnv({
+  DATABASE_URL: `sqlite:${files.database}`,
+  ...(scenarioId === 'bad-key-401' ? { AUTH_FAILURE_LIMIT: '1000000' } : {}),
+})
+// The profile's timestamps and process.hrtime share CLOCK_MONOTONIC (microseconds here).
+const nowUs = () => Number(process.hrtime.bigint() / 1000n)
+const spawnedUs = nowUs()
+const server = await startServer({ label: 'service (profiled)', env, cpu: SERVER_CPU, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] })
+const readyAt = performance.now()
+let window
+let row
+try {
+  if (scenarioId === 'startup') {
+    window = { fromUs: spawnedUs, toUs: nowUs() }
+    console.log(`ready in ${server.readyMs.toFixed(0)} ms under --cpu-prof (spawn to the first /readyz 200)`)
+  } else await runScenario()
+} finally {
+  await server.stop()
+}
+
+async function runScenario() {
+  const key = fs.readFileSync(files.keys, 'utf8').split('\n', 1)[0]
+  const auth = { authorization: `Bearer ${key}` }
+  const etag = (await fetch(`${server.baseUrl}/api/v1/tiers`, { headers: auth })).headers.get('etag')
+  const lessons = await (await fetch(`${server.baseUrl}/api/v1/lessons`, { headers: auth })).json()
+  const context = { files, etag, slug: lessons.lessons[Math.floor(lessons.lessons.length / 2)].slug, hammerKey: key }
+  const all = [
+    ...scenarios.catalogScenarios(context),
+    scenarios.progressScenario(context),
+    scenarios.enrollScenario(context),
+    scenarios.hammerScenario(context),
+    scenarios.badKeyScenario(context),
+  ]
+  const scenario = all.find((s) => s.id === scenarioId)
+  if (!values.cold && scenario.keys !== 'one') {
+    // As in the benchmark: every key cached first (bench/lib/scenario-group.mjs).
+    const bad = scenarioId === 'bad-key-401'
+    const fill = scenarios.keyCacheFill({ file: bad ? files.badKeys : files.keys, count: bad ? files.manifest.badKeys : files.manifest.keys, expect: bad ? [401] : [200] })
+    const filled = await runWrk({ baseUrl: server.baseUrl, seconds: 600, connections: settings.connections, lua: { ...fill.lua, limit: fill.count }, expect: fill.expect })
+    console.log(`key cache filled: ${filled.requests} requests in ${filled.seconds.toFixed(1)} s`)
+  }
+  // As in the benchmark, the measured run falls between two key-usage flushes (a longer
+  // BENCH_DURATION, 35 s or more, takes one in, to profile the flush itself).
+  const warmup = flushFreeWarmup((performance.now() - readyAt) / 1000, settings)
+  if (warmup > 0) await measure(server, scenario, { ...settings, duration: warmup, warmup: 0 })
+  const fromUs = nowUs()
+  row = await measure(server, scenario, { ...settings, warmup: 0 })
+  window = { fromUs, toUs: nowUs() }
+  console.log(`${scenario.title} under --cpu-prof (profiling slows the service; compare req/s only with other profiled runs):`)
+  console.log(`  ${describe(row)}`)
+}
+
+const profile = fs.readdirSync(profileDir).find((file) => file.endsWith('.cpuprofile'))
+if (profile === undefined) {
+  console.error(`no .cpuprofile was written to ${profileDir}`)
+  process.exit(1)
+}
+const analysis = analyseProfile(path.join(profileDir, profile), { window, top: Number(values.top) })
+console.log()
+console.log(formatProfile(analysis))
+console.log()
+console.log(`Profile: ${path.relative(process.cwd(), path.join(profileDir, profile))}`)

@@ -1,0 +1,408 @@
+/**
+ * `npm run bench`: build, make sure wrk is there, generate (or reuse) the dataset, then measure
+ * the ceiling, every scenario on SQLite with the service on one core, the 401 path, the
+ * PostgreSQL + Redis deployment with two workers, and progress reads against dataset size.
+ * Prints the table and writes bench/RESULTS.md. See bench/README.md for the knobs.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { buildService, sourceRevision } from './lib/build-service.mjs'
+import { BENCH_DIR, DATA_DIR } from './lib/paths.mjs'
+import { ensureWrk } from './lib/wrk.mjs'
+
+const wallStarted = performance.now()
+const log = (line = '') => console.log(line)
+
+const buildSeconds = buildService()
+const wrkVersion = ensureWrk()
+
+// Everything below reads dist/, which exists only now.
+const { benchSettings, describe, measure } = await import('./lib/measure.mjs')
+const { DATASETS, ensureSqliteDataset, resetDataset } = await import('./lib/sqlite-dataset.mjs')
+const { serviceEnv, startServer } = await import('./lib/server-process.mjs')
+const { machine } = await import('./lib/process-stats.mjs')
+const { hasTaskset, LOAD_CPU, SERVER_CPU } = await import('./lib/pinning.mjs')
+const scenarios = await import('./lib/scenarios.mjs')
+const { runScenarioGroup } = await import('./lib/scenario-group.mjs')
+const postgres = await import('./lib/postgres-dataset.mjs')
+const { progressQueryPlan } = await import('./lib/query-plan.mjs')
+const { checkTargets } = await import('./lib/targets.mjs')
+const { keyCacheSeconds, usageFlushSeconds } = await import('./lib/service-constants.mjs')
+const { resultsTable, scalingTable, targetsTable, writeResultsMarkdown } = await import('./lib/results-report.mjs')
+
+const settings = benchSettings()
+const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)
+const wanted = (id) => only === undefined || only.length === 0 || only.includes(id)
+const scalingMode = (process.env.BENCH_SCALING ?? 'default').toLowerCase()
+const postgresMode = (process.env.BENCH_POSTGRES ?? 'on').toLowerCase()
+const keepPostgres = process.env.BENCH_KEEP_POSTGRES === '1'
+const BAD_KEY_FAILURE_LIMIT = '1000000'
+
+const rows = []
+const ready = []
+const revision = sourceRevision()
+const setup = [
+  `Measured: ${revision === undefined ? 'the working tree (no git)' : `commit ${revision.commit}${revision.dirty ? ' plus uncommitted changes in src/' : ''}`}; \`npm run build\` took ${buildSeconds.toFixed(1)} s, and every server of the run started from a copy of that dist/`,
+]
+const notes = []
+const flushStallsMs = []
+const running = new Set()
+
+log(`wrk ${wrkVersion}; warm-up ${settings.warmup} s, measured ${settings.duration} s, ${settings.connections} connections, ${settings.threads} thread(s); load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`)
+if (!hasTaskset()) log('taskset is not available: nothing is pinned, the load generator competes with the service for CPU')
+
+/** Starts a server and remembers it, so a failure part-way still stops it. */
+async function start(options) {
+  const server = await startServer(options)
+  running.add(server)
+  return server
+}
+
+async function stop(server) {
+  await server.stop()
+  running.delete(server)
+}
+
+function row(result, scenario, engine, engineLabel) {
+  const out = { ...result, scenario, engine, engineLabel }
+  log(`    ${describe(out)}`)
+  return out
+}
+
+/**
+ * Ratios to the ceiling: of req/s (the targets), and of req/s per CPU-second of the server,
+ * which other processes on a shared machine disturb far less (they take CPU time from the
+ * server, not CPU cost per request).
+ */
+function addRatios(all, ceiling) {
+  const ceilingPerCpu = ceiling.rps / ceiling.serverCpu
+  for (const r of all) {
+    r.ratio = r.rps / ceiling.rps
+    r.cpuRatio = r.serverCpu > 0 ? r.rps / r.serverCpu / ceilingPerCpu : undefined
+  }
+}
+
+/** The measuring callback for runScenarioGroup. */
+const measuring = (engine, engineLabel) => async (server, scenario, measureIt) => {
+  log(`  ${scenario.id} (${engine}): ${scenario.title}`)
+  return row(await measureIt(server, scenario), scenario, engine, engineLabel)
+}
+
+/** The key-cache fills of a group, summed up as one row: the cost of a key's first request. */
+function fillRow(fills, engine, engineLabel, title) {
+  if (fills.length === 0) return undefined
+  const first = fills[0]
+  const rps = fills.reduce((sum, f) => sum + f.requests, 0) / fills.reduce((sum, f) => sum + f.seconds, 0)
+  return {
+    ...first,
+    rps,
+    errors: fills.reduce((sum, f) => sum + f.errors, 0),
+    scenario: { id: 'key-fill', title },
+    engine,
+    engineLabel,
+    fills: fills.length,
+  }
+}
+
+async function main() {
+  // The dataset.
+  const dataset = await ensureSqliteDataset('rows-2m', log)
+  const m = dataset.manifest
+  setup.push(
+    dataset.reused
+      ? `SQLite dataset reused (${path.relative(process.cwd(), dataset.database)}; it was generated in ${m.generationSeconds.toFixed(1)} s on ${m.createdAt})`
+      : `SQLite dataset generated in **${m.generationSeconds.toFixed(1)} s** (${(m.bytes / 1e6).toFixed(0)} MB): ${Object.entries(m.timings).map(([k, v]) => `${k} ${v} s`).join(', ')}`,
+    `Dataset: ${m.organisations} organisations with an active agreement, ${m.students.toLocaleString('en')} students, ${m.progressRows.toLocaleString('en')} progress rows, ${m.keys.toLocaleString('en')} live keys (stored as hashes), ANALYZE run`,
+  )
+  log(dataset.reused ? `dataset rows-2m reused (generated in ${m.generationSeconds.toFixed(1)} s)` : `dataset rows-2m generated in ${m.generationSeconds.toFixed(1)} s: ${JSON.stringify(m.timings)}`)
+  const cleared = resetDataset(dataset.database)
+  if (cleared > 0) setup.push(`Disclosure rows left by the previous run, removed before measuring: ${cleared.toLocaleString('en')}`)
+  const keys = fs.readFileSync(dataset.keys, 'utf8').split('\n', 1)
+  const sqliteEnv = (extra = {}) => serviceEnv({ DATABASE_URL: `sqlite:${dataset.database}`, ...extra })
+
+  // One look at the real service: the bytes the ceiling will serve, an ETag, a lesson slug.
+  const probe = await start({ label: 'service (probe)', env: sqliteEnv(), cpu: SERVER_CPU })
+  ready.push({ engine: 'sqlite', ms: probe.readyMs })
+  const auth = { authorization: `Bearer ${keys[0]}` }
+  const tiers = await fetch(`${probe.baseUrl}/api/v1/tiers`, { headers: auth })
+  if (tiers.status !== 200) throw new Error(`GET /api/v1/tiers answered ${tiers.status}: ${await tiers.text()}`)
+  const ceilingResponse = { contentType: tiers.headers.get('content-type'), etag: tiers.headers.get('etag'), body: await tiers.text() }
+  const lessons = await (await fetch(`${probe.baseUrl}/api/v1/lessons`, { headers: auth })).json()
+  const slug = lessons.lessons[Math.floor(lessons.lessons.length / 2)].slug
+  await stop(probe)
+  const ceilingFile = path.join(DATA_DIR, 'ceiling-response.json')
+  fs.writeFileSync(ceilingFile, JSON.stringify(ceilingResponse))
+  const context = { files: dataset, slug, etag: ceilingResponse.etag, hammerKey: keys[0] }
+
+  // The ceiling, measured before and after the one-core groups; the higher counts (the stricter
+  // denominator), both are reported.
+  const ceilings = []
+  const measureCeiling = async () => {
+    log('ceiling (node:http, one core)')
+    const server = await start({ label: 'ceiling', env: { ...process.env, CEILING_RESPONSE: ceilingFile }, cpu: SERVER_CPU, script: path.join(BENCH_DIR, 'ceiling-server.mjs') })
+    const scenario = scenarios.ceilingScenario(context)
+    ceilings.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
+    await stop(server)
+  }
+  await measureCeiling()
+
+  // SQLite, one core.
+  const sqliteLabel = 'SQLite, 1 core'
+  const allKeysFill = scenarios.keyCacheFill({ file: dataset.keys, count: m.keys })
+  const sqliteList = [
+    ...scenarios.catalogScenarios(context),
+    scenarios.progressScenario(context),
+    scenarios.progressCrossCheck(context),
+    scenarios.enrollScenario(context),
+    scenarios.hammerScenario(context),
+  ].filter((s) => wanted(s.id) || (s.id === 'progress-node-client' && wanted('progress')))
+  if (sqliteList.length > 0) {
+    log('service on SQLite, one core')
+    const group = await runScenarioGroup({
+      startServer: () => start({ label: 'service', env: sqliteEnv(), cpu: SERVER_CPU }),
+      stopServer: stop,
+      scenarios: sqliteList,
+      fill: allKeysFill,
+      avoidFlush: true,
+      settings,
+      log,
+      measureScenario: measuring('sqlite', sqliteLabel),
+    })
+    flushStallsMs.push(...group.flushStallsMs)
+    for (const ms of group.readies) ready.push({ engine: 'sqlite', ms })
+    const memory = group.memory[0]
+    if (memory !== undefined) {
+      notes.push(`Memory: the SQLite server's RSS right after start was ${memory.atReadyMb.toFixed(0)} MB, and ${memory.afterFillMb.toFixed(0)} MB once its key cache held all ${m.keys.toLocaleString('en')} keys (before any scenario).`)
+    }
+    const fill = fillRow(group.fills, 'sqlite', sqliteLabel, 'GET /api/v1/tiers, first request of each key (key-cache fill)')
+    rows.push(...group.rows, ...(fill ? [fill] : []))
+    const hammer = group.rows.find((r) => r.scenario.id === 'hammer-429')
+    if (hammer !== undefined) {
+      const accepted = (hammer.warmupStatuses?.['200'] ?? 0) + (hammer.statuses['200'] ?? 0)
+      notes.push(`Hammer: requests of the one key accepted (200) over warm-up and measured run: ${accepted} (its limit is 100 in any 60 s, less what the fill had used); every other answer was 429 rate_limited.`)
+    }
+  }
+
+  if (wanted('bad-key-401')) {
+    log(`service on SQLite, one core, AUTH_FAILURE_LIMIT=${BAD_KEY_FAILURE_LIMIT}`)
+    const group = await runScenarioGroup({
+      startServer: () => start({ label: 'service (401)', env: sqliteEnv({ AUTH_FAILURE_LIMIT: BAD_KEY_FAILURE_LIMIT }), cpu: SERVER_CPU }),
+      stopServer: stop,
+      scenarios: [scenarios.badKeyScenario(context)],
+      fill: scenarios.keyCacheFill({ file: dataset.badKeys, count: m.badKeys, expect: [401] }),
+      avoidFlush: true,
+      settings,
+      log,
+      measureScenario: measuring('sqlite', `${sqliteLabel}, AUTH_FAILURE_LIMIT=${BAD_KEY_FAILURE_LIMIT}`),
+    })
+    for (const ms of group.readies) ready.push({ engine: 'sqlite', ms })
+    rows.push(...group.rows)
+    notes.push(
+      `401 scenario: the server runs with AUTH_FAILURE_LIMIT=${BAD_KEY_FAILURE_LIMIT} so that it measures the 401 path; with the default (30 a minute per address) ` +
+        `every request after the 30th would be answered 429 too_many_failed_authentications. The ${m.badKeys.toLocaleString('en')} bad keys are well formed ` +
+        '(valid checksum) but were never stored; after the fill each is answered from the key cache\'s remembered "no such key".',
+    )
+  }
+
+  await measureCeiling()
+  const ceiling = ceilings.reduce((a, b) => (b.rps > a.rps ? b : a))
+  const progressRow = rows.find((r) => r.scenario.id === 'progress' && r.engine === 'sqlite')
+  if (progressRow !== undefined) {
+    // The same bare server burning what a progress read costs: how much of the progress
+    // latency tail any Node server with that much work per request would show.
+    const spinUs = Math.round((1e6 * progressRow.serverCpu) / progressRow.rps)
+    log(`reference: node:http burning ${spinUs} us of CPU per request (a progress read's cost)`)
+    const server = await start({
+      label: 'tail reference',
+      env: { ...process.env, CEILING_RESPONSE: ceilingFile, CEILING_SPIN_US: String(spinUs) },
+      cpu: SERVER_CPU,
+      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
+    })
+    const scenario = { ...scenarios.ceilingScenario(context), id: 'tail-reference', title: `reference: node:http, ${spinUs} us of CPU per request, no auth` }
+    rows.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
+    await stop(server)
+  }
+  rows.unshift(ceiling)
+  setup.push(`Ceiling measured twice, before and after the one-core groups: ${ceilings.map((c) => `${Math.round(c.rps).toLocaleString('en')} req/s`).join(' and ')}; the higher is used`)
+
+  // PostgreSQL + Redis, two workers.
+  if (postgresMode !== 'off') {
+    const reason = await postgres.unavailableReason()
+    if (reason !== undefined) {
+      log(`PostgreSQL + Redis skipped: ${reason}`)
+      notes.push(`PostgreSQL + Redis scenarios skipped: ${reason}.`)
+    } else {
+      await runPostgres(dataset, context)
+    }
+  }
+
+  // Progress read against dataset size.
+  const scaling = []
+  let scalingNote = ''
+  if (scalingMode !== 'off' && wanted('progress')) {
+    const names = ['rows-20k', 'rows-200k', 'rows-2m', ...(scalingMode === 'full' ? ['rows-20m'] : [])]
+    scalingNote =
+      scalingMode === 'full'
+        ? 'BENCH_SCALING=full: 20k to 20M rows.'
+        : '20M rows only with BENCH_SCALING=full (that dataset takes a few minutes to generate and about 5 GB of disk).'
+    log('progress read against dataset size')
+    for (const name of names) scaling.push(await scalingPoint(name, dataset))
+    log(scalingTable(scaling))
+  }
+
+  // Report.
+  addRatios(rows, ceiling)
+  const checks = checkTargets({ rows, ready })
+  const wallSeconds = (performance.now() - wallStarted) / 1000
+  const fill = rows.find((r) => r.scenario.id === 'key-fill' && r.engine === 'sqlite')
+  const warmTiers = rows.find((r) => r.scenario.id === 'tiers' && r.engine === 'sqlite')
+  const ttl = keyCacheSeconds()
+  if (fill !== undefined && warmTiers !== undefined && ttl !== undefined) {
+    const lookupMs = 1000 / fill.rps - 1000 / warmTiers.rps
+    const perSecond = m.keys / ttl
+    notes.push(
+      `Key cache: the service keeps a key record ${ttl} s, so ${m.keys.toLocaleString('en')} keys in steady use cost ${perSecond.toFixed(perSecond < 10 ? 1 : 0)} storage lookups a second ` +
+        `whatever the request rate. A key's first request took ${(1000 / fill.rps).toFixed(3)} ms of the core against ${(1000 / warmTiers.rps).toFixed(3)} ms with the key cached, ` +
+        `so those re-reads take about ${((perSecond * lookupMs) / 10).toFixed(1)}% of the core. The scenarios are measured with every key cached (see bench/README.md, "Key cache").`,
+    )
+  }
+  const period = usageFlushSeconds()
+  if (flushStallsMs.length > 0) {
+    const sorted = [...flushStallsMs].sort((a, b) => a - b)
+    const line =
+      `Key-usage flush: every ${period} s (USAGE_FLUSH_MS, src/app.ts) the service writes key usage. The measured runs are placed between flushes, so the table leaves it out; ` +
+      `in the ${sorted.length} warm-ups that spanned a flush the longest request waited ${sorted.map((ms) => `${Math.round(ms)}`).join(', ')} ms ` +
+      `(median ${Math.round(sorted[Math.floor(sorted.length / 2)])} ms). Compare with the max ms column: a clearly longer wait is what every client meets once per flush in steady use with ${m.keys.toLocaleString('en')} keys.`
+    notes.unshift(line)
+    log(line)
+  } else if (period === undefined) {
+    notes.push('USAGE_FLUSH_MS was not found in dist/app.js, so the measured runs were not placed between key-usage flushes.')
+  }
+  const stalled = rows.filter((r) => r.latencyMs.max > 1000 && r.engine !== 'node:http' && r.scenario.id !== 'key-fill')
+  const crossCheck = rows.find((r) => r.scenario.id === 'progress-node-client')
+  if (stalled.length > 0) {
+    notes.push(
+      `Long waits: ${stalled.length} rows have a request that waited over 1 s (max ms column: ${stalled
+        .map((r) => `${r.scenario.id}${r.engine === 'postgres' ? ' (PostgreSQL)' : ''} ${Math.round(r.latencyMs.max)} ms`)
+        .join(', ')}). ` +
+        (crossCheck === undefined
+          ? ''
+          : `The same progress reads measured by Node's HTTP client had p99 ${crossCheck.latencyMs.p99.toFixed(0)} ms and max ${crossCheck.latencyMs.max.toFixed(0)} ms; `) +
+        'wrk 4.1 shows a multi-second tail for any server that needs about 1 ms of CPU per request at 64 connections (see the tail reference row and bench/README.md, "Reading the tail").',
+    )
+  }
+  notes.push(
+    'The service runs with NODE_ENV=production LOG_LEVEL=warn SEED_DEMO=false, as in production. Peak RSS is VmHWM of the server process, reset (clear_refs) before each measured run, so it is the peak under that scenario\'s load.',
+    '"Server CPU" is the server\'s CPU time over the measured run (100% = one core). "Other load" is the rest of the server core\'s busy time: other processes on this shared machine that took CPU from the service (the larger it is, the less the row says about the service). "wrk core" is how busy the load generator\'s core was.',
+  )
+  const runInfo = {
+    date: new Date().toISOString(),
+    machine: machine(),
+    wrkVersion,
+    settings,
+    pinning: hasTaskset()
+      ? `Service (and ceiling) pinned to core ${SERVER_CPU} with \`taskset -c ${SERVER_CPU}\`, wrk to core ${LOAD_CPU} (\`taskset -c ${LOAD_CPU}\`); the PostgreSQL group is not pinned (see notes).`
+      : 'taskset missing: nothing pinned.',
+    setup: [...setup, `Ready to serve (spawn to first /readyz 200), every start: ${ready.map((r) => `${Math.round(r.ms)} ms${r.engine === 'postgres' ? ' (PostgreSQL)' : ''}`).join(', ')}`],
+    ceiling,
+    rows,
+    checks,
+    scaling,
+    scalingNote,
+    notes,
+    wallSeconds,
+    loadAverage: os.loadavg(),
+  }
+  const file = writeResultsMarkdown(runInfo)
+  log()
+  log(resultsTable(rows))
+  log()
+  log(targetsTable(checks))
+  log()
+  log(`Results written to ${path.relative(process.cwd(), file)}; total wall time ${wallSeconds.toFixed(0)} s.`)
+}
+
+function keyTtlText() {
+  const seconds = keyCacheSeconds()
+  return seconds === undefined ? 'too' : seconds >= 120 ? `${seconds / 60} minutes` : `${seconds} s`
+}
+
+async function runPostgres(dataset, context) {
+  log('PostgreSQL + Redis, WORKERS=2 (not pinned)')
+  const loaded = await postgres.ensurePostgresDataset(dataset, dataset.manifest, { keep: keepPostgres, log })
+  setup.push(
+    loaded.reused
+      ? `PostgreSQL schema \`${postgres.SCHEMA}\` reused (BENCH_KEEP_POSTGRES=1)`
+      : `PostgreSQL schema \`${postgres.SCHEMA}\` loaded with COPY in ${loaded.seconds.toFixed(1)} s (${keepPostgres ? 'kept for the next run' : 'dropped at the end'})`,
+  )
+  const prefix = `bench:${process.pid}:${Date.now()}:`
+  const env = serviceEnv({ DATABASE_URL: loaded.url, REDIS_URL: postgres.REDIS_URL, REDIS_KEY_PREFIX: prefix, WORKERS: '2' })
+  const label = 'PostgreSQL + Redis, 2 workers'
+  try {
+    const list = [...scenarios.catalogScenarios(context), scenarios.progressScenario(context)]
+      .filter((s) => wanted(s.id))
+      .map((s) => ({ ...s, target: undefined }))
+    const group = await runScenarioGroup({
+      startServer: () => start({ label: 'service (postgres)', env, cpu: undefined }),
+      stopServer: stop,
+      scenarios: list,
+      fill: scenarios.keyCacheFill({ file: dataset.keys, count: dataset.manifest.keys }),
+      refill: false,
+      settings,
+      log,
+      measureScenario: measuring('postgres', label),
+    })
+    for (const ms of group.readies) ready.push({ engine: 'postgres', ms })
+    const fill = fillRow(group.fills, 'postgres', label, 'GET /api/v1/tiers, first request of each key (key-cache fill)')
+    rows.push(...group.rows, ...(fill ? [fill] : []))
+  } finally {
+    await postgres.clearRedisPrefix(prefix).catch((error) => log(`could not clear Redis keys ${prefix}*: ${error.message}`))
+    if (!keepPostgres) await postgres.dropPostgresDataset()
+  }
+  notes.push(
+    `PostgreSQL + Redis: WORKERS=2 (node:cluster), DATABASE_URL on the schema above, REDIS_URL with a REDIS_KEY_PREFIX of its own (its keys deleted afterwards). ` +
+      'The service cannot be pinned to one core here (two workers plus PostgreSQL and Redis share the two cores with wrk), so these rows are not comparable with the one-core ceiling: ' +
+      'their "x ceiling" is for orientation only and no target applies. Peak RSS is the largest worker\'s. ' +
+      'Key cache: one server for the whole group after one fill (one request per key, which reaches only one of the two workers\' caches), so these rows include ' +
+      `key lookups as they happen in steady use: each worker reads each key on its first request there and again once its entry is ${keyTtlText()} old. ` +
+      '(Refilling both caches before each pair of scenarios, as on SQLite, would take longer than the scenarios.)',
+  )
+}
+
+async function scalingPoint(name, mainDataset) {
+  const spec = DATASETS[name]
+  const planOf = async (files) => progressQueryPlan(files.database, files.pairs)
+  if (name === 'rows-2m') {
+    const main = rows.find((r) => r.scenario.id === 'progress' && r.engine === 'sqlite')
+    const plan = await planOf(mainDataset)
+    log(`  ${name}: the main progress scenario; plan: ${plan.plan.join(' / ')}`)
+    return { ...main, ...plan, progressRows: mainDataset.manifest.progressRows, students: spec.students }
+  }
+  const files = await ensureSqliteDataset(name, log)
+  if (!files.reused) setup.push(`Scaling dataset ${name} generated in ${files.manifest.generationSeconds.toFixed(1)} s`)
+  resetDataset(files.database)
+  const plan = await planOf(files)
+  log(`  ${name}: plan: ${plan.plan.join(' / ')}`)
+  const group = await runScenarioGroup({
+    startServer: () => start({ label: `service (${name})`, env: serviceEnv({ DATABASE_URL: `sqlite:${files.database}` }), cpu: SERVER_CPU }),
+    stopServer: stop,
+    scenarios: [scenarios.progressScenario({ files })],
+    fill: scenarios.keyCacheFill({ file: files.keys, count: files.manifest.keys }),
+    avoidFlush: true,
+    settings,
+    log,
+    measureScenario: measuring('sqlite', `SQLite, ${name}`),
+  })
+  flushStallsMs.push(...group.flushStallsMs)
+  return { ...group.rows[0], ...plan, progressRows: files.manifest.progressRows, students: spec.students }
+}
+
+try {
+  await main()
+} catch (error) {
+  console.error(error instanceof Error ? (error.stack ?? error.message) : error)
+  process.exitCode = 1
+} finally {
+  for (const server of [...running]) await server.stop().catch(() => {})
+}
