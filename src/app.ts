@@ -113,7 +113,6 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       limiter: limiters.requests,
       authFailures: limiters.authFailures,
       clock,
-      db: storage.db,
       policy: policyHeader(limiters.requests.limit, windowMs / 1000),
     }),
   )

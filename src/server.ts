@@ -29,9 +29,10 @@ function readConfig(): Config {
   }
 }
 
-function open(config: Config): Storage {
+function open(config: Config, serving = false): Storage {
   return openStorage(config.databaseUrl, {
     busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
+    backgroundCheckpoints: serving,
     synchronous: config.sqliteSynchronous,
     timeoutMs: config.storageTimeoutMs,
     poolSize: config.dbPoolSize,
@@ -56,7 +57,7 @@ async function prepareDatabase(config: Config, log: ReturnType<typeof createLogg
 }
 
 async function serve(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
-  const storage = open(config)
+  const storage = open(config, true)
   const app = await buildApp({ config, storage, logger: log })
   if (app.services.catalog.current.lessonTotal === 0) {
     log.warn('the catalog is empty; import one with: npx curriculum catalog import')

@@ -20,7 +20,6 @@
  * must.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { isAgreementActive } from '../domain/agreements.js'
 import { hashApiKey, isWellFormedApiKey } from '../domain/api-key.js'
@@ -28,8 +27,8 @@ import type { Scope } from '../domain/scopes.js'
 import type { RateDecision, RateLimiter } from '../domain/sliding-window.js'
 import type { Problem } from '../errors.js'
 import type { KeyRecord } from '../storage/access-repository.js'
-import type { Database } from '../storage/database.js'
 import { type DisclosureAction, recordDisclosure } from '../storage/disclosure-repository.js'
+import type { WriteQueue } from '../storage/write-queue.js'
 import type { KeyCache } from '../services/key-cache.js'
 import type { KeyUsage } from '../services/key-usage.js'
 import { sendProblem } from './problem-responses.js'
@@ -71,7 +70,6 @@ export interface AccessControlOptions {
   limiter: RateLimiter
   authFailures: RateLimiter
   clock: Clock
-  db: Kysely<Database>
   policy: string
 }
 
@@ -138,7 +136,7 @@ export function createAuthentication(options: AccessControlOptions) {
  * A route-level hook: the key needs `scope` and, unless it is a sandbox test key, an active
  * data-sharing agreement. A refusal is recorded as a disclosure attempt on the student.
  */
-export function requireScope(scope: Scope, action: DisclosureAction, options: { db: Kysely<Database>; clock: Clock }) {
+export function requireScope(scope: Scope, action: DisclosureAction, options: { writes: WriteQueue; clock: Clock }) {
   const missingScope: Problem = {
     code: 'insufficient_scope',
     detail: `This endpoint needs an API key with the scope "${scope}".`,
@@ -159,7 +157,8 @@ export function requireScope(scope: Scope, action: DisclosureAction, options: { 
     const studentId = (request.params as { id?: string }).id
     if (studentId !== undefined && UUID.test(studentId)) {
       const context = { at: now, requestId: request.id, keyId: record.keyId, organisationId: record.organisationId }
-      await recordDisclosure(options.db, context, studentId.toLowerCase(), action, hasScope ? 'denied_agreement' : 'denied_scope')
+      const outcome = hasScope ? 'denied_agreement' : 'denied_scope'
+      await options.writes.statement((db) => recordDisclosure(db, context, studentId.toLowerCase(), action, outcome))
     }
     return sendProblem(request, reply, hasScope ? noAgreement : missingScope)
   }

@@ -48,7 +48,8 @@ function typeLabel(doc: Json, schema: Json | undefined): string {
     const value = Object.values(schema.patternProperties)[0] as Json
     return `object (string to ${typeLabel(doc, value)})`
   }
-  return escapeHtml(schema.format !== undefined ? `${schema.type} (${schema.format})` : (schema.type ?? 'any'))
+  const type = Array.isArray(schema.type) ? schema.type.join(' or ') : (schema.type ?? 'any')
+  return escapeHtml(schema.format !== undefined ? `${type} (${schema.format})` : type)
 }
 
 function fieldTable(doc: Json, schema: Json): string {

@@ -12,6 +12,8 @@ import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
 import { createRequire } from 'node:module'
 import type PG from 'pg'
 import type { Database } from './database.js'
+import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js'
+import { directWriteQueue, groupCommitWriteQueue, type WriteQueue } from './write-queue.js'
 
 export type Engine = 'sqlite' | 'postgres'
 
@@ -19,6 +21,11 @@ export interface StorageOptions {
   /** SQLite: how long a writer waits for another process's write lock before failing (ms). */
   busyTimeoutMs?: number
   synchronous?: 'NORMAL' | 'FULL'
+  /**
+   * SQLite: checkpoint the WAL on a worker thread instead of inside commits on the event loop
+   * (for the server; short-lived CLI commands keep SQLite's default).
+   */
+  backgroundCheckpoints?: boolean
   /** PostgreSQL pool size. */
   poolSize?: number
   /** PostgreSQL: connection and statement timeout (ms). */
@@ -30,6 +37,8 @@ export interface Storage {
   readonly engine: Engine
   /** PostgreSQL schema in use (undefined on SQLite). */
   readonly schema: string | undefined
+  /** Request-time writes: grouped into shared commits on SQLite, direct on PostgreSQL. */
+  readonly writes: WriteQueue
   /** A trivial round trip, for readiness checks. */
   ping(): Promise<void>
   close(): Promise<void>
@@ -82,15 +91,22 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   database.pragma('foreign_keys = ON')
   database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  let checkpointer: Checkpointer | undefined
+  if (options.backgroundCheckpoints === true && file !== ':memory:') {
+    database.pragma('wal_autocheckpoint = 0')
+    checkpointer = startCheckpointer({ file })
+  }
   const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) })
   return {
     db,
     engine: 'sqlite',
     schema: undefined,
+    writes: groupCommitWriteQueue(db),
     async ping() {
       await sql`select 1`.execute(db)
     },
     async close() {
+      await checkpointer?.stop()
       await db.destroy()
     },
   }
@@ -134,6 +150,7 @@ function openPostgres(url: string, options: StorageOptions): Storage {
     db,
     engine: 'postgres',
     schema,
+    writes: directWriteQueue(db),
     async ping() {
       await sql`select 1`.execute(db)
     },

@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { Database, DisclosureRow } from './database.js'
+import { preparedQuery } from './prepared-query.js'
 
 export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
@@ -21,6 +22,19 @@ export interface DisclosureContext {
   readonly organisationId: string
 }
 
+const insertDisclosure = preparedQuery(
+  (db, at: string, requestId: string, keyId: string, organisationId: string, studentId: string, action: string, outcome: string) =>
+    db.insertInto('disclosures').values({
+      at,
+      request_id: requestId,
+      key_id: keyId,
+      organisation_id: organisationId,
+      student_id: studentId,
+      action,
+      outcome,
+    }),
+)
+
 export async function recordDisclosure(
   db: Kysely<Database>,
   context: DisclosureContext,
@@ -28,18 +42,7 @@ export async function recordDisclosure(
   action: DisclosureAction,
   outcome: DisclosureOutcome,
 ): Promise<void> {
-  await db
-    .insertInto('disclosures')
-    .values({
-      at: isoAt(context.at),
-      request_id: context.requestId,
-      key_id: context.keyId,
-      organisation_id: context.organisationId,
-      student_id: studentId,
-      action,
-      outcome,
-    })
-    .execute()
+  await insertDisclosure(db, isoAt(context.at), context.requestId, context.keyId, context.organisationId, studentId, action, outcome)
 }
 
 export interface DisclosureFilter {

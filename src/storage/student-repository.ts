@@ -7,7 +7,8 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry, ProgressStatus } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
-import { inTransaction } from './transaction.js'
+import { preparedQuery } from './prepared-query.js'
+import type { WriteQueue } from './write-queue.js'
 import type { Database } from './database.js'
 import { type DisclosureContext, recordDisclosure } from './disclosure-repository.js'
 
@@ -24,16 +25,8 @@ export interface StudentProgress {
   entries: ProgressEntry[]
 }
 
-/**
- * The student and their progress in one round trip, or undefined when the student is not
- * linked to the organisation (whether or not the id exists: the caller cannot tell).
- */
-export async function readStudentProgress(
-  db: Kysely<Database>,
-  studentId: string,
-  context: StudentAccess,
-): Promise<StudentProgress | undefined> {
-  const rows = await db
+const progressQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
+  db
     .selectFrom('students as s')
     .innerJoin('student_organisations as so', 'so.student_id', 's.id')
     .leftJoin('progress as p', 'p.student_id', 's.id')
@@ -48,11 +41,24 @@ export async function readStudentProgress(
       'p.completed_at as completedAt',
     ])
     .where('s.id', '=', studentId)
-    .where('so.organisation_id', '=', context.organisationId)
-    .where('s.sandbox', '=', context.sandbox ? 1 : 0)
-    .execute()
+    .where('so.organisation_id', '=', organisationId)
+    .where('s.sandbox', '=', sandbox),
+)
+
+/**
+ * The student and their progress in one round trip, or undefined when the student is not
+ * linked to the organisation (whether or not the id exists: the caller cannot tell).
+ * Resolves only once the disclosure record is committed.
+ */
+export async function readStudentProgress(
+  db: Kysely<Database>,
+  writes: WriteQueue,
+  studentId: string,
+  context: StudentAccess,
+): Promise<StudentProgress | undefined> {
+  const rows = await progressQuery(db, studentId, context.organisationId, context.sandbox ? 1 : 0)
   const first = rows[0]
-  await recordDisclosure(db, context, studentId, 'progress.read', first === undefined ? 'not_found' : 'disclosed')
+  await writes.statement((trx) => recordDisclosure(trx, context, studentId, 'progress.read', first === undefined ? 'not_found' : 'disclosed'))
   if (first === undefined) return undefined
   const entries: ProgressEntry[] = []
   for (const row of rows) {
@@ -76,40 +82,48 @@ export interface Enrollment {
   changed: boolean
 }
 
+const linkQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
+  db
+    .selectFrom('student_organisations as so')
+    .innerJoin('students as s', 's.id', 'so.student_id')
+    .select('so.student_id')
+    .where('so.student_id', '=', studentId)
+    .where('so.organisation_id', '=', organisationId)
+    .where('s.sandbox', '=', sandbox),
+)
+
+const changeTierQuery = preparedQuery((db, tier: string, updatedAt: string, studentId: string) =>
+  db
+    .updateTable('students')
+    .set({ tier: tier as TierId, tier_updated_at: updatedAt })
+    .where('id', '=', studentId)
+    .where('tier', '<>', tier as TierId)
+    .returning(['tier', 'tier_updated_at']),
+)
+
+const tierQuery = preparedQuery((db, studentId: string) => db.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', studentId))
+
 /**
  * Sets a student's tier. Setting the tier the student already has changes nothing and returns
  * the stored time, so a retried request is harmless. The conditional update makes concurrent
  * enrolls serialise on the student's row: the last one wins, and tier and time stay paired.
+ * Resolves once the change and its disclosure record are committed together.
  */
 export async function enrollStudent(
-  db: Kysely<Database>,
+  writes: WriteQueue,
   studentId: string,
   tier: TierId,
   context: StudentAccess,
   now: number,
 ): Promise<Enrollment | undefined> {
-  return inTransaction(db, async (trx) => {
-    const link = await trx
-      .selectFrom('student_organisations as so')
-      .innerJoin('students as s', 's.id', 'so.student_id')
-      .select('so.student_id')
-      .where('so.student_id', '=', studentId)
-      .where('so.organisation_id', '=', context.organisationId)
-      .where('s.sandbox', '=', context.sandbox ? 1 : 0)
-      .executeTakeFirst()
+  return writes.transaction(async (trx) => {
+    const [link] = await linkQuery(trx, studentId, context.organisationId, context.sandbox ? 1 : 0)
     if (link === undefined) {
       await recordDisclosure(trx, context, studentId, 'enroll', 'not_found')
       return undefined
     }
-    const updated = await trx
-      .updateTable('students')
-      .set({ tier, tier_updated_at: isoAt(now) })
-      .where('id', '=', studentId)
-      .where('tier', '<>', tier)
-      .returning(['tier', 'tier_updated_at'])
-      .executeTakeFirst()
-    const current =
-      updated ?? (await trx.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', studentId).executeTakeFirstOrThrow())
+    const [updated] = await changeTierQuery(trx, tier, isoAt(now), studentId)
+    const current = updated ?? (await tierQuery(trx, studentId))[0]!
     await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
     return { profileId: studentId, tier: current.tier as TierId, updatedAt: current.tier_updated_at, changed: updated !== undefined }
   })

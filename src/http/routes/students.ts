@@ -32,7 +32,7 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   app.get(
     '/api/v1/students/:id/progress',
     {
-      onRequest: requireScope('students:read', 'progress.read', { db: storage.db, clock }),
+      onRequest: requireScope('students:read', 'progress.read', { writes: storage.writes, clock }),
       schema: {
         operationId: 'getStudentProgress',
         summary: 'Get student progress',
@@ -48,7 +48,7 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
     },
     async (request) => {
       const id = request.params.id.toLowerCase()
-      const student = await readStudentProgress(storage.db, id, context(request))
+      const student = await readStudentProgress(storage.db, storage.writes, id, context(request))
       if (student === undefined) throw notFound(id)
       const index = catalog.current
       const progress = sortInCatalogOrder(student.entries, index)
@@ -65,7 +65,7 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   app.post(
     '/api/v1/students/:id/enroll',
     {
-      onRequest: requireScope('students:write', 'enroll', { db: storage.db, clock }),
+      onRequest: requireScope('students:write', 'enroll', { writes: storage.writes, clock }),
       schema: {
         operationId: 'enrollStudent',
         summary: 'Set student tier',
@@ -85,7 +85,7 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
     },
     async (request) => {
       const id = request.params.id.toLowerCase()
-      const result = await enrollStudent(storage.db, id, request.body.tier, context(request), clock.now())
+      const result = await enrollStudent(storage.writes, id, request.body.tier, context(request), clock.now())
       if (result === undefined) throw notFound(id)
       return { profileId: result.profileId, tier: result.tier, updatedAt: result.updatedAt }
     },

@@ -1,0 +1,106 @@
+/**
+ * How request-time writes (disclosure records, enrolls) reach storage.
+ *
+ * SQLite has one writer and pays for each commit (WAL frames for every page touched, then a
+ * checkpoint); 64 concurrent requests committing one row each spend most of their time there.
+ * So on SQLite the writes that arrive during one turn of the event loop share one transaction
+ * (group commit, as databases do with their own log): each unit runs inside a savepoint, so a
+ * failing unit undoes only its own writes, and every caller's promise settles after the shared
+ * COMMIT, so nothing is acknowledged before it is stored. A failed COMMIT fails every unit of
+ * the batch.
+ *
+ * PostgreSQL commits concurrent transactions in parallel and groups their WAL flushes itself,
+ * so there each unit simply runs on its own.
+ */
+import { type Kysely, sql } from 'kysely'
+import type { Database } from './database.js'
+
+export interface WriteQueue {
+  /** Runs `work` all-or-nothing; resolves once it is committed. */
+  transaction<T>(work: (trx: Kysely<Database>) => Promise<T>): Promise<T>
+  /**
+   * Runs one statement (atomic by itself); resolves once it is committed. On PostgreSQL this
+   * saves the BEGIN and COMMIT round trips of `transaction`.
+   */
+  statement<T>(work: (db: Kysely<Database>) => Promise<T>): Promise<T>
+}
+
+/** Units committed together at most; more wait for the next batch, which starts at once. */
+const MAX_BATCH = 256
+
+interface Unit {
+  work: (trx: Kysely<Database>) => Promise<unknown>
+  savepoint: boolean
+  resolve: (value: unknown) => void
+  reject: (error: unknown) => void
+}
+
+export function directWriteQueue(db: Kysely<Database>): WriteQueue {
+  return {
+    transaction: (work) => (db.isTransaction ? work(db) : db.transaction().execute(work)),
+    statement: (work) => work(db),
+  }
+}
+
+export function groupCommitWriteQueue(db: Kysely<Database>): WriteQueue {
+  let pending: Unit[] = []
+  let scheduled = false
+
+  function enqueue<T>(work: (trx: Kysely<Database>) => Promise<T>, savepoint: boolean): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      pending.push({ work, savepoint, resolve: resolve as (value: unknown) => void, reject })
+      if (!scheduled) {
+        scheduled = true
+        // setImmediate, not a microtask: requests parsed in this turn of the loop join the batch.
+        setImmediate(flush)
+      }
+    })
+  }
+
+  async function flush(): Promise<void> {
+    const batch = pending.length > MAX_BATCH ? pending.splice(0, MAX_BATCH) : pending
+    if (batch === pending) pending = []
+    if (pending.length > 0) setImmediate(flush)
+    else scheduled = false
+    const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
+    try {
+      await db.transaction().execute(async (trx) => {
+        for (const unit of batch) outcomes.push(await runUnit(trx, unit))
+      })
+    } catch (error) {
+      for (const unit of batch) unit.reject(error)
+      return
+    }
+    for (let i = 0; i < batch.length; i++) {
+      const outcome = outcomes[i]!
+      if (outcome.ok) batch[i]!.resolve(outcome.value)
+      else batch[i]!.reject(outcome.error)
+    }
+  }
+
+  return {
+    transaction: (work) => (db.isTransaction ? work(db) : enqueue(work, true)),
+    // One statement either happens whole or not at all, so it needs no savepoint of its own.
+    statement: (work) => (db.isTransaction ? work(db) : enqueue(work, false)),
+  }
+}
+
+async function runUnit(trx: Kysely<Database>, unit: Unit): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+  if (!unit.savepoint) {
+    try {
+      return { ok: true, value: await unit.work(trx) }
+    } catch (error) {
+      return { ok: false, error }
+    }
+  }
+  await sql`savepoint unit`.execute(trx)
+  try {
+    const value = await unit.work(trx)
+    await sql`release unit`.execute(trx)
+    return { ok: true, value }
+  } catch (error) {
+    await sql`rollback to unit`.execute(trx)
+    await sql`release unit`.execute(trx)
+    return { ok: false, error }
+  }
+}

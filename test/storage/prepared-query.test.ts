@@ -1,0 +1,58 @@
+/**
+ * Queries compiled once: each call's values land in the right places, constants of the query
+ * stay, and the same query serves the plain connection and transactions.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import type { Storage } from '../../src/storage/db.js'
+import { preparedQuery } from '../../src/storage/prepared-query.js'
+import { createTestStorage } from '../helper.js'
+
+describe('preparedQuery', () => {
+  let storage: Storage
+  beforeEach(async () => {
+    storage = await createTestStorage({ catalog: false })
+    await storage.db
+      .insertInto('settings')
+      .values([
+        { name: 'p-alpha', value: 'one' },
+        { name: 'p-beta', value: 'two' },
+        { name: 'q-alpha', value: 'three' },
+      ])
+      .execute()
+  })
+  afterEach(async () => {
+    await storage.close()
+  })
+
+  const byNameAndValue = preparedQuery((db, name: string, value: string) =>
+    db.selectFrom('settings').select('name').where('name', 'like', 'p-%').where('name', '=', name).where('value', '=', value),
+  )
+  const insert = preparedQuery((db, name: string, value: string) => db.insertInto('settings').values({ value, name }))
+
+  it('puts each call’s values in their places and keeps the query’s own constants', async () => {
+    expect(await byNameAndValue(storage.db, 'p-alpha', 'one')).toEqual([{ name: 'p-alpha' }])
+    expect(await byNameAndValue(storage.db, 'p-beta', 'two')).toEqual([{ name: 'p-beta' }])
+    // The constant 'p-%' still applies: q-alpha matches name and value but not the pattern.
+    expect(await byNameAndValue(storage.db, 'q-alpha', 'three')).toEqual([])
+    expect(await byNameAndValue(storage.db, 'p-alpha', 'two')).toEqual([])
+  })
+
+  it('runs inside a transaction, and the transaction’s rollback undoes it', async () => {
+    await storage.db
+      .transaction()
+      .execute(async (trx) => {
+        await insert(trx, 'p-gamma', 'four')
+        expect(await byNameAndValue(trx, 'p-gamma', 'four')).toEqual([{ name: 'p-gamma' }])
+        throw new Error('roll back')
+      })
+      .catch(() => {})
+    expect(await byNameAndValue(storage.db, 'p-gamma', 'four')).toEqual([])
+    await insert(storage.db, 'p-gamma', 'four')
+    expect(await byNameAndValue(storage.db, 'p-gamma', 'four')).toEqual([{ name: 'p-gamma' }])
+  })
+
+  it('refuses a query where an argument does not become a parameter', async () => {
+    const unused = preparedQuery((db, _name: string) => db.selectFrom('settings').select('name'))
+    await expect(unused(storage.db, 'x')).rejects.toThrow('argument 0 does not become a query parameter')
+  })
+})

@@ -1,0 +1,60 @@
+/**
+ * WAL checkpoints off the event loop: with automatic checkpoints off, the worker thread moves
+ * committed pages into the database file and restarts the WAL, while the writer goes on.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import SQLite from 'better-sqlite3'
+import { describe, expect, it } from 'vitest'
+import { startCheckpointer } from '../../src/storage/sqlite-checkpointer.js'
+import { tempDir } from '../helper.js'
+
+async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('timed out')
+    await new Promise((resolve) => setTimeout(resolve, 20))
+  }
+}
+
+describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointer', () => {
+  it('checkpoints the WAL on its own thread and truncates it once it passes the size bound', async () => {
+    const file = path.join(tempDir(), 'checkpoint.db')
+    const db = new SQLite(file)
+    db.pragma('journal_mode = WAL')
+    db.pragma('wal_autocheckpoint = 0')
+    db.exec('create table rows (id integer primary key, body text not null)')
+    const insert = db.prepare('insert into rows (body) values (?)')
+    const body = 'x'.repeat(1000)
+    const writeMany = db.transaction((count: number) => {
+      for (let i = 0; i < count; i++) insert.run(body)
+    })
+    writeMany(2000)
+    const wal = `${file}-wal`
+    const walBefore = fs.statSync(wal).size
+    expect(walBefore).toBeGreaterThan(1_000_000)
+
+    const checkpointer = startCheckpointer({ file, intervalMs: 20, truncateAboveBytes: 1_000_000 })
+    try {
+      await until(() => fs.statSync(wal).size === 0)
+      // Pages moved into the database file: a fresh connection with no WAL sees every row.
+      expect(fs.statSync(file).size).toBeGreaterThan(2_000_000)
+      writeMany(10)
+      expect((db.prepare('select count(*) as n from rows').get() as { n: number }).n).toBe(2010)
+    } finally {
+      await checkpointer.stop()
+      db.close()
+    }
+  })
+
+  it('stops promptly and lets the process exit', async () => {
+    const file = path.join(tempDir(), 'stop.db')
+    const db = new SQLite(file)
+    db.pragma('journal_mode = WAL')
+    const checkpointer = startCheckpointer({ file, intervalMs: 10 })
+    const started = Date.now()
+    await checkpointer.stop()
+    expect(Date.now() - started).toBeLessThan(1000)
+    db.close()
+  })
+})
