@@ -15,6 +15,33 @@ interface Entry {
   loadedAt: number
 }
 
+/**
+ * The parts of a key record that many keys have in common (the organisation id, the scope set,
+ * the organisation's agreements), kept once. With tens of thousands of keys cached this is
+ * most of the cache's memory.
+ */
+class SharedParts {
+  readonly #parts = new Map<string, unknown>()
+
+  #share<T>(key: string, value: T): T {
+    const known = this.#parts.get(key)
+    if (known !== undefined) return known as T
+    this.#parts.set(key, value)
+    return value
+  }
+
+  record(record: KeyRecord): KeyRecord {
+    const organisationId = this.#share(`o ${record.organisationId}`, record.organisationId)
+    const agreements = record.agreements.map((window) => `${window.from}-${window.until}`).join(',')
+    return {
+      ...record,
+      organisationId,
+      scopes: this.#share(`s ${[...record.scopes].join(' ')}`, record.scopes),
+      agreements: this.#share(`a ${organisationId} ${agreements}`, record.agreements),
+    }
+  }
+}
+
 export class KeyCache {
   readonly #db: Kysely<Database>
   readonly #clock: Clock
@@ -23,6 +50,7 @@ export class KeyCache {
   #entries = new Map<string, Entry>()
   readonly #loading = new Map<string, Promise<KeyRecord | null>>()
   #generation = 0
+  #shared = new SharedParts()
 
   constructor(options: { db: Kysely<Database>; clock: Clock; maxEntries?: number; maxAgeMs?: number }) {
     this.#db = options.db
@@ -45,7 +73,7 @@ export class KeyCache {
     const generation = this.#generation
     const promise = findKeyByHash(this.#db, hash)
       .then((record) => {
-        const value = record ?? null
+        const value = record === undefined ? null : this.#shared.record(record)
         // A load that raced with an invalidation must not put the old answer back.
         if (generation === this.#generation) this.#remember(hash, value)
         return value
@@ -72,6 +100,7 @@ export class KeyCache {
   invalidate(): void {
     this.#generation++
     this.#entries = new Map()
+    this.#shared = new SharedParts()
   }
 
   get size(): number {

@@ -12,6 +12,7 @@ import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
 import { bumpVersion } from './meta-repository.js'
+import { preparedQuery } from './prepared-query.js'
 import { inTransaction } from './transaction.js'
 
 export class NotFoundError extends Error {
@@ -186,8 +187,8 @@ export interface KeyRecord {
   readonly agreements: readonly AgreementWindow[]
 }
 
-export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise<KeyRecord | undefined> {
-  const rows = await db
+const keyByHashQuery = preparedQuery((db, hash: string) =>
+  db
     .selectFrom('api_keys as k')
     .innerJoin('organisations as o', 'o.id', 'k.organisation_id')
     .leftJoin('agreements as a', 'a.organisation_id', 'k.organisation_id')
@@ -204,8 +205,11 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
       'a.expires_at as agreementExpiresAt',
       'a.ended_at as agreementEndedAt',
     ])
-    .where('k.key_hash', '=', hash)
-    .execute()
+    .where('k.key_hash', '=', hash),
+)
+
+export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise<KeyRecord | undefined> {
+  const rows = await keyByHashQuery(db, hash)
   const first = rows[0]
   if (first === undefined) return undefined
   const agreements = rows.filter((row) => row.signedAt !== null).map((row) => agreementWindow(row.signedAt!, row.agreementExpiresAt, row.agreementEndedAt))

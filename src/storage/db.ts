@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { Kysely, PostgresDialect, SqliteDialect, sql } from 'kysely'
+import { CompiledQuery, type DatabaseConnection, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely'
 import { createRequire } from 'node:module'
 import type PG from 'pg'
 import type { Database } from './database.js'
@@ -81,6 +81,29 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
   })
 }
 
+/**
+ * Every transaction here writes (or must see one consistent state, like the catalog read), so
+ * each takes the write lock when it begins. A deferred BEGIN would take it at the first write
+ * instead, and if a checkpoint or another process holds it then, SQLite answers "database is
+ * locked" at once, without waiting out the busy timeout, since waiting could deadlock.
+ */
+class ImmediateSqliteDriver extends SqliteDriver {
+  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
+    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+}
+
+class ImmediateSqliteDialect extends SqliteDialect {
+  readonly #settings: SqliteDialectConfig
+  constructor(settings: SqliteDialectConfig) {
+    super(settings)
+    this.#settings = settings
+  }
+  override createDriver(): SqliteDriver {
+    return new ImmediateSqliteDriver(this.#settings)
+  }
+}
+
 function openSqlite(url: string, options: StorageOptions): Storage {
   const file = sqliteFile(url)
   if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
@@ -96,7 +119,7 @@ function openSqlite(url: string, options: StorageOptions): Storage {
     database.pragma('wal_autocheckpoint = 0')
     checkpointer = startCheckpointer({ file })
   }
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(database) }) })
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) })
   return {
     db,
     engine: 'sqlite',

@@ -9,8 +9,8 @@
  * writer. WAL mode allows a checkpoint beside a writer, so nothing changes for durability.
  *
  * A PASSIVE checkpoint cannot restart the WAL while writes keep arriving, so past
- * `truncateAboveBytes` the worker asks for a TRUNCATE checkpoint, which briefly waits for the
- * writer; that happens only under long, heavy write load.
+ * `truncateAboveBytes` the worker follows it with a TRUNCATE checkpoint, which holds off the
+ * writer while it copies what arrived since the PASSIVE one (little) and empties the file.
  */
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
@@ -34,7 +34,9 @@ const timer = setInterval(() => {
     let size = 0
     try { size = fs.statSync(wal).size } catch {}
     if (size === 0) return
-    db.pragma(size > workerData.truncateAboveBytes ? 'wal_checkpoint(TRUNCATE)' : 'wal_checkpoint(PASSIVE)')
+    db.pragma('wal_checkpoint(PASSIVE)')
+    // Right after a PASSIVE one, little is left to copy, so the writer waits only briefly.
+    if (size > workerData.truncateAboveBytes) db.pragma('wal_checkpoint(TRUNCATE)')
   } catch {
     // Busy or briefly unavailable: the next tick tries again.
   }
@@ -58,7 +60,7 @@ export function startCheckpointer(options: CheckpointerOptions): Checkpointer {
       driver,
       file: options.file,
       intervalMs: options.intervalMs ?? 200,
-      truncateAboveBytes: options.truncateAboveBytes ?? 64 * 1024 * 1024,
+      truncateAboveBytes: options.truncateAboveBytes ?? 16 * 1024 * 1024,
     },
   })
   worker.unref()

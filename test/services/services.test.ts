@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
-import { generateApiKey } from '../../src/domain/api-key.js'
+import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js'
+import { KeyCache } from '../../src/services/key-cache.js'
 import { createApiKey, createOrganisation, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
 import { bearer, buildTestApp, createTestStorage, START, type TestContext, testConfig } from '../helper.js'
 
@@ -34,6 +35,18 @@ describe('key cache and change watcher', () => {
     await createOrganisation(t.storage.db, 'Another Partner', t.clock.now())
     await t.app.services.changes.check()
     expect(t.app.services.keys.size).toBe(0)
+  })
+
+  it('keeps what keys of one organisation have in common once, and the rest per key', async () => {
+    const keys = new KeyCache({ db: t.storage.db, clock: t.clock })
+    const first = await keys.lookup(hashApiKey(t.fixtures.keys.read))
+    const second = await keys.lookup(hashApiKey(t.fixtures.keys.readWrite))
+    expect(first!.organisationId).toBe(second!.organisationId)
+    expect(first!.agreements).toBe(second!.agreements)
+    expect(first!.keyId).not.toBe(second!.keyId)
+    expect(first!.agreements.length).toBeGreaterThan(0)
+    expect(first!.scopes).not.toBe(second!.scopes)
+    expect([...second!.scopes].sort()).toEqual(['students:read', 'students:write'])
   })
 
   it('records when keys were last used, in batches', async () => {
