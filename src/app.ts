@@ -6,6 +6,7 @@
  * scope, agreement) -> schema validation -> route handler -> problem-responses on any error.
  */
 import { randomUUID } from 'node:crypto'
+import http from 'node:http'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
@@ -13,6 +14,7 @@ import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import type { TypedApp } from './http/app-types.js'
 import { createAuthentication } from './http/access-control.js'
+import { createFastPath, type FastPath } from './http/fast-path.js'
 import { methodGuard } from './http/method-guards.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
@@ -42,6 +44,8 @@ export interface AppOptions {
   logger?: FastifyBaseLogger | false
   /** Limiters to use instead of those the config describes (tests). */
   limiters?: Limiters
+  /** Answer hot catalog requests before Fastify (see http/fast-path.ts); on unless false. */
+  fastPath?: boolean
 }
 
 export interface AppServices {
@@ -59,13 +63,36 @@ declare module 'fastify' {
 }
 
 const USAGE_FLUSH_MS = 30_000
+
+/** A bug in the fast path must not take the process down: Fastify answers instead. */
+function answerFast(fastPath: FastPath, request: http.IncomingMessage, response: http.ServerResponse, log: FastifyBaseLogger): boolean {
+  try {
+    return fastPath(request, response)
+  } catch (error) {
+    log.error({ err: error }, 'fast path failed; answering through the router')
+    return response.headersSent
+  }
+}
 const MAX_PARAM_LENGTH = 300
 
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const { config, storage } = options
   const clock = options.clock ?? systemClock
+  // Set once the services exist; until then (and when off) every request goes to Fastify.
+  let fastPath: FastPath | undefined
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
+    serverFactory: (handler, serverOptions) => {
+      const server = http.createServer((request, response) => {
+        if (fastPath === undefined || !answerFast(fastPath, request, response, app.log)) handler(request, response)
+      })
+      // What Fastify does to the server it creates itself (its options, its defaults filled in).
+      const timeouts = serverOptions as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number }
+      server.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000
+      server.requestTimeout = timeouts.requestTimeout ?? 0
+      server.setTimeout(timeouts.connectionTimeout ?? 0)
+      return server
+    },
     // One access-log line per response is written by our own onResponse hook.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
@@ -104,6 +131,21 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   // Bodies are JSON only; Fastify's built-in text/plain parser would let text reach validation.
   app.removeContentTypeParser('text/plain')
 
+  const accessLogOn = Boolean(options.logger) && ['trace', 'debug', 'info'].includes(app.log.level)
+  // The client address the fast path sees is the socket's: with a trusted proxy, Fastify decides.
+  if (options.fastPath !== false && config.trustProxy === false) {
+    fastPath = createFastPath({
+      catalog,
+      keys,
+      usage,
+      limiter: limiters.requests,
+      authFailures: limiters.authFailures,
+      clock,
+      policy: policyHeader(limiters.requests.limit, windowMs / 1000),
+      accessLog: accessLogOn ? app.log : undefined,
+    })
+  }
+
   app.addHook('onRequest', responseBasics)
   app.addHook(
     'onRequest',
@@ -117,7 +159,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     }),
   )
   // One access-log line per response, at info; not even the hook runs when info is off.
-  if (options.logger && ['trace', 'debug', 'info'].includes(app.log.level)) {
+  if (accessLogOn) {
     app.addHook('onResponse', (request, reply, done) => {
       request.log.info(
         {

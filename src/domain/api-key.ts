@@ -9,7 +9,7 @@
  * - Only the SHA-256 of the whole key is stored. A fast unsalted hash is right here: the input
  *   has 190 bits of entropy, so there is nothing for a slow hash to protect.
  */
-import { createHash, randomBytes } from 'node:crypto'
+import { hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 
 export type KeyMode = 'live' | 'test'
@@ -71,5 +71,6 @@ export function keyMode(token: string): KeyMode {
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex')
+  // The one-shot form costs less than half of createHash().update().digest() for a short input.
+  return hash('sha256', key, 'hex')
 }

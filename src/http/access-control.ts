@@ -47,7 +47,7 @@ export const REALM = 'curriculum-api'
 const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
-type AuthFailure = 'api_key_missing' | 'api_key_invalid' | 'api_key_expired' | 'api_key_revoked'
+export type AuthFailure = 'api_key_missing' | 'api_key_invalid' | 'api_key_expired' | 'api_key_revoked'
 
 function authFailure(code: AuthFailure, detail: string): Problem {
   const challenge = code === 'api_key_missing' ? `Bearer realm="${REALM}"` : `Bearer realm="${REALM}", error="invalid_token", error_description="${detail.split('.')[0]}"`
@@ -55,14 +55,14 @@ function authFailure(code: AuthFailure, detail: string): Problem {
 }
 
 /** Each refusal's problem, built once: the answer to a guessing client costs no allocation. */
-const AUTH_FAILURES: Record<AuthFailure, Problem> = {
+export const AUTH_FAILURES: Record<AuthFailure, Problem> = {
   api_key_missing: authFailure('api_key_missing', 'Send your API key as "Authorization: Bearer <key>". Keys are never accepted in the URL.'),
   api_key_invalid: authFailure('api_key_invalid', 'The bearer token is not an API key issued by this service. Check that it was copied whole.'),
   api_key_expired: authFailure('api_key_expired', 'This API key has expired. Ask the operator for a new key.'),
   api_key_revoked: authFailure('api_key_revoked', 'This API key was revoked. Ask the operator for a new key.'),
 }
 
-const SUSPENDED: Problem = { code: 'organisation_suspended', detail: 'The organisation this key belongs to is suspended. Contact the operator.' }
+export const SUSPENDED: Problem = { code: 'organisation_suspended', detail: 'The organisation this key belongs to is suspended. Contact the operator.' }
 
 export interface AccessControlOptions {
   keys: KeyCache
@@ -77,7 +77,7 @@ function retryAfter(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)))
 }
 
-function tooManyFailures(blocked: RateDecision): Problem {
+export function tooManyFailures(blocked: RateDecision): Problem {
   return {
     code: 'too_many_failed_authentications',
     detail: `Too many requests from your address failed authentication; retry in ${retryAfter(blocked.resetMs)} seconds.`,
@@ -85,7 +85,7 @@ function tooManyFailures(blocked: RateDecision): Problem {
   }
 }
 
-function rateLimited(decision: RateDecision, windowMs: number): Problem {
+export function rateLimited(decision: RateDecision, windowMs: number): Problem {
   return {
     code: 'rate_limited',
     detail: `This key made ${decision.limit} requests in the last ${windowMs / 1000} seconds; retry in ${retryAfter(decision.resetMs)} seconds.`,
@@ -93,19 +93,31 @@ function rateLimited(decision: RateDecision, windowMs: number): Problem {
   }
 }
 
-/** The key a request carries, or why it carries none that can be used. */
-async function identify(request: FastifyRequest, keys: KeyCache, now: number): Promise<KeyRecord | AuthFailure> {
-  const header = request.headers.authorization
+/**
+ * The hash of the key an Authorization header carries, or why it carries none that can be used.
+ * Needs no storage: the key's form and checksum are checked first.
+ */
+export function keyHashOf(header: string | undefined): { hash: string } | AuthFailure {
   if (header === undefined) return 'api_key_missing'
   const token = BEARER.exec(header)?.[1]
   if (token === undefined) return /^bearer\b/i.test(header) ? 'api_key_invalid' : 'api_key_missing'
   if (!isWellFormedApiKey(token)) return 'api_key_invalid'
-  const found = keys.lookup(hashApiKey(token))
-  const record = found instanceof Promise ? await found : found
+  return { hash: hashApiKey(token) }
+}
+
+/** A looked-up key, or why it cannot be used now. */
+export function usableKey(record: KeyRecord | null, now: number): KeyRecord | AuthFailure {
   if (record === null) return 'api_key_invalid'
   if (record.revokedAt !== null && record.revokedAt <= now) return 'api_key_revoked'
   if (record.expiresAt !== null && record.expiresAt <= now) return 'api_key_expired'
   return record
+}
+
+async function identify(request: FastifyRequest, keys: KeyCache, now: number): Promise<KeyRecord | AuthFailure> {
+  const key = keyHashOf(request.headers.authorization)
+  if (typeof key === 'string') return key
+  const found = keys.lookup(key.hash)
+  return usableKey(found instanceof Promise ? await found : found, now)
 }
 
 export function createAuthentication(options: AccessControlOptions) {

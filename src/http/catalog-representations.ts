@@ -21,6 +21,8 @@ import {
 
 export interface Representation {
   readonly body: string
+  /** `Content-Length` of the body in UTF-8. */
+  readonly contentLength: string
   /** Strong validator (RFC 9110 8.8.3): the same bytes always get the same tag. */
   readonly etag: string
 }
@@ -40,7 +42,11 @@ const stringifyLessons = fastJson(LessonsResponseSchema, { schema: refs })
 const stringifyLesson = fastJson(LessonSchema)
 
 function represent(body: string): Representation {
-  return { body, etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"` }
+  return {
+    body,
+    contentLength: String(Buffer.byteLength(body)),
+    etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`,
+  }
 }
 
 export function buildRepresentations(stored: StoredCatalog): CatalogRepresentations {

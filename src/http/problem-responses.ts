@@ -18,6 +18,13 @@ const STORAGE_RETRY_AFTER_SECONDS = 2
  * an Error collects a stack trace, which costs more than the rest of such a request.
  */
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply {
+  reply.code(PROBLEM_CATALOG[problem.code].status)
+  if (problem.headers !== undefined) for (const name in problem.headers) reply.header(name, problem.headers[name])
+  return reply.type(PROBLEM_CONTENT_TYPE).send(problemJson(problem, request.id))
+}
+
+/** The problem+json body of a problem answered to the request `requestId`. */
+export function problemJson(problem: Problem, requestId: string): string {
   const { status, title } = PROBLEM_CATALOG[problem.code]
   const body: ProblemBody = {
     type: problemType(problem.code),
@@ -25,12 +32,10 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
     status,
     detail: problem.detail,
     code: problem.code,
-    requestId: request.id,
+    requestId,
   }
   if (problem.errors !== undefined) body.errors = [...problem.errors]
-  reply.code(status)
-  if (problem.headers !== undefined) for (const name in problem.headers) reply.header(name, problem.headers[name])
-  return reply.type(PROBLEM_CONTENT_TYPE).send(JSON.stringify(body))
+  return JSON.stringify(body)
 }
 
 interface AjvError {

@@ -17,11 +17,20 @@ export function policyHeader(limit: number, windowSeconds: number): string {
   return `"${POLICY_NAME}";q=${limit};w=${windowSeconds}`
 }
 
+/** The `RateLimit` field. */
+export function rateLimitField(decision: RateDecision): string {
+  return `"${POLICY_NAME}";r=${decision.remaining};t=${Math.ceil(decision.resetMs / 1000)}`
+}
+
+/** `X-RateLimit-Reset`: the same instant as `t`, in Unix seconds. */
+export function rateLimitReset(decision: RateDecision, now: number): string {
+  return String(Math.ceil((now + decision.resetMs) / 1000))
+}
+
 export function setRateLimitHeaders(reply: FastifyReply, decision: RateDecision, policy: string, now: number): void {
-  const resetSeconds = Math.ceil(decision.resetMs / 1000)
   reply.header('ratelimit-policy', policy)
-  reply.header('ratelimit', `"${POLICY_NAME}";r=${decision.remaining};t=${resetSeconds}`)
+  reply.header('ratelimit', rateLimitField(decision))
   reply.header('x-ratelimit-limit', String(decision.limit))
   reply.header('x-ratelimit-remaining', String(decision.remaining))
-  reply.header('x-ratelimit-reset', String(Math.ceil((now + decision.resetMs) / 1000)))
+  reply.header('x-ratelimit-reset', rateLimitReset(decision, now))
 }

@@ -1,0 +1,164 @@
+/**
+ * The catalog's hottest requests answered straight from node:http, before Fastify sees them.
+ *
+ * A catalog GET with a cached key does little work of its own (a hash, a map lookup, the rate
+ * window, a precomputed body), so the framework's per-request machinery (request and reply
+ * objects, hook chains, a child logger) was most of its cost. This handler takes only requests
+ * whose whole answer it can give synchronously, with the same access rules, headers and bodies
+ * as the routes (a test compares both answer by answer):
+ *
+ * - GET of an exact catalog URL: `/api/v1/tiers`, `/api/v1/lessons`, `/api/v1/lessons?tier=<id>`,
+ *   `/api/v1/lessons/<known slug>`, with no request body;
+ * - a key already in the key cache (or a header that is not a usable key at all), and limiters
+ *   that answer without a round trip (in memory, not Redis).
+ *
+ * Everything else (other paths and methods, percent-encoded or unusual URLs, keys that need a
+ * storage lookup, a shared Redis limiter, a proxy-derived client address) returns false and goes
+ * through Fastify unchanged.
+ */
+import { randomUUID } from 'node:crypto'
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../clock.js'
+import { TIER_IDS } from '../domain/tiers.js'
+import { PROBLEM_CATALOG, type Problem } from '../errors.js'
+import type { CatalogState } from '../services/catalog-state.js'
+import type { KeyCache } from '../services/key-cache.js'
+import type { KeyUsage } from '../services/key-usage.js'
+import type { RateDecision, RateLimiter } from '../domain/sliding-window.js'
+import { AUTH_FAILURES, keyHashOf, rateLimited, SUSPENDED, tooManyFailures, usableKey } from './access-control.js'
+import { matchesIfNoneMatch, type Representation } from './catalog-representations.js'
+import { problemJson } from './problem-responses.js'
+import { rateLimitField, rateLimitReset } from './rate-limit-headers.js'
+import { EXPOSED_HEADERS } from './response-basics.js'
+
+export interface FastPathOptions {
+  catalog: CatalogState
+  keys: KeyCache
+  usage: KeyUsage
+  limiter: RateLimiter
+  authFailures: RateLimiter
+  clock: Clock
+  policy: string
+  /** The access log, when it is on (info level); the same line as the Fastify path writes. */
+  accessLog: FastifyBaseLogger | undefined
+}
+
+/** Answers the request and returns true, or returns false having touched nothing. */
+export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean
+
+const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`/api/v1/lessons?tier=${tier}`, tier]))
+const LESSON_PREFIX = '/api/v1/lessons/'
+const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
+
+export function createFastPath(options: FastPathOptions): FastPath {
+  const { catalog, keys, usage, limiter, authFailures, clock, policy, accessLog } = options
+  const limit = String(limiter.limit)
+
+  function representationFor(url: string): Representation | undefined {
+    const current = catalog.current
+    if (url === '/api/v1/tiers') return current.tiers
+    if (url === '/api/v1/lessons') return current.lessons
+    if (url.startsWith(LESSON_PREFIX)) return current.lessonBySlug.get(url.slice(LESSON_PREFIX.length))
+    const tier = LESSONS_BY_TIER.get(url)
+    return tier === undefined ? undefined : current.lessonsByTier.get(tier)
+  }
+
+  function sendProblem(response: ServerResponse, requestId: string, problem: Problem, rateLimit: RateDecision | undefined, now: number): number {
+    const body = problemJson(problem, requestId)
+    const headers: Record<string, string> = {
+      'x-request-id': requestId,
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': EXPOSED_HEADERS,
+    }
+    if (rateLimit !== undefined) {
+      headers['ratelimit-policy'] = policy
+      headers.ratelimit = rateLimitField(rateLimit)
+      headers['x-ratelimit-limit'] = limit
+      headers['x-ratelimit-remaining'] = String(rateLimit.remaining)
+      headers['x-ratelimit-reset'] = rateLimitReset(rateLimit, now)
+    }
+    if (problem.headers !== undefined) Object.assign(headers, problem.headers)
+    headers['content-type'] = PROBLEM_CONTENT_TYPE
+    headers['content-length'] = String(Buffer.byteLength(body))
+    const status = PROBLEM_CATALOG[problem.code].status
+    response.writeHead(status, headers)
+    response.end(body)
+    return status
+  }
+
+  function logLine(request: IncomingMessage, requestId: string, status: number, started: number, keyId: string | undefined): void {
+    accessLog!.info(
+      { reqId: requestId, method: 'GET', path: request.url!.split('?')[0], status, ms: Math.round((performance.now() - started) * 10) / 10, keyId },
+      'request',
+    )
+  }
+
+  return function fastPath(request, response) {
+    if (request.method !== 'GET') return false
+    const representation = representationFor(request.url!)
+    if (representation === undefined) return false
+    const headers = request.headers
+    if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
+    const address = request.socket.remoteAddress
+    if (address === undefined) return false
+    const blocked = authFailures.peek(address)
+    if (blocked instanceof Promise) return false
+    const key = keyHashOf(headers.authorization)
+    let record = null
+    if (typeof key !== 'string') {
+      const found = keys.lookup(key.hash)
+      // Storage must be asked: the Fastify path awaits it and answers storage failures.
+      if (found instanceof Promise) return false
+      record = found
+    }
+    const started = accessLog === undefined ? 0 : performance.now()
+    const requestId = randomUUID()
+    const now = clock.now()
+    if (!blocked.allowed) {
+      const status = sendProblem(response, requestId, tooManyFailures(blocked), undefined, now)
+      if (accessLog !== undefined) logLine(request, requestId, status, started, undefined)
+      return true
+    }
+    const usable = typeof key === 'string' ? key : usableKey(record, now)
+    if (typeof usable === 'string') {
+      // A local limiter answers at once (peek did); the hit counts the failure.
+      void authFailures.hit(address)
+      const status = sendProblem(response, requestId, AUTH_FAILURES[usable], undefined, now)
+      if (accessLog !== undefined) logLine(request, requestId, status, started, undefined)
+      return true
+    }
+    const decision = limiter.hit(usable.keyId) as RateDecision
+    usage.count(usable.keyId, !decision.allowed)
+    if (!decision.allowed || !usable.organisationActive) {
+      const problem = decision.allowed ? SUSPENDED : rateLimited(decision, limiter.windowMs)
+      const status = sendProblem(response, requestId, problem, decision, now)
+      if (accessLog !== undefined) logLine(request, requestId, status, started, decision.allowed ? usable.keyId : undefined)
+      return true
+    }
+    const notModified = matchesIfNoneMatch(headers['if-none-match'], representation.etag)
+    const out: Record<string, string> = {
+      'x-request-id': requestId,
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': EXPOSED_HEADERS,
+      'ratelimit-policy': policy,
+      ratelimit: rateLimitField(decision),
+      'x-ratelimit-limit': limit,
+      'x-ratelimit-remaining': String(decision.remaining),
+      'x-ratelimit-reset': rateLimitReset(decision, now),
+      etag: representation.etag,
+      'cache-control': 'private, no-cache',
+    }
+    if (notModified) {
+      response.writeHead(304, out)
+      response.end()
+    } else {
+      out['content-type'] = 'application/json; charset=utf-8'
+      out['content-length'] = representation.contentLength
+      response.writeHead(200, out)
+      response.end(representation.body)
+    }
+    if (accessLog !== undefined) logLine(request, requestId, notModified ? 304 : 200, started, usable.keyId)
+    return true
+  }
+}

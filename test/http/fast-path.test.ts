@@ -1,0 +1,163 @@
+/**
+ * The fast path (http/fast-path.ts) answers hot catalog requests before Fastify. Two servers
+ * on one database, one with it and one without, get the same requests in the same order over
+ * real sockets: every status, header (but the request id and date) and body must be the same,
+ * the access-log lines too, and the fast one must have answered most of them without Fastify.
+ */
+import { Writable } from 'node:stream'
+import { pino } from 'pino'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import { ManualClock } from '../../src/clock.js'
+import { generateApiKey } from '../../src/domain/api-key.js'
+import type { TypedApp } from '../../src/http/app-types.js'
+import { setOrganisationStatus } from '../../src/storage/access-repository.js'
+import type { Storage } from '../../src/storage/db.js'
+import { createTestStorage, type Fixtures, seedFixtures, START, testConfig } from '../helper.js'
+
+interface Server {
+  app: TypedApp
+  base: string
+  /** Requests Fastify answered. */
+  routed: number
+  logLines: Record<string, unknown>[]
+}
+
+interface Sent {
+  url: string
+  method?: string
+  headers?: Record<string, string>
+}
+
+const IGNORED_HEADERS = new Set(['date', 'x-request-id', 'connection', 'keep-alive'])
+
+async function answer(server: Server, request: Sent) {
+  const response = await fetch(server.base + request.url, { method: request.method ?? 'GET', headers: request.headers })
+  const requestId = response.headers.get('x-request-id')
+  const headers: Record<string, string> = {}
+  response.headers.forEach((value, name) => {
+    if (!IGNORED_HEADERS.has(name)) headers[name] = value
+  })
+  const body = (await response.text()).replaceAll(requestId ?? '\u0000', '<request id>')
+  return { status: response.status, headers, body, requestId }
+}
+
+describe('fast path', () => {
+  const clock = new ManualClock(START)
+  let storage: Storage
+  let fixtures: Fixtures
+  let slow: Server
+  let fast: Server
+
+  async function start(fastPath: boolean): Promise<Server> {
+    const logLines: Record<string, unknown>[] = []
+    const stream = new Writable({
+      write(chunk, _encoding, done) {
+        for (const line of String(chunk).split('\n')) if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>)
+        done()
+      },
+    })
+    const logger = pino({ level: 'info' }, stream)
+    const config = testConfig({ RATE_LIMIT: '4', AUTH_FAILURE_LIMIT: '6' })
+    const app = await buildApp({ config, storage, clock, logger, fastPath })
+    const server: Server = { app, base: '', routed: 0, logLines }
+    app.addHook('onResponse', (_request, _reply, done) => {
+      server.routed++
+      done()
+    })
+    server.base = await app.listen({ host: '127.0.0.1', port: 0 })
+    return server
+  }
+
+  beforeAll(async () => {
+    storage = await createTestStorage()
+    fixtures = await seedFixtures(storage, clock.now())
+    slow = await start(false)
+    fast = await start(true)
+  })
+  afterAll(async () => {
+    await slow.app.close()
+    await fast.app.close()
+    await storage.close()
+  })
+
+  async function both(request: Sent) {
+    const a = await answer(slow, request)
+    const b = await answer(fast, request)
+    expect({ request, ...b, requestId: undefined }).toEqual({ request, ...a, requestId: undefined })
+    expect(b.requestId).toMatch(/^[0-9a-f-]{36}$/)
+    return b
+  }
+
+  it('answers every catalog request exactly as the router does', async () => {
+    const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+    const { keys } = fixtures
+    const slug = 'explorer/e1-robots-follow-instructions'
+    const tiers = await both({ url: '/api/v1/tiers', headers: auth(keys.catalog) })
+    expect(tiers.status).toBe(200)
+    const etag = tiers.headers.etag!
+    const lesson = await both({ url: `/api/v1/lessons/${slug}`, headers: auth(keys.read) })
+    expect(lesson.status).toBe(200)
+
+    const requests: Sent[] = [
+      // Cached keys now: the four representations, and If-None-Match in its forms.
+      { url: '/api/v1/lessons', headers: auth(keys.read) },
+      { url: '/api/v1/lessons?tier=builder', headers: auth(keys.read) },
+      { url: `/api/v1/lessons/${slug}`, headers: { ...auth(keys.write), 'if-none-match': lesson.headers.etag! } },
+      { url: '/api/v1/tiers', headers: { ...auth(keys.write), 'if-none-match': `W/${etag}` } },
+      { url: '/api/v1/tiers', headers: { ...auth(keys.write), 'if-none-match': '*' } },
+      { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': '"something-else", ' + etag } },
+      { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': '"something-else"' } },
+      // One key past its limit of 4: the rest are 429 with Retry-After.
+      ...Array.from({ length: 4 }, () => ({ url: '/api/v1/lessons?tier=explorer', headers: auth(keys.catalog) })),
+      // Keys that cannot be used, and headers that carry none.
+      { url: '/api/v1/tiers', headers: auth(keys.expired) },
+      { url: '/api/v1/tiers', headers: auth(keys.revoked) },
+      { url: '/api/v1/tiers', headers: { authorization: `bearer   ${keys.otherOrg}` } },
+      { url: '/api/v1/tiers' },
+      { url: '/api/v1/tiers', headers: { authorization: 'Basic dXNlcjpwYXNz' } },
+      { url: '/api/v1/tiers', headers: auth(keys.read.slice(0, -1) + (keys.read.endsWith('a') ? 'b' : 'a')) },
+      // Not the fast path's: the router answers these, the same on both servers.
+      { url: '/api/v1/tiers', method: 'HEAD', headers: auth(keys.otherOrg) },
+      { url: `/api/v1/lessons/${slug.replace('/', '%2F')}`, headers: auth(keys.otherOrg) },
+      { url: '/api/v1/lessons/explorer/e404-no-such-lesson', headers: auth(keys.otherOrg) },
+      { url: '/api/v1/lessons?tier=wizard', headers: auth(keys.otherOrg) },
+      { url: '/api/v1/tiers/', headers: auth(keys.otherOrg) },
+    ]
+    for (const request of requests) await both(request)
+
+    // Unknown keys until the address is blocked: 401s, then 429 for every request, valid key or not.
+    for (let i = 0; i < 5; i++) await both({ url: '/api/v1/tiers', headers: auth(generateApiKey().key) })
+    const blocked = await both({ url: '/api/v1/tiers', headers: auth(keys.readWrite) })
+    expect(blocked.status).toBe(429)
+    expect(JSON.parse(blocked.body).code).toBe('too_many_failed_authentications')
+    clock.advance(61_000)
+    expect((await both({ url: '/api/v1/tiers', headers: auth(keys.readWrite) })).status).toBe(200)
+
+    // A suspended organisation, once both servers have seen the change.
+    await setOrganisationStatus(storage.db, fixtures.orgs.beta, 'suspended')
+    await slow.app.services.changes.check()
+    await fast.app.services.changes.check()
+    await both({ url: '/api/v1/tiers', headers: auth(keys.otherOrg) })
+    const suspended = await both({ url: '/api/v1/tiers', headers: auth(keys.otherOrg) })
+    expect(suspended.status).toBe(403)
+  })
+
+  it('wrote the same access-log lines', () => {
+    const strip = (lines: Record<string, unknown>[]) =>
+      lines.filter((line) => line.msg === 'request').map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
+    expect(strip(fast.logLines)).toEqual(strip(slow.logLines))
+    expect(strip(fast.logLines).length).toBeGreaterThan(30)
+    for (const line of fast.logLines.filter((l) => l.msg === 'request')) expect(line.reqId).toMatch(/^[0-9a-f-]{36}$/)
+  })
+
+  it('answered most of them without the router', () => {
+    // The fast server routed only what needs storage or is not its to answer: the first use of
+    // each fixture key (7) and of each unknown key (5), the first use after the access change
+    // emptied the key cache (1), and the five requests listed as the router's.
+    expect(fast.routed).toBe(7 + 5 + 1 + 5)
+    expect(slow.routed).toBe(fast.logLines.filter((line) => line.msg === 'request').length)
+    // The other 15 it answered itself.
+    expect(slow.routed - fast.routed).toBe(15)
+  })
+})
