@@ -8,7 +8,10 @@
  * Environment: PORT, CEILING_RESPONSE (a JSON file {"contentType", "etag", "body"}), and
  * CEILING_SPIN_US: CPU time to burn per request (default 0). With about the CPU a progress read
  * costs, it shows which latency tail comes from Node serving 64 busy connections at all.
+ * CEILING_HEADERS=service: send every header the service's 200 carries (a fresh request id,
+ * CORS, the five rate-limit fields), as fixed values: what the contract's headers alone cost.
  */
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 
@@ -22,13 +25,29 @@ const headers = {
 }
 
 const spinMs = Number(process.env.CEILING_SPIN_US ?? 0) / 1000
+const serviceHeaders = process.env.CEILING_HEADERS === 'service'
+const EXPOSED = 'RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, X-Request-Id, WWW-Authenticate, Allow'
 
 const server = http.createServer((request, reply) => {
   if (spinMs > 0) {
     const until = performance.now() + spinMs
     while (performance.now() < until);
   }
-  reply.writeHead(200, headers)
+  if (serviceHeaders) {
+    reply.writeHead(200, {
+      'x-request-id': randomUUID(),
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': EXPOSED,
+      'ratelimit-policy': '"default";q=100;w=60',
+      ratelimit: '"default";r=99;t=60',
+      'x-ratelimit-limit': '100',
+      'x-ratelimit-remaining': '99',
+      'x-ratelimit-reset': String(Math.ceil(Date.now() / 1000) + 60),
+      ...headers,
+    })
+  } else {
+    reply.writeHead(200, headers)
+  }
   reply.end(body)
 })
 server.keepAliveTimeout = 65_000

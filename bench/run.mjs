@@ -223,6 +223,20 @@ async function main() {
     rows.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
     await stop(server)
   }
+  if (wanted('tiers')) {
+    // The bare server again, sending every header a service 200 carries: what the contract's
+    // response fields cost Node before any of the service's own work.
+    log("reference: node:http with the service's response headers")
+    const server = await start({
+      label: 'header reference',
+      env: { ...process.env, CEILING_RESPONSE: ceilingFile, CEILING_HEADERS: 'service' },
+      cpu: SERVER_CPU,
+      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
+    })
+    const scenario = { ...scenarios.ceilingScenario(context), id: 'header-reference', title: "reference: node:http, the service's 12 response headers, no auth" }
+    rows.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
+    await stop(server)
+  }
   rows.unshift(ceiling)
   setup.push(`Ceiling measured twice, before and after the one-core groups: ${ceilings.map((c) => `${Math.round(c.rps).toLocaleString('en')} req/s`).join(' and ')}; the higher is used`)
 

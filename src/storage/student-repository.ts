@@ -25,30 +25,35 @@ export interface StudentProgress {
   entries: ProgressEntry[]
 }
 
-const progressQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
+const visibleStudentQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
   db
     .selectFrom('students as s')
     .innerJoin('student_organisations as so', 'so.student_id', 's.id')
-    .leftJoin('progress as p', 'p.student_id', 's.id')
-    .select([
-      's.first_name as firstName',
-      's.tier as tier',
-      'p.lesson_slug as lessonSlug',
-      'p.status as status',
-      'p.xp as xp',
-      'p.time_seconds as timeSeconds',
-      'p.started_at as startedAt',
-      'p.completed_at as completedAt',
-    ])
+    .select(['s.first_name as firstName', 's.tier as tier'])
     .where('s.id', '=', studentId)
     .where('so.organisation_id', '=', organisationId)
     .where('s.sandbox', '=', sandbox),
 )
 
+const progressQuery = preparedQuery((db, studentId: string) =>
+  db
+    .selectFrom('progress')
+    .select([
+      'lesson_slug as lessonSlug',
+      'status',
+      'xp',
+      'time_seconds as timeSeconds',
+      'started_at as startedAt',
+      'completed_at as completedAt',
+    ])
+    .where('student_id', '=', studentId),
+)
+
 /**
- * The student and their progress in one round trip, or undefined when the student is not
- * linked to the organisation (whether or not the id exists: the caller cannot tell).
- * Resolves only once the disclosure record is committed.
+ * The student and their progress, or undefined when the student is not linked to the
+ * organisation (whether or not the id exists: the caller cannot tell). Two lookups rather than
+ * one join: the join repeats the name and tier on every progress row, which cost more than the
+ * second statement. Resolves only once the disclosure record is committed.
  */
 export async function readStudentProgress(
   db: Kysely<Database>,
@@ -56,23 +61,22 @@ export async function readStudentProgress(
   studentId: string,
   context: StudentAccess,
 ): Promise<StudentProgress | undefined> {
-  const rows = await progressQuery(db, studentId, context.organisationId, context.sandbox ? 1 : 0)
-  const first = rows[0]
-  await writes.statement((trx) => recordDisclosure(trx, context, studentId, 'progress.read', first === undefined ? 'not_found' : 'disclosed'))
-  if (first === undefined) return undefined
+  const [student] = await visibleStudentQuery(db, studentId, context.organisationId, context.sandbox ? 1 : 0)
+  const rows = student === undefined ? [] : await progressQuery(db, studentId)
+  await writes.statement((trx) => recordDisclosure(trx, context, studentId, 'progress.read', student === undefined ? 'not_found' : 'disclosed'))
+  if (student === undefined) return undefined
   const entries: ProgressEntry[] = []
   for (const row of rows) {
-    if (row.lessonSlug === null) continue
     entries.push({
       lessonSlug: row.lessonSlug,
       status: row.status as ProgressStatus,
       xp: Number(row.xp),
       timeSeconds: Number(row.timeSeconds),
-      startedAt: row.startedAt!,
+      startedAt: row.startedAt,
       completedAt: row.completedAt,
     })
   }
-  return { id: studentId, firstName: first.firstName, tier: first.tier as TierId, entries }
+  return { id: studentId, firstName: student.firstName, tier: student.tier as TierId, entries }
 }
 
 export interface Enrollment {
