@@ -80,7 +80,8 @@ describe.each(ENGINES)('crash safety on $name', ({ url: makeUrl }) => {
     const storage = await createTestStorage({ url })
     opened.push(storage)
     const fixtures = await seedFixtures(storage, Date.now())
-    const students = Array.from({ length: 400 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, firstName: 'Sam', tier: 'explorer' as const }))
+    // Enough that the kill lands mid-burst: group commit acknowledges hundreds at a time.
+    const students = Array.from({ length: 2000 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, firstName: 'Sam', tier: 'explorer' as const }))
     await upsertStudents(storage.db, students, Date.now())
     await linkStudents(storage.db, students.map((s) => ({ studentId: s.id, organisationId: fixtures.orgs.acme })), Date.now())
 
