@@ -27,18 +27,23 @@ export async function progressQueryPlan(databaseFile, pairsFile) {
   try {
     await db.transaction().execute(async (trx) => {
       const context = { at: Date.now(), requestId: 'bench-query-plan', keyId: 'bench', organisationId, sandbox: false }
-      await readStudentProgress(trx, studentId, context)
+      // Writes straight into this transaction (rolled back below) rather than a group commit.
+      const writes = { statement: (work) => work(trx), transaction: (work) => work(trx) }
+      await readStudentProgress(trx, writes, studentId, context)
       throw new Rollback()
     })
   } catch (error) {
     if (!(error instanceof Rollback)) throw error
   }
-  const select = queries.find((q) => /^\s*select/i.test(q.sql))
-  if (select === undefined) throw new Error('readStudentProgress sent no select')
-  const plan = database
-    .prepare(`explain query plan ${select.sql}`)
-    .all(...select.parameters)
-    .map((row) => row.detail)
+  const selects = queries.filter((q) => /^\s*select/i.test(q.sql))
+  if (selects.length === 0) throw new Error('readStudentProgress sent no select')
+  // One plan line per step, each prefixed with the number of the select it belongs to.
+  const plan = selects.flatMap((select, index) =>
+    database
+      .prepare(`explain query plan ${select.sql}`)
+      .all(...select.parameters)
+      .map((row) => (selects.length > 1 ? `${index + 1}: ${row.detail}` : row.detail)),
+  )
   await db.destroy()
-  return { sql: select.sql, plan }
+  return { sql: selects.map((select) => select.sql).join(';\n'), plan }
 }
