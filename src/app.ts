@@ -132,32 +132,21 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   app.removeContentTypeParser('text/plain')
 
   const accessLogOn = Boolean(options.logger) && ['trace', 'debug', 'info'].includes(app.log.level)
+  const access = {
+    keys,
+    usage,
+    limiter: limiters.requests,
+    authFailures: limiters.authFailures,
+    clock,
+    policy: policyHeader(limiters.requests.limit, windowMs / 1000),
+  }
   // The client address the fast path sees is the socket's: with a trusted proxy, Fastify decides.
   if (options.fastPath !== false && config.trustProxy === false) {
-    fastPath = createFastPath({
-      catalog,
-      keys,
-      usage,
-      limiter: limiters.requests,
-      authFailures: limiters.authFailures,
-      clock,
-      policy: policyHeader(limiters.requests.limit, windowMs / 1000),
-      accessLog: accessLogOn ? app.log : undefined,
-    })
+    fastPath = createFastPath({ ...access, catalog, accessLog: accessLogOn ? app.log : undefined })
   }
 
   app.addHook('onRequest', responseBasics)
-  app.addHook(
-    'onRequest',
-    createAuthentication({
-      keys,
-      usage,
-      limiter: limiters.requests,
-      authFailures: limiters.authFailures,
-      clock,
-      policy: policyHeader(limiters.requests.limit, windowMs / 1000),
-    }),
-  )
+  app.addHook('onRequest', createAuthentication(access))
   // One access-log line per response, at info; not even the hook runs when info is off.
   if (accessLogOn) {
     app.addHook('onResponse', (request, reply, done) => {

@@ -19,27 +19,19 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
-import type { Clock } from '../clock.js'
 import { TIER_IDS } from '../domain/tiers.js'
 import { PROBLEM_CATALOG, type Problem } from '../errors.js'
 import type { CatalogState } from '../services/catalog-state.js'
-import type { KeyCache } from '../services/key-cache.js'
-import type { KeyUsage } from '../services/key-usage.js'
-import type { RateDecision, RateLimiter } from '../domain/sliding-window.js'
-import { AUTH_FAILURES, keyHashOf, rateLimited, SUSPENDED, tooManyFailures, usableKey } from './access-control.js'
+import type { RateDecision } from '../domain/sliding-window.js'
+import { type AccessControlOptions, AUTH_FAILURES, keyHashOf, rateLimited, SUSPENDED, tooManyFailures, usableKey } from './access-control.js'
 import { matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemJson } from './problem-responses.js'
 import { rateLimitField, rateLimitReset } from './rate-limit-headers.js'
 import { EXPOSED_HEADERS } from './response-basics.js'
 
-export interface FastPathOptions {
+/** What authentication uses, plus the catalog and the access log. */
+export interface FastPathOptions extends AccessControlOptions {
   catalog: CatalogState
-  keys: KeyCache
-  usage: KeyUsage
-  limiter: RateLimiter
-  authFailures: RateLimiter
-  clock: Clock
-  policy: string
   /** The access log, when it is on (info level); the same line as the Fastify path writes. */
   accessLog: FastifyBaseLogger | undefined
 }
