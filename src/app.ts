@@ -34,6 +34,7 @@ import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
+import { SlidingWindowLimiter } from './domain/sliding-window.js'
 import type { Storage } from './storage/db.js'
 
 export interface AppOptions {
@@ -140,8 +141,10 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clock,
     policy: policyHeader(limiters.requests.limit, windowMs / 1000),
   }
-  // The client address the fast path sees is the socket's: with a trusted proxy, Fastify decides.
-  if (options.fastPath !== false && config.trustProxy === false) {
+  // The fast path answers synchronously: only with in-memory limiters (a Redis one is awaited),
+  // and only where the client address is the socket's (behind a trusted proxy, Fastify decides).
+  const localLimits = limiters.requests instanceof SlidingWindowLimiter && limiters.authFailures instanceof SlidingWindowLimiter
+  if (options.fastPath !== false && localLimits && config.trustProxy === false) {
     fastPath = createFastPath({ ...access, catalog, accessLog: accessLogOn ? app.log : undefined })
   }
 

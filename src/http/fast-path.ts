@@ -94,8 +94,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
     const address = request.socket.remoteAddress
     if (address === undefined) return false
-    const blocked = authFailures.peek(address)
-    if (blocked instanceof Promise) return false
+    // In-memory limiters answer at once (app.ts creates no fast path otherwise).
+    const blocked = authFailures.peek(address) as RateDecision
     const key = keyHashOf(headers.authorization)
     let record = null
     if (typeof key !== 'string') {
@@ -114,8 +114,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     }
     const usable = typeof key === 'string' ? key : usableKey(record, now)
     if (typeof usable === 'string') {
-      // A local limiter answers at once (peek did); the hit counts the failure.
-      void authFailures.hit(address)
+      authFailures.hit(address)
       const status = sendProblem(response, requestId, AUTH_FAILURES[usable], undefined, now)
       if (accessLog !== undefined) logLine(request, requestId, status, started, undefined)
       return true

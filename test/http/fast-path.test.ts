@@ -49,7 +49,7 @@ describe('fast path', () => {
   let slow: Server
   let fast: Server
 
-  async function start(fastPath: boolean): Promise<Server> {
+  async function start(fastPath: boolean, env: Record<string, string> = {}): Promise<Server> {
     const logLines: Record<string, unknown>[] = []
     const stream = new Writable({
       write(chunk, _encoding, done) {
@@ -58,7 +58,7 @@ describe('fast path', () => {
       },
     })
     const logger = pino({ level: 'info' }, stream)
-    const config = testConfig({ RATE_LIMIT: '4', AUTH_FAILURE_LIMIT: '6' })
+    const config = testConfig({ RATE_LIMIT: '4', AUTH_FAILURE_LIMIT: '6', ...env })
     const app = await buildApp({ config, storage, clock, logger, fastPath })
     const server: Server = { app, base: '', routed: 0, logLines }
     app.addHook('onResponse', (_request, _reply, done) => {
@@ -159,5 +159,16 @@ describe('fast path', () => {
     expect(slow.routed).toBe(fast.logLines.filter((line) => line.msg === 'request').length)
     // The other 15 it answered itself.
     expect(slow.routed - fast.routed).toBe(15)
+  })
+
+  it('leaves every request to the router behind a trusted proxy, where the client address comes from headers', async () => {
+    const proxied = await start(true, { TRUST_PROXY: 'true' })
+    try {
+      const headers = { authorization: `Bearer ${fixtures.keys.catalog}` }
+      for (let i = 0; i < 3; i++) expect((await answer(proxied, { url: '/api/v1/tiers', headers })).status).toBe(200)
+      expect(proxied.routed).toBe(3)
+    } finally {
+      await proxied.app.close()
+    }
   })
 })
