@@ -21,6 +21,7 @@ import { installProblemResponses, schemaErrorFormatter, sendProblem } from './ht
 import { ProblemError } from './errors.js'
 import { policyHeader } from './http/rate-limit-headers.js'
 import { responseBasics } from './http/response-basics.js'
+import { buildResponseSerializer } from './http/response-serializers.js'
 import { catalogRoutes } from './http/routes/catalog.js'
 import { docsRoutes } from './http/routes/docs.js'
 import { healthRoutes } from './http/routes/health.js'
@@ -97,6 +98,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     // One access-log line per response is written by our own onResponse hook.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
+    schemaController: { compilersFactory: { buildSerializer: buildResponseSerializer } },
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
     // A hop count is accepted at run time although the type omits it.
