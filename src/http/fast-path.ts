@@ -56,20 +56,28 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return tier === undefined ? undefined : current.lessonsByTier.get(tier)
   }
 
-  function sendProblem(response: ServerResponse, requestId: string, problem: Problem, rateLimit: RateDecision | undefined, now: number): number {
-    const body = problemJson(problem, requestId)
-    const headers: Record<string, string> = {
+  /** What every answer carries (response-basics.ts does the same for the router). */
+  function basicHeaders(requestId: string): Record<string, string> {
+    return { 'x-request-id': requestId, 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS }
+  }
+
+  /** What every answer to an identified key carries: the basics and the rate-limit fields. */
+  function admittedHeaders(requestId: string, decision: RateDecision, now: number): Record<string, string> {
+    return {
       'x-request-id': requestId,
       'access-control-allow-origin': '*',
       'access-control-expose-headers': EXPOSED_HEADERS,
+      'ratelimit-policy': policy,
+      ratelimit: rateLimitField(decision),
+      'x-ratelimit-limit': limit,
+      'x-ratelimit-remaining': String(decision.remaining),
+      'x-ratelimit-reset': rateLimitReset(decision, now),
     }
-    if (rateLimit !== undefined) {
-      headers['ratelimit-policy'] = policy
-      headers.ratelimit = rateLimitField(rateLimit)
-      headers['x-ratelimit-limit'] = limit
-      headers['x-ratelimit-remaining'] = String(rateLimit.remaining)
-      headers['x-ratelimit-reset'] = rateLimitReset(rateLimit, now)
-    }
+  }
+
+  function sendProblem(response: ServerResponse, requestId: string, problem: Problem, rateLimit: RateDecision | undefined, now: number): number {
+    const body = problemJson(problem, requestId)
+    const headers = rateLimit === undefined ? basicHeaders(requestId) : admittedHeaders(requestId, rateLimit, now)
     if (problem.headers !== undefined) Object.assign(headers, problem.headers)
     headers['content-type'] = PROBLEM_CONTENT_TYPE
     headers['content-length'] = String(Buffer.byteLength(body))
@@ -128,18 +136,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
       return true
     }
     const notModified = matchesIfNoneMatch(headers['if-none-match'], representation.etag)
-    const out: Record<string, string> = {
-      'x-request-id': requestId,
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSED_HEADERS,
-      'ratelimit-policy': policy,
-      ratelimit: rateLimitField(decision),
-      'x-ratelimit-limit': limit,
-      'x-ratelimit-remaining': String(decision.remaining),
-      'x-ratelimit-reset': rateLimitReset(decision, now),
-      etag: representation.etag,
-      'cache-control': 'private, no-cache',
-    }
+    const out = admittedHeaders(requestId, decision, now)
+    out.etag = representation.etag
+    out['cache-control'] = 'private, no-cache'
     if (notModified) {
       response.writeHead(304, out)
       response.end()

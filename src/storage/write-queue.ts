@@ -14,6 +14,7 @@
  */
 import { type Kysely, sql } from 'kysely'
 import type { Database } from './database.js'
+import { inTransaction } from './transaction.js'
 
 export interface WriteQueue {
   /** Runs `work` all-or-nothing; resolves once it is committed. */
@@ -37,7 +38,7 @@ interface Unit {
 
 export function directWriteQueue(db: Kysely<Database>): WriteQueue {
   return {
-    transaction: (work) => (db.isTransaction ? work(db) : db.transaction().execute(work)),
+    transaction: (work) => inTransaction(db, work),
     statement: (work) => work(db),
   }
 }
