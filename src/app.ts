@@ -13,20 +13,17 @@ import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import type { TypedApp } from './http/app-types.js'
-import { createAuthentication } from './http/access-control.js'
+import { API_PREFIX, apiV1 } from './http/api-v1.js'
 import { createFastPath, type FastPath } from './http/fast-path.js'
-import { methodGuard } from './http/method-guards.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
 import { ProblemError } from './errors.js'
 import { policyHeader } from './http/rate-limit-headers.js'
 import { responseBasics } from './http/response-basics.js'
 import { buildResponseSerializer } from './http/response-serializers.js'
-import { catalogRoutes } from './http/routes/catalog.js'
 import { docsRoutes } from './http/routes/docs.js'
 import { healthRoutes } from './http/routes/health.js'
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js'
-import { studentRoutes } from './http/routes/students.js'
 import { LessonSchema, LessonsResponseSchema, LessonSummarySchema, TierSchema, TiersResponseSchema } from './http/schemas/catalog.js'
 import { ProblemSchema } from './http/schemas/common.js'
 import { EnrollmentSchema, ProgressEntrySchema, StudentProgressSchema } from './http/schemas/students.js'
@@ -151,7 +148,6 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   }
 
   app.addHook('onRequest', responseBasics)
-  app.addHook('onRequest', createAuthentication(access))
   // One access-log line per response, at info; not even the hook runs when info is off.
   if (accessLogOn) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -169,8 +165,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     })
   }
 
-  catalogRoutes(app, catalog)
-  studentRoutes(app, { storage, catalog, clock })
+  await app.register(apiV1, { prefix: API_PREFIX, access, storage, catalog, clock })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   docsRoutes(app)
   await app.register(dashboardPlugin, {
@@ -181,10 +176,6 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
   })
-  for (const url of ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons/*', '/api/v1/students/:id/progress']) {
-    methodGuard(app, url, ['GET', 'HEAD'])
-  }
-  methodGuard(app, '/api/v1/students/:id/enroll', ['POST'])
 
   await changes.start(config.changePollMs)
   const usageTimer = setInterval(() => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')), USAGE_FLUSH_MS)

@@ -125,8 +125,9 @@ export function createAuthentication(options: AccessControlOptions) {
 
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     request.principal = null
-    const url = request.url
-    if (!url.startsWith('/api/v1/') || request.method === 'OPTIONS' || url.startsWith('/api/v1/openapi.json')) return undefined
+    // A CORS preflight never carries credentials (Fetch standard); response-basics answers it
+    // on every route, and the not-found handler answers it 404.
+    if (request.method === 'OPTIONS') return undefined
     const blocked = await authFailures.peek(request.ip)
     if (!blocked.allowed) return sendProblem(request, reply, tooManyFailures(blocked))
     const identified = await identify(request, keys, clock.now())
@@ -160,8 +161,8 @@ export function requireScope(scope: Scope, action: DisclosureAction, options: { 
   }
   return async function checkScope(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const record = request.principal
-    // Authentication has already answered the request.
-    if (record === null) return undefined
+    // Unreachable (authentication runs first and admits only with a key); refuse, never serve.
+    if (record === null) return sendProblem(request, reply, AUTH_FAILURES.api_key_missing)
     const now = options.clock.now()
     const hasScope = record.scopes.has(scope)
     // Sandbox data is synthetic: no child's data, so no agreement is needed to reach it.

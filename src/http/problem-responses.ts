@@ -146,11 +146,14 @@ export function installProblemResponses(app: FastifyInstance, options: { bodyLim
     )
   })
 
-  app.setNotFoundHandler((request, reply) => {
-    const path = (request.url.split('?')[0] ?? '').slice(0, 200)
-    const detail = /^\/api\/(?!v1(\/|$))/.test(path)
-      ? `No endpoint has the path ${path}. v1 is the only API version: paths start with /api/v1.`
-      : `No endpoint has the path ${path}. The API reference is at /docs.`
-    return sendProblem(request, reply, new ProblemError('route_not_found', detail))
-  })
+  app.setNotFoundHandler((request, reply) => sendProblem(request, reply, notFoundProblem(request)))
+}
+
+/** The 404 for a path no route has (the /api/v1 plugin answers it after authentication). */
+export function notFoundProblem(request: FastifyRequest): Problem {
+  const path = (request.url.split('?')[0] ?? '').slice(0, 200)
+  const detail = /^\/api\/(?!v1(\/|$))/.test(path)
+    ? `No endpoint has the path ${path}. v1 is the only API version: paths start with /api/v1.`
+    : `No endpoint has the path ${path}. The API reference is at /docs.`
+  return { code: 'route_not_found', detail }
 }

@@ -24,7 +24,7 @@ function send(request: FastifyRequest, reply: FastifyReply, representation: Repr
 
 export function catalogRoutes(app: TypedApp, catalog: CatalogState): void {
   app.get(
-    '/api/v1/tiers',
+    '/tiers',
     {
       schema: {
         operationId: 'listTiers',
@@ -43,7 +43,7 @@ export function catalogRoutes(app: TypedApp, catalog: CatalogState): void {
   )
 
   app.get(
-    '/api/v1/lessons',
+    '/lessons',
     {
       schema: {
         operationId: 'listLessons',
@@ -67,7 +67,7 @@ export function catalogRoutes(app: TypedApp, catalog: CatalogState): void {
   )
 
   app.get(
-    '/api/v1/lessons/*',
+    '/lessons/*',
     {
       schema: {
         operationId: 'getLesson',

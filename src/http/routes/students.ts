@@ -11,6 +11,7 @@ import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/db.js'
 import { enrollStudent, readStudentProgress, type StudentAccess } from '../../storage/student-repository.js'
 import { requireScope } from '../access-control.js'
+import { principalOf } from '../api-v1.js'
 import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
 import { AUTHENTICATED_PROBLEMS, jsonResponse, problemResponses } from '../schemas/responses.js'
@@ -25,12 +26,12 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   const { storage, catalog, clock } = deps
 
   function context(request: FastifyRequest): StudentAccess {
-    const principal = request.principal!
+    const principal = principalOf(request)
     return { at: clock.now(), requestId: request.id, keyId: principal.keyId, organisationId: principal.organisationId, sandbox: principal.sandbox }
   }
 
   app.get(
-    '/api/v1/students/:id/progress',
+    '/students/:id/progress',
     {
       onRequest: requireScope('students:read', 'progress.read', { writes: storage.writes, clock }),
       schema: {
@@ -63,7 +64,7 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   )
 
   app.post(
-    '/api/v1/students/:id/enroll',
+    '/students/:id/enroll',
     {
       onRequest: requireScope('students:write', 'enroll', { writes: storage.writes, clock }),
       schema: {
