@@ -136,13 +136,15 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     keys,
     usage,
     limiter: limiters.requests,
+    organisationLimiter: limiters.organisationRequests,
     authFailures: limiters.authFailures,
     clock,
-    policy: policyHeader(limiters.requests.limit, windowMs / 1000),
+    policy: policyHeader(limiters.requests.limit, windowMs / 1000, limiters.organisationRequests.limit),
+    writes: storage.writes,
   }
   // The fast path answers synchronously: only with in-memory limiters (a Redis one is awaited),
   // and only where the client address is the socket's (behind a trusted proxy, Fastify decides).
-  const localLimits = limiters.requests instanceof SlidingWindowLimiter && limiters.authFailures instanceof SlidingWindowLimiter
+  const localLimits = [limiters.requests, limiters.organisationRequests, limiters.authFailures].every((limiter) => limiter instanceof SlidingWindowLimiter)
   if (options.fastPath !== false && localLimits && config.trustProxy === false) {
     fastPath = createFastPath({ ...access, catalog, accessLog: accessLogOn ? app.log : undefined })
   }

@@ -23,7 +23,20 @@ export interface RateLimiter {
   hit(key: string): RateDecision | Promise<RateDecision>
   /** The decision a hit would get now, without recording anything. */
   peek(key: string): RateDecision | Promise<RateDecision>
+  /**
+   * A hit that can be taken back: decided and recorded in one step (so concurrent callers
+   * cannot all pass a check made before they count), then released if what it stood for did
+   * not happen (a key lookup that found a valid key; a request another limit refused).
+   */
+  reserve(key: string): Reservation | Promise<Reservation>
 }
+
+export interface Reservation extends RateDecision {
+  /** Takes the recorded hit back; does nothing if the hit was refused. */
+  release(): void
+}
+
+const NOTHING_TO_RELEASE = () => {}
 
 interface Log {
   times: number[]
@@ -50,6 +63,21 @@ export class SlidingWindowLimiter implements RateLimiter {
 
   peek(key: string): RateDecision {
     return this.#decide(key, false)
+  }
+
+  reserve(key: string): Reservation {
+    const decision = this.#decide(key, true)
+    if (!decision.allowed) return { ...decision, release: NOTHING_TO_RELEASE }
+    const at = this.#clock.now()
+    return {
+      ...decision,
+      release: () => {
+        const log = this.#logs.get(key)
+        if (log === undefined) return
+        const index = log.times.lastIndexOf(at)
+        if (index >= log.head) log.times.splice(index, 1)
+      },
+    }
   }
 
   #decide(key: string, record: boolean): RateDecision {

@@ -12,6 +12,8 @@
  * - a key already in the key cache (or a header that is not a usable key at all), and limiters
  *   that answer without a round trip (in memory, not Redis).
  *
+ * The decision is admission.ts's, the same object's as the router's; only the writing differs.
+ *
  * Everything else (other paths and methods, percent-encoded or unusual URLs, keys that need a
  * storage lookup, a shared Redis limiter, a proxy-derived client address) returns false and goes
  * through Fastify unchanged.
@@ -22,11 +24,11 @@ import type { FastifyBaseLogger } from 'fastify'
 import { TIER_IDS } from '../domain/tiers.js'
 import { PROBLEM_CATALOG, type Problem } from '../errors.js'
 import type { CatalogState } from '../services/catalog-state.js'
-import type { RateDecision } from '../domain/sliding-window.js'
-import { type AccessControlOptions, AUTH_FAILURES, keyHashOf, rateLimited, SUSPENDED, tooManyFailures, usableKey } from './access-control.js'
+import type { AccessControlOptions } from './access-control.js'
+import { Admission, type Verdict } from './admission.js'
 import { matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemJson } from './problem-responses.js'
-import { rateLimitField, rateLimitReset } from './rate-limit-headers.js'
+import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
 import { EXPOSED_HEADERS } from './response-basics.js'
 
 /** What authentication uses, plus the catalog and the access log. */
@@ -44,8 +46,8 @@ const LESSON_PREFIX = '/api/v1/lessons/'
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
 export function createFastPath(options: FastPathOptions): FastPath {
-  const { catalog, keys, usage, limiter, authFailures, clock, policy, accessLog } = options
-  const limit = String(limiter.limit)
+  const { catalog, clock, policy, accessLog } = options
+  const admission = new Admission(options)
 
   function representationFor(url: string): Representation | undefined {
     const current = catalog.current
@@ -56,28 +58,15 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return tier === undefined ? undefined : current.lessonsByTier.get(tier)
   }
 
-  /** What every answer carries (response-basics.ts does the same for the router). */
-  function basicHeaders(requestId: string): Record<string, string> {
-    return { 'x-request-id': requestId, 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS }
+  /** What every answer carries (response-basics.ts does the same for the router), and the limits when a key was identified. */
+  function headersFor(requestId: string, rate: RateState | undefined, now: number): Record<string, string> {
+    const basics = { 'x-request-id': requestId, 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS }
+    return rate === undefined ? basics : Object.assign(basics, rateLimitHeaders(rate, policy, now))
   }
 
-  /** What every answer to an identified key carries: the basics and the rate-limit fields. */
-  function admittedHeaders(requestId: string, decision: RateDecision, now: number): Record<string, string> {
-    return {
-      'x-request-id': requestId,
-      'access-control-allow-origin': '*',
-      'access-control-expose-headers': EXPOSED_HEADERS,
-      'ratelimit-policy': policy,
-      ratelimit: rateLimitField(decision),
-      'x-ratelimit-limit': limit,
-      'x-ratelimit-remaining': String(decision.remaining),
-      'x-ratelimit-reset': rateLimitReset(decision, now),
-    }
-  }
-
-  function sendProblem(response: ServerResponse, requestId: string, problem: Problem, rateLimit: RateDecision | undefined, now: number): number {
+  function sendProblem(response: ServerResponse, requestId: string, problem: Problem, rate: RateState | undefined, now: number): number {
     const body = problemJson(problem, requestId)
-    const headers = rateLimit === undefined ? basicHeaders(requestId) : admittedHeaders(requestId, rateLimit, now)
+    const headers = headersFor(requestId, rate, now)
     if (problem.headers !== undefined) Object.assign(headers, problem.headers)
     headers['content-type'] = PROBLEM_CONTENT_TYPE
     headers['content-length'] = String(Buffer.byteLength(body))
@@ -102,41 +91,21 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
     const address = request.socket.remoteAddress
     if (address === undefined) return false
-    // In-memory limiters answer at once (app.ts creates no fast path otherwise).
-    const blocked = authFailures.peek(address) as RateDecision
-    const key = keyHashOf(headers.authorization)
-    let record = null
-    if (typeof key !== 'string') {
-      const found = keys.lookup(key.hash)
-      // Storage must be asked: the Fastify path awaits it and answers storage failures.
-      if (found instanceof Promise) return false
-      record = found
-    }
     const started = accessLog === undefined ? 0 : performance.now()
+    // In-memory limiters answer at once (app.ts creates no fast path otherwise); a key that
+    // needs a storage lookup leaves the request to the router, nothing recorded.
+    const verdict = admission.admit(address, headers.authorization, { storage: false }) as Verdict | undefined
+    if (verdict === undefined) return false
     const requestId = randomUUID()
     const now = clock.now()
-    if (!blocked.allowed) {
-      const status = sendProblem(response, requestId, tooManyFailures(blocked), undefined, now)
-      if (accessLog !== undefined) logLine(request, requestId, status, started, undefined)
-      return true
-    }
-    const usable = typeof key === 'string' ? key : usableKey(record, now)
-    if (typeof usable === 'string') {
-      authFailures.hit(address)
-      const status = sendProblem(response, requestId, AUTH_FAILURES[usable], undefined, now)
-      if (accessLog !== undefined) logLine(request, requestId, status, started, undefined)
-      return true
-    }
-    const decision = limiter.hit(usable.keyId) as RateDecision
-    usage.count(usable.keyId, !decision.allowed)
-    if (!decision.allowed || !usable.organisationActive) {
-      const problem = decision.allowed ? SUSPENDED : rateLimited(decision, limiter.windowMs)
-      const status = sendProblem(response, requestId, problem, decision, now)
-      if (accessLog !== undefined) logLine(request, requestId, status, started, decision.allowed ? usable.keyId : undefined)
+    if (!verdict.admitted) {
+      const status = sendProblem(response, requestId, verdict.problem, verdict.rate, now)
+      // A refusal after identification names the key, as the router's log line does.
+      if (accessLog !== undefined) logLine(request, requestId, status, started, verdict.key?.keyId)
       return true
     }
     const notModified = matchesIfNoneMatch(headers['if-none-match'], representation.etag)
-    const out = admittedHeaders(requestId, decision, now)
+    const out = headersFor(requestId, verdict.rate, now)
     out.etag = representation.etag
     out['cache-control'] = 'private, no-cache'
     if (notModified) {
@@ -148,7 +117,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       response.writeHead(200, out)
       response.end(representation.body)
     }
-    if (accessLog !== undefined) logLine(request, requestId, notModified ? 304 : 200, started, usable.keyId)
+    if (accessLog !== undefined) logLine(request, requestId, notModified ? 304 : 200, started, verdict.key.keyId)
     return true
   }
 }

@@ -5,7 +5,7 @@
  * instance (at most N x the limit across N instances): availability is kept over exactness.
  */
 import type { FastifyBaseLogger } from 'fastify'
-import type { RateDecision, RateLimiter } from '../domain/sliding-window.js'
+import type { RateDecision, RateLimiter, Reservation } from '../domain/sliding-window.js'
 
 export type LimiterStore = 'redis' | 'memory' | 'memory-fallback'
 
@@ -44,7 +44,13 @@ export class FallbackLimiter implements RateLimiter {
     return this.#decide(key, 'peek')
   }
 
-  async #decide(key: string, how: 'hit' | 'peek'): Promise<RateDecision> {
+  reserve(key: string): Promise<Reservation> {
+    return this.#decide(key, 'reserve')
+  }
+
+  async #decide(key: string, how: 'hit' | 'peek'): Promise<RateDecision>
+  async #decide(key: string, how: 'reserve'): Promise<Reservation>
+  async #decide(key: string, how: 'hit' | 'peek' | 'reserve'): Promise<RateDecision | Reservation> {
     if (this.#healthy) {
       try {
         return await this.#shared[how](key)

@@ -60,6 +60,16 @@ export class KeyCache {
     this.#maxAgeMs = options.maxAgeMs ?? 15 * 60_000
   }
 
+  /**
+   * The cached answer for a hash (a record, or null for "no such key"), or undefined when only
+   * storage can tell; never starts a lookup.
+   */
+  cached(hash: string): KeyRecord | null | undefined {
+    const entry = this.#entries.get(hash)
+    if (entry !== undefined && this.#clock.now() - entry.loadedAt < this.#maxAgeMs) return entry.record
+    return undefined
+  }
+
   /** The key record for a hash, or null if no key has it. */
   lookup(hash: string): KeyRecord | null | Promise<KeyRecord | null> {
     const entry = this.#entries.get(hash)

@@ -14,6 +14,8 @@ import { FallbackLimiter, type LimiterStore } from './fallback-limiter.js'
 
 export interface Limiters {
   readonly requests: RateLimiter
+  /** All of an organisation's keys together: more keys do not multiply the per-key limit. */
+  readonly organisationRequests: RateLimiter
   readonly authFailures: RateLimiter
   readonly signInFailuresByAccount: RateLimiter
   readonly signInFailuresByAddress: RateLimiter
@@ -39,6 +41,7 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
   const windowMs = config.rateLimitWindowSeconds * 1000
   const specs: Spec[] = [
     { name: 'requests', key: 'rate', label: 'requests per key', limit: config.rateLimit, windowMs },
+    { name: 'organisationRequests', key: 'orgrate', label: 'requests per organisation', limit: config.organisationRateLimit, windowMs },
     { name: 'authFailures', key: 'authfail', label: 'failed authentications per address', limit: config.authFailureLimit, windowMs },
     { name: 'signInFailuresByAccount', key: 'signin:account', label: 'failed sign-ins per account', limit: config.signInFailureLimit, windowMs: SIGN_IN_WINDOW_MS },
     { name: 'signInFailuresByAddress', key: 'signin:address', label: 'failed sign-ins per address', limit: config.signInFailureLimit * 4, windowMs: SIGN_IN_WINDOW_MS },
@@ -52,6 +55,7 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
     const of = (name: Spec['name']) => local.get(name)!
     return {
       requests: of('requests'),
+      organisationRequests: of('organisationRequests'),
       authFailures: of('authFailures'),
       signInFailuresByAccount: of('signInFailuresByAccount'),
       signInFailuresByAddress: of('signInFailuresByAddress'),
@@ -77,6 +81,7 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
   const of = (name: Spec['name']) => shared.get(name)!
   return {
     requests: of('requests'),
+    organisationRequests: of('organisationRequests'),
     authFailures: of('authFailures'),
     signInFailuresByAccount: of('signInFailuresByAccount'),
     signInFailuresByAddress: of('signInFailuresByAddress'),

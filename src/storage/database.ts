@@ -110,7 +110,7 @@ export interface DisclosuresTable {
   student_id: string
   /** `progress.read` or `enroll`. */
   action: string
-  /** What happened: `disclosed`, `updated`, `unchanged`, `not_found`, `denied_scope`, `denied_agreement`. */
+  /** What happened: `disclosed`, `updated`, `unchanged`, `not_found`, `denied_scope`, `denied_agreement`, `denied_rate_limit`, `denied_suspended`. */
   outcome: string
 }
 

@@ -11,7 +11,16 @@ import { preparedQuery } from './prepared-query.js'
 export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
 
-export const DISCLOSURE_OUTCOMES = ['disclosed', 'updated', 'unchanged', 'not_found', 'denied_scope', 'denied_agreement'] as const
+export const DISCLOSURE_OUTCOMES = [
+  'disclosed',
+  'updated',
+  'unchanged',
+  'not_found',
+  'denied_scope',
+  'denied_agreement',
+  'denied_rate_limit',
+  'denied_suspended',
+] as const
 export type DisclosureOutcome = (typeof DISCLOSURE_OUTCOMES)[number]
 
 /** Who is asking, and when: the part of a disclosure record the request supplies. */

@@ -20,8 +20,10 @@ describe('per-key rate limit', () => {
       const res = await t.call({ url: '/api/v1/tiers', headers: key })
       expect(res.statusCode).toBe(200)
       expect(header(res, 'x-ratelimit-remaining')).toBe(String(99 - i))
-      expect(header(res, 'ratelimit')).toBe(`"default";r=${99 - i};t=${i === 0 ? 60 : Math.ceil((start + 60_000 - t.clock.now()) / 1000)}`)
-      expect(header(res, 'ratelimit-policy')).toBe('"default";q=100;w=60')
+      const reset = i === 0 ? 60 : Math.ceil((start + 60_000 - t.clock.now()) / 1000)
+      // The organisation's other keys made no request: its policy is 200 ahead of the key's.
+      expect(header(res, 'ratelimit')).toBe(`"default";r=${99 - i};t=${reset}, "organisation";r=${299 - i};t=${reset}`)
+      expect(header(res, 'ratelimit-policy')).toBe('"default";q=100;w=60, "organisation";q=300;w=60')
       expect(header(res, 'x-ratelimit-limit')).toBe('100')
       t.clock.advance(100) // 100 requests over 10 s
     }
@@ -89,8 +91,8 @@ describe('per-key rate limit', () => {
   it('follows the configured limit and window in its headers', async () => {
     t = await buildTestApp({ env: { RATE_LIMIT: '7', RATE_LIMIT_WINDOW_SECONDS: '10' } })
     const res = await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog) })
-    expect(header(res, 'ratelimit-policy')).toBe('"default";q=7;w=10')
-    expect(header(res, 'ratelimit')).toBe('"default";r=6;t=10')
+    expect(header(res, 'ratelimit-policy')).toBe('"default";q=7;w=10, "organisation";q=300;w=10')
+    expect(header(res, 'ratelimit')).toBe('"default";r=6;t=10, "organisation";r=299;t=10')
   })
 })
 

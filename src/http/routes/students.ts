@@ -33,7 +33,8 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   app.get(
     '/students/:id/progress',
     {
-      onRequest: requireScope('students:read', 'progress.read', { writes: storage.writes, clock }),
+      onRequest: requireScope('students:read', { writes: storage.writes, clock }),
+      config: { disclosure: 'progress.read' },
       schema: {
         operationId: 'getStudentProgress',
         summary: 'Get student progress',
@@ -66,7 +67,8 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
   app.post(
     '/students/:id/enroll',
     {
-      onRequest: requireScope('students:write', 'enroll', { writes: storage.writes, clock }),
+      onRequest: requireScope('students:write', { writes: storage.writes, clock }),
+      config: { disclosure: 'enroll' },
       schema: {
         operationId: 'enrollStudent',
         summary: 'Set student tier',

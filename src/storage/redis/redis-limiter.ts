@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
-import type { RateDecision, RateLimiter } from '../../domain/sliding-window.js'
+import type { RateDecision, RateLimiter, Reservation } from '../../domain/sliding-window.js'
 
 // KEYS[1]: the log. ARGV: limit, window ms, record (1|0), a member unique to this hit.
 // Scores are ms; a hit at `now` counts while its score > now - window, as in memory.
@@ -20,7 +20,7 @@ local allowed = 0
 if held < limit then
   allowed = 1
   if ARGV[3] == '1' then
-    redis.call('ZADD', KEYS[1], now, now .. ':' .. ARGV[4])
+    redis.call('ZADD', KEYS[1], now, ARGV[4])
     redis.call('PEXPIRE', KEYS[1], window)
     held = held + 1
   end
@@ -61,8 +61,22 @@ export class RedisLimiter implements RateLimiter {
     return this.#call(key, '0')
   }
 
-  async #call(key: string, record: '1' | '0'): Promise<RateDecision> {
-    const member = `${this.#instance}:${(this.#sequence = (this.#sequence + 1) % 1e9)}`
+  async reserve(key: string): Promise<Reservation> {
+    const member = this.#member()
+    const decision = await this.#call(key, '1', member)
+    if (!decision.allowed) return { ...decision, release: () => {} }
+    return {
+      ...decision,
+      // Best effort: should Redis be gone, the hit expires with its window anyway.
+      release: () => void this.#redis.zrem(this.#prefix + key, member).catch(() => {}),
+    }
+  }
+
+  #member(): string {
+    return `${this.#instance}:${(this.#sequence = (this.#sequence + 1) % 1e9)}`
+  }
+
+  async #call(key: string, record: '1' | '0', member = this.#member()): Promise<RateDecision> {
     const [allowed, remaining, resetMs] = await this.#redis.curriculumSlidingHit!(this.#prefix + key, this.limit, this.windowMs, record, member)
     return { allowed: allowed === 1, limit: this.limit, remaining: Math.max(0, remaining), resetMs: Math.max(0, resetMs) }
   }
