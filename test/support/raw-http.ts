@@ -27,7 +27,8 @@ export function rawRequest(
     const socket = net.connect({ host: hostname, port: Number(port) })
     const chunks: Buffer[] = []
     socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${method} ${target}`)))
-    socket.on('connect', () => socket.end(head + (options.body ?? '')))
+    // write, not end: a half-closed socket may be dropped by the server before it answers.
+    socket.on('connect', () => socket.write(head + (options.body ?? '')))
     socket.on('data', (chunk: Buffer) => chunks.push(chunk))
     socket.on('error', reject)
     socket.on('close', () => {
