@@ -180,6 +180,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     limiters,
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
+    maxKeysPerOrganisation: config.maxKeysPerOrganisation,
   })
   for (const url of ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons/*', '/api/v1/students/:id/progress']) {
     methodGuard(app, url, ['GET', 'HEAD'])

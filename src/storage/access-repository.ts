@@ -25,6 +25,14 @@ export class ConflictError extends Error {
   override name = 'ConflictError'
 }
 
+/** The organisation already has as many active keys as it may; nothing was created. */
+export class KeyLimitError extends ConflictError {
+  override name = 'KeyLimitError'
+  constructor(readonly limit: number) {
+    super(`the organisation already has ${limit} active keys, the most it may have; revoke one it no longer uses first`)
+  }
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export interface OrganisationOptions {
@@ -122,6 +130,24 @@ export interface NewKey {
   mode?: KeyMode
   /** The dashboard account creating it, if any. */
   createdBy?: string
+  /**
+   * Refuse with KeyLimitError when the organisation already has this many active keys (neither
+   * revoked nor expired). Every key has its own rate limit, so an unlimited number of keys
+   * would multiply an organisation's share. Left out (seed data, sign-up's first key): no cap.
+   */
+  maxActiveKeys?: number
+}
+
+/** Keys of an organisation that still work at `now`: neither revoked nor expired. */
+export async function countActiveKeys(db: Kysely<Database>, organisationId: string, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('organisation_id', '=', organisationId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', isoAt(now))]))
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
 }
 
 /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
@@ -143,6 +169,19 @@ export async function createApiKey(db: Kysely<Database>, spec: NewKey, now: numb
     created_by: spec.createdBy ?? null,
   }
   await inTransaction(db, async (trx) => {
+    if (spec.maxActiveKeys !== undefined) {
+      // Count and insert must be one step, or two creations at 9 of 10 both succeed. This no-op
+      // update locks the organisation's row until commit on PostgreSQL (a concurrent creation
+      // waits here, then counts after this one committed); SQLite transactions are
+      // BEGIN IMMEDIATE (db.ts), so they run one at a time anyway.
+      const locked = await trx
+        .updateTable('organisations')
+        .set((eb) => ({ status: eb.ref('status') }))
+        .where('id', '=', spec.organisationId)
+        .executeTakeFirst()
+      if (Number(locked.numUpdatedRows) === 0) throw new NotFoundError(`no organisation "${spec.organisationId}"`)
+      if ((await countActiveKeys(trx, spec.organisationId, now)) >= spec.maxActiveKeys) throw new KeyLimitError(spec.maxActiveKeys)
+    }
     await trx.insertInto('api_keys').values(row).execute()
   })
   return { row, key: secret.key }
