@@ -120,13 +120,12 @@ describe('key cache', () => {
       const answers = await Promise.all(Array.from({ length: 200 }, () => keys.lookup(randomHash())))
       expect(answers.every((answer) => answer === null)).toBe(true)
     }
-    expect(keys.unknownSize).toBe(2000)
-    const before = keys.storageLookups
+    // Still answered from memory (a lookup that had to ask storage would be a Promise).
     const hit = keys.lookup(real)
     expect(hit).not.toBeInstanceOf(Promise)
     expect(hit).toMatchObject({ keyId: t.fixtures.keyIds.read })
-    expect(keys.storageLookups).toBe(before)
     expect(keys.size).toBe(1)
+    expect(keys.unknownSize).toBe(2000)
   })
 
   it('believes "no such key" for 5 seconds', async () => {
