@@ -102,7 +102,13 @@ export class KeyCache {
     this.#unknownTtlMs = options.unknownTtlMs ?? 5_000
   }
 
-  /** The key record for a hash, or null if no key has it; a Promise only when storage must be asked. */
+  /**
+   * The key record for a hash, or null if no key has it; a Promise only when storage must be asked.
+   *
+   * @example
+   * const found = keys.lookup(hashApiKey(token))
+   * const record = found instanceof Promise ? await found : found
+   */
   lookup(hash: string): KeyRecord | null | Promise<KeyRecord | null> {
     const now = this.#clock.now()
     const entry = this.#entries.get(hash)

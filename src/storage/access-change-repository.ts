@@ -12,6 +12,12 @@ export type AccessChange = { kind: 'key_revoked'; keyId: string; organisationId:
  * Records a change; call it inside the transaction that makes the change. Bumping the `access`
  * version first locks its `meta` row until commit, so two writers get consecutive sequence
  * numbers and the later one commits later (see the migration). Returns the sequence number.
+ *
+ * @example
+ * await inTransaction(db, async (trx) => {
+ *   await trx.updateTable('organisations').set({ status: 'suspended' }).where('id', '=', id).execute()
+ *   await recordAccessChange(trx, { kind: 'organisation_status', organisationId: id })
+ * })
  */
 export async function recordAccessChange(trx: Kysely<Database>, change: AccessChange): Promise<number> {
   const bumped = await trx

@@ -4,11 +4,20 @@
  * slot (parallel connections on PostgreSQL) leave exactly one winner.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.js'
 import { countActiveKeys, createApiKey, KeyLimitError, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
 import { DashboardClient } from '../dashboard/dashboard-client.js'
 import { buildTestApp, type TestContext } from '../helper.js'
 
 const HOUR = 3_600_000
+
+describe('MAX_KEYS_PER_ORGANISATION', () => {
+  it('defaults to 10 and accepts 1 to 10,000', () => {
+    expect(loadConfig({}).maxKeysPerOrganisation).toBe(10)
+    expect(loadConfig({ MAX_KEYS_PER_ORGANISATION: '3' }).maxKeysPerOrganisation).toBe(3)
+    expect(() => loadConfig({ MAX_KEYS_PER_ORGANISATION: '0' })).toThrow(ConfigError)
+  })
+})
 
 describe('keys per organisation', () => {
   let t: TestContext
