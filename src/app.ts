@@ -177,6 +177,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     limiters,
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
+    maxKeysPerOrganisation: config.maxKeysPerOrganisation,
   })
 
   await changes.start(config.changePollMs)

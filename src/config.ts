@@ -19,6 +19,11 @@ export interface Config {
   readonly rateLimitWindowSeconds: number
   /** Requests accepted per organisation, all its keys together, in the same rolling window. */
   readonly organisationRateLimit: number
+  /**
+   * Active keys (neither revoked nor expired) an organisation may hold; creating one more is
+   * refused. Each key has its own rate limit, so without a cap more keys mean more requests.
+   */
+  readonly maxKeysPerOrganisation: number
   /** Failed authentications accepted per client address in any rolling window of the same length. */
   readonly authFailureLimit: number
   /** Failed dashboard sign-ins accepted per account in 15 minutes (four times as many per address). */
@@ -125,6 +130,7 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimit: integer(env, 'RATE_LIMIT', 100, 1, 1_000_000),
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     organisationRateLimit: integer(env, 'ORGANISATION_RATE_LIMIT', 300, 1, 10_000_000),
+    maxKeysPerOrganisation: integer(env, 'MAX_KEYS_PER_ORGANISATION', 10, 1, 10_000),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
     signInFailureLimit: integer(env, 'SIGN_IN_FAILURE_LIMIT', 5, 1, 10_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 4096, 64, 1_048_576),

@@ -41,6 +41,8 @@ export interface DashboardDeps {
   openApi: () => Record<string, unknown>
   /** Writes this instance's pending usage counts, so a usage page is current. */
   flushUsage: () => Promise<void>
+  /** MAX_KEYS_PER_ORGANISATION: active keys an organisation may hold. */
+  maxKeysPerOrganisation: number
 }
 
 export interface DashboardContext extends DashboardDeps {

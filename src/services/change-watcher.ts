@@ -1,15 +1,20 @@
 /**
  * Notices changes other processes made (the CLI, other instances) by polling the version
- * counters, one indexed read per interval. On an access change the key cache is emptied; on a
- * catalog change the catalog is reloaded and swapped. Storage errors are logged once per outage
- * and the previous state keeps serving.
+ * counters, one indexed read per interval. When the access version moved, the access change log
+ * says what changed and only those keys leave the key cache; on a catalog change the catalog is
+ * reloaded and swapped. Storage errors are logged once per outage and the previous state keeps
+ * serving; the next successful poll catches up from the last change seen, so none is missed.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
-import type { Database } from '../storage/database.js'
+import { accessChangesAfter } from '../storage/access-change-repository.js'
+import type { AccessChangeRow, Database } from '../storage/database.js'
 import { readVersions, type Versions } from '../storage/meta-repository.js'
 import type { CatalogState } from './catalog-state.js'
 import type { KeyCache } from './key-cache.js'
+
+/** Changes read per poll; a larger burst between two polls empties the key cache once instead. */
+const CHANGES_PER_POLL = 1000
 
 export class ChangeWatcher {
   readonly #db: Kysely<Database>
@@ -34,7 +39,7 @@ export class ChangeWatcher {
     this.#timer.unref()
   }
 
-  /** Looks for changes now; concurrent calls share one check. */
+  /** Looks for changes now; concurrent calls share one check. Tests call it instead of waiting. */
   check(): Promise<void> {
     this.#running ??= this.#check().finally(() => (this.#running = undefined))
     return this.#running
@@ -44,18 +49,45 @@ export class ChangeWatcher {
     try {
       const now = await readVersions(this.#db)
       const seen = this.#seen
-      if (seen === undefined || now.access !== seen.access) this.#keys.invalidate()
+      let access = now.access
+      if (seen === undefined) this.#keys.clear()
+      else if (now.access !== seen.access) access = await this.#applyAccessChanges(seen.access, now.access)
       if (seen === undefined || now.catalog !== seen.catalog || now.catalog !== this.#catalog.current.version) {
         await this.#catalog.reload()
         this.#log.info({ catalogVersion: this.#catalog.current.version }, 'catalog reloaded')
       }
-      this.#seen = now
+      this.#seen = { ...now, access }
       if (this.#failing) this.#log.info('storage reachable again; change polling resumed')
       this.#failing = false
     } catch (error) {
       if (!this.#failing) this.#log.warn({ err: error }, 'change polling failed; serving the state already loaded')
       this.#failing = true
     }
+  }
+
+  /**
+   * Evicts what the changes after `seen` name, up to at least `target`, and returns the last
+   * sequence number handled. Every version bump from `seen + 1` to `target` should have its log
+   * entry; one missing (a writer that predates the log, the version moved backwards after a
+   * restore, or a burst over CHANGES_PER_POLL) empties the key cache, which is always safe.
+   */
+  async #applyAccessChanges(seen: number, target: number): Promise<number> {
+    const changes = target > seen ? await accessChangesAfter(this.#db, seen, CHANGES_PER_POLL) : []
+    let next = seen + 1
+    for (const change of changes) {
+      if (change.seq !== next) break
+      this.#evict(change)
+      next++
+    }
+    if (next - 1 >= target) return next - 1
+    this.#log.warn({ seen, target, logged: next - 1 }, 'access changes not all in the change log; key cache emptied')
+    this.#keys.clear()
+    return target
+  }
+
+  #evict(change: AccessChangeRow): void {
+    if (change.kind === 'key_revoked' && change.key_id !== null) this.#keys.evictKey(change.key_id)
+    else this.#keys.evictOrganisation(change.organisation_id)
   }
 
   stop(): void {

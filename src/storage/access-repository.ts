@@ -1,7 +1,9 @@
 /**
- * Organisations, their data-sharing agreements and their API keys. Every change here bumps the
- * `access` version in the same transaction, so running instances drop cached keys within one
- * poll interval.
+ * Organisations, their data-sharing agreements and their API keys. Every change that can make a
+ * cached key record wrong (a revocation, a suspension, an agreement recorded or ended) is
+ * written to the access change log in the same transaction, so running instances evict just the
+ * keys concerned within one poll interval. Creating a key or an organisation records nothing:
+ * no instance can have cached a key that did not exist.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
@@ -11,7 +13,7 @@ import { generateApiKey, type KeyMode } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
-import { bumpVersion } from './meta-repository.js'
+import { recordAccessChange } from './access-change-repository.js'
 import { preparedQuery } from './prepared-query.js'
 import { inTransaction } from './transaction.js'
 
@@ -21,6 +23,14 @@ export class NotFoundError extends Error {
 
 export class ConflictError extends Error {
   override name = 'ConflictError'
+}
+
+/** The organisation already has as many active keys as it may; nothing was created. */
+export class KeyLimitError extends ConflictError {
+  override name = 'KeyLimitError'
+  constructor(readonly limit: number) {
+    super(`the organisation already has ${limit} active keys, the most it may have; revoke one it no longer uses first`)
+  }
 }
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
@@ -47,7 +57,6 @@ export async function createOrganisation(db: Kysely<Database>, name: string, now
       allowed_scopes: formatScopes(options.allowedScopes ?? ['students:read', 'students:write']),
     }
     await trx.insertInto('organisations').values(row).execute()
-    await bumpVersion(trx, 'access')
     return row
   })
 }
@@ -87,7 +96,7 @@ export async function recordAgreement(db: Kysely<Database>, agreement: NewAgreem
   }
   await inTransaction(db, async (trx) => {
     await trx.insertInto('agreements').values(row).execute()
-    await bumpVersion(trx, 'access')
+    await recordAccessChange(trx, { kind: 'agreements', organisationId: agreement.organisationId })
   })
   return row
 }
@@ -102,7 +111,7 @@ export async function endAgreements(
     let query = trx.updateTable('agreements').set({ ended_at: isoAt(now) }).where('ended_at', 'is', null)
     query = 'agreementId' in target ? query.where('id', '=', target.agreementId) : query.where('organisation_id', '=', target.organisationId)
     const rows = await query.returningAll().execute()
-    if (rows.length > 0) await bumpVersion(trx, 'access')
+    for (const organisationId of new Set(rows.map((row) => row.organisation_id))) await recordAccessChange(trx, { kind: 'agreements', organisationId })
     return rows
   })
 }
@@ -121,6 +130,24 @@ export interface NewKey {
   mode?: KeyMode
   /** The dashboard account creating it, if any. */
   createdBy?: string
+  /**
+   * Refuse with KeyLimitError when the organisation already has this many active keys (neither
+   * revoked nor expired). Every key has its own rate limit, so an unlimited number of keys
+   * would multiply an organisation's share. Left out (seed data, sign-up's first key): no cap.
+   */
+  maxActiveKeys?: number
+}
+
+/** Keys of an organisation that still work at `now`: neither revoked nor expired. */
+export async function countActiveKeys(db: Kysely<Database>, organisationId: string, now: number): Promise<number> {
+  const row = await db
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<number | string>().as('count'))
+    .where('organisation_id', '=', organisationId)
+    .where('revoked_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', isoAt(now))]))
+    .executeTakeFirstOrThrow()
+  return Number(row.count)
 }
 
 /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
@@ -142,8 +169,20 @@ export async function createApiKey(db: Kysely<Database>, spec: NewKey, now: numb
     created_by: spec.createdBy ?? null,
   }
   await inTransaction(db, async (trx) => {
+    if (spec.maxActiveKeys !== undefined) {
+      // Count and insert must be one step, or two creations at 9 of 10 both succeed. This no-op
+      // update locks the organisation's row until commit on PostgreSQL (a concurrent creation
+      // waits here, then counts after this one committed); SQLite transactions are
+      // BEGIN IMMEDIATE (db.ts), so they run one at a time anyway.
+      const locked = await trx
+        .updateTable('organisations')
+        .set((eb) => ({ status: eb.ref('status') }))
+        .where('id', '=', spec.organisationId)
+        .executeTakeFirst()
+      if (Number(locked.numUpdatedRows) === 0) throw new NotFoundError(`no organisation "${spec.organisationId}"`)
+      if ((await countActiveKeys(trx, spec.organisationId, now)) >= spec.maxActiveKeys) throw new KeyLimitError(spec.maxActiveKeys)
+    }
     await trx.insertInto('api_keys').values(row).execute()
-    await bumpVersion(trx, 'access')
   })
   return { row, key: secret.key }
 }
@@ -168,7 +207,7 @@ export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string, now
     if (key.revoked_at !== null) return key
     const revoked = { ...key, revoked_at: isoAt(now) }
     await trx.updateTable('api_keys').set({ revoked_at: revoked.revoked_at }).where('id', '=', key.id).execute()
-    await bumpVersion(trx, 'access')
+    await recordAccessChange(trx, { kind: 'key_revoked', keyId: key.id, organisationId: key.organisation_id })
     return revoked
   })
 }
@@ -241,7 +280,7 @@ export type { OrganisationStatus } from '../domain/application-state.js'
 /**
  * Suspends or reinstates an organisation. A suspended organisation's keys are refused until it
  * is reinstated; its agreements and keys are kept as they are. Setting the status it already
- * has changes nothing and bumps no version.
+ * has changes nothing and records no change.
  */
 export async function setOrganisationStatus(
   db: Kysely<Database>,
@@ -253,7 +292,7 @@ export async function setOrganisationStatus(
     if (row === undefined) throw new NotFoundError(`no organisation "${organisationId}"`)
     if (row.status === status) return { organisation: row, changed: false }
     await trx.updateTable('organisations').set({ status }).where('id', '=', row.id).execute()
-    await bumpVersion(trx, 'access')
+    await recordAccessChange(trx, { kind: 'organisation_status', organisationId: row.id })
     return { organisation: { ...row, status }, changed: true }
   })
 }

@@ -180,6 +180,18 @@ export interface SettingsTable {
   value: string
 }
 
+/** What changed about a key's access; see access-change-repository.ts. */
+export type AccessChangeKind = 'key_revoked' | 'organisation_status' | 'agreements'
+
+export interface AccessChangesTable {
+  /** The `access` version the change set; in order and without gaps. */
+  seq: number
+  kind: AccessChangeKind
+  /** The key concerned, for a change to one key; null when the change concerns every key of the organisation. */
+  key_id: string | null
+  organisation_id: string
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -197,6 +209,7 @@ export interface Database {
   usage_daily: UsageDailyTable
   audit_log: AuditLogTable
   settings: SettingsTable
+  access_changes: AccessChangesTable
 }
 
 export type LessonRow = Selectable<LessonsTable>
@@ -211,3 +224,4 @@ export type DisclosureRow = Selectable<DisclosuresTable>
 export type AccountRow = Selectable<AccountsTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
 export type AuditRow = Selectable<AuditLogTable>
+export type AccessChangeRow = Selectable<AccessChangesTable>

@@ -1,6 +1,8 @@
 /**
  * Change versions. A writer bumps `catalog` or `access` inside the transaction that makes the
- * change; every instance polls them (one tiny query a second) and reloads what changed.
+ * change; every instance polls them (one tiny query a second) and reloads what changed. Access
+ * changes are bumped by access-change-repository.ts, which also logs what changed, so instances
+ * evict only the keys concerned.
  */
 import { type Kysely, sql } from 'kysely'
 import type { Database } from './database.js'

@@ -6,11 +6,13 @@ import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Storage } from './db.js'
 import * as initial from './migrations/0001-initial.js'
 import * as dashboard from './migrations/0002-dashboard.js'
+import * as accessChanges from './migrations/0003-access-changes.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
     '0001-initial': { up: (db) => initial.up(db, storage.engine) },
     '0002-dashboard': { up: (db) => dashboard.up(db, storage.engine) },
+    '0003-access-changes': { up: (db) => accessChanges.up(db) },
   }
 }
 

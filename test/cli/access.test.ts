@@ -5,7 +5,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashApiKey } from '../../src/domain/api-key.js'
-import { findKeyByHash } from '../../src/storage/access-repository.js'
+import { countActiveKeys, createApiKey, findKeyByHash } from '../../src/storage/access-repository.js'
 import { readVersions } from '../../src/storage/meta-repository.js'
 import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, withStorage } from './cli-harness.js'
 
@@ -134,10 +134,36 @@ describe('organisations, agreements and keys', () => {
     expect(jsonOf(unknownKey).error.message).toBe('no key "cur_live_nothing"')
   })
 
+  it('creates keys without announcing an access change, and at most 10 active keys per organisation, also when two race for the last', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const run = (...args: string[]) => cli([...args, '--json'], { databaseUrl })
+    const acme = jsonOf(await run('org', 'create', '--name', 'Acme Learning')).organisation
+    const accessVersion = () => withStorage(databaseUrl, async ({ db }) => (await readVersions(db)).access)
+    const version = await accessVersion()
+    expect(jsonOf(await run('key', 'create', '--org', 'Acme Learning', '--name', 'first')).ok).toBe(true)
+    // A new key is a cache miss everywhere: nothing for running instances to forget.
+    expect(await accessVersion()).toBe(version)
+    await withStorage(databaseUrl, async ({ db }) => {
+      for (let i = 2; i <= 9; i++) await createApiKey(db, { organisationId: acme.id, name: `key ${i}`, scopes: [], expiresAt: null }, Date.now())
+    })
+    // Two operator processes at 9 of 10: SQLite's BEGIN IMMEDIATE lets one count and insert at a time.
+    const raced = await Promise.all([run('key', 'create', '--org', 'Acme Learning', '--name', 'a'), run('key', 'create', '--org', 'Acme Learning', '--name', 'b')])
+    expect(raced.map((result) => result.status).sort()).toEqual([0, 1])
+    const refused = raced.find((result) => result.status === 1)!
+    expect(jsonOf(refused)).toEqual({
+      ok: false,
+      error: { message: 'the organisation already has 10 active keys, the most it may have; revoke one it no longer uses first', problems: [] },
+    })
+    const text = await cli(['key', 'create', '--org', 'Acme Learning', '--name', 'c'], { databaseUrl })
+    expect(text.status).toBe(1)
+    expect(text.stderr).toBe('error: the organisation already has 10 active keys, the most it may have; revoke one it no longer uses first\n')
+    expect(await withStorage(databaseUrl, ({ db }) => countActiveKeys(db, acme.id, Date.now()))).toBe(10)
+  })
+
   it('applies migrations on request and reports them once', async () => {
     const databaseUrl = newDatabaseUrl()
     const first = await cli(['migrate', '--json'], { databaseUrl })
-    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial', '0002-dashboard'] })
+    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial', '0002-dashboard', '0003-access-changes'] })
     const second = await cli(['migrate'], { databaseUrl })
     expect(second.stdout).toBe('the database is up to date\n')
   })

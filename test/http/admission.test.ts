@@ -120,7 +120,7 @@ describe('refusals after identification are disclosed', () => {
     expect(enroll.statusCode).toBe(429)
 
     await setOrganisationStatus(t.storage.db, t.fixtures.orgs.beta, 'suspended')
-    t.app.services.keys.invalidate()
+    t.app.services.keys.evictOrganisation(t.fixtures.orgs.beta)
     const suspended = await t.call({ url: `/api/v1/students/${STUDENTS.cleo}/progress`, headers: bearer(t.fixtures.keys.otherOrg) })
     expect(suspended.statusCode).toBe(403)
 

@@ -7,10 +7,12 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Scope } from '../../src/domain/scopes.js'
+import { createApiKey } from '../../src/storage/access-repository.js'
 import { upsertStudents, linkStudents } from '../../src/storage/student-import-repository.js'
 import type { Storage } from '../../src/storage/db.js'
 import { cli, jsonOf } from '../cli/cli-harness.js'
-import { CATALOG_DIR, createTestStorage, type Fixtures, freshDatabaseUrl, seedFixtures, tempDir } from '../helper.js'
+import { CATALOG_DIR, createTestStorage, type Fixtures, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 import { POSTGRES_URL, REDIS_URL } from '../support/services.js'
 
@@ -79,6 +81,39 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
     const elapsed = await eventually(async () => (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === 401))
     figures.revocationMs = elapsed
     expect(elapsed).toBeLessThan(WITHIN_MS)
+  })
+
+  /** A key of its own for a test that polls: each key's rate limit (100 a minute) is shared by all instances. */
+  async function freshKey(organisationId: string, scopes: Scope[] = []): Promise<string> {
+    return (await createApiKey(storage.db, { organisationId, name: 'polling', scopes, expiresAt: null }, Date.now())).key
+  }
+
+  it("refuses a suspended organisation's keys on every instance within 5 s, keeps serving other organisations', and accepts them again when reinstated", async () => {
+    const [beta, acme] = [await freshKey(fixtures.orgs.beta), await freshKey(fixtures.orgs.acme)]
+    const all = (key: string, status: number) => async () => (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === status)
+    expect(await all(beta, 200)()).toBe(true)
+    expect(await all(acme, 200)()).toBe(true)
+    expect(jsonOf(await cli(['org', 'suspend', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(true)
+    figures.suspensionMs = await eventually(all(beta, 403))
+    expect(figures.suspensionMs).toBeLessThan(WITHIN_MS)
+    expect(await all(acme, 200)()).toBe(true)
+    expect(jsonOf(await cli(['org', 'reinstate', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(true)
+    figures.reinstatementMs = await eventually(all(beta, 200))
+    expect(figures.reinstatementMs).toBeLessThan(WITHIN_MS)
+  })
+
+  it('refuses student data on every instance within 5 s of an agreement ending, and serves it again when one is recorded', async () => {
+    const key = await freshKey(fixtures.orgs.beta, ['students:read'])
+    const all = (status: number) => async () =>
+      (await Promise.all(instances.map((i) => get(i, `/api/v1/students/${STUDENTS.cleo}/progress`, key)))).every((res) => res.status === status)
+    expect(await all(200)()).toBe(true)
+    expect(jsonOf(await cli(['agreement', 'end', '--org', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(true)
+    figures.agreementEndMs = await eventually(all(403))
+    expect(figures.agreementEndMs).toBeLessThan(WITHIN_MS)
+    const today = new Date().toISOString().slice(0, 10)
+    expect(jsonOf(await cli(['agreement', 'record', '--org', fixtures.orgs.beta, '--signed', today, '--document', 'DSA-B2', '--json'], { databaseUrl })).ok).toBe(true)
+    figures.agreementRecordMs = await eventually(all(200))
+    expect(figures.agreementRecordMs).toBeLessThan(WITHIN_MS)
   })
 
   it('serves a catalog imported through the CLI on every instance within 5 s', async () => {

@@ -7,6 +7,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import type { TypedApp } from '../../src/http/app-types.js'
+import { createApiKey } from '../../src/storage/access-repository.js'
 import { openStorage, type Storage } from '../../src/storage/db.js'
 import { bearer, createTestStorage, type Fixtures, freshDatabaseUrl, seedFixtures, STUDENTS, testConfig } from '../helper.js'
 import { POSTGRES_URL } from '../support/services.js'
@@ -59,6 +60,20 @@ describe.skipIf(POSTGRES_URL === '')('PostgreSQL outage', () => {
   it('serves normally through the proxy, warming the key cache', async () => {
     expect((await progress()).statusCode).toBe(200)
     expect((await tiers(fixtures.keys.catalog)).statusCode).toBe(200)
+  })
+
+  it('keeps serving known keys when the database goes just after a key was created elsewhere', async () => {
+    // Another instance (here: the setup connection) creates a key, and this one polls for changes.
+    await createApiKey(setup.db, { organisationId: fixtures.orgs.beta, name: 'new elsewhere', scopes: [], expiresAt: null }, Date.now())
+    await app.services.changes.check()
+    await proxy.cut()
+    try {
+      // A creation evicts nothing, so these are still answered from memory rather than 503.
+      expect((await tiers(fixtures.keys.catalog)).statusCode).toBe(200)
+      expect((await tiers(fixtures.keys.readWrite)).statusCode).toBe(200)
+    } finally {
+      await proxy.restore()
+    }
   })
 
   it('answers 503 for student data, and serves the catalog to known keys, while the database is gone', async () => {

@@ -43,12 +43,18 @@ export function registerKey(program: Command): void {
     .action(
       act(async (command) => {
         const options = command.opts<{ org: string; name: string; scopes: Scope[]; expires?: number }>()
-        const { created, organisation } = await withStorage(async ({ storage }) => {
+        const { created, organisation } = await withStorage(async ({ storage, config }) => {
           const { createApiKey, findOrganisation } = await import('../../storage/access-repository.js')
           const organisation = await findOrganisation(storage.db, options.org)
           const created = await createApiKey(
             storage.db,
-            { organisationId: organisation.id, name: options.name, scopes: options.scopes, expiresAt: options.expires ?? null },
+            {
+              organisationId: organisation.id,
+              name: options.name,
+              scopes: options.scopes,
+              expiresAt: options.expires ?? null,
+              maxActiveKeys: config.maxKeysPerOrganisation,
+            },
             systemClock.now(),
           )
           return { created, organisation }

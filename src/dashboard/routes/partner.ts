@@ -6,7 +6,7 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify'
 import { isAgreementActive, agreementWindow } from '../../domain/agreements.js'
 import { isScope, SCOPES, type Scope } from '../../domain/scopes.js'
-import { createApiKey, listAgreements, listApiKeys, revokeApiKey } from '../../storage/access-repository.js'
+import { createApiKey, KeyLimitError, listAgreements, listApiKeys, type NewKey, revokeApiKey } from '../../storage/access-repository.js'
 import { applicationsOf, submitApplication } from '../../storage/application-repository.js'
 import type { AccountRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
 import { listDisclosures } from '../../storage/disclosure-repository.js'
@@ -137,7 +137,15 @@ ${keysTable(request, keys.test, now, (row) => `/dashboard/partner/keys/${row.id}
       }
       organisationId = v.organisation.id
     }
-    const created = await createApiKey(db, { organisationId, name: name.slice(0, 80), scopes, expiresAt, mode, createdBy: v.account.id }, clock.now())
+    const spec: NewKey = { organisationId, name: name.slice(0, 80), scopes, expiresAt, mode, createdBy: v.account.id, maxActiveKeys: context.maxKeysPerOrganisation }
+    const created = await createApiKey(db, spec, clock.now()).catch((error: unknown) => {
+      if (!(error instanceof KeyLimitError)) throw error
+      throw new DashboardError(
+        409,
+        'Key limit reached',
+        `You already have ${error.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create the new one.`,
+      )
+    })
     return newKeyPage(request, reply, context, { key: created.key, row: created.row })
   })
 

@@ -1,0 +1,77 @@
+/**
+ * An organisation holds at most MAX_KEYS_PER_ORGANISATION active keys, because each key has a
+ * rate limit of its own. The count and the insert are one step: creations racing for the last
+ * slot (parallel connections on PostgreSQL) leave exactly one winner.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config.js'
+import { countActiveKeys, createApiKey, KeyLimitError, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
+import { DashboardClient } from '../dashboard/dashboard-client.js'
+import { buildTestApp, type TestContext } from '../helper.js'
+
+const HOUR = 3_600_000
+
+describe('MAX_KEYS_PER_ORGANISATION', () => {
+  it('defaults to 10 and accepts 1 to 10,000', () => {
+    expect(loadConfig({}).maxKeysPerOrganisation).toBe(10)
+    expect(loadConfig({ MAX_KEYS_PER_ORGANISATION: '3' }).maxKeysPerOrganisation).toBe(3)
+    expect(() => loadConfig({ MAX_KEYS_PER_ORGANISATION: '0' })).toThrow(ConfigError)
+  })
+})
+
+describe('keys per organisation', () => {
+  let t: TestContext
+  beforeEach(async () => {
+    t = await buildTestApp({ env: { MAX_KEYS_PER_ORGANISATION: '10' } })
+  })
+  afterEach(async () => t.close())
+
+  const create = (at: number, expiresAt: number | null = null) =>
+    createApiKey(t.storage.db, { organisationId: t.fixtures.orgs.gamma, name: 'k', scopes: [], expiresAt, maxActiveKeys: 3 }, at)
+
+  it('refuses a key over the cap; revoked and expired keys do not count', async () => {
+    const now = t.clock.now()
+    // Gamma holds one key from the fixtures.
+    const first = await create(now)
+    await create(now, now + HOUR)
+    await expect(create(now)).rejects.toThrow(KeyLimitError)
+    await expect(create(now)).rejects.toThrow(/already has 3 active keys/)
+    await revokeApiKey(t.storage.db, first.row.id, now)
+    await create(now)
+    await expect(create(now)).rejects.toThrow(KeyLimitError)
+    // An hour later the expiring key no longer counts.
+    expect(await countActiveKeys(t.storage.db, t.fixtures.orgs.gamma, now + HOUR)).toBe(2)
+    await create(now + HOUR)
+    expect(await countActiveKeys(t.storage.db, t.fixtures.orgs.gamma, now + HOUR)).toBe(3)
+  })
+
+  it('lets exactly one of eight creations racing for the last slot through, in every round', async () => {
+    for (let round = 0; round < 5; round++) {
+      const organisationId = t.fixtures.orgs.beta
+      const active = await countActiveKeys(t.storage.db, organisationId, t.clock.now())
+      const limit = active + 1
+      const results = await Promise.allSettled(
+        Array.from({ length: 8 }, () => createApiKey(t.storage.db, { organisationId, name: `race ${round}`, scopes: [], expiresAt: null, maxActiveKeys: limit }, t.clock.now())),
+      )
+      expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
+      for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(KeyLimitError)
+      expect(await countActiveKeys(t.storage.db, organisationId, t.clock.now())).toBe(limit)
+    }
+  })
+
+  it('answers the dashboard form with "Key limit reached" (409) at the cap, also when two creations race for the last slot', async () => {
+    const partner = new DashboardClient(t.app, '192.0.2.20')
+    expect((await partner.signUp('cap@partner.example')).statusCode).toBe(201)
+    const createTestKey = (name: string) => partner.post('/dashboard/partner/keys', { mode: 'test', 'test-name': name })
+    // Sign-up made the first test key; eight more reach 9 of 10.
+    for (let i = 2; i <= 9; i++) expect((await createTestKey(`key ${i}`)).statusCode).toBe(201)
+    const raced = await Promise.all([createTestKey('last a'), createTestKey('last b')])
+    expect(raced.map((res) => res.statusCode).sort()).toEqual([201, 409])
+    const refused = raced.find((res) => res.statusCode === 409)!
+    expect(refused.body).toContain('Key limit reached')
+    expect(refused.body).toContain('You already have 10 active test keys')
+    const sandbox = (await t.storage.db.selectFrom('accounts').select('sandbox_organisation_id').where('email', '=', 'cap@partner.example').executeTakeFirstOrThrow()).sandbox_organisation_id!
+    expect((await listApiKeys(t.storage.db, sandbox)).filter((key) => key.revoked_at === null)).toHaveLength(10)
+    expect((await createTestKey('one more')).statusCode).toBe(409)
+  })
+})
