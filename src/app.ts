@@ -14,6 +14,7 @@ import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import type { TypedApp } from './http/app-types.js'
 import { API_PREFIX, apiV1 } from './http/api-v1.js'
+import { answerClientError, applyTimeouts, checkingIntervalMs, limitConnectionsPerAddress } from './http/connection-limits.js'
 import { createFastPath, type FastPath } from './http/fast-path.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
@@ -79,19 +80,24 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const clock = options.clock ?? systemClock
   // Set once the services exist; until then (and when off) every request goes to Fastify.
   let fastPath: FastPath | undefined
+  const connectionLimits = {
+    headersTimeoutMs: Math.min(config.headersTimeoutMs, config.requestTimeoutMs),
+    requestTimeoutMs: config.requestTimeoutMs,
+    keepAliveTimeoutMs: config.keepAliveTimeoutMs,
+    maxConnectionsPerAddress: config.maxConnectionsPerAddress,
+  }
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
-    serverFactory: (handler, serverOptions) => {
-      const server = http.createServer((request, response) => {
+    serverFactory: (handler) => {
+      const server = http.createServer({ connectionsCheckingInterval: checkingIntervalMs(connectionLimits) }, (request, response) => {
         if (fastPath === undefined || !answerFast(fastPath, request, response, app.log)) handler(request, response)
       })
-      // What Fastify does to the server it creates itself (its options, its defaults filled in).
-      const timeouts = serverOptions as { keepAliveTimeout?: number; requestTimeout?: number; connectionTimeout?: number }
-      server.keepAliveTimeout = timeouts.keepAliveTimeout ?? 72_000
-      server.requestTimeout = timeouts.requestTimeout ?? 0
-      server.setTimeout(timeouts.connectionTimeout ?? 0)
+      applyTimeouts(server, connectionLimits)
+      // Behind a proxy every connection comes from the proxy: the limit would refuse everybody.
+      if (config.trustProxy === false) limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, () => app.log)
       return server
     },
+    clientErrorHandler: answerClientError,
     // One access-log line per response is written by our own onResponse hook.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),

@@ -24,6 +24,13 @@ export interface Config {
    * refused. Each key has its own rate limit, so without a cap more keys mean more requests.
    */
   readonly maxKeysPerOrganisation: number
+  /** Time to receive a request's headers, and its whole request (headers and body). */
+  readonly headersTimeoutMs: number
+  readonly requestTimeoutMs: number
+  /** How long an idle kept-alive connection stays open. */
+  readonly keepAliveTimeoutMs: number
+  /** Connections one client address may hold open at once (not applied behind a trusted proxy); 0: no limit. */
+  readonly maxConnectionsPerAddress: number
   /** Failed authentications accepted per client address in any rolling window of the same length. */
   readonly authFailureLimit: number
   /** Failed dashboard sign-ins accepted per account in 15 minutes (four times as many per address). */
@@ -131,6 +138,10 @@ export function loadConfig(env: Env = process.env): Config {
     rateLimitWindowSeconds: integer(env, 'RATE_LIMIT_WINDOW_SECONDS', 60, 1, 86_400),
     organisationRateLimit: integer(env, 'ORGANISATION_RATE_LIMIT', 300, 1, 10_000_000),
     maxKeysPerOrganisation: integer(env, 'MAX_KEYS_PER_ORGANISATION', 10, 1, 10_000),
+    headersTimeoutMs: integer(env, 'HEADERS_TIMEOUT_MS', 10_000, 100, 600_000),
+    requestTimeoutMs: integer(env, 'REQUEST_TIMEOUT_MS', 15_000, 100, 600_000),
+    keepAliveTimeoutMs: integer(env, 'KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
+    maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
     signInFailureLimit: integer(env, 'SIGN_IN_FAILURE_LIMIT', 5, 1, 10_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 4096, 64, 1_048_576),

@@ -70,10 +70,20 @@ export const PROBLEM_CATALOG = {
     title: 'Method not allowed',
     description: 'The endpoint exists but not for this method; the `Allow` header lists the methods it accepts.',
   },
+  request_timeout: {
+    status: 408,
+    title: 'Request Timeout',
+    description: 'The request headers or body did not arrive in time (`REQUEST_TIMEOUT_MS`); the connection is closed.',
+  },
   payload_too_large: {
     status: 413,
     title: 'Request body too large',
     description: 'The request body exceeds the size limit.',
+  },
+  request_header_fields_too_large: {
+    status: 431,
+    title: 'Request Header Fields Too Large',
+    description: 'The request headers exceed the size limit; the connection is closed.',
   },
   unsupported_media_type: {
     status: 415,

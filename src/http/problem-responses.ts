@@ -80,16 +80,25 @@ function describe(error: AjvError, location: ProblemLocation): { field: string; 
   }
 }
 
-/** Turns Ajv's errors into the `errors` list of an invalid_request problem. */
+/** At most this many field problems in one answer: 2,000 unknown query parameters must not make a 244 KB body. */
+export const MAX_FIELD_PROBLEMS = 20
+
+/** Turns Ajv's errors into the `errors` list of an invalid_request problem (the first 20, and how many there were). */
 export function schemaErrorFormatter(errors: unknown[], dataVar: string): Error {
   const location = LOCATIONS[dataVar] ?? 'body'
   const problems: FieldProblem[] = []
+  const seen = new Set<string>()
   for (const error of errors as AjvError[]) {
     const { field, detail } = describe(error, location)
-    if (!problems.some((p) => p.field === field && p.detail === detail)) problems.push({ in: location, field, detail })
+    const id = `${field}\u0000${detail}`
+    if (seen.has(id)) continue
+    seen.add(id)
+    problems.push({ in: location, field, detail })
   }
-  const summary = problems.map((p) => `${p.in} ${p.field === '' ? 'body' : p.field}: ${p.detail}`).join('; ')
-  return new ProblemError('invalid_request', `The request is invalid: ${summary}.`, { errors: problems })
+  const shown = problems.slice(0, MAX_FIELD_PROBLEMS)
+  const summary = shown.map((p) => `${p.in} ${p.field === '' ? 'body' : p.field.slice(0, 100)}: ${p.detail}`).join('; ')
+  const more = problems.length > shown.length ? ` (the first ${shown.length} of ${problems.length} problems; errors lists the same ${shown.length})` : ''
+  return new ProblemError('invalid_request', `The request is invalid: ${summary}${more}.`, { errors: shown })
 }
 
 /** Maps Fastify's own client errors (body parsing, limits) onto the catalog. */
