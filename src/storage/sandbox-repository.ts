@@ -3,6 +3,7 @@
  * progress, reached only by the partner's test keys. No real child's data is ever in it, so
  * it needs no agreement and exists from the moment the partner signs up.
  */
+import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { syntheticProgress, syntheticStudents } from '../demo/synthetic-students.js'
 import { createOrganisation } from './access-repository.js'
@@ -10,9 +11,29 @@ import type { Database, OrganisationRow } from './database.js'
 import { linkStudents, upsertProgress, upsertStudents } from './student-import-repository.js'
 import { inTransaction } from './transaction.js'
 
+/** Organisation names are limited to 120 characters (see createOrganisation). */
+const NAME_LIMIT = 120
+const PREFIX = 'Sandbox: '
+
+/**
+ * The sandbox's organisation name: `Sandbox: <e-mail>` when that fits in the 120 characters an
+ * organisation name may have. A valid address can have 254 (RFC 5321), so a longer one keeps its
+ * head and gains a digest of the whole address: still readable, still unique (names are unique,
+ * and two long addresses may share their first 90 characters).
+ *
+ * @example sandboxName('dev@acme.example') // 'Sandbox: dev@acme.example'
+ */
+export function sandboxName(label: string): string {
+  const plain = `${PREFIX}${label}`
+  if (plain.length <= NAME_LIMIT) return plain
+  const digest = createHash('sha256').update(label).digest('hex').slice(0, 16)
+  const tail = `… #${digest}`
+  return `${PREFIX}${label.slice(0, NAME_LIMIT - PREFIX.length - tail.length)}${tail}`
+}
+
 export async function createSandbox(db: Kysely<Database>, label: string, now: number): Promise<OrganisationRow> {
   return inTransaction(db, async (trx) => {
-    const organisation = await createOrganisation(trx, `Sandbox: ${label}`, now, { kind: 'sandbox' })
+    const organisation = await createOrganisation(trx, sandboxName(label), now, { kind: 'sandbox' })
     const lessons = await trx.selectFrom('lessons').select(['slug', 'tier', 'slide_count']).orderBy('position').execute()
     const students = syntheticStudents(8)
     await upsertStudents(trx, students.map((student) => ({ ...student, sandbox: true })), now)
