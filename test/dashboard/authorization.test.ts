@@ -168,7 +168,7 @@ describe('dashboard authorization', () => {
   it('marks cookies Secure when the request came over TLS', async () => {
     const behindProxy = await buildTestApp({ env: { TRUST_PROXY: 'true' } })
     const res = await behindProxy.app.inject({ method: 'GET', url: '/dashboard/login', headers: { 'x-forwarded-proto': 'https' } })
-    expect(String(res.headers['set-cookie'])).toMatch(/cur_csrf=[\w-]+; Path=\/dashboard; HttpOnly; SameSite=Lax; Secure/)
+    expect(String(res.headers['set-cookie'])).toMatch(/^__Host-cur_csrf=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/)
     await behindProxy.close()
   })
 

@@ -43,8 +43,11 @@ export class DashboardClient {
     return token
   }
 
-  /** Posts a form; `_csrf` is filled in unless the caller sets it (or sets it to null to leave it out). */
-  async post(url: string, form: Record<string, string | string[] | null> = {}): Promise<LightMyRequestResponse> {
+  /**
+   * Posts a form; `_csrf` is filled in unless the caller sets it (or sets it to null to leave it
+   * out). `headers` adds or replaces request headers (e.g. Origin, or a forged Cookie).
+   */
+  async post(url: string, form: Record<string, string | string[] | null> = {}, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
     const fields = { _csrf: form._csrf === undefined ? await this.csrf() : form._csrf, ...Object.fromEntries(Object.entries(form).filter(([k]) => k !== '_csrf')) }
     const body = new URLSearchParams()
     for (const [name, value] of Object.entries(fields)) {
@@ -54,7 +57,7 @@ export class DashboardClient {
     const response = await this.#app.inject({
       method: 'POST',
       url,
-      headers: { cookie: this.#cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { cookie: this.#cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
       payload: body.toString(),
       remoteAddress: this.#ip,
     })
