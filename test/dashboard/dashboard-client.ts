@@ -65,8 +65,14 @@ export class DashboardClient {
     return response
   }
 
+  /**
+   * Signs up, then signs in as the sign-up answer asks: the response is the first sign-in's
+   * (the welcome page with the sandbox's test key, 201), or the sign-up's if it was refused.
+   */
   async signUp(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {
-    return this.post('/dashboard/signup', { email, password })
+    const signUp = await this.post('/dashboard/signup', { email, password })
+    if (signUp.statusCode !== 303) return signUp
+    return this.signIn(email, password)
   }
 
   async signIn(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {
