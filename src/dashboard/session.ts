@@ -29,9 +29,10 @@ declare module 'fastify' {
 const SESSION_COOKIE = 'cur_session'
 const VISITOR_COOKIE = 'cur_csrf'
 export const SESSION_LIFETIME_MS = 8 * 3_600_000
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 export interface SessionSupport {
-  /** Finds the session; on POST, refuses a request not sent by our own page (403). */
+  /** Finds the session; on any unsafe method, refuses a request not sent by our own page (403). */
   load(request: FastifyRequest, reply: FastifyReply): Promise<void>
   signIn(request: FastifyRequest, reply: FastifyReply, account: AccountRow): Promise<void>
   signOut(request: FastifyRequest, reply: FastifyReply): Promise<void>
@@ -56,7 +57,8 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
       request.account = token === undefined ? null : ((await accountForSession(db, token, clock.now())) ?? null)
       if (request.account !== null) request.csrfToken = csrfToken(secret, { kind: 'session', token: token! })
       else visitorToken(request, reply)
-      if (request.method === 'POST') verifyCsrf(request, request.csrfToken)
+      // Every state-changing method (RFC 9110 section 9.2.1); the dashboard's forms only POST.
+      if (!SAFE_METHODS.has(request.method)) verifyCsrf(request, request.csrfToken)
     },
     async signIn(request, reply, account) {
       const token = await createSession(db, account.id, clock.now(), SESSION_LIFETIME_MS)
