@@ -68,7 +68,9 @@ export function createSignInGuard(options: { clock: Clock; limiters: Limiters })
   return {
     reserve(email, ip) {
       const address = addressKey(ip)
-      const pairKey = `${email}\n${address}`
+      // No address is longer than 254 characters (RFC 5321): a longer one names no account,
+      // and must not cost more memory than one.
+      const pairKey = `${email.slice(0, 255)}\n${address}`
       const pair = perPair.reserve([pairKey])
       if (!pair.allowed) tooManyAttempts(pair.retryAfterMs)
       const byAddress = perAddress.reserve([address])
