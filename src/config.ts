@@ -33,8 +33,10 @@ export interface Config {
   readonly maxConnectionsPerAddress: number
   /** Failed authentications accepted per client address in any rolling window of the same length. */
   readonly authFailureLimit: number
-  /** Failed dashboard sign-ins accepted per account in 15 minutes (four times as many per address). */
+  /** Failed dashboard sign-ins accepted per account and address before delays (four times as many per address). */
   readonly signInFailureLimit: number
+  /** Dashboard sign-ups accepted per client address in any hour. */
+  readonly signUpLimit: number
   readonly bodyLimitBytes: number
   /** Passed to Fastify's trustProxy: false, true, a hop count, or a comma-separated list of addresses. */
   readonly trustProxy: boolean | number | string
@@ -144,6 +146,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxConnectionsPerAddress: integer(env, 'MAX_CONNECTIONS_PER_ADDRESS', 256, 0, 1_000_000),
     authFailureLimit: integer(env, 'AUTH_FAILURE_LIMIT', 30, 1, 1_000_000),
     signInFailureLimit: integer(env, 'SIGN_IN_FAILURE_LIMIT', 5, 1, 10_000),
+    signUpLimit: integer(env, 'SIGN_UP_LIMIT', 5, 1, 10_000),
     bodyLimitBytes: integer(env, 'BODY_LIMIT_BYTES', 4096, 64, 1_048_576),
     trustProxy: trustProxy(env),
     seedDemo: boolean(env, 'SEED_DEMO', true),

@@ -23,6 +23,7 @@ import { authRoutes } from './routes/auth.js'
 import { operatorRoutes } from './routes/operator.js'
 import { partnerRoutes } from './routes/partner.js'
 import { createSessionSupport, type SessionSupport } from './session.js'
+import { createSignInGuard, type SignInGuard } from './sign-in-guard.js'
 
 export type Access = 'public' | 'partner' | 'operator'
 
@@ -47,6 +48,7 @@ export interface DashboardDeps {
 
 export interface DashboardContext extends DashboardDeps {
   sessions: SessionSupport
+  guard: SignInGuard
 }
 
 /** script-src 'self' allows only /dashboard/assets/dashboard.js; no inline script or style. */
@@ -75,7 +77,8 @@ function errorPage(request: FastifyRequest, reply: FastifyReply, error: Dashboar
 export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const secret = await sharedSecret(deps.storage.db, 'dashboard-csrf')
   const sessions = createSessionSupport({ db: deps.storage.db, clock: deps.clock, secret })
-  const context: DashboardContext = { ...deps, sessions }
+  const guard = createSignInGuard({ clock: deps.clock, limiters: deps.limiters })
+  const context: DashboardContext = { ...deps, sessions, guard }
 
   app.decorateRequest('account', null)
   app.decorateRequest('csrfToken', '')

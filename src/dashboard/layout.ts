@@ -16,6 +16,8 @@ const NOTICES: Record<string, string> = {
   'application-submitted': 'Your application was submitted. Review takes 3-5 business days.',
   'key-revoked': 'The key was revoked. Requests with it are refused within seconds.',
   'signed-out': 'You are signed out.',
+  'signed-up':
+    'If this address is new, your partner account is ready: sign in with the password you chose to get your sandbox and first test key. If it had an account already, sign in with that account’s password.',
   approved: 'The application was approved and the organisation created.',
   rejected: 'The application was rejected; the partner sees your reason.',
   'agreement-recorded': 'The agreement was recorded. Student endpoints work for this organisation while it is active.',

@@ -1,21 +1,21 @@
 /**
- * Who is signed in, and proof that a form was sent from our own page.
+ * Who is signed in, and the CSRF token their forms carry (checked in csrf.ts).
  *
- * - `cur_session`: a random token naming a server-side session (only its hash is stored).
- * - `cur_csrf`: a random value every visitor gets; the CSRF token in each form is its HMAC
- *   under a secret shared by all instances. A POST must carry the token matching its cookie:
- *   a page on another site can neither read the cookie nor compute the HMAC. Signing in or out
- *   rotates both cookies, so a token fixed before sign-in is worthless after.
- * Both cookies are httpOnly, SameSite=Lax, scoped to /dashboard, and Secure over TLS.
+ * - `cur_session`: a random token naming a server-side session (only its hash is stored). The
+ *   CSRF token of a signed-in visitor is the HMAC of this token, so it is worth nothing in any
+ *   other session.
+ * - `cur_csrf`: a random value a visitor gets before signing in; the sign-in and sign-up forms'
+ *   token is its HMAC. Signing in or out changes the token.
+ * Both cookies are httpOnly and SameSite=Lax; over TLS they are `__Host-` cookies (cookies.ts).
  */
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { accountForSession, createSession, deleteSession } from '../storage/account-repository.js'
 import type { AccountRow, Database } from '../storage/database.js'
 import { clearCookie, readCookie, setCookie } from './cookies.js'
-import { DashboardError } from './dashboard-error.js'
+import { csrfToken, verifyCsrf } from './csrf.js'
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -27,10 +27,12 @@ declare module 'fastify' {
 }
 
 const SESSION_COOKIE = 'cur_session'
-const CSRF_COOKIE = 'cur_csrf'
+const VISITOR_COOKIE = 'cur_csrf'
 export const SESSION_LIFETIME_MS = 8 * 3_600_000
+const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 export interface SessionSupport {
+  /** Finds the session; on any unsafe method, refuses a request not sent by our own page (403). */
   load(request: FastifyRequest, reply: FastifyReply): Promise<void>
   signIn(request: FastifyRequest, reply: FastifyReply, account: AccountRow): Promise<void>
   signOut(request: FastifyRequest, reply: FastifyReply): Promise<void>
@@ -38,42 +40,40 @@ export interface SessionSupport {
 
 export function createSessionSupport(options: { db: Kysely<Database>; clock: Clock; secret: Buffer }): SessionSupport {
   const { db, clock, secret } = options
-  const sign = (value: string) => createHmac('sha256', secret).update(`csrf:${value}`).digest('base64url')
-  const secure = (request: FastifyRequest) => request.protocol === 'https'
 
-  function newCsrf(request: FastifyRequest, reply: FastifyReply): void {
-    const value = randomBytes(24).toString('base64url')
-    setCookie(reply, CSRF_COOKIE, value, { secure: secure(request) })
-    request.csrfToken = sign(value)
+  /** Binds this request's forms to the visitor cookie, creating it if need be. */
+  function visitorToken(request: FastifyRequest, reply: FastifyReply): void {
+    let value = readCookie(request, VISITOR_COOKIE)
+    if (value === undefined) {
+      value = randomBytes(24).toString('base64url')
+      setCookie(request, reply, VISITOR_COOKIE, value)
+    }
+    request.csrfToken = csrfToken(secret, { kind: 'visitor', value })
   }
 
   return {
     async load(request, reply) {
-      const csrf = readCookie(request, CSRF_COOKIE)
-      if (csrf === undefined) newCsrf(request, reply)
-      else request.csrfToken = sign(csrf)
       const token = readCookie(request, SESSION_COOKIE)
       request.account = token === undefined ? null : ((await accountForSession(db, token, clock.now())) ?? null)
-      if (request.method === 'POST') {
-        const sent = (request.body as Record<string, unknown> | undefined)?._csrf
-        const expected = Buffer.from(request.csrfToken)
-        const ok = csrf !== undefined && typeof sent === 'string' && sent.length === expected.length && timingSafeEqual(Buffer.from(sent), expected)
-        if (!ok) {
-          throw new DashboardError(403, 'This form has expired', 'The form was not sent from this dashboard, or it was open too long. Go back, reload the page and try again.')
-        }
-      }
+      if (request.account !== null) request.csrfToken = csrfToken(secret, { kind: 'session', token: token! })
+      else visitorToken(request, reply)
+      // Every state-changing method (RFC 9110 section 9.2.1); the dashboard's forms only POST.
+      if (!SAFE_METHODS.has(request.method)) verifyCsrf(request, request.csrfToken)
     },
     async signIn(request, reply, account) {
       const token = await createSession(db, account.id, clock.now(), SESSION_LIFETIME_MS)
-      setCookie(reply, SESSION_COOKIE, token, { secure: secure(request), maxAgeSeconds: SESSION_LIFETIME_MS / 1000 })
-      newCsrf(request, reply)
+      setCookie(request, reply, SESSION_COOKIE, token, { maxAgeSeconds: SESSION_LIFETIME_MS / 1000 })
+      request.csrfToken = csrfToken(secret, { kind: 'session', token })
       request.account = account
     },
     async signOut(request, reply) {
       const token = readCookie(request, SESSION_COOKIE)
       if (token !== undefined) await deleteSession(db, token)
-      clearCookie(reply, SESSION_COOKIE, secure(request))
-      newCsrf(request, reply)
+      clearCookie(request, reply, SESSION_COOKIE)
+      // A fresh visitor value, so a token from before sign-out is not valid after it.
+      const value = randomBytes(24).toString('base64url')
+      setCookie(request, reply, VISITOR_COOKIE, value)
+      request.csrfToken = csrfToken(secret, { kind: 'visitor', value })
       request.account = null
     },
   }

@@ -1,6 +1,7 @@
 /**
  * Builds the service's limiters: requests per key, failed API authentications per client
- * address, and failed dashboard sign-ins per account and per address. With REDIS_URL they live
+ * address, failed dashboard sign-ins per (account, address) pair and per address, and dashboard sign-ups
+ * per address. With REDIS_URL they live
  * in Redis, shared by all instances (each with a local fallback); without it, in this process.
  */
 import type { FastifyBaseLogger } from 'fastify'
@@ -17,8 +18,9 @@ export interface Limiters {
   /** All of an organisation's keys together: more keys do not multiply the per-key limit. */
   readonly organisationRequests: RateLimiter
   readonly authFailures: RateLimiter
-  readonly signInFailuresByAccount: RateLimiter
+  readonly signInFailuresByPair: RateLimiter
   readonly signInFailuresByAddress: RateLimiter
+  readonly signUpsByAddress: RateLimiter
   store(): LimiterStore
   /** Drops idle in-memory windows; called once a window. */
   sweep(): void
@@ -27,6 +29,9 @@ export interface Limiters {
 
 /** Dashboard sign-in failures are counted over a longer window than API requests. */
 export const SIGN_IN_WINDOW_MS = 15 * 60_000
+
+/** Each sign-up creates an account: SIGN_UP_LIMIT of them per address per hour. */
+export const SIGN_UP_WINDOW_MS = 60 * 60_000
 
 interface Spec {
   name: keyof Omit<Limiters, 'store' | 'sweep' | 'close'>
@@ -43,8 +48,9 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
     { name: 'requests', key: 'rate', label: 'requests per key', limit: config.rateLimit, windowMs },
     { name: 'organisationRequests', key: 'orgrate', label: 'requests per organisation', limit: config.organisationRateLimit, windowMs },
     { name: 'authFailures', key: 'authfail', label: 'failed authentications per address', limit: config.authFailureLimit, windowMs },
-    { name: 'signInFailuresByAccount', key: 'signin:account', label: 'failed sign-ins per account', limit: config.signInFailureLimit, windowMs: SIGN_IN_WINDOW_MS },
+    { name: 'signInFailuresByPair', key: 'signin:pair', label: 'failed sign-ins per account and address', limit: config.signInFailureLimit, windowMs: SIGN_IN_WINDOW_MS },
     { name: 'signInFailuresByAddress', key: 'signin:address', label: 'failed sign-ins per address', limit: config.signInFailureLimit * 4, windowMs: SIGN_IN_WINDOW_MS },
+    { name: 'signUpsByAddress', key: 'signup:address', label: 'sign-ups per address', limit: config.signUpLimit, windowMs: SIGN_UP_WINDOW_MS },
   ]
   const local = new Map(specs.map((spec) => [spec.name, new SlidingWindowLimiter({ limit: spec.limit, windowMs: spec.windowMs, clock })]))
   const sweep = () => {
@@ -57,8 +63,9 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
       requests: of('requests'),
       organisationRequests: of('organisationRequests'),
       authFailures: of('authFailures'),
-      signInFailuresByAccount: of('signInFailuresByAccount'),
+      signInFailuresByPair: of('signInFailuresByPair'),
       signInFailuresByAddress: of('signInFailuresByAddress'),
+      signUpsByAddress: of('signUpsByAddress'),
       store: () => 'memory',
       sweep,
       close: async () => {},
@@ -83,8 +90,9 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
     requests: of('requests'),
     organisationRequests: of('organisationRequests'),
     authFailures: of('authFailures'),
-    signInFailuresByAccount: of('signInFailuresByAccount'),
+    signInFailuresByPair: of('signInFailuresByPair'),
     signInFailuresByAddress: of('signInFailuresByAddress'),
+    signUpsByAddress: of('signUpsByAddress'),
     store: () => of('requests').store,
     sweep,
     async close() {

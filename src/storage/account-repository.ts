@@ -38,6 +38,39 @@ export async function createAccount(db: Kysely<Database>, account: NewAccount, n
   return row
 }
 
+/**
+ * Creates the account unless one has this e-mail address already; true if it did. Both ways
+ * do the same work (one insert statement), so sign-up takes as long for an address that has an
+ * account as for a new one.
+ */
+export async function createAccountIfNew(db: Kysely<Database>, account: NewAccount, now: number): Promise<boolean> {
+  const result = await db
+    .insertInto('accounts')
+    .values({
+      id: randomUUID(),
+      email: normaliseEmail(account.email),
+      password_hash: account.passwordHash,
+      role: account.role,
+      organisation_id: null,
+      sandbox_organisation_id: account.sandboxOrganisationId ?? null,
+      created_at: isoAt(now),
+    })
+    .onConflict((oc) => oc.column('email').doNothing())
+    .executeTakeFirst()
+  return Number(result.numInsertedOrUpdatedRows ?? 0n) === 1
+}
+
+/** Gives the account its sandbox unless it has one; false if it had one already. */
+export async function setSandboxIfNone(db: Kysely<Database>, accountId: string, sandboxOrganisationId: string): Promise<boolean> {
+  const result = await db
+    .updateTable('accounts')
+    .set({ sandbox_organisation_id: sandboxOrganisationId })
+    .where('id', '=', accountId)
+    .where('sandbox_organisation_id', 'is', null)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
 export async function findAccountByEmail(db: Kysely<Database>, email: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').selectAll().where('email', '=', normaliseEmail(email)).executeTakeFirst()
 }

@@ -1,18 +1,40 @@
 /**
  * A partner's sandbox: an organisation of kind `sandbox` holding synthetic students with
  * progress, reached only by the partner's test keys. No real child's data is ever in it, so
- * it needs no agreement and exists from the moment the partner signs up.
+ * it needs no agreement and exists from the partner's first sign-in.
  */
+import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { syntheticProgress, syntheticStudents } from '../demo/synthetic-students.js'
-import { createOrganisation } from './access-repository.js'
-import type { Database, OrganisationRow } from './database.js'
+import { createApiKey, createOrganisation } from './access-repository.js'
+import { setSandboxIfNone } from './account-repository.js'
+import type { AccountRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
 import { linkStudents, upsertProgress, upsertStudents } from './student-import-repository.js'
 import { inTransaction } from './transaction.js'
 
+/** Organisation names are limited to 120 characters (see createOrganisation). */
+const NAME_LIMIT = 120
+const PREFIX = 'Sandbox: '
+
+/**
+ * The sandbox's organisation name: `Sandbox: <e-mail>` when that fits in the 120 characters an
+ * organisation name may have. A valid address can have 254 (RFC 5321), so a longer one keeps its
+ * head and gains a digest of the whole address: still readable, still unique (names are unique,
+ * and two long addresses may share their first 90 characters).
+ *
+ * @example sandboxName('dev@acme.example') // 'Sandbox: dev@acme.example'
+ */
+export function sandboxName(label: string): string {
+  const plain = `${PREFIX}${label}`
+  if (plain.length <= NAME_LIMIT) return plain
+  const digest = createHash('sha256').update(label).digest('hex').slice(0, 16)
+  const tail = `… #${digest}`
+  return `${PREFIX}${label.slice(0, NAME_LIMIT - PREFIX.length - tail.length)}${tail}`
+}
+
 export async function createSandbox(db: Kysely<Database>, label: string, now: number): Promise<OrganisationRow> {
   return inTransaction(db, async (trx) => {
-    const organisation = await createOrganisation(trx, `Sandbox: ${label}`, now, { kind: 'sandbox' })
+    const organisation = await createOrganisation(trx, sandboxName(label), now, { kind: 'sandbox' })
     const lessons = await trx.selectFrom('lessons').select(['slug', 'tier', 'slide_count']).orderBy('position').execute()
     const students = syntheticStudents(8)
     await upsertStudents(trx, students.map((student) => ({ ...student, sandbox: true })), now)
@@ -20,6 +42,32 @@ export async function createSandbox(db: Kysely<Database>, label: string, now: nu
     await upsertProgress(trx, syntheticProgress(lessons.map((l) => ({ slug: l.slug, tier: l.tier, slideCount: Number(l.slide_count) })), students, now, now % 1000))
     return organisation
   })
+}
+
+/**
+ * A partner's sandbox and first test key, made when the partner first signs in (sign-up only
+ * creates the account, so that it answers the same whether or not the address had one). Undefined
+ * if the account has a sandbox already, e.g. made by a concurrent sign-in: nothing is created then.
+ */
+export async function provideSandbox(db: Kysely<Database>, account: AccountRow, now: number): Promise<{ row: ApiKeyRow; key: string } | undefined> {
+  if (account.sandbox_organisation_id !== null) return undefined
+  const taken = new Error('sandbox exists')
+  try {
+    const created = await inTransaction(db, async (trx) => {
+      const sandbox = await createSandbox(trx, account.email, now)
+      if (!(await setSandboxIfNone(trx, account.id, sandbox.id))) throw taken
+      return createApiKey(
+        trx,
+        { organisationId: sandbox.id, name: 'first test key', scopes: ['students:read', 'students:write'], expiresAt: null, mode: 'test', createdBy: account.id },
+        now,
+      )
+    })
+    account.sandbox_organisation_id = created.row.organisation_id
+    return created
+  } catch (error) {
+    if (error === taken) return undefined
+    throw error
+  }
 }
 
 /** The sandbox's students, for the partner's dashboard (ids to try the API with). */

@@ -43,8 +43,11 @@ export class DashboardClient {
     return token
   }
 
-  /** Posts a form; `_csrf` is filled in unless the caller sets it (or sets it to null to leave it out). */
-  async post(url: string, form: Record<string, string | string[] | null> = {}): Promise<LightMyRequestResponse> {
+  /**
+   * Posts a form; `_csrf` is filled in unless the caller sets it (or sets it to null to leave it
+   * out). `headers` adds or replaces request headers (e.g. Origin, or a forged Cookie).
+   */
+  async post(url: string, form: Record<string, string | string[] | null> = {}, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
     const fields = { _csrf: form._csrf === undefined ? await this.csrf() : form._csrf, ...Object.fromEntries(Object.entries(form).filter(([k]) => k !== '_csrf')) }
     const body = new URLSearchParams()
     for (const [name, value] of Object.entries(fields)) {
@@ -54,7 +57,7 @@ export class DashboardClient {
     const response = await this.#app.inject({
       method: 'POST',
       url,
-      headers: { cookie: this.#cookieHeader(), 'content-type': 'application/x-www-form-urlencoded' },
+      headers: { cookie: this.#cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
       payload: body.toString(),
       remoteAddress: this.#ip,
     })
@@ -62,8 +65,14 @@ export class DashboardClient {
     return response
   }
 
+  /**
+   * Signs up, then signs in as the sign-up answer asks: the response is the first sign-in's
+   * (the welcome page with the sandbox's test key, 201), or the sign-up's if it was refused.
+   */
   async signUp(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {
-    return this.post('/dashboard/signup', { email, password })
+    const signUp = await this.post('/dashboard/signup', { email, password })
+    if (signUp.statusCode !== 303) return signUp
+    return this.signIn(email, password)
   }
 
   async signIn(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {

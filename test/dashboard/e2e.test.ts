@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
- * The whole flow in a real browser against a real server process: a partner signs up and
- * applies; the operator approves and records an agreement; the partner creates a student key,
+ * The whole flow in a real browser against a real server process: a partner signs up, signs in
+ * and applies; the operator approves and records an agreement; the partner creates a student key,
  * and that key reads a student's progress through /api/v1; the operator revokes it and the API
  * refuses it within 5 s. Every page visited is checked with axe-core and photographed.
  */
@@ -54,12 +54,18 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await server?.stop()
   })
 
-  it('a partner signs up and gets a sandbox with a working test key at once', async () => {
+  it('a partner signs up, signs in and gets a sandbox with a working test key at once', async () => {
     await partner.goto(url('/dashboard/signup'))
     await check(partner, '01-sign-up')
     await partner.getByLabel('Work e-mail address').fill(partnerEmail)
     await partner.getByLabel('Password').fill(partnerPassword)
     await partner.getByRole('button', { name: 'Create account' }).click()
+    // Sign-up says the same whether or not the address had an account: sign in to continue.
+    expect(await textOf(partner.getByRole('status'))).toContain('If this address is new')
+    await check(partner, '01b-signed-up')
+    await partner.getByLabel('E-mail address').fill(partnerEmail)
+    await partner.getByLabel('Password').fill(partnerPassword)
+    await partner.getByRole('button', { name: 'Sign in' }).click()
     expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Welcome')
     const testKey = await partner.getByLabel(/API key/).inputValue()
     expect(testKey).toMatch(/^cur_test_/)

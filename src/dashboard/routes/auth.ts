@@ -1,23 +1,29 @@
 /**
  * Sign-up (partners only; operators are created with the CLI), sign-in and sign-out.
  *
- * Sign-up gives the partner a sandbox at once: an organisation of synthetic students and a
- * first test key, shown on the welcome page, so integration starts before any review.
- * Sign-in failures are limited per account and per address; a login takes as long whether or
- * not the account exists.
+ * Sign-up answers the same for every valid form: a redirect to the sign-in page, whose notice
+ * covers both cases. It creates the account only if the address has none, and it never says
+ * which: "an account exists already" told anybody which addresses have accounts, the
+ * operator's included. The sandbox comes at the first sign-in: its organisation of synthetic
+ * students and a first test key, shown on the welcome page, so integration still starts
+ * before any review.
+ *
+ * Password forms go through the sign-in guard (sign-in-guard.ts): attempts are throttled per
+ * (account, address) pair and per address, reserved before any hash, and hashes are capped.
+ * Sign-ups are limited per address (SIGN_UP_LIMIT an hour), counted the same either way. A
+ * sign-in or a sign-up takes as long whether or not the account exists.
  */
 import type { FastifyInstance, FastifyRequest } from 'fastify'
+import { addressKey } from '../../domain/client-address.js'
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from '../../domain/passwords.js'
-import { createAccount, findAccountByEmail, normaliseEmail } from '../../storage/account-repository.js'
-import { createApiKey } from '../../storage/access-repository.js'
-import { createSandbox } from '../../storage/sandbox-repository.js'
-import { inTransaction } from '../../storage/transaction.js'
+import { createAccountIfNew, findAccountByEmail, normaliseEmail } from '../../storage/account-repository.js'
+import { provideSandbox } from '../../storage/sandbox-repository.js'
 import type { DashboardContext } from '../dashboard-plugin.js'
 import { sendPage } from '../dashboard-plugin.js'
-import { DashboardError } from '../dashboard-error.js'
 import { errorSummary, field, type FieldErrors, type FormBody, isEmail, text } from '../forms.js'
 import { html } from '../html.js'
 import { csrfField } from '../layout.js'
+import { tooManyAttempts } from '../sign-in-guard.js'
 import { newKeyPage } from '../views/new-key.js'
 
 /** Where to go after signing in: only a dashboard path of ours, never another site. */
@@ -31,7 +37,7 @@ function home(role: string): string {
 
 function signUpForm(request: FastifyRequest, values: { email?: string }, errors: FieldErrors = {}) {
   return html`${errorSummary(errors)}
-<p>Create a partner account. You get a sandbox at once: test keys that work on the real catalog and on made-up students, before any review.</p>
+<p>Create a partner account. You get a sandbox as soon as you sign in: test keys that work on the real catalog and on made-up students, before any review.</p>
 <form method="post" action="/dashboard/signup" class="stack" novalidate>
   ${csrfField(request)}
   ${field('email', 'Work e-mail address', { type: 'email', value: values.email ?? '', autocomplete: 'email', required: true, errors })}
@@ -54,7 +60,7 @@ function signInForm(request: FastifyRequest, values: { email?: string; next?: st
 }
 
 export function authRoutes(app: FastifyInstance, context: DashboardContext): void {
-  const { storage, clock, limiters, sessions } = context
+  const { storage, clock, limiters, sessions, guard } = context
 
   app.get('/', { config: { dashboard: 'public' } }, (request, reply) => reply.redirect(request.account ? home(request.account.role) : '/dashboard/login', 303))
 
@@ -68,28 +74,14 @@ export function authRoutes(app: FastifyInstance, context: DashboardContext): voi
     if (!isEmail(email)) errors.email = 'Enter an e-mail address like name@example.org.'
     const weak = passwordProblem(password, email)
     if (weak !== null) errors.password = weak
-    if (errors.email === undefined && (await findAccountByEmail(storage.db, email)) !== undefined) {
-      errors.email = 'An account with this e-mail address exists already. Sign in instead.'
-    }
     if (Object.keys(errors).length > 0) return sendPage(request, reply, 'Create a partner account', signUpForm(request, { email }, errors), 400)
-    // Each sign-up creates data (a sandbox); limit how fast one address can make them.
-    const attempt = await limiters.signInFailuresByAddress.hit(request.ip)
-    if (!attempt.allowed) tooMany(attempt.resetMs)
-
-    const now = clock.now()
-    const passwordHash = await hashPassword(password)
-    const { account, key } = await inTransaction(storage.db, async (trx) => {
-      const sandbox = await createSandbox(trx, email, now)
-      const account = await createAccount(trx, { email, passwordHash, role: 'partner', sandboxOrganisationId: sandbox.id }, now)
-      const key = await createApiKey(
-        trx,
-        { organisationId: sandbox.id, name: 'first test key', scopes: ['students:read', 'students:write'], expiresAt: null, mode: 'test', createdBy: account.id },
-        now,
-      )
-      return { account, key }
-    })
-    await sessions.signIn(request, reply, account)
-    return newKeyPage(request, reply, context, { key: key.key, row: key.row, welcome: true })
+    // Counted before any work, for new and existing addresses alike (else the limit would tell).
+    const attempt = await limiters.signUpsByAddress.hit(addressKey(request.ip))
+    if (!attempt.allowed) tooManyAttempts(attempt.resetMs)
+    // Hashed either way, so an existing address answers no faster than a new one.
+    const passwordHash = await guard.hash(request.ip, () => hashPassword(password))
+    await createAccountIfNew(storage.db, { email, passwordHash, role: 'partner' }, clock.now())
+    return reply.redirect('/dashboard/login?notice=signed-up', 303)
   })
 
   app.get('/login', { config: { dashboard: 'public' } }, (request, reply) => {
@@ -103,30 +95,32 @@ export function authRoutes(app: FastifyInstance, context: DashboardContext): voi
     const email = normaliseEmail(text(body, 'email'))
     const password = text(body, 'password')
     const next = safeNext(text(body, 'next'))
-    const [byAddress, byAccount] = await Promise.all([limiters.signInFailuresByAddress.peek(request.ip), limiters.signInFailuresByAccount.peek(email)])
-    if (!byAddress.allowed || !byAccount.allowed) tooMany(Math.max(byAddress.allowed ? 0 : byAddress.resetMs, byAccount.allowed ? 0 : byAccount.resetMs))
-
-    const account = email === '' ? undefined : await findAccountByEmail(storage.db, email)
-    // Hash even when there is no account, so timing does not tell which e-mails exist.
-    const matches = await verifyPassword(password, account?.password_hash ?? DUMMY_HASH)
-    if (account === undefined || !matches) {
-      await Promise.all([limiters.signInFailuresByAddress.hit(request.ip), limiters.signInFailuresByAccount.hit(email)])
-      const errors = { email: 'The e-mail address or the password is not right.' }
-      return sendPage(request, reply, 'Sign in', signInForm(request, { email, ...(next ? { next } : {}) }, errors), 401)
+    // Reserved before the first await: concurrent attempts count against each other.
+    const attempt = guard.reserve(email, request.ip)
+    try {
+      await attempt.checkShared()
+      const account = email === '' ? undefined : await findAccountByEmail(storage.db, email)
+      // Hash even when there is no account, so timing does not tell which e-mails exist.
+      const matches = await guard.hash(request.ip, () => verifyPassword(password, account?.password_hash ?? DUMMY_HASH))
+      if (account === undefined || !matches) {
+        await attempt.fail()
+        const errors = { email: 'The e-mail address or the password is not right.' }
+        return sendPage(request, reply, 'Sign in', signInForm(request, { email, ...(next ? { next } : {}) }, errors), 401)
+      }
+      attempt.succeed()
+      // A partner's first sign-in: the sandbox and its first test key, shown once.
+      const first = account.role === 'partner' ? await provideSandbox(storage.db, account, clock.now()) : undefined
+      await sessions.signIn(request, reply, account)
+      if (first !== undefined) return newKeyPage(request, reply, context, { key: first.key, row: first.row, welcome: true })
+      return reply.redirect(next ?? home(account.role), 303)
+    } finally {
+      // Refused by the hash gate or the shared windows, or a storage error: not a failure.
+      attempt.cancel()
     }
-    await sessions.signIn(request, reply, account)
-    return reply.redirect(next ?? home(account.role), 303)
   })
 
   app.post('/logout', { config: { dashboard: 'public' } }, async (request, reply) => {
     await sessions.signOut(request, reply)
     return reply.redirect('/dashboard/login?notice=signed-out', 303)
-  })
-}
-
-function tooMany(resetMs: number): never {
-  const seconds = Math.max(1, Math.ceil(resetMs / 1000))
-  throw new DashboardError(429, 'Too many attempts', `Too many attempts from here or for this account. Try again in ${Math.ceil(seconds / 60)} minutes.`, {
-    'retry-after': String(seconds),
   })
 }
