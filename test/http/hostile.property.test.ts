@@ -6,10 +6,13 @@
 import fc from 'fast-check'
 import type { InjectOptions } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildApp } from '../../src/app.js'
+import type { TypedApp } from '../../src/http/app-types.js'
+import { rawRequest } from '../support/raw-http.js'
 import { PROBLEM_CODES } from '../../src/errors.js'
 import { isTierId } from '../../src/domain/tiers.js'
 import type { Storage } from '../../src/storage/db.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, STUDENTS, testConfig, type TestContext } from '../helper.js'
 
 const RUNS = 2500
 
@@ -206,6 +209,72 @@ describe('hostile requests', () => {
     // The mix reaches deep: some requests are served, many are refused for many reasons.
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0)
     for (const status of [400, 401, 403, 404, 405]) expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0)
+    expect(await snapshot(t.storage)).toBe(before)
+  }, 240_000)
+})
+
+/** Ways of writing a path that a router may read as the same path (see path-disguises.test.ts). */
+const disguise = fc.constantFrom<(path: string) => string>(
+  (p) => p,
+  (p) => p.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`),
+  (p) => p.replace(/\/([a-z])/g, (_m, c: string) => `/%${c.charCodeAt(0).toString(16).toUpperCase()}`),
+  (p) => p.replace(/\/(?=[^/]*$)/, '%2F'),
+  (p) => p.replace('/v1/', '//v1/'),
+  (p) => p.replace('/v1/', '/v1/./'),
+  (p) => p.replace('/v1/', '/v1/x/../'),
+  (p) => p.replace('/v1/', '/v1/%2e/'),
+  (p) => `${p}/`,
+  (p) => `http://x${p}`,
+  (p) => `http://x${p.replace(/[a-z]/, (c) => `%${c.charCodeAt(0).toString(16)}`)}`,
+)
+
+const SOCKET_RUNS = 300
+
+describe('hostile requests over real sockets, with and without the fast path', () => {
+  let t: TestContext
+  let before: string
+  const servers: { name: string; app: TypedApp; base: string }[] = []
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
+    before = await snapshot(t.storage)
+    for (const fastPath of [true, false]) {
+      const config = testConfig({ RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '10000000', AUTH_FAILURE_LIMIT: '1000000', REQUEST_TIMEOUT_MS: '5000' })
+      const app = await buildApp({ config, storage: t.storage, clock: t.clock, logger: false, fastPath })
+      servers.push({ name: fastPath ? 'fast path' : 'router only', app, base: await app.listen({ port: 0, host: '127.0.0.1' }) })
+    }
+  })
+  afterAll(async () => {
+    for (const server of servers) await server.app.close()
+    await t.close()
+  })
+
+  it(`disguised paths, absolute-form targets and bodies sent in slow pieces: never 5xx, problems as problem+json, nothing changed (${SOCKET_RUNS} requests a server)`, async () => {
+    const statuses = new Map<number, number>()
+    for (const server of servers) {
+      await fc.assert(
+        fc.asyncProperty(request, disguise, fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 20 }), async (r, spell, pieces, pauseMs) => {
+          fc.pre(!isLegitimateEnroll(r.method, r.body))
+          // A lying Content-Length makes the server wait for bytes that never come: that case is
+          // request-limits.test.ts's (cut at REQUEST_TIMEOUT_MS), too slow to sample here.
+          const { 'content-length': _lie, ...extra } = r.extraHeaders as Record<string, string>
+          const headers: Record<string, string> = { ...extra }
+          if (typeof r.authorization === 'string') Object.assign(headers, bearer(t.fixtures.keys[r.authorization]))
+          else if (r.authorization !== undefined) headers.authorization = r.authorization.raw
+          if (r.contentType !== undefined) headers['content-type'] = r.contentType
+          const target = spell(r.path)
+          // Bytes no HTTP/1.1 request line or header may carry; a client library refuses them.
+          if (/[\s\u0000-\u001f\u007f-\uffff]/.test(target) || Object.values(headers).some((v) => /[\u0000-\u0008\u000a-\u001f\u007f-\uffff]/.test(v))) return
+          const body = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD' ? r.body : undefined
+          const res = await rawRequest(server.base, target, { method: r.method, headers, body, pieces, pauseMs })
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+          const seen = `${server.name}: ${r.method} ${target} -> ${res.status} ${res.body.slice(0, 200)}`
+          expect(res.status, seen).toBeLessThan(500)
+          if (res.status >= 400 && r.method !== 'HEAD') expect(res.headers['content-type'], seen).toMatch(/^application\/problem\+json/)
+        }),
+        { numRuns: SOCKET_RUNS, seed: Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647), endOnFailure: true },
+      )
+    }
+    for (const status of [200, 400, 401, 404]) expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0)
     expect(await snapshot(t.storage)).toBe(before)
   }, 240_000)
 })

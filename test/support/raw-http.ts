@@ -14,12 +14,12 @@ export interface RawResponse {
 export function rawRequest(
   base: string,
   target: string,
-  options: { method?: string; headers?: Record<string, string>; body?: string } = {},
+  options: { method?: string; headers?: Record<string, string>; body?: string | Buffer; pieces?: number; pauseMs?: number } = {},
 ): Promise<RawResponse> {
   const { hostname, port } = new URL(base)
   const method = options.method ?? 'GET'
   const headers: Record<string, string> = { host: `${hostname}:${port}`, connection: 'close', ...options.headers }
-  if (options.body !== undefined) headers['content-length'] = String(Buffer.byteLength(options.body))
+  if (options.body !== undefined && headers['content-length'] === undefined) headers['content-length'] = String(Buffer.byteLength(options.body))
   const head = `${method} ${target} HTTP/1.1\r\n${Object.entries(headers)
     .map(([name, value]) => `${name}: ${value}\r\n`)
     .join('')}\r\n`
@@ -28,9 +28,20 @@ export function rawRequest(
     const chunks: Buffer[] = []
     socket.setTimeout(10_000, () => socket.destroy(new Error(`no answer to ${method} ${target}`)))
     // write, not end: a half-closed socket may be dropped by the server before it answers.
-    socket.on('connect', () => socket.write(head + (options.body ?? '')))
+    // With `pieces`, the request goes out in that many parts with a pause between them (a slow
+    // client, or a body split across TCP segments).
+    const bytes = Buffer.concat([Buffer.from(head, 'latin1'), typeof options.body === 'string' ? Buffer.from(options.body) : (options.body ?? Buffer.alloc(0))])
+    socket.on('connect', async () => {
+      const pieces = Math.max(1, options.pieces ?? 1)
+      const size = Math.ceil(bytes.length / pieces)
+      for (let at = 0; at < bytes.length && !socket.destroyed; at += size) {
+        socket.write(bytes.subarray(at, at + size))
+        if (at + size < bytes.length && options.pauseMs) await new Promise((resolve) => setTimeout(resolve, options.pauseMs))
+      }
+    })
     socket.on('data', (chunk: Buffer) => chunks.push(chunk))
-    socket.on('error', reject)
+    // A reset after the answer is the server closing; no answer at all is reported on close.
+    socket.on('error', () => {})
     socket.on('close', () => {
       const text = Buffer.concat(chunks).toString('latin1')
       const split = text.indexOf('\r\n\r\n')
