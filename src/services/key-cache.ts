@@ -115,7 +115,10 @@ export class KeyCache {
       return entry.record
     }
     const unknownUntil = this.#unknown.get(hash)
-    return unknownUntil !== undefined && now < unknownUntil ? null : undefined
+    if (unknownUntil === undefined) return undefined
+    if (now < unknownUntil) return null
+    this.#unknown.delete(hash)
+    return undefined
   }
 
   /**
@@ -126,18 +129,8 @@ export class KeyCache {
    * const record = found instanceof Promise ? await found : found
    */
   lookup(hash: string): KeyRecord | null | Promise<KeyRecord | null> {
-    const now = this.#clock.now()
-    const entry = this.#entries.get(hash)
-    if (entry !== undefined) {
-      if (now - entry.loadedAt >= this.#maxAgeMs) this.#refresh(hash, entry, now)
-      return entry.record
-    }
-    const unknownUntil = this.#unknown.get(hash)
-    if (unknownUntil !== undefined) {
-      if (now < unknownUntil) return null
-      this.#unknown.delete(hash)
-    }
-    return this.#load(hash)
+    const known = this.cached(hash)
+    return known === undefined ? this.#load(hash) : known
   }
 
   #refresh(hash: string, entry: Entry, now: number): void {
