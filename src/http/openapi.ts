@@ -6,6 +6,7 @@
 import type { SwaggerOptions } from '@fastify/swagger'
 import { Type } from 'typebox'
 import type { Config } from '../config.js'
+import { SLUG_PATTERN } from '../domain/slug.js'
 
 export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress and sets a student's tier.
 
@@ -26,7 +27,7 @@ authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-1
 const SLUG_PARAMS = Type.Object({
   slug: Type.String({
     description: 'Full lesson slug, `<tier>/<lessonId>-<title-words>`, slash included.',
-    pattern: '^(explorer|builder|innovator)/[a-z][0-9]+-[a-z0-9]+(-[a-z0-9]+)*$',
+    pattern: SLUG_PATTERN,
     examples: ['explorer/e1-robots-follow-instructions'],
   }),
 })

@@ -1,5 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readCatalog, replaceCatalog } from '../../src/storage/catalog-repository.js'
+import { SLUG } from '../../src/domain/slug.js'
+import { TIER_IDS } from '../../src/domain/tiers.js'
 import { bearer, buildTestApp, loadSampleCatalog, type TestContext } from '../helper.js'
 
 describe('catalog endpoints', () => {
@@ -115,15 +117,31 @@ describe('catalog endpoints', () => {
       }
     })
 
-    it('answers 404 for a well-formed unknown slug and 400 for a malformed one', async () => {
-      const missing = await t.call({ url: '/api/v1/lessons/explorer/e77-no-such-lesson', headers: auth })
-      expect(missing.statusCode).toBe(404)
-      expect(missing.json().code).toBe('lesson_not_found')
-      for (const bad of ['explorer', 'wizard/e1-x', 'explorer/e1', 'explorer/E1-Robots', 'explorer/e1-robots/extra', '%00', 'explorer/e1-robots%20x']) {
+    it('answers 404 for any unknown slug of the contract\'s form (any letter, any number of digits) and 400 for a malformed one', async () => {
+      for (const unknown of ['explorer/e77-no-such-lesson', 'explorer/e1000-a-future-lesson', 'innovator/s5789-z3ft', 'builder/x0-y']) {
+        const missing = await t.call({ url: `/api/v1/lessons/${unknown}`, headers: auth })
+        expect(missing.statusCode, unknown).toBe(404)
+        expect(missing.json().code).toBe('lesson_not_found')
+      }
+      for (const bad of ['explorer', 'wizard/e1-x', 'explorer/e1', 'explorer/E1-Robots', '%00', 'explorer/e1-robots%20x', 'explorer/1-robots', 'explorer/ee1-robots']) {
         const res = await t.call({ url: `/api/v1/lessons/${bad}`, headers: auth })
         expect(res.statusCode, bad).toBe(400)
         expect(res.json().errors[0]).toMatchObject({ in: 'path', field: 'slug' })
       }
+    })
+
+    it('answers a path below a lesson as an unknown route', async () => {
+      for (const below of ['explorer/e1-robots-follow-instructions/anything/more', 'explorer/e1-robots-follow-instructions/slides', 'explorer/e1-robots/extra', 'explorer/e1-robots-follow-instructions/']) {
+        const res = await t.call({ url: `/api/v1/lessons/${below}`, headers: auth })
+        expect(res.statusCode, below).toBe(404)
+        expect(res.json().code).toBe('route_not_found')
+      }
+    })
+
+    it('checks slugs with the pattern the OpenAPI document publishes', () => {
+      const published = (t.app.swagger() as { paths: Record<string, { get: { parameters: { name: string; schema: { pattern: string } }[] } }> }).paths['/api/v1/lessons/{slug}']!.get.parameters.find((p) => p.name === 'slug')!
+      expect(new RegExp(published.schema.pattern).source).toBe(SLUG.source)
+      expect(published.schema.pattern).toContain(TIER_IDS.join('|'))
     })
   })
 

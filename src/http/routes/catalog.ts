@@ -10,6 +10,7 @@ import type { CatalogState } from '../../services/catalog-state.js'
 import type { TypedApp } from '../app-types.js'
 import { matchesIfNoneMatch, type Representation } from '../catalog-representations.js'
 import { LessonsQuerySchema } from '../schemas/catalog.js'
+import { notFoundProblem } from '../problem-responses.js'
 import { AUTHENTICATED_PROBLEMS, ETAG_HEADER, jsonResponse, NOT_MODIFIED, problemResponses } from '../schemas/responses.js'
 
 const IF_NONE_MATCH = Type.Object({
@@ -81,12 +82,15 @@ export function catalogRoutes(app: TypedApp, catalog: CatalogState): void {
         response: {
           200: jsonResponse('Lesson', 'The lesson metadata.', ETAG_HEADER),
           304: NOT_MODIFIED,
-          ...problemResponses([...AUTHENTICATED_PROBLEMS, 'lesson_not_found']),
+          ...problemResponses([...AUTHENTICATED_PROBLEMS, 'lesson_not_found', 'route_not_found']),
         },
       },
     },
     (request, reply) => {
       const slug = (request.params as { '*': string })['*']
+      // A slug has exactly one slash: more segments name a path under a lesson, and no such
+      // endpoint exists.
+      if (slug.split('/').length > 2) throw new ProblemError('route_not_found', notFoundProblem(request).detail)
       if (!SLUG.test(slug)) {
         throw new ProblemError('invalid_request', `The lesson slug "${slug.slice(0, 100)}" does not have the form <tier>/<lessonId>-<title-words>.`, {
           errors: [{ in: 'path', field: 'slug', detail: 'must have the form <tier>/<lessonId>-<title-words>, e.g. explorer/e1-robots-follow-instructions' }],

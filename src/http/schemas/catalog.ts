@@ -1,5 +1,6 @@
 import { type Static, Type } from 'typebox'
 import { TierIdSchema, tierId } from './common.js'
+import { LESSON_ID_PATTERN, SLUG_PATTERN } from '../../domain/slug.js'
 
 export const TierSchema = Type.Object(
   {
@@ -18,11 +19,11 @@ export const TiersResponseSchema = Type.Object(
 
 const lessonSummaryFields = {
   slug: Type.String({
-    pattern: '^(explorer|builder|innovator)/[a-z][0-9]+-[a-z0-9]+(-[a-z0-9]+)*$',
+    pattern: SLUG_PATTERN,
     description: 'Lesson key, `<tier>/<lessonId>-<title-words>`; contains one `/`.',
     examples: ['explorer/e1-robots-follow-instructions'],
   }),
-  lessonId: Type.String({ pattern: '^[a-z][0-9]+$', description: 'Short lesson code within a tier: a letter plus digits.', examples: ['e1'] }),
+  lessonId: Type.String({ pattern: LESSON_ID_PATTERN, description: 'Short lesson code within a tier: a letter plus digits.', examples: ['e1'] }),
   tier: TierIdSchema,
   title: Type.String({ description: 'Lesson title.' }),
   slideCount: Type.Integer({ minimum: 1, description: 'Number of slides.' }),
