@@ -14,6 +14,7 @@ import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import type { TypedApp } from './http/app-types.js'
 import { API_PREFIX, apiV1 } from './http/api-v1.js'
+import { protectRefusedBodies } from './http/lingering-close.js'
 import { answerClientError, applyTimeouts, checkingIntervalMs, limitConnectionsPerAddress } from './http/connection-limits.js'
 import { createFastPath, type FastPath } from './http/fast-path.js'
 import { openApiOptions } from './http/openapi.js'
@@ -89,10 +90,12 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const app = Fastify({
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     serverFactory: (handler) => {
-      const server = http.createServer({ connectionsCheckingInterval: checkingIntervalMs(connectionLimits) }, (request, response) => {
+      const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
         if (fastPath === undefined || !answerFast(fastPath, request, response, app.log)) handler(request, response)
-      })
+      }
+      const server = http.createServer({ connectionsCheckingInterval: checkingIntervalMs(connectionLimits) }, handle)
       applyTimeouts(server, connectionLimits)
+      protectRefusedBodies(server, config.bodyLimitBytes, handle)
       // Behind a proxy every connection comes from the proxy: the limit would refuse everybody.
       if (config.trustProxy === false) limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, () => app.log)
       return server
