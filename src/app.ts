@@ -47,6 +47,11 @@ export interface AppOptions {
   limiters?: Limiters
   /** Answer hot catalog requests before Fastify (see http/fast-path.ts); on unless false. */
   fastPath?: boolean
+  /**
+   * Look for changes made elsewhere every CHANGE_POLL_MS; on unless false (tests call
+   * `services.changes.check()` instead, so no poll can land between two of their steps).
+   */
+  pollChanges?: boolean
 }
 
 export interface AppServices {
@@ -189,7 +194,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
   })
 
-  await changes.start(config.changePollMs)
+  await changes.start(options.pollChanges === false ? 0 : config.changePollMs)
   const usageTimer = setInterval(() => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')), USAGE_FLUSH_MS)
   const sweepTimer = setInterval(() => limiters.sweep(), windowMs)
   usageTimer.unref()

@@ -179,7 +179,8 @@ export async function buildTestApp(options: { env?: Record<string, string> } = {
   const clock = new ManualClock(START)
   const storage = await createTestStorage()
   const fixtures = await seedFixtures(storage, clock.now())
-  const app = await buildApp({ config: testConfig(options.env), storage, clock, logger: false })
+  // No background poll: a test sees changes made elsewhere when it calls changes.check().
+  const app = await buildApp({ config: testConfig(options.env), storage, clock, logger: false, pollChanges: false })
   await app.ready()
   const contract = new Contract(app.swagger() as Record<string, unknown>)
   return {

@@ -33,8 +33,10 @@ export class ChangeWatcher {
     this.#log = options.log
   }
 
+  /** Notes the versions now and polls every `intervalMs`; with 0, only when `check` is called. */
   async start(intervalMs: number): Promise<void> {
     this.#seen = await readVersions(this.#db)
+    if (intervalMs <= 0) return
     this.#timer = setInterval(() => void this.check(), intervalMs)
     this.#timer.unref()
   }

@@ -107,8 +107,12 @@ describe.each(ENGINES)('crash safety on $name', ({ url: makeUrl }) => {
         // Requests in flight when the process died fail: they were never acknowledged.
       }
     })
-    await Promise.all(burst)
-    await waitForExit(server.child)
+    try {
+      await Promise.all(burst)
+      await waitForExit(server.child)
+    } finally {
+      server.killAll()
+    }
     expect(killed).toBe(true)
     expect(acknowledged.length).toBeGreaterThanOrEqual(100)
     expect(acknowledged.length).toBeLessThan(students.length)
@@ -137,16 +141,20 @@ describe.each(ENGINES)('crash safety on $name', ({ url: makeUrl }) => {
     })
     const started = Date.now()
     let caught = false
-    // Validation of 2,700 files comes first (seconds); then one transaction writes them.
-    while (child.exitCode === null) {
-      if (Date.now() - started > 1000 && (await writing())) {
-        child.kill('SIGKILL')
-        caught = true
-        break
+    try {
+      // Validation of 2,700 files comes first (seconds); then one transaction writes them.
+      while (child.exitCode === null) {
+        if (Date.now() - started > 1000 && (await writing())) {
+          child.kill('SIGKILL')
+          caught = true
+          break
+        }
+        await new Promise((resolve) => setTimeout(resolve, 2))
       }
-      await new Promise((resolve) => setTimeout(resolve, 2))
+      await waitForExit(child)
+    } finally {
+      child.kill('SIGKILL')
     }
-    await waitForExit(child)
     expect(caught, 'the import was killed while it was writing').toBe(true)
 
     const after = await readCatalog(storage.db)

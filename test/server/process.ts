@@ -10,7 +10,11 @@ export interface RunningServer {
   child: ChildProcess
   baseUrl: string
   output(): string
+  /** Resolves once the output satisfies `test` (checked as each chunk arrives); rejects after `timeoutMs`. */
+  waitForOutput(test: (output: string) => boolean, timeoutMs?: number): Promise<string>
   stop(signal?: NodeJS.Signals): Promise<number | null>
+  /** Kills the server and every process it started (its workers), whatever state it is in. */
+  killAll(): void
 }
 
 export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
@@ -18,6 +22,8 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
+    // A process group of its own, so that killAll reaches the workers a primary forked.
+    detached: true,
   })
   let out = ''
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
@@ -35,10 +41,38 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
     child.stdout!.on('data', look)
     child.on('exit', () => reject(new Error(`server exited:\n${out}`)))
   })
+  const killAll = () => {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // Already gone.
+    }
+  }
   return {
     child,
     baseUrl,
     output: () => out,
+    killAll,
+    waitForOutput(test, limitMs = 60_000) {
+      return new Promise<string>((resolve, reject) => {
+        const check = () => {
+          if (!test(out)) return false
+          clearTimeout(timer)
+          child.stdout!.off('data', check)
+          child.stderr!.off('data', check)
+          resolve(out)
+          return true
+        }
+        const timer = setTimeout(() => {
+          child.stdout!.off('data', check)
+          child.stderr!.off('data', check)
+          reject(new Error(`the expected output did not come within ${limitMs} ms:\n${out}`))
+        }, limitMs)
+        if (check()) return
+        child.stdout!.on('data', check)
+        child.stderr!.on('data', check)
+      })
+    },
     async stop(signal = 'SIGTERM') {
       if (child.exitCode !== null) return child.exitCode
       child.kill(signal)
