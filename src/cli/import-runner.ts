@@ -44,11 +44,11 @@ export interface ImportSpec<Row, Context> {
   key(row: Row): string
   duplicate(row: Row, firstLine: number): { field: string; message: string }
   /**
-   * For imports whose rows refer to a student: the field, and how to read it from a valid row.
-   * Every such student must be stored already; rows with other problems are checked too, so
-   * one run reports everything.
+   * The student a row writes or refers to: the field, and how to read it from a valid row. No
+   * import ever touches a sandbox (synthetic) student, and with `mustExist` the student must be
+   * stored already. Rows with other problems are checked too, so one run reports everything.
    */
-  student?: { field: string; of(row: Row): string }
+  student?: { field: string; of(row: Row): string; mustExist: boolean }
   write(db: Kysely<Database>, rows: readonly Row[], now: number, progress: (done: number) => void): Promise<void>
 }
 
@@ -138,8 +138,12 @@ function reportUnknownFields(values: RecordValues, accepted: ReadonlySet<string>
   for (const field of Object.keys(values)) if (!accepted.has(field)) report(field, message)
 }
 
-/** Rows naming a student that is not stored. Runs inside the import's transaction, so it sees what the writes will see. */
-async function unknownStudents<Row>(
+/**
+ * Rows naming a student that is not stored (when it must be), or a sandbox student: a sandbox
+ * student's row holds a synthetic name that test keys read without any agreement, so an
+ * import that wrote a real child's name there would disclose it.
+ */
+async function studentProblems<Row>(
   db: Kysely<Database>,
   file: string,
   student: NonNullable<ImportSpec<Row, unknown>['student']>,
@@ -149,11 +153,16 @@ async function unknownStudents<Row>(
 ): Promise<Problem[]> {
   const ids = new Set(rows.map(student.of))
   for (const other of others) ids.add(other.id)
-  const { existingStudentIds } = await import('../storage/student-import-repository.js')
-  const found = await existingStudentIds(db, [...ids])
+  const { storedStudents } = await import('../storage/student-import-repository.js')
+  const found = await storedStudents(db, [...ids])
   const problems: Problem[] = []
   const report = (id: string, line: number) => {
-    if (!found.has(id)) problems.push({ file, line, field: student.field, message: `no student ${id}; import the student first` })
+    const stored = found.get(id)
+    if (stored === undefined) {
+      if (student.mustExist) problems.push({ file, line, field: student.field, message: `no student ${id}; import the student first` })
+    } else if (stored.sandbox) {
+      problems.push({ file, line, field: student.field, message: `student ${id} is a sandbox (synthetic) student; imports never change sandbox students` })
+    }
   }
   rows.forEach((row, index) => report(student.of(row), lines[index]!))
   for (const other of others) report(other.id, other.line)
@@ -177,7 +186,7 @@ export async function runImport<Row, Context>(
       if (spec.student !== undefined) {
         bar.update('checking students against the database', true)
         // A loop, not push(...): spreading a million problems would overflow the call stack.
-        for (const problem of await unknownStudents(trx, file, spec.student, rows, lines, otherStudents)) problems.push(problem)
+        for (const problem of await studentProblems(trx, file, spec.student, rows, lines, otherStudents)) problems.push(problem)
       }
       if (problems.length > 0) {
         // Stable sort: problems of one line stay in field order.
