@@ -6,14 +6,14 @@
  * 2. check the staged rows against each other (duplicates) and against stored data (are their
  *    students stored? is any a sandbox student?);
  * 3. if anything at all is wrong, report every problem and write nothing; otherwise write the
- *    rows in batches of WRITE_BATCH, each committed on its own.
+ *    rows in batches of WRITE_BATCH, in key order, each committed on its own.
  *
  * Validation is all or nothing: a file with any problem changes nothing, and an operator fixes
  * a whole file in one pass instead of one error per run. Writing is not one transaction: on
  * SQLite a transaction holds the only write lock, and a million-row import held it for about
  * 11 s, during which every student request (each writes its disclosure record) failed with 503.
  * Short batches with a pause after each let the service's writes in between. A killed import
- * therefore leaves the file's first rows written; every import adds or updates rows by id, so
+ * therefore leaves part of the file written; every import adds or updates rows by id, so
  * running the same file again completes it and changes nothing twice.
  */
 import fs from 'node:fs'

@@ -55,10 +55,11 @@ export class ImportStaging {
   /** Rows whose key an earlier row already has, with that earlier row's line. Call after the last `add`. */
   async duplicates(): Promise<{ line: number; row: string; firstLine: number }[]> {
     await sql`create index import_rows_key on import_rows (key, line)`.execute(this.#db)
+    // Grouping walks that index in order; a window function would sort every row, payload and all.
     const { rows } = await sql<{ line: number; row: string; first_line: number }>`
-      select line, row, first_line from (
-        select line, row, min(line) over (partition by key) as first_line from import_rows where key is not null
-      ) keyed where line > first_line order by line`.execute(this.#db)
+      select d.line, d.row, k.first_line from (
+        select key, min(line) as first_line from import_rows where key is not null group by key having count(*) > 1
+      ) k join import_rows d on d.key = k.key and d.line > k.first_line order by d.line`.execute(this.#db)
     return rows.map((r) => ({ line: Number(r.line), row: r.row, firstLine: Number(r.first_line) }))
   }
 
@@ -76,13 +77,22 @@ export class ImportStaging {
     return rows.map((r) => ({ line: Number(r.line), student: r.student, kind: r.sandbox === null ? 'missing' : 'sandbox' }))
   }
 
-  /** The accepted rows in file order, `size` at a time. */
+  /**
+   * The accepted rows in key order, `size` at a time; call after `duplicates` (which builds the
+   * index this walks), and only when there are none. Key order, not file order, because the
+   * tables' primary keys start with the same column (the student id): a batch of consecutive
+   * keys touches a few neighbouring index pages, while 2,000 random ids touch about 2,000 pages
+   * of a large index, and every page a transaction touches is written to the WAL at its commit.
+   * For a million students that made each batch write about 7 MB and the import take 100 s.
+   */
   async *accepted(size: number): AsyncGenerator<string[]> {
-    let after = 0
+    let after: string | undefined
     for (;;) {
-      const rows = await this.#db.selectFrom('import_rows').select(['line', 'row']).where('line', '>', after).where('row', 'is not', null).orderBy('line').limit(size).execute()
+      let query = this.#db.selectFrom('import_rows').select(['key', 'row']).where('key', 'is not', null).orderBy('key').limit(size)
+      if (after !== undefined) query = query.where('key', '>', after)
+      const rows = await query.execute()
       if (rows.length === 0) return
-      after = Number(rows.at(-1)!.line)
+      after = rows.at(-1)!.key!
       yield rows.map((r) => r.row!)
     }
   }
