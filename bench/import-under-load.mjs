@@ -42,17 +42,23 @@ for (let i = 0; i < rows; i++) if (!out.write(`${randomUUID()},Sam,${tiers[i % 3
 await new Promise((r) => out.end(r))
 
 const server = spawn(process.execPath, [path.join(root, 'dist/server.js')], {
-  env: { ...process.env, DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', SEED_DEMO: 'false', RATE_LIMIT: '1000000', LOG_LEVEL: 'warn' },
+  env: { ...process.env, DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', SEED_DEMO: 'false', RATE_LIMIT: '1000000', LOG_LEVEL: 'info' },
   stdio: ['ignore', 'pipe', 'pipe'],
 })
+// The address is in the "Server listening" line (info); the access log after it is dropped.
 let serverOut = ''
 server.stderr.on('data', (c) => (serverOut += c))
 const base = await new Promise((resolve, reject) => {
-  server.stdout.on('data', (c) => {
+  const look = (c) => {
     serverOut += c
     const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(serverOut)
-    if (m) resolve(m[1])
-  })
+    if (m) {
+      server.stdout.off('data', look)
+      server.stdout.resume()
+      resolve(m[1])
+    }
+  }
+  server.stdout.on('data', look)
   server.on('exit', () => reject(new Error(serverOut)))
 })
 
