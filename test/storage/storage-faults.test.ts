@@ -14,7 +14,7 @@ import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import type { TypedApp } from '../../src/http/app-types.js'
-import { isStorageUnavailable, openStorage, type Storage } from '../../src/storage/db.js'
+import { isStorageUnavailable, type Storage } from '../../src/storage/db.js'
 import { bearer, createTestStorage, type Fixtures, seedFixtures, STUDENTS, tempDir, testConfig } from '../helper.js'
 
 const SQLITE = process.env.TEST_DATABASE_URL === undefined
