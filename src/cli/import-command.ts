@@ -19,7 +19,7 @@ export function defineImportCommand<Row, Context>(group: Command, spec: ImportSp
         const [file] = command.processedArgs as [string]
         const format = formatOf(file, command.opts<{ format?: RecordFormat }>().format)
         const started = performance.now()
-        const summary = await withStorage(({ storage }) => runImport(spec, storage.db, file, format, systemClock.now()))
+        const summary = await withStorage(({ storage }) => runImport(spec, storage, file, format, systemClock.now()))
         const seconds = ((performance.now() - started) / 1000).toFixed(1)
         return {
           data: { ...summary },

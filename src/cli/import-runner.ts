@@ -2,17 +2,25 @@
  * The shape every import follows, so students, links and progress behave alike:
  *
  * 1. read the file as a stream and check every row, collecting every problem with its line;
- * 2. in one transaction, check the rows against stored data (are their students stored?);
- * 3. if anything at all is wrong, roll back and report every problem; otherwise write all rows
- *    in that same transaction.
+ *    checked rows go to a staging table (import-staging.ts), not into memory;
+ * 2. check the staged rows against each other (duplicates) and against stored data (are their
+ *    students stored? is any a sandbox student?);
+ * 3. if anything at all is wrong, report every problem and write nothing; otherwise write the
+ *    rows in batches of WRITE_BATCH, in key order, each committed on its own.
  *
- * An import is therefore all or nothing: a file is never left half-applied, and an operator
- * fixes a whole file in one pass instead of one error per run.
+ * Validation is all or nothing: a file with any problem changes nothing, and an operator fixes
+ * a whole file in one pass instead of one error per run. Writing is not one transaction: on
+ * SQLite a transaction holds the only write lock, and a million-row import held it for about
+ * 11 s, during which every student request (each writes its disclosure record) failed with 503.
+ * Short batches with a pause after each let the service's writes in between. A killed import
+ * therefore leaves part of the file written; every import adds or updates rows by id, so
+ * running the same file again completes it and changes nothing twice.
  */
 import fs from 'node:fs'
 import type { Kysely } from 'kysely'
 import type { Database } from '../storage/database.js'
-import { inTransaction } from '../storage/transaction.js'
+import type { Engine } from '../storage/db.js'
+import { ImportStaging } from './import-staging.js'
 import { UUID } from './options.js'
 import { CliError, plural, type Problem } from './output.js'
 import { count, ProgressLine } from './progress-bar.js'
@@ -44,11 +52,11 @@ export interface ImportSpec<Row, Context> {
   key(row: Row): string
   duplicate(row: Row, firstLine: number): { field: string; message: string }
   /**
-   * For imports whose rows refer to a student: the field, and how to read it from a valid row.
-   * Every such student must be stored already; rows with other problems are checked too, so
-   * one run reports everything.
+   * The student a row writes or refers to: the field, and how to read it from a valid row. No
+   * import ever touches a sandbox (synthetic) student, and with `mustExist` the student must be
+   * stored already. Rows with other problems are checked too, so one run reports everything.
    */
-  student?: { field: string; of(row: Row): string }
+  student?: { field: string; of(row: Row): string; mustExist: boolean }
   write(db: Kysely<Database>, rows: readonly Row[], now: number, progress: (done: number) => void): Promise<void>
 }
 
@@ -58,26 +66,38 @@ export interface ImportSummary {
   rows: number
 }
 
-interface Collected<Row> {
-  rows: Row[]
-  lines: number[]
-  problems: Problem[]
-  /** Students named by rows that were refused for another reason, to be checked all the same. */
-  otherStudents: { id: string; line: number }[]
-}
-
 const REPORT_EVERY = 1000
 
-async function collect<Row, Context>(spec: ImportSpec<Row, Context>, file: string, format: RecordFormat, context: Context, bar: ProgressLine): Promise<Collected<Row>> {
+/**
+ * Rows per write transaction. About 20 ms of writing on this kind of machine: a request that
+ * finds the lock taken waits at most that long, well inside the service's 250 ms busy timeout.
+ */
+export const WRITE_BATCH = 2000
+
+/**
+ * After each batch on SQLite the import waits as long as the batch held the lock (at least
+ * MIN_PAUSE_MS). A waiting writer polls the lock on a back-off (1, 2, 5, 10, 15, 20, 25 ms
+ * ...; sqliteDefaultBusyCallback in SQLite's main.c), so a pause as long as the wait so far
+ * is certain to contain one of its polls; without a pause the import would take the lock back
+ * within microseconds and the waiter would never see it free.
+ */
+const MIN_PAUSE_MS = 5
+
+/** Reads, checks and stages every row; returns the problems found row by row. */
+async function stage<Row, Context>(
+  spec: ImportSpec<Row, Context>,
+  staging: ImportStaging,
+  file: string,
+  format: RecordFormat,
+  context: Context,
+  bar: ProgressLine,
+): Promise<{ problems: Problem[]; accepted: number }> {
   const accepted = new Set(spec.fields)
   const required = spec.fields.filter((field) => !spec.optional?.includes(field))
-  const rows: Row[] = []
-  const lines: number[] = []
   const problems: Problem[] = []
-  const otherStudents: { id: string; line: number }[] = []
-  const firstLineOf = new Map<string, number>()
   let sawHeader = false
   let seen = 0
+  let kept = 0
 
   for await (const batch of readRecords(file, format)) {
     for (const item of batch) {
@@ -96,7 +116,7 @@ async function collect<Row, Context>(spec: ImportSpec<Row, Context>, file: strin
         const missing = required.filter((field) => !names.has(field))
         for (const field of missing) problems.push({ file, line: item.line, field, message: `the header has no ${field} column; columns: ${spec.fields.join(',')}` })
         // Without a required column every row would repeat the same complaint; the header one says it all.
-        if (missing.length > 0) return { rows, lines, problems, otherStudents }
+        if (missing.length > 0) return { problems, accepted: kept }
         continue
       }
 
@@ -111,59 +131,94 @@ async function collect<Row, Context>(spec: ImportSpec<Row, Context>, file: strin
       }
       const row = spec.parse(input, context)
       if (row !== null && problems.length === before) {
-        const key = spec.key(row)
-        const firstLine = firstLineOf.get(key)
-        if (firstLine !== undefined) {
-          problems.push({ file, line, ...spec.duplicate(row, firstLine) })
-        } else {
-          firstLineOf.set(key, line)
-          rows.push(row)
-          lines.push(line)
-        }
+        await staging.add({ line, key: spec.key(row), student: spec.student?.of(row) ?? null, row: JSON.stringify(row) })
+        kept++
       } else if (spec.student !== undefined) {
+        // A refused row's student is checked all the same, so that one run reports everything.
         const id = input.value(spec.student.field)
-        if (typeof id === 'string' && UUID.test(id.trim())) otherStudents.push({ id: id.trim().toLowerCase(), line })
+        if (typeof id === 'string' && UUID.test(id.trim())) await staging.add({ line, key: null, student: id.trim().toLowerCase(), row: null })
       }
       if (++seen % REPORT_EVERY === 0) bar.update(`validated ${count(seen)} rows`)
     }
   }
+  await staging.flush()
   if (format === 'csv' && !sawHeader && problems.length === 0) {
     problems.push({ file, line: 1, message: `the file is empty; a CSV import starts with a header row: ${spec.fields.join(',')}` })
   }
   bar.update(`validated ${count(seen)} rows`, true)
-  return { rows, lines, problems, otherStudents }
+  return { problems, accepted: kept }
 }
 
 function reportUnknownFields(values: RecordValues, accepted: ReadonlySet<string>, message: string, report: (field: string, message: string) => void): void {
   for (const field of Object.keys(values)) if (!accepted.has(field)) report(field, message)
 }
 
-/** Rows naming a student that is not stored. Runs inside the import's transaction, so it sees what the writes will see. */
-async function unknownStudents<Row>(
-  db: Kysely<Database>,
-  file: string,
-  student: NonNullable<ImportSpec<Row, unknown>['student']>,
-  rows: readonly Row[],
-  lines: readonly number[],
-  others: readonly { id: string; line: number }[],
-): Promise<Problem[]> {
-  const ids = new Set(rows.map(student.of))
-  for (const other of others) ids.add(other.id)
-  const { existingStudentIds } = await import('../storage/student-import-repository.js')
-  const found = await existingStudentIds(db, [...ids])
+/**
+ * Problems that span rows: a key seen before, a student not stored (when it must be), a sandbox
+ * student. A sandbox student's row holds a synthetic name that test keys read without any
+ * agreement, so an import that wrote a real child's name there would disclose it.
+ */
+async function crossRowProblems<Row>(spec: ImportSpec<Row, unknown>, staging: ImportStaging, file: string): Promise<Problem[]> {
   const problems: Problem[] = []
-  const report = (id: string, line: number) => {
-    if (!found.has(id)) problems.push({ file, line, field: student.field, message: `no student ${id}; import the student first` })
+  for (const duplicate of await staging.duplicates()) {
+    problems.push({ file, line: duplicate.line, ...spec.duplicate(JSON.parse(duplicate.row) as Row, duplicate.firstLine) })
   }
-  rows.forEach((row, index) => report(student.of(row), lines[index]!))
-  for (const other of others) report(other.id, other.line)
+  if (spec.student !== undefined) {
+    const { field, mustExist } = spec.student
+    for (const found of await staging.studentProblems(mustExist)) {
+      const message =
+        found.kind === 'missing'
+          ? `no student ${found.student}; import the student first`
+          : `student ${found.student} is a sandbox (synthetic) student; imports never change sandbox students`
+      problems.push({ file, line: found.line, field, message })
+    }
+  }
   return problems
 }
 
-/** Runs one import; throws a CliError carrying every problem when anything is wrong, having written nothing. */
+/** Writes the staged rows in committed batches, pausing after each on SQLite (see MIN_PAUSE_MS). */
+async function writeBatches<Row>(
+  spec: ImportSpec<Row, unknown>,
+  db: Kysely<Database>,
+  engine: Engine,
+  staging: ImportStaging,
+  total: number,
+  file: string,
+  now: number,
+  bar: ProgressLine,
+): Promise<void> {
+  let done = 0
+  for await (const texts of staging.accepted(WRITE_BATCH)) {
+    const rows = texts.map((text) => JSON.parse(text) as Row)
+    const started = performance.now()
+    try {
+      await db.transaction().execute((trx) => spec.write(trx, rows, now, () => {}))
+    } catch (error) {
+      const reason = error instanceof Error ? error.message : String(error)
+      throw new CliError(
+        `${file}: writing stopped after ${count(done)} of ${count(total)} rows (${reason}); ` +
+          'the rows written are kept, and running the same import again completes it',
+      )
+    }
+    done += rows.length
+    bar.update(`written ${count(done)}/${count(total)}`, done === total)
+    if (engine === 'sqlite') {
+      const held = performance.now() - started
+      await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_PAUSE_MS, held)))
+    }
+  }
+}
+
+/**
+ * Runs one import; throws a CliError carrying every problem when anything is wrong, having
+ * written nothing.
+ *
+ * @example
+ * await runImport(studentImport, storage, 'students.csv', 'csv', Date.now())
+ */
 export async function runImport<Row, Context>(
   spec: ImportSpec<Row, Context>,
-  db: Kysely<Database>,
+  storage: { db: Kysely<Database>; engine: Engine },
   file: string,
   format: RecordFormat,
   now: number,
@@ -171,23 +226,26 @@ export async function runImport<Row, Context>(
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new CliError(`no file "${file}"`)
   const bar = new ProgressLine()
   try {
-    const context = await spec.prepare(db)
-    const { rows, lines, problems, otherStudents } = await collect(spec, file, format, context, bar)
-    await inTransaction(db, async (trx) => {
-      if (spec.student !== undefined) {
-        bar.update('checking students against the database', true)
+    // One pinned connection: the staging table exists only on the connection that made it.
+    return await storage.db.connection().execute(async (db) => {
+      const staging = await ImportStaging.create(db)
+      try {
+        const context = await spec.prepare(db)
+        const { problems, accepted } = await stage(spec, staging, file, format, context, bar)
+        bar.update('checking rows against each other and the database', true)
         // A loop, not push(...): spreading a million problems would overflow the call stack.
-        for (const problem of await unknownStudents(trx, file, spec.student, rows, lines, otherStudents)) problems.push(problem)
+        for (const problem of await crossRowProblems(spec as ImportSpec<Row, unknown>, staging, file)) problems.push(problem)
+        if (problems.length > 0) {
+          // Stable sort: problems of one line stay in field order.
+          problems.sort((a, b) => a.line - b.line)
+          throw new CliError(`${file}: ${plural(problems.length, 'problem')}; nothing was imported`, problems)
+        }
+        await writeBatches(spec as ImportSpec<Row, unknown>, db, storage.engine, staging, accepted, file, now, bar)
+        return { file, format, rows: accepted }
+      } finally {
+        await staging.drop()
       }
-      if (problems.length > 0) {
-        // Stable sort: problems of one line stay in field order.
-        problems.sort((a, b) => a.line - b.line)
-        throw new CliError(`${file}: ${plural(problems.length, 'problem')}; nothing was imported`, problems)
-      }
-      const total = count(rows.length)
-      await spec.write(trx, rows, now, (done) => bar.update(`written ${count(done)}/${total}`, done === rows.length))
     })
-    return { file, format, rows: rows.length }
   } finally {
     bar.clear()
   }

@@ -39,8 +39,12 @@ export function formatOf(file: string, explicit: RecordFormat | undefined): Reco
   return format
 }
 
-/** 1 MiB reads: few enough syscalls to be fast, small enough to keep memory flat. */
-const CHUNK_BYTES = 1 << 20
+/**
+ * 256 KiB reads: few enough syscalls to be fast, and few enough records alive at once (a
+ * chunk's worth, about 5,000) to keep memory flat; with 1 MiB chunks a million-row import peaked
+ * about 35 MB higher.
+ */
+const CHUNK_BYTES = 1 << 18
 
 /**
  * The file's items, a chunk's worth at a time. Batches rather than single items: one `await`

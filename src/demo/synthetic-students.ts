@@ -33,9 +33,10 @@ function sequence(seed: number): () => number {
   }
 }
 
-export function syntheticStudents(count = SYNTHETIC_NAMES.length): SyntheticStudent[] {
+/** `newId` is for tests that need a chosen id; otherwise random UUIDs. */
+export function syntheticStudents(count = SYNTHETIC_NAMES.length, newId: () => string = randomUUID): SyntheticStudent[] {
   return Array.from({ length: count }, (_, index) => ({
-    id: randomUUID(),
+    id: newId(),
     firstName: SYNTHETIC_NAMES[index % SYNTHETIC_NAMES.length]!,
     tier: TIER_IDS[index % TIER_IDS.length]!,
   }))

@@ -6,6 +6,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { type FieldProblem, type Problem, PROBLEM_CATALOG, ProblemError, type ProblemLocation, problemType } from '../errors.js'
 import { isStorageUnavailable } from '../storage/db.js'
+import { StorageFailureLog } from './storage-failure-log.js'
 import type { ProblemBody } from './schemas/common.js'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
@@ -130,6 +131,7 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimi
 }
 
 export function installProblemResponses(app: FastifyInstance, options: { bodyLimit: number }): void {
+  const storageFailures = new StorageFailureLog()
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.detail)
@@ -138,7 +140,7 @@ export function installProblemResponses(app: FastifyInstance, options: { bodyLim
     const client = fromFastifyError(error, request, options.bodyLimit)
     if (client !== undefined) return sendProblem(request, reply, client)
     if (isStorageUnavailable(error)) {
-      request.log.warn({ err: error }, 'storage unavailable')
+      storageFailures.report(request.log, error)
       return sendProblem(
         request,
         reply,

@@ -88,19 +88,37 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
  * locked" at once, without waiting out the busy timeout, since waiting could deadlock.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
+  readonly #database: SQLite.Database
+  constructor(settings: SqliteDialectConfig, database: SQLite.Database) {
+    super(settings)
+    this.#database = database
+  }
   override async beginTransaction(connection: DatabaseConnection): Promise<void> {
     await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  }
+  /**
+   * After SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY or SQLITE_NOMEM SQLite may already have rolled
+   * the whole transaction back by itself ("Response To Errors Within A Transaction",
+   * https://www.sqlite.org/lang_transaction.html). A ROLLBACK then fails with "cannot rollback -
+   * no transaction is active", and Kysely would throw that error in place of the one that says
+   * what went wrong (a full disk answered 500 instead of 503).
+   */
+  override async rollbackTransaction(connection: DatabaseConnection): Promise<void> {
+    if (this.#database.inTransaction) await super.rollbackTransaction(connection)
   }
 }
 
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #settings: SqliteDialectConfig
-  constructor(settings: SqliteDialectConfig) {
+  readonly #database: SQLite.Database
+  /** `database` is the raw connection, asked whether a transaction is still open. */
+  constructor(settings: SqliteDialectConfig, database: SQLite.Database) {
     super(settings)
     this.#settings = settings
+    this.#database = database
   }
   override createDriver(): SqliteDriver {
-    return new ImmediateSqliteDriver(this.#settings)
+    return new ImmediateSqliteDriver(this.#settings, this.#database)
   }
 }
 
@@ -119,12 +137,12 @@ function openSqlite(url: string, options: StorageOptions): Storage {
     database.pragma('wal_autocheckpoint = 0')
     checkpointer = startCheckpointer({ file })
   }
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }) })
+  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database) })
   return {
     db,
     engine: 'sqlite',
     schema: undefined,
-    writes: groupCommitWriteQueue(db),
+    writes: groupCommitWriteQueue(db, () => database.inTransaction),
     async ping() {
       await sql`select 1`.execute(db)
     },
@@ -199,9 +217,11 @@ export function isStorageUnavailable(error: unknown): boolean {
   const code = (error as { code?: unknown }).code
   if (typeof code === 'string') {
     if (SQLITE_UNAVAILABLE.test(code) || NODE_UNAVAILABLE.has(code)) return true
-    // PostgreSQL: 08 connection exception, 53 insufficient resources, 57 operator intervention
-    // (admin shutdown, statement timeout), 40001/40P01 serialization failure and deadlock.
-    if (/^(08|53|57)/.test(code) || code === '40001' || code === '40P01') return true
+    // PostgreSQL: 08 connection exception, 53 insufficient resources (53100 disk full), 57
+    // operator intervention (admin shutdown, statement timeout), 58 system error (I/O), 25006
+    // read-only transaction (a standby, or default_transaction_read_only during maintenance),
+    // 40001/40P01 serialization failure and deadlock.
+    if (/^(08|53|57|58)/.test(code) || code === '25006' || code === '40001' || code === '40P01') return true
   }
   return /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error/i.test(
     error.message,

@@ -3,13 +3,14 @@
  * progress, reached only by the partner's test keys. No real child's data is ever in it, so
  * it needs no agreement and exists from the partner's first sign-in.
  */
-import { createHash } from 'node:crypto'
+import { createHash, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
 import { syntheticProgress, syntheticStudents } from '../demo/synthetic-students.js'
 import { createApiKey, createOrganisation } from './access-repository.js'
 import { setSandboxIfNone } from './account-repository.js'
 import type { AccountRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
-import { linkStudents, upsertProgress, upsertStudents } from './student-import-repository.js'
+import { linkStudents, storedStudents, upsertProgress } from './student-import-repository.js'
 import { inTransaction } from './transaction.js'
 
 /** Organisation names are limited to 120 characters (see createOrganisation). */
@@ -32,12 +33,42 @@ export function sandboxName(label: string): string {
   return `${PREFIX}${label.slice(0, NAME_LIMIT - PREFIX.length - tail.length)}${tail}`
 }
 
-export async function createSandbox(db: Kysely<Database>, label: string, now: number): Promise<OrganisationRow> {
+/** Attempts at drawing an unused id before giving up (a random UUID repeats essentially never). */
+const ID_ATTEMPTS = 10
+
+/**
+ * An id no stored student has. A sandbox student must never share an id with a real child:
+ * the row would be one and the same, and a test key would reach a real child's data.
+ */
+async function unusedStudentId(db: Kysely<Database>, newId: () => string, taken: Set<string>): Promise<string> {
+  for (let attempt = 0; attempt < ID_ATTEMPTS; attempt++) {
+    const id = newId()
+    if (!taken.has(id) && (await storedStudents(db, [id])).size === 0) {
+      taken.add(id)
+      return id
+    }
+  }
+  throw new Error(`no unused student id after ${ID_ATTEMPTS} attempts`)
+}
+
+/**
+ * Creates a partner's sandbox organisation with eight synthetic students. Their rows are
+ * inserted, never upserted: an id that some student already has fails the insert instead of
+ * overwriting that student. `newId` is for tests; otherwise random UUIDs.
+ */
+export async function createSandbox(db: Kysely<Database>, label: string, now: number, newId: () => string = randomUUID): Promise<OrganisationRow> {
   return inTransaction(db, async (trx) => {
     const organisation = await createOrganisation(trx, sandboxName(label), now, { kind: 'sandbox' })
     const lessons = await trx.selectFrom('lessons').select(['slug', 'tier', 'slide_count']).orderBy('position').execute()
-    const students = syntheticStudents(8)
-    await upsertStudents(trx, students.map((student) => ({ ...student, sandbox: true })), now)
+    const taken = new Set<string>()
+    const ids: string[] = []
+    for (let i = 0; i < 8; i++) ids.push(await unusedStudentId(trx, newId, taken))
+    const students = syntheticStudents(ids.length, () => ids.shift()!)
+    const at = isoAt(now)
+    await trx
+      .insertInto('students')
+      .values(students.map((student) => ({ id: student.id, first_name: student.firstName, tier: student.tier, tier_updated_at: at, created_at: at, sandbox: 1 })))
+      .execute()
     await linkStudents(trx, students.map((student) => ({ studentId: student.id, organisationId: organisation.id })), now)
     await upsertProgress(trx, syntheticProgress(lessons.map((l) => ({ slug: l.slug, tier: l.tier, slideCount: Number(l.slide_count) })), students, now, now % 1000))
     return organisation

@@ -17,8 +17,6 @@ export interface StudentImportRow {
   id: string
   firstName: string
   tier: TierId
-  /** Synthetic sandbox student (reached by test keys only); false by default. */
-  sandbox?: boolean
 }
 
 export interface LinkImportRow {
@@ -37,7 +35,12 @@ function* batches<T>(rows: readonly T[]): Generator<T[]> {
 
 export type Progress = (done: number) => void
 
-/** Inserts new students; for existing ones updates the name and, if it changed, the tier and its time. */
+/**
+ * Inserts new students; for existing ones updates the name and, if it changed, the tier and its
+ * time. A sandbox (synthetic) student is never updated: an import is for real children, and
+ * writing a real name into a sandbox row would show it to test keys, which need no agreement.
+ * Importers refuse such rows beforehand (see `storedStudents`); this is the last guard.
+ */
 export async function upsertStudents(db: Kysely<Database>, rows: readonly StudentImportRow[], now: number, progress?: Progress): Promise<void> {
   const at = isoAt(now)
   let done = 0
@@ -45,14 +48,14 @@ export async function upsertStudents(db: Kysely<Database>, rows: readonly Studen
     await db
       .insertInto('students')
       .values(
-        batch.map((row) => ({ id: row.id, first_name: row.firstName, tier: row.tier, tier_updated_at: at, created_at: at, sandbox: row.sandbox === true ? 1 : 0 })),
+        batch.map((row) => ({ id: row.id, first_name: row.firstName, tier: row.tier, tier_updated_at: at, created_at: at, sandbox: 0 })),
       )
       .onConflict((oc) =>
         oc.column('id').doUpdateSet({
           first_name: (eb) => eb.ref('excluded.first_name'),
           tier_updated_at: sql<string>`case when students.tier <> excluded.tier then excluded.tier_updated_at else students.tier_updated_at end`,
           tier: (eb) => eb.ref('excluded.tier'),
-        }),
+        }).where('students.sandbox', '=', 0),
       )
       .execute()
     progress?.((done += batch.length))
@@ -102,12 +105,12 @@ export async function upsertProgress(db: Kysely<Database>, rows: readonly Progre
   }
 }
 
-/** Ids among `ids` that exist as students. */
-export async function existingStudentIds(db: Kysely<Database>, ids: readonly string[]): Promise<Set<string>> {
-  const found = new Set<string>()
+/** The students among `ids` that are stored, by id, and whether each is a sandbox (synthetic) student. */
+export async function storedStudents(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, { sandbox: boolean }>> {
+  const found = new Map<string, { sandbox: boolean }>()
   for (const batch of batches(ids)) {
-    const rows = await db.selectFrom('students').select('id').where('id', 'in', batch).execute()
-    for (const row of rows) found.add(row.id)
+    const rows = await db.selectFrom('students').select(['id', 'sandbox']).where('id', 'in', batch).execute()
+    for (const row of rows) found.set(row.id, { sandbox: Number(row.sandbox) === 1 })
   }
   return found
 }

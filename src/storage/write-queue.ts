@@ -43,7 +43,12 @@ export function directWriteQueue(db: Kysely<Database>): WriteQueue {
   }
 }
 
-export function groupCommitWriteQueue(db: Kysely<Database>): WriteQueue {
+/**
+ * @param open - whether the connection still has a transaction open (better-sqlite3's
+ *   `inTransaction`): after a disk-full or I/O error SQLite may have rolled the whole batch
+ *   back by itself, and then no unit of it may be acknowledged.
+ */
+export function groupCommitWriteQueue(db: Kysely<Database>, open: () => boolean): WriteQueue {
   let pending: Unit[] = []
   let scheduled = false
 
@@ -66,7 +71,7 @@ export function groupCommitWriteQueue(db: Kysely<Database>): WriteQueue {
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
     try {
       await db.transaction().execute(async (trx) => {
-        for (const unit of batch) outcomes.push(await runUnit(trx, unit))
+        for (const unit of batch) outcomes.push(await runUnit(trx, unit, open))
       })
     } catch (error) {
       for (const unit of batch) unit.reject(error)
@@ -86,11 +91,24 @@ export function groupCommitWriteQueue(db: Kysely<Database>): WriteQueue {
   }
 }
 
-async function runUnit(trx: Kysely<Database>, unit: Unit): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
+/**
+ * Runs one unit of a batch. A unit's failure normally undoes only that unit; but if SQLite has
+ * rolled the whole transaction back by itself (SQLITE_FULL, SQLITE_IOERR: "Response To Errors
+ * Within A Transaction", https://www.sqlite.org/lang_transaction.html), the units before it
+ * are gone too and the units after it would run outside any transaction. Then the unit's own
+ * error is rethrown, so the whole batch fails with the cause rather than with the "no such
+ * savepoint" that a ROLLBACK TO would raise in its place.
+ */
+async function runUnit(
+  trx: Kysely<Database>,
+  unit: Unit,
+  open: () => boolean,
+): Promise<{ ok: true; value: unknown } | { ok: false; error: unknown }> {
   if (!unit.savepoint) {
     try {
       return { ok: true, value: await unit.work(trx) }
     } catch (error) {
+      if (!open()) throw error
       return { ok: false, error }
     }
   }
@@ -100,6 +118,7 @@ async function runUnit(trx: Kysely<Database>, unit: Unit): Promise<{ ok: true; v
     await sql`release unit`.execute(trx)
     return { ok: true, value }
   } catch (error) {
+    if (!open()) throw error
     await sql`rollback to unit`.execute(trx)
     await sql`release unit`.execute(trx)
     return { ok: false, error }

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
+import { createSandbox, sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { CLI, cli, countRows, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
@@ -225,6 +226,37 @@ describe('imports', () => {
     expect(messages[0]).toBe('is required when status is completed')
     expect(messages[9]).toBe(`no student ${NOBODY}; import the student first`)
     expect(await countRows(databaseUrl)).toEqual(before)
+  })
+
+  it('refuse rows that name a sandbox student, and change nothing', async () => {
+    const { databaseUrl, dir, acme } = await setUp()
+    const sandboxStudent = await withStorage(databaseUrl, async ({ db }) => (await sandboxStudents(db, (await createSandbox(db, 'partner@example.org', NOW)).id))[0]!)
+    const stored = () =>
+      withStorage(databaseUrl, ({ db }) => db.selectFrom('students').select(['id', 'first_name', 'tier', 'sandbox']).where('id', '=', sandboxStudent.id).executeTakeFirst())
+    const before = await stored()
+    const counts = await countRows(databaseUrl)
+
+    const otherTier = sandboxStudent.tier === 'builder' ? 'explorer' : 'builder'
+    write(dir, 'students.csv', ['id,firstName,tier', `${ADA},Ada,explorer`, `${sandboxStudent.id.toUpperCase()},Realname,${otherTier}`].join('\n'))
+    write(dir, 'links.csv', ['studentId,organisation', `${sandboxStudent.id},${acme}`].join('\n'))
+    write(
+      dir,
+      'progress.csv',
+      ['studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt', `${sandboxStudent.id},explorer/e1-robots-follow-instructions,in_progress,1,1,2026-01-10T10:00:00Z,`].join('\n'),
+    )
+    const run = (what: string) => cli([what, 'import', `${what}.csv`, '--json'], { databaseUrl, cwd: dir })
+    const [students, links, progress] = await Promise.all([run('students'), run('links'), run('progress')])
+    for (const result of [students, links, progress]) {
+      expect(result.status).toBe(1)
+      const problems = jsonOf(result).error.problems
+      expect(problems).toHaveLength(1)
+      expect(problems[0].message).toBe(`student ${sandboxStudent.id} is a sandbox (synthetic) student; imports never change sandbox students`)
+    }
+    expect([students, links, progress].map((result) => jsonOf(result).error.problems[0].line)).toEqual([3, 2, 2])
+
+    expect(await stored()).toEqual(before)
+    expect(before).toMatchObject({ first_name: sandboxStudent.first_name, sandbox: 1 })
+    expect(await countRows(databaseUrl)).toEqual(counts)
   })
 
   it('take the format from --format, and refuse a file whose format is unknown', async () => {

@@ -34,7 +34,7 @@ export const linkImport: ImportSpec<LinkImportRow, Organisations> = {
   },
   key: (row) => `${row.studentId} ${row.organisationId}`,
   duplicate: (row, firstLine) => ({ field: 'organisation', message: `student ${row.studentId} is already linked to this organisation on line ${firstLine}` }),
-  student: { field: 'studentId', of: (row) => row.studentId },
+  student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
   write: async (db, rows, now, progress) => (await import('../../storage/student-import-repository.js')).linkStudents(db, rows, now, progress),
 }
 

@@ -45,7 +45,7 @@ export const progressImport: ImportSpec<ProgressImportRow, { slug: RegExp }> = {
   },
   key: (row) => `${row.studentId} ${row.lessonSlug}`,
   duplicate: (row, firstLine) => ({ field: 'lessonSlug', message: `student ${row.studentId} already has a row for ${row.lessonSlug} on line ${firstLine}` }),
-  student: { field: 'studentId', of: (row) => row.studentId },
+  student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
   write: async (db, rows, _now, progress) => (await import('../../storage/student-import-repository.js')).upsertProgress(db, rows, progress),
 }
 

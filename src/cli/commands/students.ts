@@ -26,6 +26,8 @@ export const studentImport: ImportSpec<StudentImportRow, void> = {
     if (id === null || name === null || problem !== null || tier === null) return null
     return { id, firstName: name.normalize('NFC'), tier }
   },
+  // Not required to exist (the import adds students), but never a sandbox student.
+  student: { field: 'id', of: (row) => row.id, mustExist: false },
   key: (row) => row.id,
   duplicate: (row, firstLine) => ({ field: 'id', message: `student ${row.id} is already on line ${firstLine}` }),
   write: async (db, rows, now, progress) => (await import('../../storage/student-import-repository.js')).upsertStudents(db, rows, now, progress),
