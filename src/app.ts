@@ -13,6 +13,7 @@ import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
 import type { TypedApp } from './http/app-types.js'
+import { logAccess } from './http/access-log.js'
 import { API_PREFIX, apiV1 } from './http/api-v1.js'
 import { protectRefusedBodies } from './http/lingering-close.js'
 import { answerClientError, applyTimeouts, checkingIntervalMs, limitConnectionsPerAddress } from './http/connection-limits.js'
@@ -167,16 +168,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   // One access-log line per response, at info; not even the hook runs when info is off.
   if (accessLogOn) {
     app.addHook('onResponse', (request, reply, done) => {
-      request.log.info(
-        {
-          method: request.method,
-          path: request.url.split('?')[0],
-          status: reply.statusCode,
-          ms: Math.round(reply.elapsedTime * 10) / 10,
-          keyId: request.principal?.keyId,
-        },
-        'request',
-      )
+      logAccess(request.log, { method: request.method, url: request.url, status: reply.statusCode, elapsedMs: reply.elapsedTime, keyId: request.principal?.keyId })
       done()
     })
   }

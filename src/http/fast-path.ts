@@ -25,6 +25,7 @@ import { TIER_IDS } from '../domain/tiers.js'
 import { PROBLEM_CATALOG, type Problem } from '../errors.js'
 import type { CatalogState } from '../services/catalog-state.js'
 import type { AccessControlOptions } from './access-control.js'
+import { logAccess } from './access-log.js'
 import { Admission, type Verdict } from './admission.js'
 import { matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemJson } from './problem-responses.js'
@@ -77,10 +78,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
   }
 
   function logLine(request: IncomingMessage, requestId: string, status: number, started: number, keyId: string | undefined): void {
-    accessLog!.info(
-      { reqId: requestId, method: 'GET', path: request.url!.split('?')[0], status, ms: Math.round((performance.now() - started) * 10) / 10, keyId },
-      'request',
-    )
+    logAccess(accessLog!, { reqId: requestId, method: 'GET', url: request.url!, status, elapsedMs: performance.now() - started, keyId })
   }
 
   return function fastPath(request, response) {

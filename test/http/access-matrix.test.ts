@@ -42,7 +42,7 @@ describe('authorization matrix', () => {
   let t: TestContext
   let headersFor: (kind: KeyKind) => Record<string, string>
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', AUTH_FAILURE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', AUTH_FAILURE_LIMIT: '100000' } })
     headersFor = (kind) => {
       if (kind === 'none') return {}
       if (kind === 'garbage') return bearer('not-a-key')

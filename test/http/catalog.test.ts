@@ -8,7 +8,7 @@ describe('catalog endpoints', () => {
   let t: TestContext
   let auth: { authorization: string }
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     auth = bearer(t.fixtures.keys.catalog)
   })
   afterAll(async () => t.close())

@@ -167,7 +167,7 @@ describe('hostile requests', () => {
   let t: TestContext
   let before: string
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
     before = await snapshot(t.storage)
   })
   afterAll(async () => t.close())
@@ -235,10 +235,10 @@ describe('hostile requests over real sockets, with and without the fast path', (
   let before: string
   const servers: { name: string; app: TypedApp; base: string }[] = []
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
     before = await snapshot(t.storage)
     for (const fastPath of [true, false]) {
-      const config = testConfig({ RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '10000000', AUTH_FAILURE_LIMIT: '1000000', REQUEST_TIMEOUT_MS: '5000' })
+      const config = testConfig({ RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000', REQUEST_TIMEOUT_MS: '5000' })
       const app = await buildApp({ config, storage: t.storage, clock: t.clock, logger: false, fastPath })
       servers.push({ name: fastPath ? 'fast path' : 'router only', app, base: await app.listen({ port: 0, host: '127.0.0.1' }) })
     }

@@ -10,7 +10,7 @@ describe('HTTP behaviour', () => {
   let t: TestContext
   let key: { authorization: string }
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     key = bearer(t.fixtures.keys.readWrite)
   })
   afterAll(async () => t.close())

@@ -16,7 +16,7 @@ describe('OpenAPI document', () => {
   let t: TestContext
   let doc: Record<string, any>
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     const res = await t.app.inject({ url: '/api/v1/openapi.json' })
     expect(res.statusCode).toBe(200)
     doc = res.json()

@@ -14,7 +14,7 @@ describe('sandbox', () => {
   let liveKeyOfSandbox: string
   let sandboxStudent: string
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     const sandbox = await createSandbox(t.storage.db, 'partner@example.org', t.clock.now())
     sandboxStudent = (await sandboxStudents(t.storage.db, sandbox.id))[0]!.id
     const both = ['students:read', 'students:write'] as const

@@ -11,7 +11,7 @@ describe('student endpoints', () => {
   let write: { authorization: string }
   let both: { authorization: string }
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     read = bearer(t.fixtures.keys.read)
     write = bearer(t.fixtures.keys.write)
     both = bearer(t.fixtures.keys.readWrite)

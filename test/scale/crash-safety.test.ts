@@ -85,7 +85,7 @@ describe.each(ENGINES)('crash safety on $name', ({ url: makeUrl }) => {
     await upsertStudents(storage.db, students, Date.now())
     await linkStudents(storage.db, students.map((s) => ({ studentId: s.id, organisationId: fixtures.orgs.acme })), Date.now())
 
-    const server = await startServer({ DATABASE_URL: url, SEED_DEMO: 'false', RATE_LIMIT: '100000', LOG_LEVEL: 'info' })
+    const server = await startServer({ DATABASE_URL: url, SEED_DEMO: 'false', RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', LOG_LEVEL: 'info' })
     const acknowledged: { id: string; updatedAt: string }[] = []
     let killed = false
     const burst = students.map(async (student) => {

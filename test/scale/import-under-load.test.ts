@@ -36,7 +36,7 @@ describe('student import under load', () => {
     let server: RunningServer | undefined
     let importer: ReturnType<typeof spawn> | undefined
     try {
-      server = await startServer({ DATABASE_URL: url, SEED_DEMO: 'false', RATE_LIMIT: '1000000' })
+      server = await startServer({ DATABASE_URL: url, SEED_DEMO: 'false', RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' })
       const baseUrl = server.baseUrl
       importer = spawn(process.execPath, ['--require', PEAK_RSS, CLI, 'students', 'import', file, '--json'], {
         env: { PATH: process.env.PATH, DATABASE_URL: url },

@@ -32,7 +32,7 @@ describe.skipIf(POSTGRES_URL === '')('PostgreSQL outage', () => {
     const viaProxy = new URL(url)
     viaProxy.port = String(proxy.port)
     storage = openStorage(viaProxy.toString(), { timeoutMs: TIMEOUT_MS, poolSize: 4 })
-    app = await buildApp({ config: testConfig({ STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), RATE_LIMIT: '100000' }), storage, logger: false })
+    app = await buildApp({ config: testConfig({ STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' }), storage, logger: false })
   })
   afterAll(async () => {
     await proxy.restore()

@@ -13,7 +13,7 @@ import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 describe('key cache eviction', () => {
   let t: TestContext
   beforeEach(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
   })
   afterEach(async () => t.close())
 

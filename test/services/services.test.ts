@@ -9,7 +9,7 @@ import { bearer, buildTestApp, createTestStorage, START, type TestContext, testC
 describe('key cache and change watcher', () => {
   let t: TestContext
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000' } })
+    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
   })
   afterAll(async () => t.close())
 

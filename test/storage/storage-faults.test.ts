@@ -54,7 +54,7 @@ async function serve(url: string): Promise<Harness> {
   const storage = await createTestStorage({ url })
   const fixtures = await seedFixtures(storage, Date.now())
   const { logger, lines } = capturedLogger()
-  const app = await buildApp({ config: testConfig({ RATE_LIMIT: '100000' }), storage, logger })
+  const app = await buildApp({ config: testConfig({ RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' }), storage, logger })
   await app.ready()
   return { app, storage, fixtures, logLines: lines }
 }

@@ -44,6 +44,9 @@ describe('WriteQueue', () => {
 
   it('undoes only the failing unit of a batch, all of it, and tells only its caller', async () => {
     const { writes } = storage
+    // Stored before the burst: on PostgreSQL the units run on several connections in no fixed
+    // order, so the failing duplicate must be of a row no unit of the burst writes.
+    await storage.db.insertInto('settings').values(setting('0-before')).execute()
     const results = await Promise.allSettled([
       writes.transaction(async (trx) => {
         await trx.insertInto('settings').values(setting('a')).execute()
@@ -57,12 +60,12 @@ describe('WriteQueue', () => {
         await trx.insertInto('settings').values(setting('c')).execute()
         return 'c done'
       }),
-      writes.statement((db) => db.insertInto('settings').values(setting('a')).execute()),
+      writes.statement((db) => db.insertInto('settings').values(setting('0-before')).execute()),
       writes.statement((db) => db.insertInto('settings').values(setting('d')).execute()),
     ])
     expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'])
     expect((results[2] as PromiseFulfilledResult<string>).value).toBe('c done')
-    expect(await storedValues()).toEqual(['a', 'c', 'd'])
+    expect(await storedValues()).toEqual(['0-before', 'a', 'c', 'd'])
   })
 
   it('on SQLite, runs the units of one turn of the event loop in one shared transaction', async () => {
