@@ -89,6 +89,8 @@ describe('dashboard forms and states', () => {
       expect(ask.body).toContain('Every integration that uses it gets <strong>401 Unauthorized</strong> within seconds')
       expect(ask.body).toContain(`action="${url}"`)
     }
+    // The operator, who sees every organisation's keys, is told whose key it is.
+    expect((await operator.get(`${orgPage()}/keys/${key.id}/revoke`)).body).toContain('live, of Gamma Apps)')
     expect((await listApiKeys(t.storage.db, org)).find((k) => k.id === key.id)!.revoked_at).toBeNull()
     const revoke = await partner.post(`/dashboard/partner/keys/${key.id}/revoke`)
     expect(revoke.statusCode).toBe(303)

@@ -249,7 +249,7 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     const key = (await listApiKeys(db, o.id)).find((k) => k.id === keyId)
     if (key === undefined) throw new NotFoundError(keyId)
     const base = `/dashboard/operator/organisations/${o.id}`
-    return revokeConfirmPage(request, reply, key, clock.now(), { action: `${base}/keys/${key.id}/revoke`, back: base })
+    return revokeConfirmPage(request, reply, key, clock.now(), { action: `${base}/keys/${key.id}/revoke`, back: base, organisation: o.name })
   })
 
   app.post('/operator/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {

@@ -11,9 +11,9 @@ import { csrfField } from '../layout.js'
 import { utcMinute } from '../times.js'
 import { keyState } from './keys-table.js'
 
-export function revokeConfirmPage(request: FastifyRequest, reply: FastifyReply, row: ApiKeyRow, now: number, where: { action: string; back: string }): FastifyReply {
+export function revokeConfirmPage(request: FastifyRequest, reply: FastifyReply, row: ApiKeyRow, now: number, where: { action: string; back: string; organisation?: string }): FastifyReply {
   const state = keyState(row, now)
-  const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}…</code>, ${row.mode})`
+  const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}…</code>, ${row.mode}${where.organisation === undefined ? '' : html`, of ${where.organisation}`})`
   if (state !== 'active') {
     return sendPage(request, reply, 'Key not in force', html`<p>The key ${label} is ${state} already: nothing to revoke.</p><p><a href="${where.back}">Back</a></p>`)
   }
