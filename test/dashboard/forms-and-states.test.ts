@@ -70,6 +70,25 @@ describe('dashboard forms and states', () => {
     expect(await t.storage.db.selectFrom('agreements').select('id').execute()).toEqual(before)
   })
 
+  it('shows a missing rejection reason inline, in the review queue', async () => {
+    const client = new DashboardClient(t.app, '192.0.2.73')
+    await client.signUp('queue@partner.example')
+    await client.post('/dashboard/partner/application', {
+      organisationName: 'Queue Ltd',
+      website: 'https://queue.example',
+      contactName: 'Quinn Queue',
+      contactEmail: 'quinn@queue.example',
+      intendedUse: 'Showing learners their next lesson in our reading app.',
+    })
+    const { id } = await t.storage.db.selectFrom('applications').select('id').where('organisation_name', '=', 'Queue Ltd').executeTakeFirstOrThrow()
+    const res = await operator.post(`/dashboard/operator/applications/${id}/reject`, { [`reason-${id}`]: ' ' })
+    expect(res.statusCode).toBe(400)
+    expect(res.body).toContain('<h1>Applications</h1>')
+    expect(res.body).toContain(`<p class="field-error" id="reason-${id}-error">Write the reason for the rejection: the partner sees it.</p>`)
+    expect(res.body).toContain(`<a href="#reason-${id}">`)
+    expect((await t.storage.db.selectFrom('applications').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('submitted')
+  })
+
   it('asks before revoking a key, naming it and what breaks; the link alone changes nothing', async () => {
     expect((await partner.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'payments sync' })).statusCode).toBeLessThan(400)
     const key = (await listApiKeys(t.storage.db, org)).find((k) => k.name === 'payments sync')!

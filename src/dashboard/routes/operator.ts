@@ -14,7 +14,6 @@ import { DISCLOSURE_ACTIONS, type DisclosureAction, type DisclosureFilter, listD
 import { inTransaction } from '../../storage/transaction.js'
 import type { DashboardContext } from '../dashboard-plugin.js'
 import { sendPage } from '../dashboard-plugin.js'
-import { DashboardError } from '../dashboard-error.js'
 import { errorSummary, field, type FieldErrors, type FormBody, list, text, textarea } from '../forms.js'
 import { type Html, html } from '../html.js'
 import { csrfField } from '../layout.js'
@@ -46,7 +45,7 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
 
   app.get('/operator', operator, (_request, reply) => reply.redirect('/dashboard/operator/applications', 303))
 
-  function decisionForms(request: FastifyRequest, application: ApplicationRow): Html {
+  function decisionForms(request: FastifyRequest, application: ApplicationRow, errors: FieldErrors = {}): Html {
     const requested = application.requested_scopes.split(' ')
     return html`<div class="row">
 <form method="post" action="/dashboard/operator/applications/${application.id}/approve" class="stack">
@@ -59,13 +58,14 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
 </form>
 <form method="post" action="/dashboard/operator/applications/${application.id}/reject" class="stack">
   ${csrfField(request)}
-  ${textarea(`reason-${application.id}`, 'Reason for rejection', { hint: 'The partner sees it.', required: true })}
+  ${textarea(`reason-${application.id}`, 'Reason for rejection', { hint: 'The partner sees it.', required: true, errors })}
   <div><button type="submit" class="danger">Reject</button></div>
 </form>
 </div>`
   }
 
-  app.get('/operator/applications', operator, async (request, reply) => {
+  /** The review queue; `errors` (by field name) come back from a refused decision form. */
+  async function applicationsPage(request: FastifyRequest, reply: FastifyReply, errors: FieldErrors = {}, status = 200): Promise<FastifyReply> {
     const all = await listApplications(db)
     const queue = all.filter((a) => a.state === 'submitted')
     const decided = all.filter((a) => a.state !== 'submitted').reverse()
@@ -84,7 +84,7 @@ ${
   <dt>Access asked for</dt><dd>Catalog${a.requested_scopes.split(' ').filter(Boolean).map((scope) => html`, <code>${scope}</code>`)}</dd>
   <dt>Intended use</dt><dd>${a.intended_use}</dd>
 </dl>
-${decisionForms(request, a)}
+${decisionForms(request, a, errors)}
 </section>`,
       )
 }
@@ -97,8 +97,10 @@ ${
         (a) => html`<tr><td>${a.organisation_id ? html`<a href="/dashboard/operator/organisations/${a.organisation_id}">${a.organisation_name}</a>` : a.organisation_name}</td><td><span class="state ${a.state}">${a.state}</span></td><td>${(a.decided_at ?? '').slice(0, 10)}</td><td>${a.decided_by}</td><td>${a.decision_reason ?? ''}</td></tr>`,
       )}</tbody></table></div>`
 }`
-    return sendPage(request, reply, 'Applications', body, 200, '/dashboard/operator/applications')
-  })
+    return sendPage(request, reply, 'Applications', html`${errorSummary(errors)}${body}`, status, '/dashboard/operator/applications')
+  }
+
+  app.get('/operator/applications', operator, async (request, reply) => applicationsPage(request, reply))
 
   app.post('/operator/applications/:id/approve', operator, async (request, reply) => {
     const { id } = request.params as { id: string }
@@ -112,7 +114,7 @@ ${
     const { id } = request.params as { id: string }
     if (!UUID.test(id)) throw new NotFoundError(id)
     const reason = text(request.body as FormBody, `reason-${id}`)
-    if (reason === '') throw new DashboardError(400, 'A reason is needed', 'Go back and write the reason for the rejection: the partner sees it.')
+    if (reason === '') return applicationsPage(request, reply, { [`reason-${id}`]: 'Write the reason for the rejection: the partner sees it.' }, 400)
     await decideApplication(db, id, { event: 'reject', reason: reason.slice(0, 2000) }, actor(request), clock.now())
     return reply.redirect('/dashboard/operator/applications?notice=rejected', 303)
   })
