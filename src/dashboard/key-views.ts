@@ -11,8 +11,9 @@
  *   cookie (the sessions table has its hash), the view token only in the page's address (the
  *   row is named by its hash). A copy of the database, the shared secret included, opens
  *   nothing; another session, even of the same account, cannot open it either.
- * - The row goes when the partner hides the key, when a read finds it expired, or with the
- *   next key created by anyone after it expired. After that only the key's hash is left.
+ * - The row goes when the partner hides the key, or after KEY_VIEW_MS with the next view
+ *   anyone adds or reads. After that only the key's hash is left. A row that lingers for want
+ *   of traffic is still sealed: without the session cookie it is noise.
  */
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'

@@ -1,6 +1,6 @@
 /**
  * One-time views of new keys: a sealed (encrypted) key, whose account may read it until it
- * expires. Expired rows are deleted whenever a view is added or found expired.
+ * expires. Expired rows, anyone's, are deleted whenever a view is added or read.
  */
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
@@ -12,20 +12,20 @@ export function keyViewId(viewToken: string): string {
   return createHash('sha256').update(viewToken).digest('hex')
 }
 
-export async function addKeyView(db: Kysely<Database>, row: KeyViewRow, now: number): Promise<void> {
+/** Deletes every view whose time is up; run on each add and each read, so none outlives its window by long. */
+async function deleteExpired(db: Kysely<Database>, now: number): Promise<void> {
   await db.deleteFrom('key_views').where('expires_at', '<=', isoAt(now)).execute()
+}
+
+export async function addKeyView(db: Kysely<Database>, row: KeyViewRow, now: number): Promise<void> {
+  await deleteExpired(db, now)
   await db.insertInto('key_views').values(row).execute()
 }
 
-/** The account's live view for this token, or undefined (none, another account's, or expired and now deleted). */
+/** The account's view for this token while its time is not up, or undefined (none, another account's, or expired and now deleted). */
 export async function findKeyView(db: Kysely<Database>, viewToken: string, accountId: string, now: number): Promise<KeyViewRow | undefined> {
-  const row = await db.selectFrom('key_views').selectAll().where('id', '=', keyViewId(viewToken)).where('account_id', '=', accountId).executeTakeFirst()
-  if (row === undefined) return undefined
-  if (row.expires_at <= isoAt(now)) {
-    await deleteKeyView(db, viewToken, accountId)
-    return undefined
-  }
-  return row
+  await deleteExpired(db, now)
+  return db.selectFrom('key_views').selectAll().where('id', '=', keyViewId(viewToken)).where('account_id', '=', accountId).executeTakeFirst()
 }
 
 export async function deleteKeyView(db: Kysely<Database>, viewToken: string, accountId: string): Promise<void> {

@@ -94,6 +94,9 @@ describe('new key page', () => {
     expect(late.body).toContain('create another key')
     // Only the key's hash is left: the sealed copy went when the late read found it expired.
     expect(await viewRow(location)).toBeUndefined()
+    // ...and so did every other view whose time was up (the welcome page's, made before).
+    const expired = await t.storage.db.selectFrom('key_views').select('id').where('expires_at', '<=', new Date(t.clock.now()).toISOString()).execute()
+    expect(expired).toEqual([])
   })
 
   it('keeps the welcome page and its test key on reload', async () => {

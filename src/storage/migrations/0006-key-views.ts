@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely'
 /**
  * A new key's one-time view: the key, encrypted, for the few minutes in which the page that
  * shows it may be reloaded (see src/dashboard/key-views.ts). A row is deleted when the partner
- * hides the key or when it is found expired; until then it cannot be read without the session
- * cookie of the browser that created the key, which is not stored anywhere (only its hash is).
+ * hides the key, or once expired with the next view added or read; it cannot be read without
+ * the session cookie of the browser that created the key, which is not stored anywhere (the
+ * sessions table has its hash).
  */
 export async function up(db: Kysely<any>): Promise<void> {
   await db.schema
