@@ -201,6 +201,29 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await check(operator, '14-audit-log')
   })
 
+  it('opens the service root with links to the reference and the dashboard, and no error in the console', async () => {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    page.on('response', (response) => {
+      if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`)
+    })
+    await page.goto(url('/'))
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Curriculum API')
+    await page.getByRole('link', { name: 'Dashboard' }).click()
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Sign in')
+    await page.goto(url('/'))
+    await page.getByRole('link', { name: 'API reference' }).click()
+    await page.waitForURL(/\/docs$/)
+    // The browser asks for /favicon.ico on its own; a 404 there would show in the console.
+    const favicon = await fetch(url('/favicon.ico'))
+    expect(favicon.status).toBe(204)
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   it('reads well on a phone', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true })
     const page = await phone.newPage()
