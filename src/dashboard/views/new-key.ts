@@ -104,7 +104,7 @@ ${examples.map((example, index) => html`<pre id="example-${index}" class="exampl
 
 /** A view that is over (or was never this session's): say so, and how to get a key now. */
 export function keyGonePage(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const body = html`<p>A new key is shown once: on this page, to the browser session that created it, for 10 minutes or until you hide it. That time is over, so the key is not shown again; only a hash of it is kept.</p>
+  const body = html`<p>A new key is shown once: on this page, to the browser session that created it, for 10 minutes or until you hide it. Its time is over, it was hidden, or this is another session, so it is not shown here; only a hash of it is kept.</p>
 <p>If you copied it, it keeps working. If not, create another key on your overview and revoke the one you cannot use.</p>
 <p><a class="button" href="/dashboard/partner">Go to your overview</a></p>`
   return sendPage(request, reply, 'This key is no longer shown', body, 410)
