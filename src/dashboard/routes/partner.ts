@@ -156,14 +156,15 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
     }
     if (Object.keys(errors).length > 0) return overview(request, reply, v, { mode, values, errors }, 400)
     const spec: NewKey = { organisationId, name: values.name, scopes, expiresAt, mode, createdBy: v.account.id, maxActiveKeys: context.maxKeysPerOrganisation }
-    try {
-      const created = await createApiKey(db, spec, clock.now())
-      return await showNewKey(request, reply, context, created)
-    } catch (error) {
-      if (!(error instanceof KeyLimitError)) throw error
-      errors[`${mode}-name`] = `You already have ${error.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create this one.`
+    const created = await createApiKey(db, spec, clock.now()).catch((error: unknown) => {
+      if (error instanceof KeyLimitError) return error
+      throw error
+    })
+    if (created instanceof KeyLimitError) {
+      errors[`${mode}-name`] = `Key limit reached: you already have ${created.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create this one.`
       return overview(request, reply, v, { mode, values, errors }, 409)
     }
+    return showNewKey(request, reply, context, created)
   })
 
   app.get('/partner/keys/shown/:view', partner, async (request, reply) => {
