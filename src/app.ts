@@ -26,6 +26,7 @@ import { responseBasics } from './http/response-basics.js'
 import { buildResponseSerializer } from './http/response-serializers.js'
 import { docsRoutes } from './http/routes/docs.js'
 import { healthRoutes } from './http/routes/health.js'
+import { homeRoutes } from './http/routes/home.js'
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js'
 import { LessonSchema, LessonsResponseSchema, LessonSummarySchema, TierSchema, TiersResponseSchema } from './http/schemas/catalog.js'
 import { ProblemSchema } from './http/schemas/common.js'
@@ -176,6 +177,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   await app.register(apiV1, { prefix: API_PREFIX, access, storage, catalog, clock })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   docsRoutes(app)
+  homeRoutes(app)
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',
     storage,

@@ -39,7 +39,7 @@ legend { font-weight: 600; padding: 0 .25rem; }
 .check input { margin-top: .3rem; }
 button, .button { font: inherit; padding: .5rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
 button.secondary { background: #fff; color: var(--accent); }
-button.danger { background: var(--bad); border-color: var(--bad); }
+button.danger, .button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
 button.link { background: none; border: none; color: var(--accent); text-decoration: underline; padding: 0; }
 .row { display: flex; flex-wrap: wrap; gap: .5rem; align-items: center; }
 table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
@@ -51,7 +51,7 @@ pre { background: var(--soft); padding: .75rem; border-radius: 6px; overflow-x: 
 .secret { width: 100%; padding: .5rem; border: 2px solid var(--ok); border-radius: 6px; background: #f0fff4; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: .25rem 1rem 1rem; margin: 1rem 0; }
 .state { display: inline-block; padding: .1rem .5rem; border-radius: 999px; font-size: .9rem; border: 1px solid; }
-.state.submitted { color: #7a4b00; border-color: #7a4b00; }
+.state.submitted, .state.pending { color: #7a4b00; border-color: #7a4b00; }
 .state.approved, .state.active { color: var(--ok); border-color: var(--ok); }
 .state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked { color: var(--bad); border-color: var(--bad); }
 .empty { color: var(--muted); font-style: italic; }

@@ -18,6 +18,7 @@ import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js'
 import { DashboardError } from './dashboard-error.js'
 import type { FormBody } from './forms.js'
 import { html } from './html.js'
+import { createKeyViews, type KeyViews } from './key-views.js'
 import { layout } from './layout.js'
 import { authRoutes } from './routes/auth.js'
 import { operatorRoutes } from './routes/operator.js'
@@ -49,6 +50,7 @@ export interface DashboardDeps {
 export interface DashboardContext extends DashboardDeps {
   sessions: SessionSupport
   guard: SignInGuard
+  keyViews: KeyViews
 }
 
 /** script-src 'self' allows only /dashboard/assets/dashboard.js; no inline script or style. */
@@ -78,7 +80,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
   const secret = await sharedSecret(deps.storage.db, 'dashboard-csrf')
   const sessions = createSessionSupport({ db: deps.storage.db, clock: deps.clock, secret })
   const guard = createSignInGuard({ clock: deps.clock, limiters: deps.limiters })
-  const context: DashboardContext = { ...deps, sessions, guard }
+  const keyViews = createKeyViews({ db: deps.storage.db, clock: deps.clock, secret: await sharedSecret(deps.storage.db, 'dashboard-key-view'), sessions })
+  const context: DashboardContext = { ...deps, sessions, guard, keyViews }
 
   app.decorateRequest('account', null)
   app.decorateRequest('csrfToken', '')

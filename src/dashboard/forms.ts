@@ -66,10 +66,11 @@ export function errorSummary(errors: FieldErrors): Html {
 </div>`
 }
 
+/** An https:// address with a dotted host name: the form asks for exactly that. */
 export function isWebsite(value: string): boolean {
   try {
     const url = new URL(value)
-    return (url.protocol === 'https:' || url.protocol === 'http:') && url.hostname.includes('.')
+    return url.protocol === 'https:' && url.hostname.includes('.')
   } catch {
     return false
   }

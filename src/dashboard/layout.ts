@@ -15,12 +15,13 @@ export interface Page {
 const NOTICES: Record<string, string> = {
   'application-submitted': 'Your application was submitted. Review takes 3-5 business days.',
   'key-revoked': 'The key was revoked. Requests with it are refused within seconds.',
+  'key-hidden': 'The key is hidden and will not be shown again; only its hash is kept.',
   'signed-out': 'You are signed out.',
   'signed-up':
     'If this address is new, your partner account is ready: sign in with the password you chose to get your sandbox and first test key. If it had an account already, sign in with that account’s password.',
   approved: 'The application was approved and the organisation created.',
   rejected: 'The application was rejected; the partner sees your reason.',
-  'agreement-recorded': 'The agreement was recorded. Student endpoints work for this organisation while it is active.',
+  'agreement-recorded': 'The agreement was recorded; its state is in the table below.',
   'agreement-ended': 'The agreement was ended. Student endpoints are refused within seconds.',
   suspended: 'The organisation is suspended. All its keys are refused within seconds.',
   reinstated: 'The organisation is reinstated. Its keys work again.',

@@ -36,10 +36,14 @@ export interface SessionSupport {
   load(request: FastifyRequest, reply: FastifyReply): Promise<void>
   signIn(request: FastifyRequest, reply: FastifyReply, account: AccountRow): Promise<void>
   signOut(request: FastifyRequest, reply: FastifyReply): Promise<void>
+  /** The signed-in session's token (from the cookie, or just issued by signIn), or undefined. */
+  tokenOf(request: FastifyRequest): string | undefined
 }
 
 export function createSessionSupport(options: { db: Kysely<Database>; clock: Clock; secret: Buffer }): SessionSupport {
   const { db, clock, secret } = options
+  // Kept off the request object so that nothing serialises or logs it by accident.
+  const tokens = new WeakMap<FastifyRequest, string>()
 
   /** Binds this request's forms to the visitor cookie, creating it if need be. */
   function visitorToken(request: FastifyRequest, reply: FastifyReply): void {
@@ -55,7 +59,10 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
     async load(request, reply) {
       const token = readCookie(request, SESSION_COOKIE)
       request.account = token === undefined ? null : ((await accountForSession(db, token, clock.now())) ?? null)
-      if (request.account !== null) request.csrfToken = csrfToken(secret, { kind: 'session', token: token! })
+      if (request.account !== null) {
+        tokens.set(request, token!)
+        request.csrfToken = csrfToken(secret, { kind: 'session', token: token! })
+      }
       else visitorToken(request, reply)
       // Every state-changing method (RFC 9110 section 9.2.1); the dashboard's forms only POST.
       if (!SAFE_METHODS.has(request.method)) verifyCsrf(request, request.csrfToken)
@@ -63,6 +70,7 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
     async signIn(request, reply, account) {
       const token = await createSession(db, account.id, clock.now(), SESSION_LIFETIME_MS)
       setCookie(request, reply, SESSION_COOKIE, token, { maxAgeSeconds: SESSION_LIFETIME_MS / 1000 })
+      tokens.set(request, token)
       request.csrfToken = csrfToken(secret, { kind: 'session', token })
       request.account = account
     },
@@ -70,11 +78,15 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
       const token = readCookie(request, SESSION_COOKIE)
       if (token !== undefined) await deleteSession(db, token)
       clearCookie(request, reply, SESSION_COOKIE)
+      tokens.delete(request)
       // A fresh visitor value, so a token from before sign-out is not valid after it.
       const value = randomBytes(24).toString('base64url')
       setCookie(request, reply, VISITOR_COOKIE, value)
       request.csrfToken = csrfToken(secret, { kind: 'visitor', value })
       request.account = null
+    },
+    tokenOf(request) {
+      return tokens.get(request)
     },
   }
 }

@@ -163,6 +163,13 @@ export function referenceSections(doc: Json, key = '$API_KEY'): string {
     .join('\n')
 }
 
+/** One section per schema, with the `schema-<name>` ids that the endpoint sections link to. */
+export function schemaSections(doc: Json): string {
+  return Object.entries(doc.components?.schemas ?? {})
+    .map(([name, schema]) => `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`)
+    .join('\n')
+}
+
 /** The whole reference page. */
 export function renderReference(doc: Json, key = '$API_KEY'): string {
   const operations = operationsOf(doc)
@@ -175,9 +182,7 @@ export function renderReference(doc: Json, key = '$API_KEY'): string {
           .join('')}</ul></li>`,
     )
     .join('')
-  const schemas = Object.entries(doc.components?.schemas ?? {})
-    .map(([name, schema]) => `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`)
-    .join('\n')
+  const schemas = schemaSections(doc)
   return layout(
     `${doc.info?.title ?? 'API'} reference`,
     `<header><h1>${escapeHtml(doc.info?.title)} <small>v${escapeHtml(doc.info?.version)}</small></h1>

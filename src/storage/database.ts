@@ -192,6 +192,19 @@ export interface AccessChangesTable {
   organisation_id: string
 }
 
+/** A new key's one-time view (migration 0006, src/dashboard/key-views.ts). */
+export interface KeyViewsTable {
+  /** SHA-256 (hex) of the view token in the page's address. */
+  id: string
+  account_id: string
+  key_id: string
+  /** 1 for the first test key, shown on the welcome page. */
+  welcome: number
+  /** The key, AES-256-GCM under a key derived from the creating session's token: iv.tag.ciphertext (base64url). */
+  sealed_key: string
+  expires_at: string
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -210,6 +223,7 @@ export interface Database {
   audit_log: AuditLogTable
   settings: SettingsTable
   access_changes: AccessChangesTable
+  key_views: KeyViewsTable
 }
 
 export type LessonRow = Selectable<LessonsTable>
@@ -225,3 +239,4 @@ export type AccountRow = Selectable<AccountsTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
 export type AuditRow = Selectable<AuditLogTable>
 export type AccessChangeRow = Selectable<AccessChangesTable>
+export type KeyViewRow = Selectable<KeyViewsTable>

@@ -21,6 +21,7 @@ describe('dashboard authorization', () => {
   let applicationB: string
   let keyA: string
   let agreementA: string
+  let viewA: string
 
   beforeAll(async () => {
     t = await buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } })
@@ -29,8 +30,8 @@ describe('dashboard authorization', () => {
     clients.partnerA = new DashboardClient(t.app, '192.0.2.2')
     clients.partnerB = new DashboardClient(t.app, '192.0.2.3')
     clients.operator = new DashboardClient(t.app, '192.0.2.4')
-    expect((await clients.partnerA.signUp('a@partner-a.example')).statusCode).toBe(201)
-    expect((await clients.partnerB.signUp('b@partner-b.example')).statusCode).toBe(201)
+    expect((await clients.partnerA.signUp('a@partner-a.example')).statusCode).toBe(200)
+    expect((await clients.partnerB.signUp('b@partner-b.example')).statusCode).toBe(200)
     expect((await clients.operator.signIn('ops@example.org', 'operator password 2026')).statusCode).toBe(303)
     const apply = (client: DashboardClient, name: string) =>
       client.post('/dashboard/partner/application', {
@@ -51,7 +52,9 @@ describe('dashboard authorization', () => {
     orgA = (await t.storage.db.selectFrom('organisations').select('id').where('name', '=', 'Partner A').executeTakeFirstOrThrow()).id
     expect((await clients.operator.post(`/dashboard/operator/organisations/${orgA}/agreements`, { signed: '2026-01-01', document: 'DSA-A' })).statusCode).toBe(303)
     agreementA = (await t.storage.db.selectFrom('agreements').select('id').where('organisation_id', '=', orgA).executeTakeFirstOrThrow()).id
-    expect((await clients.partnerA.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'prod', scopes: ['students:read'] })).statusCode).toBe(201)
+    const created = await clients.partnerA.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'prod', scopes: ['students:read'] })
+    expect(created.statusCode).toBe(303)
+    viewA = created.headers.location!.split('/').pop()!
     keyA = (await listApiKeys(t.storage.db, orgA))[0]!.id
   })
   afterAll(async () => t.close())
@@ -61,10 +64,13 @@ describe('dashboard authorization', () => {
     ['/dashboard/partner/application', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/usage', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/disclosures', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
+    ['/dashboard/partner/keys/shown/VIEW_A', { anonymous: 303, partnerA: 200, partnerB: 410, operator: 403 }],
+    ['/dashboard/partner/keys/KEY_A/revoke', { anonymous: 303, partnerA: 200, partnerB: 404, operator: 403 }],
     ['/dashboard/operator', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 303 }],
     ['/dashboard/operator/applications', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/organisations', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/organisations/ORG_A', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures.csv', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/audit', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
@@ -78,7 +84,7 @@ describe('dashboard authorization', () => {
   for (const [page, expected] of PAGES) {
     for (const actor of Object.keys(expected) as Actor[]) {
       it(`GET ${page} as ${actor}: ${expected[actor]}`, async () => {
-        const res = await clients[actor].get(page.replace('ORG_A', orgA))
+        const res = await clients[actor].get(page.replace('ORG_A', orgA).replace('KEY_A', keyA).replace('VIEW_A', viewA))
         expect(res.statusCode).toBe(expected[actor])
         if (res.statusCode === 303 && actor === 'anonymous') expect(res.headers.location).toMatch(/^\/dashboard\/login/)
         expect(res.headers['content-security-policy']).toContain("default-src 'none'")
@@ -93,6 +99,8 @@ describe('dashboard authorization', () => {
   // Actions nobody but their owner may take: each must leave the data as it is.
   const ACTIONS: [string, Record<string, string | string[]>, Partial<Record<Actor, number>>][] = [
     ['/dashboard/partner/keys/KEY_A/revoke', {}, { anonymous: 303, partnerB: 404, operator: 403 }],
+    // Another account's hide finds nothing of its own to hide: 303, and partner A's view stays.
+    ['/dashboard/partner/keys/shown/VIEW_A/hide', {}, { anonymous: 303, partnerB: 303, operator: 403 }],
     ['/dashboard/partner/keys', { mode: 'live', 'live-name': 'x' }, { anonymous: 303, partnerB: 403, operator: 403 }],
     ['/dashboard/operator/applications/APP_B/approve', { scopes: ['students:read'] }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
     ['/dashboard/operator/applications/APP_B/reject', { 'reason-APP_B': 'no' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
@@ -107,7 +115,7 @@ describe('dashboard authorization', () => {
   for (const [action, form, expected] of ACTIONS) {
     for (const actor of Object.keys(expected) as Actor[]) {
       it(`POST ${action} as ${actor}: ${expected[actor]}, nothing changes`, async () => {
-        const fill = (s: string) => s.replace('ORG_A', orgA).replace('KEY_A', keyA).replace(/APP_B/g, applicationB).replace('AGREEMENT_A', agreementA)
+        const fill = (s: string) => s.replace('ORG_A', orgA).replace('KEY_A', keyA).replace(/APP_B/g, applicationB).replace('AGREEMENT_A', agreementA).replace('VIEW_A', viewA)
         const before = await snapshot()
         const res = await clients[actor].post(fill(action), Object.fromEntries(Object.entries(form).map(([k, v]) => [fill(k), v])))
         expect(res.statusCode).toBe(expected[actor])
@@ -123,6 +131,7 @@ describe('dashboard authorization', () => {
       applications: await db.selectFrom('applications').select(['id', 'state']).orderBy('id').execute(),
       organisations: await db.selectFrom('organisations').select(['id', 'status']).orderBy('id').execute(),
       agreements: await db.selectFrom('agreements').select(['id', 'ended_at']).orderBy('id').execute(),
+      keyViews: await db.selectFrom('key_views').select(['id', 'account_id']).orderBy('id').execute(),
     }
   }
 

@@ -65,14 +65,21 @@ export class DashboardClient {
     return response
   }
 
+  /** Follows a 303 to a dashboard page, as a browser would; any other response as it is. */
+  async follow(response: LightMyRequestResponse): Promise<LightMyRequestResponse> {
+    const location = response.headers.location
+    return response.statusCode === 303 && location?.startsWith('/dashboard') ? this.get(location) : response
+  }
+
   /**
-   * Signs up, then signs in as the sign-up answer asks: the response is the first sign-in's
-   * (the welcome page with the sandbox's test key, 201), or the sign-up's if it was refused.
+   * Signs up, then signs in as the sign-up answer asks, and follows the first sign-in's redirect:
+   * the response is the welcome page with the sandbox's test key (200), or the sign-up's if it
+   * was refused.
    */
   async signUp(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {
     const signUp = await this.post('/dashboard/signup', { email, password })
     if (signUp.statusCode !== 303) return signUp
-    return this.signIn(email, password)
+    return this.follow(await this.signIn(email, password))
   }
 
   async signIn(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {

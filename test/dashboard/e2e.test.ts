@@ -70,6 +70,10 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     const testKey = await partner.getByLabel(/API key/).inputValue()
     expect(testKey).toMatch(/^cur_test_/)
     await check(partner, '02-welcome-test-key')
+    // The sign-in answered 303 to the key's own page: reloading shows the key again, no form re-sent.
+    await partner.reload()
+    expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Welcome')
+    expect(await partner.getByLabel(/API key/).inputValue()).toBe(testKey)
     // The curl examples work as pasted: run each one's request exactly as written.
     for (const example of await partner.locator('pre.example').allTextContents()) {
       const [, method = 'GET'] = /-X (\w+)/.exec(example) ?? []
@@ -122,7 +126,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await operator.getByLabel('Signed on').fill(new Date().toISOString().slice(0, 10))
     await operator.getByLabel('Document reference').fill('DSA-2026-014')
     await operator.getByRole('button', { name: 'Record agreement' }).click()
-    expect(await textOf(operator.getByRole('status'))).toContain('agreement was recorded')
+    expect(await textOf(operator.getByRole('status'))).toContain('was recorded. It is in force: student endpoints work')
     await check(operator, '09-organisation')
   })
 
@@ -140,6 +144,10 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     liveKey = await partner.getByLabel(/API key/).inputValue()
     expect(liveKey).toMatch(/^cur_live_/)
     await check(partner, '10-live-key-created')
+    await partner.reload()
+    expect(await partner.getByLabel(/API key/).inputValue()).toBe(liveKey)
+    // The commands name the organisation's linked student, so they work as pasted.
+    expect(await partner.locator('pre.example').allTextContents()).toEqual([expect.stringContaining('/api/v1/tiers'), expect.stringContaining(demoStudent)])
     const res = await fetch(url(`/api/v1/students/${demoStudent}/progress`), { headers: { authorization: `Bearer ${liveKey}` } })
     expect(res.status).toBe(200)
     // Not granted: the operator approved read only.
@@ -149,7 +157,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
       body: '{"tier":"builder"}',
     })
     expect(enroll.status).toBe(403)
-    // The key page is never shown again: the overview lists only its prefix.
+    // The overview lists only the key's prefix.
     await partner.goto(url('/dashboard/partner'))
     expect(await partner.content()).not.toContain(liveKey)
   })
@@ -166,6 +174,12 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   it('the operator revokes the key and the API refuses it within 5 s', async () => {
     await operator.goto(url('/dashboard/operator/organisations'))
     await operator.getByRole('link', { name: 'Acme Learning' }).click()
+    await operator.getByRole('link', { name: /Revoke key/ }).click()
+    // One click only asks: the page names the key and what breaks.
+    expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Revoke this key?')
+    expect(await textOf(operator.locator('main'))).toContain('production')
+    expect(await textOf(operator.locator('main'))).toContain('401 Unauthorized')
+    await check(operator, '12b-revoke-confirm')
     await operator.getByRole('button', { name: /Revoke key/ }).click()
     expect(await textOf(operator.getByRole('status'))).toContain('revoked')
     const started = Date.now()
@@ -185,6 +199,29 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     expect(await textOf(operator.locator('table'))).toContain('key.revoke')
     expect(await textOf(operator.locator('table'))).toContain('application.approve')
     await check(operator, '14-audit-log')
+  })
+
+  it('opens the service root with links to the reference and the dashboard, and no error in the console', async () => {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    page.on('response', (response) => {
+      if (response.status() >= 400) errors.push(`${response.status()} ${response.url()}`)
+    })
+    await page.goto(url('/'))
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Curriculum API')
+    await page.getByRole('link', { name: 'Dashboard' }).click()
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Sign in')
+    await page.goto(url('/'))
+    await page.getByRole('link', { name: 'API reference' }).click()
+    await page.waitForURL(/\/docs$/)
+    // The browser asks for /favicon.ico on its own; a 404 there would show in the console.
+    const favicon = await fetch(url('/favicon.ico'))
+    expect(favicon.status).toBe(204)
+    expect(errors).toEqual([])
+    await page.close()
   })
 
   it('reads well on a phone', async () => {

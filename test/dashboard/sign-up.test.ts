@@ -39,7 +39,7 @@ describe('dashboard sign-up', () => {
   afterAll(async () => t.close())
 
   it('answers the same for an address with an account as for a new one', async () => {
-    expect((await new DashboardClient(t.app, '192.0.2.20').signUp('taken@partner.example')).statusCode).toBe(201)
+    expect((await new DashboardClient(t.app, '192.0.2.20').signUp('taken@partner.example')).statusCode).toBe(200)
     const existing = await new DashboardClient(t.app, '192.0.2.21').post('/dashboard/signup', { email: 'taken@partner.example', password: 'another long passphrase' })
     const fresh = await new DashboardClient(t.app, '192.0.2.22').post('/dashboard/signup', { email: 'fresh@partner.example', password: 'another long passphrase' })
     expect(visible(existing)).toEqual(visible(fresh))
@@ -56,8 +56,11 @@ describe('dashboard sign-up', () => {
   it('gives a new partner the sandbox and its first test key at the first sign-in, once', async () => {
     const client = new DashboardClient(t.app, '192.0.2.24')
     expect((await client.post('/dashboard/signup', { email: 'new@partner.example', password: 'a long and memorable phrase' })).statusCode).toBe(303)
-    const welcome = await client.signIn('new@partner.example')
-    expect(welcome.statusCode).toBe(201)
+    const signIn = await client.signIn('new@partner.example')
+    expect(signIn.statusCode).toBe(303)
+    expect(signIn.headers.location).toMatch(/^\/dashboard\/partner\/keys\/shown\/[\w-]{43}$/)
+    const welcome = await client.follow(signIn)
+    expect(welcome.statusCode).toBe(200)
     expect(welcome.body).toContain('<h1>Welcome</h1>')
     expect(welcome.body).toMatch(/cur_test_[\w-]+/)
     const account = await t.storage.db.selectFrom('accounts').select('sandbox_organisation_id').where('email', '=', 'new@partner.example').executeTakeFirstOrThrow()
@@ -79,7 +82,7 @@ describe('dashboard sign-up', () => {
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0)
     expect(await t.storage.db.selectFrom('accounts').select('id').where('email', '=', 'four@bulk.example').executeTakeFirst()).toBeUndefined()
     // Another address is not affected, and the window moves on.
-    expect((await new DashboardClient(t.app, '203.0.113.31').signUp('four@bulk.example')).statusCode).toBe(201)
+    expect((await new DashboardClient(t.app, '203.0.113.31').signUp('four@bulk.example')).statusCode).toBe(200)
     t.clock.advance(Number(refused.headers['retry-after']) * 1000)
     expect((await signUp('five@bulk.example')).statusCode).toBe(303)
   })
@@ -90,7 +93,7 @@ describe('dashboard sign-up', () => {
       expect(email).toHaveLength(length)
       const client = new DashboardClient(t.app, `192.0.2.${length % 250}`)
       const res = await client.signUp(email)
-      expect(res.statusCode, res.body.slice(0, 2000)).toBe(201)
+      expect(res.statusCode, res.body.slice(0, 2000)).toBe(200)
       const account = await t.storage.db.selectFrom('accounts').select('sandbox_organisation_id').where('email', '=', email).executeTakeFirstOrThrow()
       const sandbox = await t.storage.db.selectFrom('organisations').select('name').where('id', '=', account.sandbox_organisation_id!).executeTakeFirstOrThrow()
       expect(sandbox.name.length).toBeLessThanOrEqual(120)

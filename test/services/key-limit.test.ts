@@ -59,17 +59,17 @@ describe('keys per organisation', () => {
     }
   })
 
-  it('answers the dashboard form with "Key limit reached" (409) at the cap, also when two creations race for the last slot', async () => {
+  it('answers the dashboard form with "Key limit reached" (409, on the form, the name kept) at the cap, also when two creations race for the last slot', async () => {
     const partner = new DashboardClient(t.app, '192.0.2.20')
-    expect((await partner.signUp('cap@partner.example')).statusCode).toBe(201)
+    expect((await partner.signUp('cap@partner.example')).statusCode).toBe(200)
     const createTestKey = (name: string) => partner.post('/dashboard/partner/keys', { mode: 'test', 'test-name': name })
     // Sign-up made the first test key; eight more reach 9 of 10.
-    for (let i = 2; i <= 9; i++) expect((await createTestKey(`key ${i}`)).statusCode).toBe(201)
+    for (let i = 2; i <= 9; i++) expect((await createTestKey(`key ${i}`)).statusCode).toBe(303)
     const raced = await Promise.all([createTestKey('last a'), createTestKey('last b')])
-    expect(raced.map((res) => res.statusCode).sort()).toEqual([201, 409])
+    expect(raced.map((res) => res.statusCode).sort()).toEqual([303, 409])
     const refused = raced.find((res) => res.statusCode === 409)!
-    expect(refused.body).toContain('Key limit reached')
-    expect(refused.body).toContain('You already have 10 active test keys')
+    expect(refused.body).toContain('Key limit reached: you already have 10 active test keys')
+    expect(refused.body).toMatch(/value="last [ab]"/)
     const sandbox = (await t.storage.db.selectFrom('accounts').select('sandbox_organisation_id').where('email', '=', 'cap@partner.example').executeTakeFirstOrThrow()).sandbox_organisation_id!
     expect((await listApiKeys(t.storage.db, sandbox)).filter((key) => key.revoked_at === null)).toHaveLength(10)
     expect((await createTestKey('one more')).statusCode).toBe(409)

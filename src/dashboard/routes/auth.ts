@@ -24,7 +24,7 @@ import { errorSummary, field, type FieldErrors, type FormBody, isEmail, text } f
 import { html } from '../html.js'
 import { csrfField } from '../layout.js'
 import { tooManyAttempts } from '../sign-in-guard.js'
-import { newKeyPage } from '../views/new-key.js'
+import { showNewKey } from '../views/new-key.js'
 
 /** Where to go after signing in: only a dashboard path of ours, never another site. */
 function safeNext(value: string): string | undefined {
@@ -111,7 +111,7 @@ export function authRoutes(app: FastifyInstance, context: DashboardContext): voi
       // A partner's first sign-in: the sandbox and its first test key, shown once.
       const first = account.role === 'partner' ? await provideSandbox(storage.db, account, clock.now()) : undefined
       await sessions.signIn(request, reply, account)
-      if (first !== undefined) return newKeyPage(request, reply, context, { key: first.key, row: first.row, welcome: true })
+      if (first !== undefined) return showNewKey(request, reply, context, first, { welcome: true })
       return reply.redirect(next ?? home(account.role), 303)
     } finally {
       // Refused by the hash gate or the shared windows, or a storage error: not a failure.

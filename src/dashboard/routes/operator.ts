@@ -3,8 +3,7 @@
  * disclosure log with filters and CSV export, and the audit log. Every change made here is
  * written to the audit log in the same transaction.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { agreementWindow, isAgreementActive } from '../../domain/agreements.js'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { nextOrganisationStatus, type OrganisationStatus } from '../../domain/application-state.js'
 import { isScope, SCOPES } from '../../domain/scopes.js'
 import { endAgreements, listAgreements, listApiKeys, NotFoundError, recordAgreement, revokeApiKey, setOrganisationStatus } from '../../storage/access-repository.js'
@@ -15,20 +14,15 @@ import { DISCLOSURE_ACTIONS, type DisclosureAction, type DisclosureFilter, listD
 import { inTransaction } from '../../storage/transaction.js'
 import type { DashboardContext } from '../dashboard-plugin.js'
 import { sendPage } from '../dashboard-plugin.js'
-import { DashboardError } from '../dashboard-error.js'
-import { field, type FormBody, list, text, textarea } from '../forms.js'
+import { errorSummary, field, type FieldErrors, type FormBody, list, text, textarea } from '../forms.js'
 import { type Html, html } from '../html.js'
 import { csrfField } from '../layout.js'
+import { utcDay, utcMinute } from '../times.js'
+import { agreementBadge, agreementState, studentAccessSummary } from '../views/agreement-state.js'
 import { keysTable } from '../views/keys-table.js'
+import { revokeConfirmPage } from '../views/revoke-confirm.js'
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
-
-function agreementState(row: AgreementRow, now: number): string {
-  if (row.ended_at !== null && Date.parse(row.ended_at) <= now) return 'ended'
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'expired'
-  if (Date.parse(row.signed_at) > now) return 'pending'
-  return 'active'
-}
 
 function csvCell(value: string): string {
   // Quote every cell; neutralise spreadsheet formulas (CSV injection).
@@ -51,7 +45,7 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
 
   app.get('/operator', operator, (_request, reply) => reply.redirect('/dashboard/operator/applications', 303))
 
-  function decisionForms(request: FastifyRequest, application: ApplicationRow): Html {
+  function decisionForms(request: FastifyRequest, application: ApplicationRow, errors: FieldErrors = {}): Html {
     const requested = application.requested_scopes.split(' ')
     return html`<div class="row">
 <form method="post" action="/dashboard/operator/applications/${application.id}/approve" class="stack">
@@ -64,13 +58,14 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
 </form>
 <form method="post" action="/dashboard/operator/applications/${application.id}/reject" class="stack">
   ${csrfField(request)}
-  ${textarea(`reason-${application.id}`, 'Reason for rejection', { hint: 'The partner sees it.', required: true })}
+  ${textarea(`reason-${application.id}`, 'Reason for rejection', { hint: 'The partner sees it.', required: true, errors })}
   <div><button type="submit" class="danger">Reject</button></div>
 </form>
 </div>`
   }
 
-  app.get('/operator/applications', operator, async (request, reply) => {
+  /** The review queue; `errors` (by field name) come back from a refused decision form. */
+  async function applicationsPage(request: FastifyRequest, reply: FastifyReply, errors: FieldErrors = {}, status = 200): Promise<FastifyReply> {
     const all = await listApplications(db)
     const queue = all.filter((a) => a.state === 'submitted')
     const decided = all.filter((a) => a.state !== 'submitted').reverse()
@@ -83,13 +78,13 @@ ${
         (a) => html`<section class="card" aria-labelledby="app-${a.id}">
 <h3 id="app-${a.id}">${a.organisation_name}</h3>
 <dl>
-  <dt>Submitted</dt><dd>${a.created_at.slice(0, 16).replace('T', ' ')} by ${accounts.get(a.account_id) ?? a.account_id}</dd>
+  <dt>Submitted</dt><dd>${utcMinute(a.created_at)} by ${accounts.get(a.account_id) ?? a.account_id}</dd>
   <dt>Website</dt><dd>${a.website}</dd>
   <dt>Contact</dt><dd>${a.contact_name} (${a.contact_email})</dd>
   <dt>Access asked for</dt><dd>Catalog${a.requested_scopes.split(' ').filter(Boolean).map((scope) => html`, <code>${scope}</code>`)}</dd>
   <dt>Intended use</dt><dd>${a.intended_use}</dd>
 </dl>
-${decisionForms(request, a)}
+${decisionForms(request, a, errors)}
 </section>`,
       )
 }
@@ -102,8 +97,10 @@ ${
         (a) => html`<tr><td>${a.organisation_id ? html`<a href="/dashboard/operator/organisations/${a.organisation_id}">${a.organisation_name}</a>` : a.organisation_name}</td><td><span class="state ${a.state}">${a.state}</span></td><td>${(a.decided_at ?? '').slice(0, 10)}</td><td>${a.decided_by}</td><td>${a.decision_reason ?? ''}</td></tr>`,
       )}</tbody></table></div>`
 }`
-    return sendPage(request, reply, 'Applications', body, 200, '/dashboard/operator/applications')
-  })
+    return sendPage(request, reply, 'Applications', html`${errorSummary(errors)}${body}`, status, '/dashboard/operator/applications')
+  }
+
+  app.get('/operator/applications', operator, async (request, reply) => applicationsPage(request, reply))
 
   app.post('/operator/applications/:id/approve', operator, async (request, reply) => {
     const { id } = request.params as { id: string }
@@ -117,7 +114,7 @@ ${
     const { id } = request.params as { id: string }
     if (!UUID.test(id)) throw new NotFoundError(id)
     const reason = text(request.body as FormBody, `reason-${id}`)
-    if (reason === '') throw new DashboardError(400, 'A reason is needed', 'Go back and write the reason for the rejection: the partner sees it.')
+    if (reason === '') return applicationsPage(request, reply, { [`reason-${id}`]: 'Write the reason for the rejection: the partner sees it.' }, 400)
     await decideApplication(db, id, { event: 'reject', reason: reason.slice(0, 2000) }, actor(request), clock.now())
     return reply.redirect('/dashboard/operator/applications?notice=rejected', 303)
   })
@@ -131,14 +128,33 @@ ${
         ? html`<p class="empty">No organisation yet. Approving an application creates one.</p>`
         : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Organisation</th><th scope="col">Status</th><th scope="col">Granted</th><th scope="col">Agreement</th></tr></thead>
 <tbody>${organisations.map((o) => {
-            const active = isAgreementActive(agreements.filter((a) => a.organisation_id === o.id).map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)), now)
-            return html`<tr><td><a href="/dashboard/operator/organisations/${o.id}">${o.name}</a></td><td><span class="state ${o.status}">${o.status}</span></td><td>${o.allowed_scopes === '' ? 'catalog' : o.allowed_scopes}</td><td>${active ? html`<span class="state active">active</span>` : 'none in force'}</td></tr>`
+            const summary = studentAccessSummary(agreements.filter((a) => a.organisation_id === o.id), now)
+            return html`<tr><td><a href="/dashboard/operator/organisations/${o.id}">${o.name}</a></td><td><span class="state ${o.status}">${o.status}</span></td><td>${o.allowed_scopes === '' ? 'catalog' : o.allowed_scopes}</td><td>${summary}</td></tr>`
           })}</tbody></table></div>`
     return sendPage(request, reply, 'Organisations', body, 200, '/dashboard/operator/organisations')
   })
 
-  app.get('/operator/organisations/:id', operator, async (request, reply) => {
-    const o = await organisation((request.params as { id: string }).id)
+  /** What the last recorded agreement means, from the data (never from text in the address). */
+  function recordedNotice(agreements: readonly AgreementRow[], recordedId: unknown, now: number): Html {
+    const recorded = agreements.find((a) => a.id === recordedId)
+    if (recorded === undefined) return html``
+    const { state, label } = agreementState(recorded, now)
+    const anyInForce = agreements.some((a) => agreementState(a, now).state === 'active')
+    const effect =
+      state === 'active'
+        ? 'It is in force: student endpoints work for this organisation.'
+        : `It is not in force (it ${label}), so it does not open student endpoints${state === 'pending' ? ' before that day' : ''}. ${
+            anyInForce ? 'Another agreement is in force: student endpoints work meanwhile.' : 'Student endpoints stay refused.'
+          }`
+    return html`<p class="notice" role="status">Agreement ${recorded.document_ref} was recorded. ${effect}</p>`
+  }
+
+  interface AgreementForm {
+    values: { signed: string; expires: string; document: string }
+    errors: FieldErrors
+  }
+
+  async function organisationPage(request: FastifyRequest, reply: FastifyReply, o: OrganisationRow, form?: AgreementForm, status = 200): Promise<FastifyReply> {
     const [agreements, keys, accounts] = await Promise.all([
       listAgreements(db, o.id),
       listApiKeys(db, o.id),
@@ -146,7 +162,9 @@ ${
     ])
     const now = clock.now()
     const base = `/dashboard/operator/organisations/${o.id}`
-    const body = html`<p>Status: <span class="state ${o.status}">${o.status}</span>. Granted: ${o.allowed_scopes === '' ? 'catalog only' : o.allowed_scopes}. Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}.</p>
+    const errors = form?.errors ?? {}
+    const body = html`${recordedNotice(agreements, (request.query as Record<string, unknown>).recorded, now)}
+<p>Status: <span class="state ${o.status}">${o.status}</span>. Granted: ${o.allowed_scopes === '' ? 'catalog only' : o.allowed_scopes}. Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}. Data-sharing agreement: ${studentAccessSummary(agreements, now)}.</p>
 <form method="post" action="${base}/${o.status === 'active' ? 'suspend' : 'reinstate'}">
   ${csrfField(request)}
   <button type="submit" class="${o.status === 'active' ? 'danger' : ''}">${o.status === 'active' ? 'Suspend organisation (refuse all its keys)' : 'Reinstate organisation'}</button>
@@ -157,42 +175,50 @@ ${
     ? html`<p class="empty">No agreement recorded. Student endpoints are refused until one is in force.</p>`
     : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Document</th><th scope="col">Signed</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>${agreements.map((a) => {
-        const state = agreementState(a, now)
-        return html`<tr><td>${a.document_ref}</td><td>${a.signed_at.slice(0, 10)}</td><td>${a.expires_at?.slice(0, 10) ?? 'never'}</td><td><span class="state ${state}">${state}</span></td><td>${
+        const { state } = agreementState(a, now)
+        return html`<tr><td>${a.document_ref}</td><td>${utcDay(a.signed_at)}</td><td>${a.expires_at === null ? 'never' : utcDay(a.expires_at)}</td><td>${agreementBadge(a, now)}</td><td>${
           state === 'active' || state === 'pending'
             ? html`<form method="post" action="${base}/agreements/${a.id}/end">${csrfField(request)}<button type="submit" class="danger" aria-label="End agreement ${a.document_ref}">End</button></form>`
             : ''
         }</td></tr>`
       })}</tbody></table></div>`
 }
-<details><summary>Record a signed agreement</summary>
-<form method="post" action="${base}/agreements" class="stack">
+<details${form === undefined ? '' : html` open`}><summary>Record a signed agreement</summary>
+${errorSummary(errors)}
+<form method="post" action="${base}/agreements" class="stack" novalidate>
   ${csrfField(request)}
-  ${field('signed', 'Signed on', { type: 'date', required: true })}
-  ${field('expires', 'Expires on (optional)', { type: 'date' })}
-  ${field('document', 'Document reference', { required: true, hint: 'Where the signed document is kept, e.g. DSA-2026-014.' })}
+  ${field('signed', 'Signed on', { type: 'date', required: true, value: form?.values.signed ?? '', errors, hint: 'The agreement is in force from 00:00 UTC that day.' })}
+  ${field('expires', 'Expires on (optional)', { type: 'date', value: form?.values.expires ?? '', errors, hint: 'At 00:00 UTC that day; after the signing date.' })}
+  ${field('document', 'Document reference', { required: true, value: form?.values.document ?? '', errors, hint: 'Where the signed document is kept, e.g. DSA-2026-014.' })}
   <div><button type="submit">Record agreement</button></div>
 </form></details>
 <h2>Keys</h2>
-${keysTable(request, keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this organisation')}`
-    return sendPage(request, reply, o.name, body, 200, '/dashboard/operator/organisations')
-  })
+${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this organisation')}`
+    return sendPage(request, reply, o.name, body, status, '/dashboard/operator/organisations')
+  }
+
+  app.get('/operator/organisations/:id', operator, async (request, reply) => organisationPage(request, reply, await organisation((request.params as { id: string }).id)))
 
   app.post('/operator/organisations/:id/agreements', operator, async (request, reply) => {
     const o = await organisation((request.params as { id: string }).id)
     const form = request.body as FormBody
-    const signed = Date.parse(`${text(form, 'signed')}T00:00:00.000Z`)
-    const expiresText = text(form, 'expires')
-    const expires = expiresText === '' ? null : Date.parse(`${expiresText}T00:00:00.000Z`)
-    const document = text(form, 'document')
-    if (Number.isNaN(signed) || (expires !== null && Number.isNaN(expires)) || document === '') {
-      throw new DashboardError(400, 'The agreement is incomplete', 'Give the signing date and the document reference (and, if it has one, the expiry date).')
-    }
-    await inTransaction(db, async (trx) => {
-      const row = await recordAgreement(trx, { organisationId: o.id, signedAt: signed, expiresAt: expires, documentRef: document.slice(0, 200) }, clock.now())
+    const values = { signed: text(form, 'signed'), expires: text(form, 'expires'), document: text(form, 'document') }
+    const date = (value: string) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00.000Z`) : Number.NaN)
+    const signed = date(values.signed)
+    const expires = values.expires === '' ? null : date(values.expires)
+    const errors: FieldErrors = {}
+    if (Number.isNaN(signed)) errors.signed = 'Enter the date the agreement was signed.'
+    if (expires !== null && Number.isNaN(expires)) errors.expires = 'Enter the expiry date as a date, or leave it empty.'
+    else if (expires !== null && !Number.isNaN(signed) && expires <= signed) errors.expires = 'The expiry date must be after the signing date.'
+    if (values.document === '') errors.document = 'Enter the document reference: where the signed agreement is kept.'
+    else if (values.document.length > 200) errors.document = 'Shorten the document reference to 200 characters or fewer.'
+    if (Object.keys(errors).length > 0) return organisationPage(request, reply, o, { values, errors }, 400)
+    const row = await inTransaction(db, async (trx) => {
+      const row = await recordAgreement(trx, { organisationId: o.id, signedAt: signed, expiresAt: expires, documentRef: values.document }, clock.now())
       await recordAudit(trx, { actor: actor(request), action: 'agreement.record', target: `organisation:${o.id}`, detail: { organisation: o.name, agreementId: row.id, document: row.document_ref, signed: row.signed_at, expires: row.expires_at } }, clock.now())
+      return row
     })
-    return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-recorded`, 303)
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?recorded=${row.id}`, 303)
   })
 
   app.post('/operator/organisations/:id/agreements/:agreementId/end', operator, async (request, reply) => {
@@ -218,6 +244,15 @@ ${keysTable(request, keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys 
       return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=${event === 'suspend' ? 'suspended' : 'reinstated'}`, 303)
     })
   }
+
+  app.get('/operator/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
+    const o = await organisation((request.params as { id: string }).id)
+    const { keyId } = request.params as { keyId: string }
+    const key = (await listApiKeys(db, o.id)).find((k) => k.id === keyId)
+    if (key === undefined) throw new NotFoundError(keyId)
+    const base = `/dashboard/operator/organisations/${o.id}`
+    return revokeConfirmPage(request, reply, key, clock.now(), { action: `${base}/keys/${key.id}/revoke`, back: base, organisation: o.name })
+  })
 
   app.post('/operator/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
     const o = await organisation((request.params as { id: string }).id)

@@ -3,7 +3,7 @@
  * key creation and revocation, usage per key, and the organisation's own disclosure log.
  * A partner only ever sees their own organisation and their own sandbox.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isAgreementActive, agreementWindow } from '../../domain/agreements.js'
 import { isScope, SCOPES, type Scope } from '../../domain/scopes.js'
 import { createApiKey, KeyLimitError, listAgreements, listApiKeys, type NewKey, revokeApiKey } from '../../storage/access-repository.js'
@@ -19,12 +19,20 @@ import { errorSummary, field, type FieldErrors, type FormBody, isEmail, isWebsit
 import { type Html, html } from '../html.js'
 import { csrfField } from '../layout.js'
 import { keysTable } from '../views/keys-table.js'
-import { newKeyPage } from '../views/new-key.js'
+import { revokeConfirmPage } from '../views/revoke-confirm.js'
+import { keyGonePage, newKeyPage, showNewKey } from '../views/new-key.js'
 import { lastDays, usageChart } from '../views/usage-chart.js'
 
 const SCOPE_LABELS: Record<Scope, string> = {
   'students:read': 'Student read: a student’s progress (students:read)',
   'students:write': 'Student write: set a student’s tier (students:write)',
+}
+
+/** A key form sent back with what was typed and what is wrong with it. */
+interface KeyFormState {
+  mode: 'test' | 'live'
+  values: { name: string; expires: string; scopes: string[] }
+  errors: FieldErrors
 }
 
 interface PartnerView {
@@ -59,20 +67,25 @@ export function partnerRoutes(app: FastifyInstance, context: DashboardContext): 
     return { test, live }
   }
 
-  function createKeyForm(request: FastifyRequest, mode: 'test' | 'live', allowed: readonly Scope[], studentScopesOpen: boolean): Html {
-    return html`<form method="post" action="/dashboard/partner/keys" class="stack">
+  function createKeyForm(request: FastifyRequest, mode: 'test' | 'live', allowed: readonly Scope[], studentScopesOpen: boolean, state?: KeyFormState): Html {
+    const values = state?.mode === mode ? state.values : undefined
+    const errors = state?.mode === mode ? state.errors : {}
+    return html`<details${values === undefined ? '' : html` open`}><summary>Create a ${mode} key</summary>
+${errorSummary(errors)}
+<form method="post" action="/dashboard/partner/keys" class="stack" novalidate>
   ${csrfField(request)}
   <input type="hidden" name="mode" value="${mode}">
-  ${field(`${mode}-name`, 'Name', { hint: 'To tell keys apart, e.g. "staging server".', required: true })}
+  ${field(`${mode}-name`, 'Name', { value: values?.name ?? '', hint: 'Required. What uses the key, to tell keys apart, e.g. "staging server".', required: true, errors })}
   <fieldset><legend>Scopes (the catalog is always included)</legend>
   ${SCOPES.map((scope) => {
     const enabled = allowed.includes(scope) && (mode === 'test' || studentScopesOpen)
-    return html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${enabled ? html` checked` : html` disabled`}> ${SCOPE_LABELS[scope]}${enabled ? '' : html` <span class="hint">(${allowed.includes(scope) ? 'needs an active data-sharing agreement' : 'not granted to your organisation'})</span>`}</label>`
+    const checked = enabled && (values === undefined || values.scopes.includes(scope))
+    return html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${checked ? html` checked` : ''}${enabled ? '' : html` disabled`}> ${SCOPE_LABELS[scope]}${enabled ? '' : html` <span class="hint">(${allowed.includes(scope) ? 'needs an active data-sharing agreement' : 'not granted to your organisation'})</span>`}</label>`
   })}
   </fieldset>
-  ${field(`${mode}-expires`, 'Expires on (optional)', { type: 'date', hint: 'Leave empty for a key that does not expire.' })}
+  ${field(`${mode}-expires`, 'Expires on (optional)', { type: 'date', value: values?.expires ?? '', hint: 'At 00:00 UTC that day. Leave empty for a key that does not expire.', errors })}
   <div><button type="submit">Create ${mode} key</button></div>
-</form>`
+</form></details>`
   }
 
   function applicationSummary(application: ApplicationRow | undefined): Html {
@@ -85,8 +98,7 @@ ${application.state === 'submitted' ? html`<p>Submitted on ${application.created
 ${application.state === 'rejected' ? html`<p>Reason: ${application.decision_reason}</p><p><a href="/dashboard/partner/application">Apply again</a></p>` : ''}`
   }
 
-  app.get('/partner', partner, async (request, reply) => {
-    const v = await view(request)
+  async function overview(request: FastifyRequest, reply: FastifyReply, v: PartnerView, keyForm?: KeyFormState, status = 200): Promise<FastifyReply> {
     const [applications, keys, students] = await Promise.all([applicationsOf(db, v.account.id), ownKeys(v), sandboxStudents(db, v.sandboxId)])
     const now = clock.now()
     const allowed = (v.organisation?.allowed_scopes ?? '').split(' ').filter(isScope)
@@ -99,8 +111,8 @@ ${
         allowed.length === 0 ? 'the catalog' : allowed.map((scope) => html`<code>${scope}</code> `)
       }. Data-sharing agreement: ${v.agreementActive ? stateBadge('active') : html`<strong>none in force</strong> (student scopes need one; the operator records it)`}.</p>
 <h3>Live keys</h3>
-${keysTable(request, keys.live, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Live keys')}
-${v.organisation.status === 'active' ? html`<details><summary>Create a live key</summary>${createKeyForm(request, 'live', allowed, v.agreementActive)}</details>` : html`<p>Your organisation is suspended: keys cannot be created. Contact the operator.</p>`}`
+${keysTable(keys.live, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Live keys')}
+${v.organisation.status === 'active' ? createKeyForm(request, 'live', allowed, v.agreementActive, keyForm) : html`<p>Your organisation is suspended: keys cannot be created. Contact the operator.</p>`}`
 }
 </section>
 <section aria-labelledby="sandbox-heading"><h2 id="sandbox-heading">Sandbox</h2>
@@ -109,22 +121,27 @@ ${v.organisation.status === 'active' ? html`<details><summary>Create a live key<
 <thead><tr><th scope="col">First name</th><th scope="col">Tier</th><th scope="col">Student id</th></tr></thead>
 <tbody>${students.map((s) => html`<tr><td>${s.first_name}</td><td>${s.tier}</td><td><code>${s.id}</code></td></tr>`)}</tbody></table></div>
 <h3>Test keys</h3>
-${keysTable(request, keys.test, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Test keys')}
-<details><summary>Create a test key</summary>${createKeyForm(request, 'test', SCOPES, true)}</details>
+${keysTable(keys.test, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Test keys')}
+${createKeyForm(request, 'test', SCOPES, true, keyForm)}
 </section>`
-    return sendPage(request, reply, 'Overview', body, 200, '/dashboard/partner')
-  })
+    return sendPage(request, reply, 'Overview', body, status, '/dashboard/partner')
+  }
+
+  app.get('/partner', partner, async (request, reply) => overview(request, reply, await view(request)))
 
   app.post('/partner/keys', partner, async (request, reply) => {
     const v = await view(request)
     const form = request.body as FormBody
     const mode = text(form, 'mode') === 'live' ? 'live' : 'test'
-    const name = text(form, `${mode}-name`) || `${mode} key`
-    const scopes = list(form, 'scopes').filter(isScope)
-    const expiresText = text(form, `${mode}-expires`)
-    const expiresAt = expiresText === '' ? null : Date.parse(`${expiresText}T00:00:00.000Z`)
+    const values = { name: text(form, `${mode}-name`), expires: text(form, `${mode}-expires`), scopes: list(form, 'scopes') }
+    const scopes = values.scopes.filter(isScope)
+    const errors: FieldErrors = {}
+    // Required, as GitHub requires a token's note: "live key" told nobody which integration it was.
+    if (values.name === '') errors[`${mode}-name`] = 'Give the key a name: what will use it, e.g. "staging server".'
+    else if (values.name.length > 80) errors[`${mode}-name`] = 'Shorten the name to 80 characters or fewer.'
+    const expiresAt = values.expires === '' ? null : Date.parse(`${values.expires}T00:00:00.000Z`)
     if (expiresAt !== null && (Number.isNaN(expiresAt) || expiresAt <= clock.now())) {
-      throw new DashboardError(400, 'Choose another expiry date', 'A key must expire on a date in the future. Go back and change the date, or leave it empty.')
+      errors[`${mode}-expires`] = 'Choose a date in the future, or leave it empty for a key that does not expire.'
     }
     let organisationId = v.sandboxId
     if (mode === 'live') {
@@ -137,16 +154,39 @@ ${keysTable(request, keys.test, now, (row) => `/dashboard/partner/keys/${row.id}
       }
       organisationId = v.organisation.id
     }
-    const spec: NewKey = { organisationId, name: name.slice(0, 80), scopes, expiresAt, mode, createdBy: v.account.id, maxActiveKeys: context.maxKeysPerOrganisation }
+    if (Object.keys(errors).length > 0) return overview(request, reply, v, { mode, values, errors }, 400)
+    const spec: NewKey = { organisationId, name: values.name, scopes, expiresAt, mode, createdBy: v.account.id, maxActiveKeys: context.maxKeysPerOrganisation }
     const created = await createApiKey(db, spec, clock.now()).catch((error: unknown) => {
-      if (!(error instanceof KeyLimitError)) throw error
-      throw new DashboardError(
-        409,
-        'Key limit reached',
-        `You already have ${error.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create the new one.`,
-      )
+      if (error instanceof KeyLimitError) return error
+      throw error
     })
-    return newKeyPage(request, reply, context, { key: created.key, row: created.row })
+    if (created instanceof KeyLimitError) {
+      errors[`${mode}-name`] = `Key limit reached: you already have ${created.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create this one.`
+      return overview(request, reply, v, { mode, values, errors }, 409)
+    }
+    return showNewKey(request, reply, context, created)
+  })
+
+  app.get('/partner/keys/shown/:view', partner, async (request, reply) => {
+    const { view: viewToken } = request.params as { view: string }
+    const shown = await context.keyViews.open(request, viewToken)
+    const row = shown === undefined ? undefined : await db.selectFrom('api_keys').selectAll().where('id', '=', shown.keyId).executeTakeFirst()
+    if (shown === undefined || row === undefined) return keyGonePage(request, reply)
+    return newKeyPage(request, reply, context, { ...shown, row, viewToken })
+  })
+
+  app.post('/partner/keys/shown/:view/hide', partner, async (request, reply) => {
+    await context.keyViews.hide(request, (request.params as { view: string }).view)
+    return reply.redirect('/dashboard/partner?notice=key-hidden', 303)
+  })
+
+  app.get('/partner/keys/:id/revoke', partner, async (request, reply) => {
+    const v = await view(request)
+    const { id } = request.params as { id: string }
+    const keys = await ownKeys(v)
+    const key = [...keys.test, ...keys.live].find((k) => k.id === id)
+    if (key === undefined) throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
+    return revokeConfirmPage(request, reply, key, clock.now(), { action: `/dashboard/partner/keys/${id}/revoke`, back: '/dashboard/partner' })
   })
 
   app.post('/partner/keys/:id/revoke', partner, async (request, reply) => {

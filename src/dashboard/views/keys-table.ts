@@ -1,14 +1,14 @@
 /**
- * A table of API keys: prefix, scopes, created, last used, expiry, state, and a revoke button
- * for keys still in force. Never the key itself: it is not stored.
+ * A table of API keys: prefix, scopes, created, last used, expiry, state, and for keys still in
+ * force a link to the page that asks before revoking (revoke-confirm.ts; the same address takes
+ * the POST). Never the key itself: it is not stored.
  */
-import type { FastifyRequest } from 'fastify'
 import type { ApiKeyRow } from '../../storage/database.js'
 import { type Html, html } from '../html.js'
-import { csrfField } from '../layout.js'
+import { utcMinute } from '../times.js'
 
 function day(iso: string | null): string {
-  return iso === null ? '' : iso.slice(0, 16).replace('T', ' ')
+  return iso === null ? '' : utcMinute(iso)
 }
 
 export function keyState(row: ApiKeyRow, now: number): 'active' | 'revoked' | 'expired' {
@@ -17,7 +17,7 @@ export function keyState(row: ApiKeyRow, now: number): 'active' | 'revoked' | 'e
   return 'active'
 }
 
-export function keysTable(request: FastifyRequest, rows: readonly ApiKeyRow[], now: number, revokeAction: (row: ApiKeyRow) => string, caption: string): Html {
+export function keysTable(rows: readonly ApiKeyRow[], now: number, revokeAction: (row: ApiKeyRow) => string, caption: string): Html {
   if (rows.length === 0) return html`<p class="empty">No keys yet.</p>`
   return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table>
 <caption class="visually-hidden">${caption}</caption>
@@ -35,7 +35,7 @@ ${rows.map((row) => {
   <td><span class="state ${state}">${state}</span></td>
   <td>${
     state === 'active'
-      ? html`<form method="post" action="${revokeAction(row)}">${csrfField(request)}<button type="submit" class="danger" aria-label="Revoke key ${row.display_prefix} (${row.name})">Revoke</button></form>`
+      ? html`<a class="button danger" href="${revokeAction(row)}" aria-label="Revoke key ${row.display_prefix} (${row.name})…">Revoke…</a>`
       : ''
   }</td>
 </tr>`

@@ -1,52 +1,111 @@
 /**
- * The one page that ever shows a key: in the response to the request that created it. It
- * carries a copy button, curl commands that work as pasted, and the API reference with the key
- * filled in. Reloading or coming back shows it no more; only the key's hash is stored.
+ * The page that shows a new key, at an address of its own (key-views.ts): the form that creates
+ * a key answers 303 here, so a reload shows the key again instead of re-sending the form. It
+ * carries a copy button, curl commands, and the API reference with the key filled in. After
+ * KEY_VIEW_MS, or once the partner hides it, the page says the key was shown and how to get
+ * another: only the key's hash is kept.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { referenceSections } from '../../http/reference-page.js'
-import type { ApiKeyRow } from '../../storage/database.js'
-import { sandboxStudents } from '../../storage/sandbox-repository.js'
+import type { Kysely } from 'kysely'
+import { referenceSections, schemaSections } from '../../http/reference-page.js'
+import type { ApiKeyRow, Database } from '../../storage/database.js'
 import type { DashboardContext } from '../dashboard-plugin.js'
 import { sendPage } from '../dashboard-plugin.js'
 import { html, trusted } from '../html.js'
+import type { ShownKey } from '../key-views.js'
+import { csrfField } from '../layout.js'
+import { utcMinute } from '../times.js'
+
+/** The placeholder a command carries when the organisation has no student to name. */
+export const STUDENT_PLACEHOLDER = '<student-id>'
+
+/** Creates the key's one-time view and sends the browser to it (POST-redirect-GET). */
+export async function showNewKey(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: DashboardContext,
+  created: { key: string; row: ApiKeyRow },
+  options: { welcome?: boolean } = {},
+): Promise<FastifyReply> {
+  const viewToken = await context.keyViews.offer(request, created, options)
+  return reply.redirect(`/dashboard/partner/keys/shown/${viewToken}`, 303)
+}
+
+/**
+ * A student the key can reach, to make the commands work as pasted: one of the sandbox's made-up
+ * students for a test key, one linked to the organisation for a live key (the partner's own
+ * data; first name and tier only, as the API gives).
+ */
+async function exampleStudent(db: Kysely<Database>, row: ApiKeyRow): Promise<{ id: string; first_name: string; tier: string } | undefined> {
+  return db
+    .selectFrom('students as s')
+    .innerJoin('student_organisations as so', 'so.student_id', 's.id')
+    .select(['s.id', 's.first_name', 's.tier'])
+    .where('so.organisation_id', '=', row.organisation_id)
+    .where('s.sandbox', '=', row.mode === 'test' ? 1 : 0)
+    .orderBy('s.first_name')
+    .orderBy('s.id')
+    .limit(1)
+    .executeTakeFirst()
+}
 
 export async function newKeyPage(
   request: FastifyRequest,
   reply: FastifyReply,
   context: DashboardContext,
-  created: { key: string; row: ApiKeyRow; welcome?: boolean },
+  shown: ShownKey & { row: ApiKeyRow; viewToken: string },
 ): Promise<FastifyReply> {
   // The partner reached this page at this origin, so the API answers there too: examples
   // built on it work as pasted (behind a proxy, TRUST_PROXY makes protocol and host right).
   const base = `${request.protocol}://${request.host}`
   const doc = { ...context.openApi(), servers: [{ url: base }] }
-  const { key, row } = created
+  const { key, row } = shown
   const scopes = row.scopes.split(' ').filter(Boolean)
-  const student = row.mode === 'test' ? (await sandboxStudents(context.storage.db, row.organisation_id))[0] : undefined
+  const usesStudent = scopes.length > 0
+  const student = usesStudent ? await exampleStudent(context.storage.db, row) : undefined
+  const studentId = student?.id ?? STUDENT_PLACEHOLDER
   const examples = [`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/tiers`]
   if (scopes.includes('students:read')) {
-    examples.push(`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/students/${student?.id ?? '<student-id>'}/progress`)
+    examples.push(`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/students/${studentId}/progress`)
   }
   if (scopes.includes('students:write')) {
+    // The student's own tier: the command works, and changes nothing about the student.
     examples.push(
-      `curl -X POST -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"tier":"builder"}' ${base}/api/v1/students/${student?.id ?? '<student-id>'}/enroll`,
+      `curl -X POST -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"tier":"${student?.tier ?? 'builder'}"}' ${base}/api/v1/students/${studentId}/enroll`,
     )
   }
-  const body = html`${created.welcome ? html`<p>Your account and your sandbox are ready. The sandbox holds made-up students with progress; test keys reach them and the real catalog, and never a real child's data.</p>` : ''}
+  const whose = row.mode === 'test' ? 'one of your sandbox’s made-up students' : 'a student linked to your organisation'
+  const intro =
+    !usesStudent || student !== undefined
+      ? html`<p>These commands work as pasted${student ? html`; the student is ${student.first_name}, ${whose}${scopes.includes('students:write') ? html` (the enrolment sets the tier the student has, ${student.tier}, so nothing changes)` : ''}` : ''}:</p>`
+      : html`<p>The first command works as pasted. In the others, replace <code>${STUDENT_PLACEHOLDER}</code> with the id of one of your students: none is linked to your organisation yet (the operator links them).</p>`
+  const body = html`${shown.welcome ? html`<p>Your account and your sandbox are ready. The sandbox holds made-up students with progress; test keys reach them and the real catalog, and never a real child's data.</p>` : ''}
 <section class="card" aria-labelledby="key-heading">
   <h2 id="key-heading">${row.mode === 'test' ? 'Your test key' : 'Your new live key'}: ${row.name}</h2>
-  <p><strong>Copy it now. It is shown only this once</strong>: only a hash of it is stored, so nobody can show it to you again. If you lose it, revoke it and create another.</p>
+  <p><strong>Copy it now.</strong> This page shows it until ${utcMinute(new Date(shown.expiresAt).toISOString())}, in this browser session only (reloading is safe). After that only a hash of it is kept, so nobody can show it to you again; if you lose it, revoke it and create another.</p>
   <label for="new-key">API key (${scopes.length === 0 ? 'catalog only' : scopes.join(', ')})</label>
   <input id="new-key" class="secret" type="text" readonly value="${key}" data-copy>
+  <form method="post" action="/dashboard/partner/keys/shown/${shown.viewToken}/hide">
+    ${csrfField(request)}
+    <button type="submit">I have copied it: hide the key</button>
+  </form>
 </section>
 <h2>Try it</h2>
-<p>These commands work as pasted${student ? html`; the student is ${student.first_name}, one of your sandbox students` : ''}:</p>
+${intro}
 ${examples.map((example, index) => html`<pre id="example-${index}" class="example" data-copy>${example}</pre>`)}
 <details>
   <summary>The API reference with this key in every example</summary>
-  <div class="reference">${trusted(referenceSections(doc, key))}</div>
+  <div class="reference">${trusted(referenceSections(doc, key))}
+  <h2>Schemas</h2>${trusted(schemaSections(doc))}</div>
 </details>
 <p><a class="button" href="/dashboard/partner">Go to your overview</a></p>`
-  return sendPage(request, reply, created.welcome ? 'Welcome' : 'Key created', body, 201)
+  return sendPage(request, reply, shown.welcome ? 'Welcome' : 'Key created', body, 200)
+}
+
+/** A view that is over (or was never this session's): say so, and how to get a key now. */
+export function keyGonePage(request: FastifyRequest, reply: FastifyReply): FastifyReply {
+  const body = html`<p>A new key is shown once: on this page, to the browser session that created it, for 10 minutes or until you hide it. Its time is over, it was hidden, or this is another session, so it is not shown here; only a hash of it is kept.</p>
+<p>If you copied it, it keeps working. If not, create another key on your overview and revoke the one you cannot use.</p>
+<p><a class="button" href="/dashboard/partner">Go to your overview</a></p>`
+  return sendPage(request, reply, 'This key is no longer shown', body, 410)
 }

@@ -1,0 +1,14 @@
+/**
+ * Times as the dashboard shows them: always UTC, and always saying so, since a partner in
+ * another zone would otherwise read "20:15" as their own time.
+ *
+ * @example utcMinute('2026-11-23T20:15:42.120Z') // '2026-11-23 20:15 UTC'
+ */
+export function utcMinute(iso: string): string {
+  return `${iso.slice(0, 16).replace('T', ' ')} UTC`
+}
+
+/** @example utcDay('2026-11-23T00:00:00.000Z') // '2026-11-23' */
+export function utcDay(iso: string): string {
+  return iso.slice(0, 10)
+}

@@ -1,0 +1,33 @@
+/**
+ * An agreement's state as the operator reads it, with the date that matters: "in force",
+ * "starts on 2026-12-01", "expired on 2026-06-01", "ended on 2026-05-02". Recording an agreement
+ * signed in the future, or one that has already expired, does not open student endpoints, and
+ * the page must not say it does.
+ */
+import type { AgreementRow } from '../../storage/database.js'
+import { type Html, html } from '../html.js'
+import { utcDay } from '../times.js'
+
+export type AgreementState = 'active' | 'pending' | 'expired' | 'ended'
+
+export function agreementState(row: AgreementRow, now: number): { state: AgreementState; label: string } {
+  if (row.ended_at !== null && Date.parse(row.ended_at) <= now) return { state: 'ended', label: `ended on ${utcDay(row.ended_at)}` }
+  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return { state: 'expired', label: `expired on ${utcDay(row.expires_at)}` }
+  if (Date.parse(row.signed_at) > now) return { state: 'pending', label: `starts on ${utcDay(row.signed_at)}` }
+  return { state: 'active', label: 'in force' }
+}
+
+export function agreementBadge(row: AgreementRow, now: number): Html {
+  const { state, label } = agreementState(row, now)
+  return html`<span class="state ${state}">${label}</span>`
+}
+
+/** What an organisation's agreements mean for its student endpoints now. */
+export function studentAccessSummary(rows: readonly AgreementRow[], now: number): Html {
+  const states = rows.map((row) => ({ row, ...agreementState(row, now) }))
+  const inForce = states.find((s) => s.state === 'active')
+  if (inForce !== undefined) return html`<span class="state active">in force</span> (${inForce.row.document_ref})`
+  const next = states.filter((s) => s.state === 'pending').sort((a, b) => (a.row.signed_at < b.row.signed_at ? -1 : 1))[0]
+  if (next !== undefined) return html`none in force; ${next.row.document_ref} <span class="state pending">${next.label}</span>`
+  return html`none in force`
+}
