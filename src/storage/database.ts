@@ -192,7 +192,7 @@ export interface AccessChangesTable {
   organisation_id: string
 }
 
-/** A new key's one-time view (migration 0006, src/dashboard/key-views.ts). */
+/** A new key's one-time view (migration 0004, src/dashboard/key-views.ts). */
 export interface KeyViewsTable {
   /** SHA-256 (hex) of the view token in the page's address. */
   id: string

@@ -7,14 +7,14 @@ import type { Storage } from './db.js'
 import * as initial from './migrations/0001-initial.js'
 import * as dashboard from './migrations/0002-dashboard.js'
 import * as accessChanges from './migrations/0003-access-changes.js'
-import * as keyViews from './migrations/0006-key-views.js'
+import * as keyViews from './migrations/0004-key-views.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
     '0001-initial': { up: (db) => initial.up(db, storage.engine) },
     '0002-dashboard': { up: (db) => dashboard.up(db, storage.engine) },
     '0003-access-changes': { up: (db) => accessChanges.up(db) },
-    '0006-key-views': { up: (db) => keyViews.up(db) },
+    '0004-key-views': { up: (db) => keyViews.up(db) },
   }
 }
 

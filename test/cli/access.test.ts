@@ -163,7 +163,7 @@ describe('organisations, agreements and keys', () => {
   it('applies migrations on request and reports them once', async () => {
     const databaseUrl = newDatabaseUrl()
     const first = await cli(['migrate', '--json'], { databaseUrl })
-    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial', '0002-dashboard', '0003-access-changes'] })
+    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial', '0002-dashboard', '0003-access-changes', '0004-key-views'] })
     const second = await cli(['migrate'], { databaseUrl })
     expect(second.stdout).toBe('the database is up to date\n')
   })
