@@ -4,8 +4,9 @@
  * One built server (dist/server.js) on an empty database, as after `npm start`; each example
  * runs through bash and curl, with only the variables its page tells the reader to set:
  *
- * - README: `KEY`, `STUDENT_KEY`, `ID`, from the line the demo banner prints for it. The README
- *   writes the default address, http://localhost:3000; here the server has a free port instead.
+ * - README: `KEY`, `STUDENT_KEY`, `ID`: the demo's keys and student, which the banner prints under
+ *   those names too. The README writes the default address, http://localhost:3000; here the
+ *   server has a free port instead.
  * - /docs: `API_KEY` and `STUDENT_ID`, from a partner's first test key (welcome page) and a
  *   student of their sandbox (overview), which is where the page sends the reader.
  * - The demo banner and the welcome page: none; their examples carry the key themselves.
@@ -14,9 +15,9 @@ import { mkdtempSync, readFileSync } from 'node:fs'
 import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
-import { ROOT, type RunningServer, startServer } from '../server/process.js'
+import { ROOT, startServer } from '../server/process.js'
 import { BrowserClient, type Page } from './browser-client.js'
 import { type ExampleRun, failureReport, runExample } from './run-example.js'
 import { curlCommandsOfText, examplesOfHtml, examplesOfMarkdown, type ShellExample } from './shell-examples.js'
@@ -46,81 +47,76 @@ function summary(source: string, runs: ExampleRun[]): string {
   return `${source}: ${runs.length} examples, ${runs.length - failed} as documented, ${failed} not`
 }
 
-describe('every curl example runs as pasted', () => {
-  let server: RunningServer | undefined
-  let port: number
-  let banner = ''
-  let welcome: Page
-  let overview: Page
-  let testKey: string
-  let sandboxStudent: string
+/** A partner's first minutes, as in a browser: sign up, sign in (the welcome page), the overview. */
+async function partnerPages(baseUrl: string): Promise<{ welcome: Page; overview: Page; testKey: string; sandboxStudent: string }> {
+  const browser = new BrowserClient(baseUrl)
+  const credentials = { email: 'examples@partner.example', password: 'a long and memorable phrase' }
+  const signedUp = await browser.submit(await browser.get('/dashboard/signup'), '/dashboard/signup', credentials)
+  expect(signedUp.url).toContain('/dashboard/login')
+  const welcome = await browser.submit(signedUp, '/dashboard/login', credentials)
+  expect(welcome.status, welcome.body).toBe(201)
+  const testKey = /id="new-key"[^>]*value="(cur_test_\w+)"/.exec(welcome.body)?.[1]
+  const overview = await browser.get('/dashboard/partner')
+  const sandboxStudent = /<td><code>([0-9a-f-]{36})<\/code><\/td>/.exec(overview.body)?.[1]
+  expect(testKey).toBeDefined()
+  expect(sandboxStudent).toBeDefined()
+  return { welcome, overview, testKey: testKey!, sandboxStudent: sandboxStudent! }
+}
 
-  beforeAll(async () => {
-    port = await freePort()
-    server = await startServer({ DATABASE_URL: `sqlite:${path.join(tempDir(), 'examples.db')}`, CATALOG_DIR, PORT: String(port) })
-    banner = server.output()
-    // A partner's first minutes, as in a browser: sign up, sign in, the welcome page, the overview.
-    const browser = new BrowserClient(server.baseUrl)
-    const credentials = { email: 'examples@partner.example', password: 'a long and memorable phrase' }
-    const signedUp = await browser.submit(await browser.get('/dashboard/signup'), '/dashboard/signup', credentials)
-    expect(signedUp.url).toContain('/dashboard/login')
-    welcome = await browser.submit(signedUp, '/dashboard/login', credentials)
-    expect(welcome.status, welcome.body).toBe(201)
-    testKey = /id="new-key"[^>]*value="(cur_test_\w+)"/.exec(welcome.body)?.[1] ?? ''
-    expect(testKey).not.toBe('')
-    overview = await browser.get('/dashboard/partner')
-    sandboxStudent = /<td><code>([0-9a-f-]{36})<\/code><\/td>/.exec(overview.body)?.[1] ?? ''
-    expect(sandboxStudent).not.toBe('')
-  })
+/** The README's examples, with the demo's values under the names the README gives them. */
+async function readmeRuns(banner: string, port: number): Promise<ExampleRun[]> {
+  const variables = {
+    KEY: /Demo catalog key[^\n]*\n\s+(cur_live_\w+)/.exec(banner)?.[1] ?? '',
+    STUDENT_KEY: /Demo student key[^\n]*\n\s+(cur_live_\w+)/.exec(banner)?.[1] ?? '',
+    ID: /Demo student: .* id ([0-9a-f-]{36})/.exec(banner)?.[1] ?? '',
+  }
+  expect.soft(banner, "the demo banner prints the README's variables").toContain(`export KEY=${variables.KEY} STUDENT_KEY=${variables.STUDENT_KEY} ID=${variables.ID}`)
+  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  const examples = examplesOfMarkdown(readme, 'README.md').map((example) => ({
+    ...example,
+    script: example.script.replaceAll('localhost:3000', `localhost:${port}`),
+  }))
+  // Catalog reads, the ETag round trip, a student's progress and setting a tier at least.
+  expect.soft(examples.length, 'README examples').toBeGreaterThanOrEqual(6)
+  expect.soft(examples.some((example) => example.expected === 304), 'a README example that shows the 304').toBe(true)
+  return runAll(examples, variables)
+}
 
-  afterAll(async () => {
-    await server?.stop()
-  })
+/** The reference's examples, with API_KEY and STUDENT_ID set as the page tells the reader. */
+async function docsRuns(baseUrl: string, apiKey: string, studentId: string): Promise<ExampleRun[]> {
+  const page = await (await fetch(`${baseUrl}/docs`)).text()
+  expect.soft(page, '/docs names API_KEY').toMatch(/export API_KEY=/)
+  expect.soft(page, '/docs names STUDENT_ID').toMatch(/export STUDENT_ID=/)
+  const examples = examplesOfHtml(page, '/docs')
+  const document = (await (await fetch(`${baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, object> }
+  // One example per operation.
+  expect.soft(examples.length, '/docs examples').toBe(Object.values(document.paths).flatMap((item) => Object.keys(item)).length)
+  return runAll(examples, { API_KEY: apiKey, STUDENT_ID: studentId })
+}
 
-  it('README: every curl example gives its documented status with the variables the demo banner sets', async () => {
-    const exportLine = /^\s*(export KEY=\S+ STUDENT_KEY=\S+ ID=\S+)\s*$/m.exec(banner)?.[1]
-    expect(exportLine, `the demo banner prints no "export KEY=... STUDENT_KEY=... ID=..." line:\n${banner}`).toBeDefined()
-    const variables = Object.fromEntries(exportLine!.replace(/^export /, '').split(' ').map((pair) => pair.split('=') as [string, string]))
-    const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-    const examples = examplesOfMarkdown(readme, 'README.md').map((example) => ({
-      ...example,
-      script: example.script.replaceAll('localhost:3000', `localhost:${port}`),
-    }))
-    // Catalog reads, the ETag round trip, a student's progress and setting a tier at least.
-    expect(examples.length).toBeGreaterThanOrEqual(6)
-    expect(examples.some((example) => example.expected === 304)).toBe(true)
-    const runs = await runAll(examples, variables)
-    console.info(summary('README.md', runs))
-    expect(failureReport(runs)).toBe('')
-  })
-
-  it('demo banner: its curl commands work as printed', async () => {
-    const runs = await runAll(curlCommandsOfText(banner, 'demo banner'), {})
-    expect(runs.length).toBeGreaterThanOrEqual(2)
-    console.info(summary('demo banner', runs))
-    expect(failureReport(runs)).toBe('')
-  })
-
-  it('/docs: every example gives its documented status with API_KEY and STUDENT_ID set as the page says', async () => {
-    const page = await (await fetch(`${server!.baseUrl}/docs`)).text()
-    // The page names the variables and where a partner's values come from.
-    expect(page).toMatch(/export API_KEY=/)
-    expect(page).toMatch(/export STUDENT_ID=/)
-    const examples = examplesOfHtml(page, '/docs')
-    const document = (await (await fetch(`${server!.baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, object> }
-    const operations = Object.values(document.paths).flatMap((item) => Object.keys(item))
-    expect(examples).toHaveLength(operations.length)
-    const runs = await runAll(examples, { API_KEY: testKey, STUDENT_ID: sandboxStudent })
-    console.info(summary('/docs', runs))
-    expect(failureReport(runs)).toBe('')
-  })
-
-  it('dashboard welcome page: every curl example, the reference included, works as pasted', async () => {
-    const examples = [...examplesOfHtml(welcome.body, 'welcome page'), ...examplesOfHtml(overview.body, 'overview page')]
-    // "Try it" (catalog, progress, enroll) and the reference's examples.
-    expect(examples.length).toBeGreaterThanOrEqual(3)
-    const runs = await runAll(examples, {})
-    console.info(summary('dashboard', runs))
-    expect(failureReport(runs)).toBe('')
+describe('the documentation', () => {
+  it('every curl example of the README, the demo banner, /docs and the dashboard welcome page gives its documented status as pasted', async () => {
+    const port = await freePort()
+    const server = await startServer({ DATABASE_URL: `sqlite:${path.join(tempDir(), 'examples.db')}`, CATALOG_DIR, PORT: String(port) })
+    try {
+      const banner = server.output()
+      const partner = await partnerPages(server.baseUrl)
+      const dashboardExamples = [...examplesOfHtml(partner.welcome.body, 'welcome page'), ...examplesOfHtml(partner.overview.body, 'overview page')]
+      // "Try it" (catalog, progress, enroll) at least, and the reference's examples.
+      expect.soft(dashboardExamples.length, 'dashboard examples').toBeGreaterThanOrEqual(3)
+      const sources: [string, ExampleRun[]][] = [
+        ['README.md', await readmeRuns(banner, port)],
+        ['demo banner', await runAll(curlCommandsOfText(banner, 'demo banner'), {})],
+        ['/docs', await docsRuns(server.baseUrl, partner.testKey, partner.sandboxStudent)],
+        ['dashboard', await runAll(dashboardExamples, {})],
+      ]
+      console.info(sources.map(([source, runs]) => summary(source, runs)).join('\n'))
+      for (const [source, runs] of sources) {
+        expect.soft(runs.length, `${source} examples`).toBeGreaterThanOrEqual(2)
+        expect.soft(failureReport(runs), `${source}: examples that do not run as pasted`).toBe('')
+      }
+    } finally {
+      await server.stop()
+    }
   })
 })
