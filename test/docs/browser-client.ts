@@ -4,6 +4,7 @@
  * Origin and Sec-Fetch-Site headers a browser sends, and submits a form with the hidden fields
  * the page put in it (the CSRF token among them).
  */
+import { htmlText } from './shell-examples.js'
 
 export interface Page {
   status: number
@@ -61,7 +62,7 @@ export class BrowserClient {
     const body = new URLSearchParams()
     for (const [input] of form.matchAll(/<input\b[^>]*type="hidden"[^>]*>/g)) {
       const name = /name="([^"]*)"/.exec(input)?.[1]
-      if (name !== undefined && !(name in fields)) body.append(name, /value="([^"]*)"/.exec(input)?.[1] ?? '')
+      if (name !== undefined && !(name in fields)) body.append(name, htmlText(/value="([^"]*)"/.exec(input)?.[1] ?? ''))
     }
     for (const [name, value] of Object.entries(fields)) body.append(name, value)
     return this.#request('POST', new URL(action, page.url).toString(), body)

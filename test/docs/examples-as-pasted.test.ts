@@ -10,6 +10,10 @@
  * - /docs: `API_KEY` and `STUDENT_ID`, from a partner's first test key (welcome page) and a
  *   student of their sandbox (overview), which is where the page sends the reader.
  * - The demo banner and the welcome page: none; their examples carry the key themselves.
+ *
+ * An example with a `<...>` placeholder fails as not runnable as pasted. The status expected is
+ * a 2xx unless the example shows another (`# HTTP/1.1 304 Not Modified`). Every failing example
+ * of every source is listed, with its status and the body it got.
  */
 import { mkdtempSync, readFileSync } from 'node:fs'
 import net from 'node:net'
