@@ -23,27 +23,27 @@ export const PROBLEM_CATALOG = {
   api_key_invalid: {
     status: 401,
     title: 'API key not recognised',
-    description: 'The bearer token is not a key this service issued.',
+    description: 'The bearer token is not a key this service issued. Check that it was copied whole; keys are created in the dashboard.',
   },
   api_key_expired: {
     status: 401,
     title: 'API key expired',
-    description: 'The key passed its expiry date. Ask the operator for a new key.',
+    description: 'The key passed its expiry date. Create a new key in the dashboard.',
   },
   api_key_revoked: {
     status: 401,
     title: 'API key revoked',
-    description: 'The key was revoked by the operator and can no longer be used.',
+    description: 'The key was revoked, by your organisation in the dashboard or by the operator, and can no longer be used. Create a new key in the dashboard.',
   },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',
-    description: 'The key lacks the scope this endpoint needs (`students:read` or `students:write`); the `WWW-Authenticate` header names it.',
+    description: 'The key lacks the scope this endpoint needs (`students:read` or `students:write`); the `WWW-Authenticate` header names it. Create a key with that scope in the dashboard: any scope on a test key, the scopes granted to your organisation on a live key.',
   },
   agreement_required: {
     status: 403,
     title: 'Data-sharing agreement required',
-    description: "Student endpoints need an active signed data-sharing agreement on the key's organisation.",
+    description: "A live key's student endpoints need an active signed data-sharing agreement on the key's organisation, recorded by the operator. Sandbox test keys need none.",
   },
   organisation_suspended: {
     status: 403,

@@ -87,6 +87,10 @@ export function demoBanner(seed: DemoSeed, baseUrl: string): string {
     `   ${seed.studentKey}`,
     ` Demo student: ${student.firstName} (${student.tier}), id ${student.id}`,
     '',
+    // The names the README's examples use ("Calling the API").
+    ' For the README examples:',
+    `   export KEY=${seed.catalogKey} STUDENT_KEY=${seed.studentKey} ID=${student.id}`,
+    '',
     ' Try:',
     `   curl -H 'Authorization: Bearer ${seed.catalogKey}' \\`,
     `     ${baseUrl}/api/v1/tiers`,

@@ -42,8 +42,8 @@ function authFailure(code: AuthFailure, detail: string): Problem {
 export const AUTH_FAILURES: Record<AuthFailure, Problem> = {
   api_key_missing: authFailure('api_key_missing', 'Send your API key as "Authorization: Bearer <key>". Keys are never accepted in the URL.'),
   api_key_invalid: authFailure('api_key_invalid', 'The bearer token is not an API key issued by this service. Check that it was copied whole.'),
-  api_key_expired: authFailure('api_key_expired', 'This API key has expired. Ask the operator for a new key.'),
-  api_key_revoked: authFailure('api_key_revoked', 'This API key was revoked. Ask the operator for a new key.'),
+  api_key_expired: authFailure('api_key_expired', 'This API key has expired. Create a new key in the dashboard.'),
+  api_key_revoked: authFailure('api_key_revoked', 'This API key was revoked. Create a new key in the dashboard.'),
 }
 
 export const SUSPENDED: Problem = { code: 'organisation_suspended', detail: 'The organisation this key belongs to is suspended. Contact the operator.' }

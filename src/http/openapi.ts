@@ -10,12 +10,15 @@ import { SLUG_PATTERN } from '../domain/slug.js'
 
 export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress and sets a student's tier.
 
-**Authentication.** Every \`/api/v1\` request carries \`Authorization: Bearer <API key>\`. Keys are issued by the operator
-after an application for access; keys are never accepted in the URL.
+**Authentication.** Every \`/api/v1\` request carries \`Authorization: Bearer <API key>\`; keys are never accepted in the URL.
+You create your keys yourself in the [dashboard](/dashboard). Sign up, and on your first sign-in you get a sandbox at once:
+made-up students with progress and a first test key (\`cur_test_...\`), which reaches the real catalog and the sandbox's
+students, never a real child's data, and needs no agreement. For real students, apply for live access in the dashboard;
+once the operator approves it, you create live keys (\`cur_live_...\`) there, within the scopes you were granted.
 
-**Student data.** The student endpoints need the matching scope (\`students:read\`, \`students:write\`) and an active
-signed data-sharing agreement on your organisation. They return first names only, and every call is recorded in the
-operator's disclosure log.
+**Student data.** The student endpoints need the matching scope (\`students:read\`, \`students:write\`). With a live key
+they also need an active signed data-sharing agreement, which the operator records on your organisation. They return
+first names only, and every call is recorded in the disclosure log, which you can read in the dashboard.
 
 **Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
 authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`; a 429 carries \`Retry-After\`.
@@ -50,7 +53,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
       ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key from the administrative dashboard.' },
+          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key created in the dashboard: a test key (`cur_test_...`) for the sandbox, or a live key (`cur_live_...`) once live access is approved.' },
         },
       },
       security: [{ bearerAuth: [] }],

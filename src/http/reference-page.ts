@@ -9,6 +9,12 @@ type Json = Record<string, any>
 
 const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete']
 
+/** What the examples put in the key and the student id: shell variables, or a reader's own values. */
+interface ExampleValues {
+  key: string
+  studentId: string
+}
+
 export function escapeHtml(text: unknown): string {
   return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 }
@@ -66,16 +72,21 @@ function fieldTable(doc: Json, schema: Json): string {
   return `<table><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${rows}</tbody></table>`
 }
 
-function curl(doc: Json, method: string, path: string, operation: Json, key: string): string {
+/**
+ * One operation's curl command. Every value is in double quotes: a shell expands `$API_KEY`
+ * and `$STUDENT_ID` there (in single quotes it would send the variable's name), and a filled-in
+ * key (`cur_test_` or `cur_live_` and base62) has nothing a shell would change.
+ */
+function curl(doc: Json, method: string, path: string, operation: Json, example: ExampleValues): string {
   const base = doc.servers?.[0]?.url ?? ''
-  const examplePath = path.replace('{slug}', 'explorer/e1-robots-follow-instructions').replace('{id}', '<student-uuid>')
-  const lines = [`curl${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} '${base}${examplePath}'`]
-  if (operation.security === undefined || operation.security.length > 0) lines.push(`  -H 'Authorization: Bearer ${key}'`)
-  if (operation.requestBody !== undefined) lines.push(`  -H 'Content-Type: application/json'`, `  -d '{"tier": "builder"}'`)
+  const examplePath = path.replace('{slug}', 'explorer/e1-robots-follow-instructions').replace('{id}', example.studentId)
+  const lines = [`curl${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "${base}${examplePath}"`]
+  if (operation.security === undefined || operation.security.length > 0) lines.push(`  -H "Authorization: Bearer ${example.key}"`)
+  if (operation.requestBody !== undefined) lines.push(`  -H "Content-Type: application/json"`, `  -d '{"tier": "builder"}'`)
   return `<pre><code>${escapeHtml(lines.join(' \\\n'))}</code></pre>`
 }
 
-function operationSection(doc: Json, method: string, path: string, operation: Json, key: string): string {
+function operationSection(doc: Json, method: string, path: string, operation: Json, example: ExampleValues): string {
   const id = escapeHtml(operation.operationId ?? `${method}-${path}`)
   const params = (operation.parameters ?? []) as Json[]
   const paramRows = params
@@ -101,7 +112,7 @@ ${body ? `<h4>Request body (<code>application/json</code>)</h4>${fieldTable(doc,
 <h4>Responses</h4>
 <table><thead><tr><th>Status</th><th>Meaning</th><th>Body</th></tr></thead><tbody>${responses}</tbody></table>
 <h4>Example</h4>
-${curl(doc, method, path, operation, key)}
+${curl(doc, method, path, operation, example)}
 </section>`
 }
 
@@ -149,15 +160,20 @@ function operationsOf(doc: Json): Operation[] {
   return operations
 }
 
-/** The endpoint sections of the reference; `key` is the placeholder (or the reader's own key) shown in examples. */
-export function referenceSections(doc: Json, key = '$API_KEY'): string {
+/**
+ * The endpoint sections of the reference. The examples use `key` and `studentId`: by default
+ * the shell variables `$API_KEY` and `$STUDENT_ID` that the reference page tells the reader to
+ * set, or a signed-in partner's own key and one of their students, so they run as pasted.
+ */
+export function referenceSections(doc: Json, key = '$API_KEY', studentId = '$STUDENT_ID'): string {
   const operations = operationsOf(doc)
+  const example = { key, studentId }
   return ((doc.tags ?? []) as Json[])
     .map(
       (tag) =>
         `<section aria-labelledby="tag-${escapeHtml(tag.name)}"><h2 id="tag-${escapeHtml(tag.name)}">${escapeHtml(tag.name)}</h2>${paragraphs(tag.description)}${operations
           .filter((o) => o.tag === tag.name)
-          .map((o) => operationSection(doc, o.method, o.path, o.operation, key))
+          .map((o) => operationSection(doc, o.method, o.path, o.operation, example))
           .join('\n')}</section>`,
     )
     .join('\n')
@@ -170,8 +186,15 @@ export function schemaSections(doc: Json): string {
     .join('\n')
 }
 
-/** The whole reference page. */
-export function renderReference(doc: Json, key = '$API_KEY'): string {
+/** How to run the page's examples: the two variables they use, and where a partner gets them. */
+const TRYING_THE_EXAMPLES = `<section aria-labelledby="examples"><h2 id="examples">Running the examples</h2>
+<p>Each endpoint below ends with a curl example. They read your key from <code>API_KEY</code> and a student's id from <code>STUDENT_ID</code>; set both in your shell, then paste the examples as they are:</p>
+<pre><code>export API_KEY=cur_test_...    # your key
+export STUDENT_ID=...          # one of your students' ids</code></pre>
+<p>Your first test key (<code>cur_test_...</code>) is on the <a href="/dashboard">dashboard</a>'s welcome page after your first sign-in, with these examples filled in; your overview there lists your sandbox students' ids. A live key (<code>cur_live_...</code>) works the same way on your own students.</p></section>`
+
+/** The whole reference page, for any reader: the examples use shell variables. */
+export function renderReference(doc: Json): string {
   const operations = operationsOf(doc)
   const nav = ((doc.tags ?? []) as Json[])
     .map(
@@ -188,8 +211,9 @@ export function renderReference(doc: Json, key = '$API_KEY'): string {
     `<header><h1>${escapeHtml(doc.info?.title)} <small>v${escapeHtml(doc.info?.version)}</small></h1>
 <p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code> · <a href="/api/v1/openapi.json">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
 ${paragraphs(doc.info?.description)}
-<nav aria-label="Endpoints"><h2>Endpoints</h2><ul>${nav}</ul></nav>
-${referenceSections(doc, key)}
+<nav aria-label="Endpoints"><h2>Endpoints</h2><ul><li><a href="#examples">Running the examples</a></li>${nav}</ul></nav>
+${TRYING_THE_EXAMPLES}
+${referenceSections(doc)}
 <section aria-labelledby="errors"><h2 id="errors">Errors</h2><p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, a stable <code>code</code> and the <code>requestId</code>.</p>${errorCatalogueTable()}</section>
 <section aria-labelledby="schemas"><h2 id="schemas">Schemas</h2>${schemas}</section>`,
   )

@@ -30,7 +30,11 @@ export async function startServer(env: Record<string, string>, timeoutMs = 20_00
   child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const baseUrl = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start:\n${out}`)), timeoutMs)
+    const timer = setTimeout(() => {
+      // Not left running behind a failed test.
+      child.kill('SIGKILL')
+      reject(new Error(`server did not start:\n${out}`))
+    }, timeoutMs)
     const look = () => {
       const match = /Server listening at (http:\/\/127\.0\.0\.1:\d+)/.exec(out)
       if (match) {
