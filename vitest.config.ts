@@ -31,6 +31,12 @@ const shared = {
   pool: 'forks' as const,
 }
 
+/**
+ * Two files at a time even on two cores (vitest's default there is one): most of a file's time
+ * is spent waiting on servers, child processes and databases, not on its own CPU.
+ */
+const MAX_WORKERS = 2
+
 export default defineConfig(async () => {
   const postgres = await reachable(POSTGRES_URL, 5432)
   const redis = await reachable(REDIS_URL, 6379)
@@ -46,6 +52,7 @@ export default defineConfig(async () => {
   return {
     test: {
       reporters: ['default'],
+      maxWorkers: MAX_WORKERS,
       projects: [
         {
           test: {
