@@ -49,6 +49,8 @@ export interface Config {
   readonly redisUrl: string | undefined
   /** Prefix of every Redis key this service writes, so deployments can share a Redis. */
   readonly redisKeyPrefix: string
+  /** How long a rate-limit decision may wait for Redis before this instance decides alone. */
+  readonly redisCommandTimeoutMs: number
   /** Worker processes to run (node:cluster); more than one needs REDIS_URL. */
   readonly workers: number
   /** PostgreSQL connection pool size per process. */
@@ -155,6 +157,7 @@ export function loadConfig(env: Env = process.env): Config {
     storageTimeoutMs: integer(env, 'STORAGE_TIMEOUT_MS', 2000, 50, 60_000),
     redisUrl: redisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || 'curriculum:',
+    redisCommandTimeoutMs: integer(env, 'REDIS_COMMAND_TIMEOUT_MS', 250, 10, 60_000),
     workers: workers(env),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),

@@ -5,7 +5,7 @@
  * JSON types, and a number written as a string there is an error, not a guess.
  */
 import { parseTimestamp } from './dates.js'
-import { UUID } from './options.js'
+import { UUID } from '../domain/uuid.js'
 import type { RowInput } from './import-runner.js'
 
 /** PostgreSQL `integer` is 32-bit; a larger count would fail the whole import at write time. */

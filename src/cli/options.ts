@@ -7,7 +7,7 @@ import { type Command, InvalidArgumentError } from 'commander'
 import { parseScopes, type Scope } from '../domain/scopes.js'
 import { parseDateOrTimestamp } from './dates.js'
 
-export const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
+import { UUID } from '../domain/uuid.js'
 
 /** Adds a command that does work (as opposed to a group of commands) under `parent`. */
 export function defineCommand(parent: Command, nameAndArgs: string, description: string, examples: readonly string[]): Command {

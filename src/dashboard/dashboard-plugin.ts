@@ -9,7 +9,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { IllegalTransition } from '../domain/application-state.js'
-import { ConflictError, NotFoundError } from '../storage/access-repository.js'
+import { ConflictError, NotFoundError } from '../domain/errors.js'
 import type { Storage } from '../storage/db.js'
 import { isStorageUnavailable } from '../storage/db.js'
 import { sharedSecret } from '../storage/settings-repository.js'

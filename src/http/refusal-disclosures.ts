@@ -10,6 +10,7 @@ import type { ProblemCode } from '../errors.js'
 import type { KeyRecord } from '../storage/access-repository.js'
 import { type DisclosureAction, type DisclosureOutcome, recordDisclosure } from '../storage/disclosure-repository.js'
 import type { WriteQueue } from '../storage/write-queue.js'
+import { UUID } from '../domain/uuid.js'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -18,7 +19,6 @@ declare module 'fastify' {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 const OUTCOMES: Partial<Record<ProblemCode, DisclosureOutcome>> = {
   insufficient_scope: 'denied_scope',

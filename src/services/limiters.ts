@@ -56,7 +56,7 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
   const sweep = () => {
     for (const limiter of local.values()) limiter.sweep()
   }
-  const client = redis ?? (config.redisUrl === undefined ? undefined : openRedis(config.redisUrl))
+  const client = redis ?? (config.redisUrl === undefined ? undefined : openRedis(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs }))
   if (client === undefined) {
     const of = (name: Spec['name']) => local.get(name)!
     return {

@@ -16,14 +16,8 @@ import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './datab
 import { recordAccessChange } from './access-change-repository.js'
 import { preparedQuery } from './prepared-query.js'
 import { inTransaction } from './transaction.js'
-
-export class NotFoundError extends Error {
-  override name = 'NotFoundError'
-}
-
-export class ConflictError extends Error {
-  override name = 'ConflictError'
-}
+import { ConflictError, NotFoundError } from '../domain/errors.js'
+import { UUID } from '../domain/uuid.js'
 
 /** The organisation already has as many active keys as it may; nothing was created. */
 export class KeyLimitError extends ConflictError {
@@ -33,7 +27,6 @@ export class KeyLimitError extends ConflictError {
   }
 }
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i
 
 export interface OrganisationOptions {
   /** `partner` (default) or `sandbox`. */

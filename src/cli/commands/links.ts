@@ -8,7 +8,8 @@ import type { LinkImportRow } from '../../storage/student-import-repository.js'
 import { defineImportCommand } from '../import-command.js'
 import { text, uuid } from '../import-fields.js'
 import type { ImportSpec } from '../import-runner.js'
-import { defineGroup, UUID } from '../options.js'
+import { UUID } from '../../domain/uuid.js'
+import { defineGroup } from '../options.js'
 
 interface Organisations {
   byId: Map<string, OrganisationRow>

@@ -6,7 +6,8 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { nextOrganisationStatus, type OrganisationStatus } from '../../domain/application-state.js'
 import { isScope, SCOPES } from '../../domain/scopes.js'
-import { endAgreements, listAgreements, listApiKeys, NotFoundError, recordAgreement, revokeApiKey, setOrganisationStatus } from '../../storage/access-repository.js'
+import { NotFoundError } from '../../domain/errors.js'
+import { endAgreements, listAgreements, listApiKeys, recordAgreement, revokeApiKey, setOrganisationStatus } from '../../storage/access-repository.js'
 import { decideApplication, listApplications } from '../../storage/application-repository.js'
 import { listAudit, recordAudit } from '../../storage/audit-repository.js'
 import type { AgreementRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
@@ -21,8 +22,8 @@ import { utcDay, utcMinute } from '../times.js'
 import { agreementBadge, agreementState, studentAccessSummary } from '../views/agreement-state.js'
 import { keysTable } from '../views/keys-table.js'
 import { revokeConfirmPage } from '../views/revoke-confirm.js'
+import { UUID } from '../../domain/uuid.js'
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
 
 function csvCell(value: string): string {
   // Quote every cell; neutralise spreadsheet formulas (CSV injection).
