@@ -11,6 +11,8 @@
  */
 import { hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
+import type { AgreementWindow } from './agreements.js'
+import type { Scope } from './scopes.js'
 
 export type KeyMode = 'live' | 'test'
 
@@ -73,4 +75,18 @@ export function keyMode(token: string): KeyMode {
 export function hashApiKey(key: string): string {
   // The one-shot form costs less than half of createHash().update().digest() for a short input.
   return hash('sha256', key, 'hex')
+}
+
+/** What authentication needs to know of a key (storage fetches it in one round trip; the key cache keeps it). */
+export interface KeyRecord {
+  readonly keyId: string
+  readonly organisationId: string
+  readonly organisationActive: boolean
+  /** A test key of a sandbox organisation reaches only synthetic students and needs no agreement. */
+  readonly sandbox: boolean
+  readonly mode: KeyMode
+  readonly scopes: ReadonlySet<Scope>
+  readonly expiresAt: number | null
+  readonly revokedAt: number | null
+  readonly agreements: readonly AgreementWindow[]
 }

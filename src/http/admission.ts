@@ -18,10 +18,9 @@
  * fast path depends on it), and as promises otherwise.
  */
 import type { Clock } from '../clock.js'
-import { hashApiKey, isWellFormedApiKey } from '../domain/api-key.js'
+import { hashApiKey, isWellFormedApiKey, type KeyRecord } from '../domain/api-key.js'
 import type { RateDecision, RateLimiter, Reservation } from '../domain/sliding-window.js'
 import type { Problem } from '../errors.js'
-import type { KeyRecord } from '../storage/access-repository.js'
 import type { KeyCache } from '../services/key-cache.js'
 import type { KeyUsage } from '../services/key-usage.js'
 import type { RateState } from './rate-limit-headers.js'

@@ -16,7 +16,8 @@
  * still wins, because its eviction does not wait for the re-read.
  */
 import type { Kysely } from 'kysely'
-import { findKeyByHash, type KeyRecord } from '../storage/access-repository.js'
+import type { KeyRecord } from '../domain/api-key.js'
+import { findKeyByHash } from '../storage/access-repository.js'
 import type { Database } from '../storage/database.js'
 import type { Clock } from '../clock.js'
 

@@ -8,8 +8,8 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import { type AgreementWindow, agreementWindow } from '../domain/agreements.js'
-import { generateApiKey, type KeyMode } from '../domain/api-key.js'
+import { agreementWindow } from '../domain/agreements.js'
+import { generateApiKey, type KeyMode, type KeyRecord } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
@@ -203,20 +203,6 @@ export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string, now
     await recordAccessChange(trx, { kind: 'key_revoked', keyId: key.id, organisationId: key.organisation_id })
     return revoked
   })
-}
-
-/** What authentication needs to know of a key, fetched in one round trip and then cached. */
-export interface KeyRecord {
-  readonly keyId: string
-  readonly organisationId: string
-  readonly organisationActive: boolean
-  /** A test key of a sandbox organisation reaches only synthetic students and needs no agreement. */
-  readonly sandbox: boolean
-  readonly mode: KeyMode
-  readonly scopes: ReadonlySet<Scope>
-  readonly expiresAt: number | null
-  readonly revokedAt: number | null
-  readonly agreements: readonly AgreementWindow[]
 }
 
 const keyByHashQuery = preparedQuery((db, hash: string) =>
