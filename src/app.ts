@@ -15,6 +15,7 @@ import type { Config } from './config.js'
 import type { TypedApp } from './http/app-types.js'
 import { logAccess } from './http/access-log.js'
 import { API_PREFIX, apiV1 } from './http/api-v1.js'
+import { buildRepresentations, type CatalogRepresentations } from './http/catalog-representations.js'
 import { protectRefusedBodies } from './http/lingering-close.js'
 import { answerClientError, applyTimeouts, checkingIntervalMs, limitConnectionsPerAddress } from './http/connection-limits.js'
 import { createFastPath, type FastPath } from './http/fast-path.js'
@@ -57,7 +58,7 @@ export interface AppOptions {
 }
 
 export interface AppServices {
-  readonly catalog: CatalogState
+  readonly catalog: CatalogState<CatalogRepresentations>
   readonly keys: KeyCache
   readonly changes: ChangeWatcher
   readonly usage: KeyUsage
@@ -134,7 +135,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const limiters = options.limiters ?? (await createLimiters(config, clock, app.log))
   const keys = new KeyCache({ db: storage.db, clock })
   const usage = new KeyUsage(storage.db, clock)
-  const catalog = await CatalogState.load(storage.db)
+  const catalog = await CatalogState.load(storage.db, buildRepresentations)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
   app.decorate('services', { catalog, keys, changes, usage, limiters })
   app.decorateRequest('principal', null)

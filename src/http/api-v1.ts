@@ -19,6 +19,7 @@ import type { Storage } from '../storage/db.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import { type AccessControlOptions, createAuthentication } from './access-control.js'
 import { AUTH_FAILURES } from './admission.js'
+import type { CatalogRepresentations } from './catalog-representations.js'
 import type { TypedApp } from './app-types.js'
 import { methodGuard } from './method-guards.js'
 import { notFoundProblem, sendProblem } from './problem-responses.js'
@@ -30,7 +31,7 @@ export const API_PREFIX = '/api/v1'
 export interface ApiV1Options {
   access: AccessControlOptions
   storage: Storage
-  catalog: CatalogState
+  catalog: CatalogState<CatalogRepresentations>
   clock: Clock
 }
 

@@ -27,14 +27,14 @@ import type { CatalogState } from '../services/catalog-state.js'
 import type { AccessControlOptions } from './access-control.js'
 import { logAccess } from './access-log.js'
 import { Admission, type Verdict } from './admission.js'
-import { matchesIfNoneMatch, type Representation } from './catalog-representations.js'
+import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemJson } from './problem-responses.js'
 import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
 import { EXPOSED_HEADERS } from './response-basics.js'
 
 /** What authentication uses, plus the catalog and the access log. */
 export interface FastPathOptions extends AccessControlOptions {
-  catalog: CatalogState
+  catalog: CatalogState<CatalogRepresentations>
   /** The access log, when it is on (info level); the same line as the Fastify path writes. */
   accessLog: FastifyBaseLogger | undefined
 }

@@ -8,7 +8,7 @@ import { SLUG } from '../../domain/slug.js'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { TypedApp } from '../app-types.js'
-import { matchesIfNoneMatch, type Representation } from '../catalog-representations.js'
+import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from '../catalog-representations.js'
 import { LessonsQuerySchema } from '../schemas/catalog.js'
 import { notFoundProblem } from '../problem-responses.js'
 import { AUTHENTICATED_PROBLEMS, ETAG_HEADER, jsonResponse, NOT_MODIFIED, problemResponses } from '../schemas/responses.js'
@@ -23,7 +23,7 @@ function send(request: FastifyRequest, reply: FastifyReply, representation: Repr
   return reply.type('application/json; charset=utf-8').send(representation.body)
 }
 
-export function catalogRoutes(app: TypedApp, catalog: CatalogState): void {
+export function catalogRoutes(app: TypedApp, catalog: CatalogState<CatalogRepresentations>): void {
   app.get(
     '/tiers',
     {

@@ -12,6 +12,7 @@ import type { Storage } from '../../storage/db.js'
 import { enrollStudent, readStudentProgress, type StudentAccess } from '../../storage/student-repository.js'
 import { requireScope } from '../access-control.js'
 import { principalOf } from '../api-v1.js'
+import type { CatalogRepresentations } from '../catalog-representations.js'
 import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
 import { AUTHENTICATED_PROBLEMS, jsonResponse, problemResponses } from '../schemas/responses.js'
@@ -22,7 +23,7 @@ function notFound(id: string): ProblemError {
   return new ProblemError('student_not_found', `No student with id ${id} is linked to your organisation.`)
 }
 
-export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: CatalogState; clock: Clock }): void {
+export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: CatalogState<CatalogRepresentations>; clock: Clock }): void {
   const { storage, catalog, clock } = deps
 
   function context(request: FastifyRequest): StudentAccess {
