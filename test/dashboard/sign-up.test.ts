@@ -5,7 +5,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sandboxName } from '../../src/storage/sandbox-repository.js'
+import { sandboxName } from '../../src/services/sandbox.js'
 import { buildTestApp, type TestContext } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
 

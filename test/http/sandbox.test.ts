@@ -4,7 +4,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey } from '../../src/storage/access-repository.js'
-import { createSandbox, sandboxStudents } from '../../src/storage/sandbox-repository.js'
+import { createSandbox } from '../../src/services/sandbox.js'
+import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents } from '../../src/storage/student-import-repository.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 

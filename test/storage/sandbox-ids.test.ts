@@ -5,7 +5,8 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/db.js'
-import { createSandbox, sandboxStudents } from '../../src/storage/sandbox-repository.js'
+import { createSandbox } from '../../src/services/sandbox.js'
+import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, START, STUDENTS } from '../helper.js'
 
