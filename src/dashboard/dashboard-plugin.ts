@@ -7,51 +7,22 @@
  * /dashboard only, and the API keeps answering JSON and problem+json.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import type { Clock } from '../clock.js'
 import { IllegalTransition } from '../domain/application-state.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
-import type { Storage } from '../storage/db.js'
 import { isStorageUnavailable } from '../storage/db.js'
 import { sharedSecret } from '../storage/settings-repository.js'
-import type { Limiters } from '../services/limiters.js'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js'
+import type { DashboardContext, DashboardDeps } from './dashboard-context.js'
 import { DashboardError } from './dashboard-error.js'
 import type { FormBody } from './forms.js'
 import { html } from './html.js'
-import { createKeyViews, type KeyViews } from './key-views.js'
-import { layout } from './layout.js'
+import { createKeyViews } from './key-views.js'
 import { authRoutes } from './routes/auth.js'
 import { operatorRoutes } from './routes/operator.js'
 import { partnerRoutes } from './routes/partner.js'
-import { createSessionSupport, type SessionSupport } from './session.js'
-import { createSignInGuard, type SignInGuard } from './sign-in-guard.js'
-
-export type Access = 'public' | 'partner' | 'operator'
-
-declare module 'fastify' {
-  interface FastifyContextConfig {
-    /** Who may open a dashboard page; every dashboard route says it explicitly. */
-    dashboard?: Access
-  }
-}
-
-export interface DashboardDeps {
-  storage: Storage
-  clock: Clock
-  limiters: Limiters
-  /** The served OpenAPI document, for the API reference rendered with a partner's own key. */
-  openApi: () => Record<string, unknown>
-  /** Writes this instance's pending usage counts, so a usage page is current. */
-  flushUsage: () => Promise<void>
-  /** MAX_KEYS_PER_ORGANISATION: active keys an organisation may hold. */
-  maxKeysPerOrganisation: number
-}
-
-export interface DashboardContext extends DashboardDeps {
-  sessions: SessionSupport
-  guard: SignInGuard
-  keyViews: KeyViews
-}
+import { sendPage } from './send-page.js'
+import { createSessionSupport } from './session.js'
+import { createSignInGuard } from './sign-in-guard.js'
 
 /** script-src 'self' allows only /dashboard/assets/dashboard.js; no inline script or style. */
 export const DASHBOARD_CSP =
@@ -64,10 +35,6 @@ function securityHeaders(reply: FastifyReply): void {
   reply.header('referrer-policy', 'same-origin')
   // Pages can show keys and children's names: never keep them in a cache.
   reply.header('cache-control', 'no-store')
-}
-
-export function sendPage(request: FastifyRequest, reply: FastifyReply, title: string, body: ReturnType<typeof html>, status = 200, current?: string): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(layout(request, { title, body, ...(current === undefined ? {} : { current }) }))
 }
 
 function errorPage(request: FastifyRequest, reply: FastifyReply, error: DashboardError): FastifyReply {

@@ -9,11 +9,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { referenceSections, schemaSections } from '../../http/reference-page.js'
 import type { ApiKeyRow, Database } from '../../storage/database.js'
-import type { DashboardContext } from '../dashboard-plugin.js'
-import { sendPage } from '../dashboard-plugin.js'
+import type { DashboardContext } from '../dashboard-context.js'
 import { html, trusted } from '../html.js'
 import type { ShownKey } from '../key-views.js'
 import { csrfField } from '../layout.js'
+import { sendPage } from '../send-page.js'
 import { utcMinute } from '../times.js'
 
 /** The placeholder a command carries when the organisation has no student to name. */

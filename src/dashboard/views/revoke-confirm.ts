@@ -5,9 +5,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { ApiKeyRow } from '../../storage/database.js'
-import { sendPage } from '../dashboard-plugin.js'
 import { html } from '../html.js'
 import { csrfField } from '../layout.js'
+import { sendPage } from '../send-page.js'
 import { utcMinute } from '../times.js'
 import { keyState } from './keys-table.js'
 

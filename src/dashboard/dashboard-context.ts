@@ -1,0 +1,37 @@
+/**
+ * What the dashboard plugin hands its routes: its dependencies and the helpers it builds once.
+ * Its own module so that routes and views, which the plugin imports, need not import the plugin.
+ */
+import type { Clock } from '../clock.js'
+import type { Limiters } from '../services/limiters.js'
+import type { Storage } from '../storage/db.js'
+import type { KeyViews } from './key-views.js'
+import type { SessionSupport } from './session.js'
+import type { SignInGuard } from './sign-in-guard.js'
+
+export type Access = 'public' | 'partner' | 'operator'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** Who may open a dashboard page; every dashboard route says it explicitly. */
+    dashboard?: Access
+  }
+}
+
+export interface DashboardDeps {
+  storage: Storage
+  clock: Clock
+  limiters: Limiters
+  /** The served OpenAPI document, for the API reference rendered with a partner's own key. */
+  openApi: () => Record<string, unknown>
+  /** Writes this instance's pending usage counts, so a usage page is current. */
+  flushUsage: () => Promise<void>
+  /** MAX_KEYS_PER_ORGANISATION: active keys an organisation may hold. */
+  maxKeysPerOrganisation: number
+}
+
+export interface DashboardContext extends DashboardDeps {
+  sessions: SessionSupport
+  guard: SignInGuard
+  keyViews: KeyViews
+}
