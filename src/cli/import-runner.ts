@@ -22,7 +22,7 @@ import type { Database } from '../storage/database.js'
 import type { Engine } from '../storage/db.js'
 import { ImportStaging } from './import-staging.js'
 import { UUID } from '../domain/uuid.js'
-import { CliError, plural, type Problem } from './output.js'
+import { CliError, plural, type InputProblem } from './output.js'
 import { count, ProgressLine } from './progress-bar.js'
 import { fieldValue, readRecords, type RecordFormat, type RecordValues } from './records.js'
 
@@ -91,10 +91,10 @@ async function stage<Row, Context>(
   format: RecordFormat,
   context: Context,
   bar: ProgressLine,
-): Promise<{ problems: Problem[]; accepted: number }> {
+): Promise<{ problems: InputProblem[]; accepted: number }> {
   const accepted = new Set(spec.fields)
   const required = spec.fields.filter((field) => !spec.optional?.includes(field))
-  const problems: Problem[] = []
+  const problems: InputProblem[] = []
   let sawHeader = false
   let seen = 0
   let kept = 0
@@ -158,8 +158,8 @@ function reportUnknownFields(values: RecordValues, accepted: ReadonlySet<string>
  * student. A sandbox student's row holds a synthetic name that test keys read without any
  * agreement, so an import that wrote a real child's name there would disclose it.
  */
-async function crossRowProblems<Row>(spec: ImportSpec<Row, unknown>, staging: ImportStaging, file: string): Promise<Problem[]> {
-  const problems: Problem[] = []
+async function crossRowProblems<Row>(spec: ImportSpec<Row, unknown>, staging: ImportStaging, file: string): Promise<InputProblem[]> {
+  const problems: InputProblem[] = []
   for (const duplicate of await staging.duplicates()) {
     problems.push({ file, line: duplicate.line, ...spec.duplicate(JSON.parse(duplicate.row) as Row, duplicate.firstLine) })
   }

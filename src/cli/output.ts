@@ -6,7 +6,7 @@
  */
 
 /** A problem with an input, located so that an operator can open the file at that line. */
-export interface Problem {
+export interface InputProblem {
   file: string
   line: number
   field?: string
@@ -17,7 +17,7 @@ export class CliError extends Error {
   override name = 'CliError'
   constructor(
     message: string,
-    readonly problems: readonly Problem[] = [],
+    readonly problems: readonly InputProblem[] = [],
     readonly exitCode = 1,
   ) {
     super(message)
@@ -38,7 +38,7 @@ export interface CommandResult {
   text: string | readonly string[]
 }
 
-export function formatProblemLine(problem: Problem): string {
+export function formatProblemLine(problem: InputProblem): string {
   return problem.field === undefined
     ? `${problem.file}:${problem.line}: ${problem.message}`
     : `${problem.file}:${problem.line}: ${problem.field}: ${problem.message}`
@@ -53,7 +53,7 @@ export function writeText(text: string | readonly string[]): void {
   if (lines.length > 0) process.stdout.write(lines.join('\n') + '\n')
 }
 
-export function reportFailure(json: boolean, message: string, problems: readonly Problem[] = []): void {
+export function reportFailure(json: boolean, message: string, problems: readonly InputProblem[] = []): void {
   if (json) {
     writeJson({ ok: false, error: { message, problems } })
     return

@@ -3,6 +3,8 @@
  * reason typed by a partner can never become markup. Trusted fragments are `Html` values
  * (another template's result), passed through as they are.
  */
+import { escapeHtml } from '../http/html-escape.js'
+
 export class Html {
   constructor(readonly value: string) {}
   toString(): string {
@@ -10,17 +12,13 @@ export class Html {
   }
 }
 
-const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
-
-export function escape(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => ESCAPES[c]!)
-}
+export { escapeHtml as escape } from '../http/html-escape.js'
 
 function render(value: unknown): string {
   if (value instanceof Html) return value.value
   if (Array.isArray(value)) return value.map(render).join('')
   if (value === null || value === undefined || value === false) return ''
-  return escape(String(value))
+  return escapeHtml(value)
 }
 
 export function html(strings: TemplateStringsArray, ...values: unknown[]): Html {

@@ -4,6 +4,7 @@
  * Content-Security-Policy.
  */
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
+import { escapeHtml } from './html-escape.js'
 
 type Json = Record<string, any>
 
@@ -13,10 +14,6 @@ const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete']
 interface ExampleValues {
   key: string
   studentId: string
-}
-
-export function escapeHtml(text: unknown): string {
-  return String(text).replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!)
 }
 
 /** The small Markdown subset the descriptions use: `code`, **bold**, [links](/x), paragraphs. */
