@@ -26,7 +26,8 @@ const headers = {
 
 const spinMs = Number(process.env.CEILING_SPIN_US ?? 0) / 1000
 const serviceHeaders = process.env.CEILING_HEADERS === 'service'
-const EXPOSED = 'RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, X-Request-Id, WWW-Authenticate, Allow'
+const EXPOSED =
+  'RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, X-Request-Id, WWW-Authenticate, Allow'
 
 const server = http.createServer((request, reply) => {
   if (spinMs > 0) {

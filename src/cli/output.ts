@@ -73,7 +73,9 @@ export function reportFailure(json: boolean, message: string, problems: readonly
 /** Left-aligned columns separated by two spaces; empty values shown as "-". */
 export function table(headers: readonly string[], rows: readonly (readonly (string | null | undefined)[])[]): string[] {
   const cells = rows.map((row) => headers.map((_, index) => row[index] || '-'))
-  const widths = headers.map((header, index) => cells.reduce((width, row) => Math.max(width, row[index]!.length), header.length))
+  const widths = headers.map((header, index) =>
+    cells.reduce((width, row) => Math.max(width, row[index]!.length), header.length),
+  )
   const format = (row: readonly string[]) =>
     row
       .map((cell, index) => (index === row.length - 1 ? cell : cell.padEnd(widths[index]!)))

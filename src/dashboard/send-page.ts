@@ -6,6 +6,16 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { html } from './html.js'
 import { layout } from './layout.js'
 
-export function sendPage(request: FastifyRequest, reply: FastifyReply, title: string, body: ReturnType<typeof html>, status = 200, current?: string): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(layout(request, { title, body, ...(current === undefined ? {} : { current }) }))
+export function sendPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  title: string,
+  body: ReturnType<typeof html>,
+  status = 200,
+  current?: string,
+): FastifyReply {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(layout(request, { title, body, ...(current === undefined ? {} : { current }) }))
 }

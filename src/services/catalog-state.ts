@@ -28,7 +28,10 @@ export class CatalogState<T extends CatalogVersioned = CatalogVersioned> {
     this.#current = current
   }
 
-  static async load<T extends CatalogVersioned>(db: Kysely<Database>, build: CatalogBuilder<T>): Promise<CatalogState<T>> {
+  static async load<T extends CatalogVersioned>(
+    db: Kysely<Database>,
+    build: CatalogBuilder<T>,
+  ): Promise<CatalogState<T>> {
     return new CatalogState(db, build, build(await readCatalog(db)))
   }
 

@@ -56,7 +56,12 @@ async function unusedStudentId(db: Kysely<Database>, newId: () => string, taken:
  * inserted, never upserted: an id that some student already has fails the insert instead of
  * overwriting that student. `newId` is for tests; otherwise random UUIDs.
  */
-export async function createSandbox(db: Kysely<Database>, label: string, now: number, newId: () => string = randomUUID): Promise<OrganisationRow> {
+export async function createSandbox(
+  db: Kysely<Database>,
+  label: string,
+  now: number,
+  newId: () => string = randomUUID,
+): Promise<OrganisationRow> {
   return inTransaction(db, async (trx) => {
     const organisation = await createOrganisation(trx, sandboxName(label), now, { kind: 'sandbox' })
     const lessons = await lessonOutlines(trx)
@@ -65,7 +70,11 @@ export async function createSandbox(db: Kysely<Database>, label: string, now: nu
     for (let i = 0; i < 8; i++) ids.push(await unusedStudentId(trx, newId, taken))
     const students = syntheticStudents(ids.length, () => ids.shift()!)
     await insertSandboxStudents(trx, students, now)
-    await linkStudents(trx, students.map((student) => ({ studentId: student.id, organisationId: organisation.id })), now)
+    await linkStudents(
+      trx,
+      students.map((student) => ({ studentId: student.id, organisationId: organisation.id })),
+      now,
+    )
     await upsertProgress(trx, syntheticProgress(lessons, students, now, now % 1000))
     return organisation
   })
@@ -76,7 +85,11 @@ export async function createSandbox(db: Kysely<Database>, label: string, now: nu
  * creates the account, so that it answers the same whether or not the address had one). Undefined
  * if the account has a sandbox already, e.g. made by a concurrent sign-in: nothing is created then.
  */
-export async function provideSandbox(db: Kysely<Database>, account: AccountRow, now: number): Promise<{ row: ApiKeyRow; key: string } | undefined> {
+export async function provideSandbox(
+  db: Kysely<Database>,
+  account: AccountRow,
+  now: number,
+): Promise<{ row: ApiKeyRow; key: string } | undefined> {
   if (account.sandbox_organisation_id !== null) return undefined
   const taken = new Error('sandbox exists')
   try {
@@ -85,7 +98,14 @@ export async function provideSandbox(db: Kysely<Database>, account: AccountRow, 
       if (!(await setSandboxIfNone(trx, account.id, sandbox.id))) throw taken
       return createApiKey(
         trx,
-        { organisationId: sandbox.id, name: 'first test key', scopes: ['students:read', 'students:write'], expiresAt: null, mode: 'test', createdBy: account.id },
+        {
+          organisationId: sandbox.id,
+          name: 'first test key',
+          scopes: ['students:read', 'students:write'],
+          expiresAt: null,
+          mode: 'test',
+          createdBy: account.id,
+        },
         now,
       )
     })

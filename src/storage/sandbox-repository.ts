@@ -9,7 +9,9 @@ import type { Database } from './database.js'
 import type { StudentImportRow } from './student-import-repository.js'
 
 /** What synthetic progress needs to know of each lesson, in catalog order. */
-export async function lessonOutlines(db: Kysely<Database>): Promise<{ slug: string; tier: string; slideCount: number }[]> {
+export async function lessonOutlines(
+  db: Kysely<Database>,
+): Promise<{ slug: string; tier: string; slideCount: number }[]> {
   const lessons = await db.selectFrom('lessons').select(['slug', 'tier', 'slide_count']).orderBy('position').execute()
   return lessons.map((l) => ({ slug: l.slug, tier: l.tier, slideCount: Number(l.slide_count) }))
 }
@@ -18,16 +20,32 @@ export async function lessonOutlines(db: Kysely<Database>): Promise<{ slug: stri
  * Inserts synthetic students, marked as sandbox rows. Inserted, never upserted: an id that some
  * student already has fails the insert instead of overwriting that student.
  */
-export async function insertSandboxStudents(db: Kysely<Database>, students: readonly StudentImportRow[], now: number): Promise<void> {
+export async function insertSandboxStudents(
+  db: Kysely<Database>,
+  students: readonly StudentImportRow[],
+  now: number,
+): Promise<void> {
   const at = isoAt(now)
   await db
     .insertInto('students')
-    .values(students.map((student) => ({ id: student.id, first_name: student.firstName, tier: student.tier, tier_updated_at: at, created_at: at, sandbox: 1 })))
+    .values(
+      students.map((student) => ({
+        id: student.id,
+        first_name: student.firstName,
+        tier: student.tier,
+        tier_updated_at: at,
+        created_at: at,
+        sandbox: 1,
+      })),
+    )
     .execute()
 }
 
 /** The sandbox's students, for the partner's dashboard (ids to try the API with). */
-export async function sandboxStudents(db: Kysely<Database>, organisationId: string): Promise<{ id: string; first_name: string; tier: string }[]> {
+export async function sandboxStudents(
+  db: Kysely<Database>,
+  organisationId: string,
+): Promise<{ id: string; first_name: string; tier: string }[]> {
   return db
     .selectFrom('students as s')
     .innerJoin('student_organisations as so', 'so.student_id', 's.id')

@@ -53,7 +53,8 @@ describe('fast path', () => {
     const logLines: Record<string, unknown>[] = []
     const stream = new Writable({
       write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n')) if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>)
+        for (const line of String(chunk).split('\n'))
+          if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>)
         done()
       },
     })
@@ -145,7 +146,9 @@ describe('fast path', () => {
 
   it('wrote the same access-log lines', () => {
     const strip = (lines: Record<string, unknown>[]) =>
-      lines.filter((line) => line.msg === 'request').map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
+      lines
+        .filter((line) => line.msg === 'request')
+        .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
     expect(strip(fast.logLines)).toEqual(strip(slow.logLines))
     expect(strip(fast.logLines).length).toBeGreaterThan(30)
     for (const line of fast.logLines.filter((l) => l.msg === 'request')) expect(line.reqId).toMatch(/^[0-9a-f-]{36}$/)
