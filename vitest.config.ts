@@ -40,11 +40,19 @@ const MAX_WORKERS = 2
 export default defineConfig(async () => {
   const postgres = await reachable(POSTGRES_URL, 5432)
   const redis = await reachable(REDIS_URL, 6379)
-  if (!postgres) console.warn(`\n[services] PostgreSQL is not reachable at ${POSTGRES_URL}: the PostgreSQL project and the multi-instance suites are skipped.\n`)
+  if (!postgres)
+    console.warn(
+      `\n[services] PostgreSQL is not reachable at ${POSTGRES_URL}: the PostgreSQL project and the multi-instance suites are skipped.\n`,
+    )
   if (!existsSync(process.env.CHROMIUM_PATH ?? '/usr/bin/chromium')) {
-    console.warn('\n[services] Chromium is not installed (apt-get install chromium): the dashboard browser tests are skipped.\n')
+    console.warn(
+      '\n[services] Chromium is not installed (apt-get install chromium): the dashboard browser tests are skipped.\n',
+    )
   }
-  if (!redis) console.warn(`\n[services] Redis is not reachable at ${REDIS_URL}: the shared rate-limit and multi-instance suites are skipped.\n`)
+  if (!redis)
+    console.warn(
+      `\n[services] Redis is not reachable at ${REDIS_URL}: the shared rate-limit and multi-instance suites are skipped.\n`,
+    )
   const env = {
     TEST_POSTGRES_URL: postgres ? POSTGRES_URL : '',
     TEST_REDIS_URL: redis ? REDIS_URL : '',

@@ -28,8 +28,16 @@ const storage = openStorage(url)
 await migrate(storage)
 const now = Date.now()
 const org = await createOrganisation(storage.db, 'Acme', now)
-await recordAgreement(storage.db, { organisationId: org.id, signedAt: now - 1000, expiresAt: now + 86_400_000, documentRef: 'DSA' }, now)
-const { key } = await createApiKey(storage.db, { organisationId: org.id, name: 'k', scopes: ['students:read', 'students:write'], expiresAt: null }, now)
+await recordAgreement(
+  storage.db,
+  { organisationId: org.id, signedAt: now - 1000, expiresAt: now + 86_400_000, documentRef: 'DSA' },
+  now,
+)
+const { key } = await createApiKey(
+  storage.db,
+  { organisationId: org.id, name: 'k', scopes: ['students:read', 'students:write'], expiresAt: null },
+  now,
+)
 await upsertStudents(storage.db, [{ id: STUDENT, firstName: 'Ada', tier: 'explorer' }], now)
 await linkStudents(storage.db, [{ studentId: STUDENT, organisationId: org.id }], now)
 await storage.close()
@@ -38,11 +46,20 @@ const file = path.join(dir, 'students.csv')
 const out = fs.createWriteStream(file)
 out.write('id,firstName,tier\n')
 const tiers = ['explorer', 'builder', 'innovator']
-for (let i = 0; i < rows; i++) if (!out.write(`${randomUUID()},Sam,${tiers[i % 3]}\n`)) await new Promise((r) => out.once('drain', r))
+for (let i = 0; i < rows; i++)
+  if (!out.write(`${randomUUID()},Sam,${tiers[i % 3]}\n`)) await new Promise((r) => out.once('drain', r))
 await new Promise((r) => out.end(r))
 
 const server = spawn(process.execPath, [path.join(root, 'dist/server.js')], {
-  env: { ...process.env, DATABASE_URL: url, PORT: '0', HOST: '127.0.0.1', SEED_DEMO: 'false', RATE_LIMIT: '1000000', LOG_LEVEL: 'info' },
+  env: {
+    ...process.env,
+    DATABASE_URL: url,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    SEED_DEMO: 'false',
+    RATE_LIMIT: '1000000',
+    LOG_LEVEL: 'info',
+  },
   stdio: ['ignore', 'pipe', 'pipe'],
 })
 // The address is in the "Server listening" line (info); the access log after it is dropped.
@@ -64,10 +81,14 @@ const base = await new Promise((resolve, reject) => {
 
 try {
   const started = performance.now()
-  const importer = spawn('/usr/bin/time', ['-f', '%M', process.execPath, path.join(root, 'dist/cli/index.js'), 'students', 'import', file, '--json'], {
-    env: { PATH: process.env.PATH, DATABASE_URL: url },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  })
+  const importer = spawn(
+    '/usr/bin/time',
+    ['-f', '%M', process.execPath, path.join(root, 'dist/cli/index.js'), 'students', 'import', file, '--json'],
+    {
+      env: { PATH: process.env.PATH, DATABASE_URL: url },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  )
   let stdout = ''
   let stderr = ''
   importer.stdout.on('data', (c) => (stdout += c))
@@ -84,7 +105,9 @@ try {
       const t0 = performance.now()
       const res = await fetch(
         i % 2 === 0 ? `${base}/api/v1/students/${STUDENT}/progress` : `${base}/api/v1/students/${STUDENT}/enroll`,
-        i % 2 === 0 ? { headers } : { method: 'POST', headers, body: JSON.stringify({ tier: tiers[latencies.length % 3] }) },
+        i % 2 === 0
+          ? { headers }
+          : { method: 'POST', headers, body: JSON.stringify({ tier: tiers[latencies.length % 3] }) },
       )
       await res.arrayBuffer()
       latencies.push(performance.now() - t0)
@@ -97,7 +120,17 @@ try {
   latencies.sort((a, b) => a - b)
   const pct = (p) => latencies[Math.min(latencies.length - 1, Math.floor(latencies.length * p))]?.toFixed(1)
   const peakKiB = Number(stderr.trim().split('\n').at(-1))
-  console.log(JSON.stringify({ rows, exit: code, importSeconds: Number(seconds.toFixed(1)), peakRssMB: Math.round(peakKiB / 1024), requests: statuses, latencyMs: { p50: pct(0.5), p99: pct(0.99), max: pct(1) }, summary: stdout.trim().slice(0, 200) }))
+  console.log(
+    JSON.stringify({
+      rows,
+      exit: code,
+      importSeconds: Number(seconds.toFixed(1)),
+      peakRssMB: Math.round(peakKiB / 1024),
+      requests: statuses,
+      latencyMs: { p50: pct(0.5), p99: pct(0.99), max: pct(1) },
+      summary: stdout.trim().slice(0, 200),
+    }),
+  )
 } finally {
   server.kill('SIGTERM')
   await new Promise((r) => server.on('exit', r))

@@ -66,7 +66,15 @@ console.log(
     bytes: 0,
     // Failed requests are counted under status 0, which no scenario expects.
     errors: { connect: 0, read: 0, write: 0, status: 0, timeout: 0 },
-    latencyUs: { min: at(0), mean: mean * 1000, max: at(1), p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999) },
+    latencyUs: {
+      min: at(0),
+      mean: mean * 1000,
+      max: at(1),
+      p50: at(0.5),
+      p90: at(0.9),
+      p99: at(0.99),
+      p999: at(0.999),
+    },
     statuses,
   })}`,
 )

@@ -18,7 +18,18 @@ import { buildService, snapshotDist } from './lib/build-service.mjs'
 import { DATA_DIR } from './lib/paths.mjs'
 import { ensureWrk, runWrk } from './lib/wrk.mjs'
 
-const SCENARIOS = ['tiers', 'lessons', 'lessons-tier', 'lesson', 'tiers-304', 'progress', 'enroll', 'hammer-429', 'bad-key-401', 'startup']
+const SCENARIOS = [
+  'tiers',
+  'lessons',
+  'lessons-tier',
+  'lesson',
+  'tiers-304',
+  'progress',
+  'enroll',
+  'hammer-429',
+  'bad-key-401',
+  'startup',
+]
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -32,7 +43,9 @@ const { values, positionals } = parseArgs({
 })
 const scenarioId = positionals[0]
 if (!SCENARIOS.includes(scenarioId)) {
-  console.error(`usage: node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--top 25]\nscenarios: ${SCENARIOS.join(', ')}`)
+  console.error(
+    `usage: node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--top 25]\nscenarios: ${SCENARIOS.join(', ')}`,
+  )
   process.exit(2)
 }
 
@@ -61,7 +74,12 @@ const env = serviceEnv({
 // The profile's timestamps and process.hrtime share CLOCK_MONOTONIC (microseconds here).
 const nowUs = () => Number(process.hrtime.bigint() / 1000n)
 const spawnedUs = nowUs()
-const server = await startServer({ label: 'service (profiled)', env, cpu: SERVER_CPU, nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] })
+const server = await startServer({
+  label: 'service (profiled)',
+  env,
+  cpu: SERVER_CPU,
+  nodeArgs: ['--cpu-prof', `--cpu-prof-dir=${profileDir}`],
+})
 const readyAt = performance.now()
 let window
 let row
@@ -91,8 +109,18 @@ async function runScenario() {
   if (!values.cold && scenario.keys !== 'one') {
     // As in the benchmark: every key cached first (bench/lib/scenario-group.mjs).
     const bad = scenarioId === 'bad-key-401'
-    const fill = scenarios.keyCacheFill({ file: bad ? files.badKeys : files.keys, count: bad ? files.manifest.badKeys : files.manifest.keys, expect: bad ? [401] : [200] })
-    const filled = await runWrk({ baseUrl: server.baseUrl, seconds: 600, connections: settings.connections, lua: { ...fill.lua, limit: fill.count }, expect: fill.expect })
+    const fill = scenarios.keyCacheFill({
+      file: bad ? files.badKeys : files.keys,
+      count: bad ? files.manifest.badKeys : files.manifest.keys,
+      expect: bad ? [401] : [200],
+    })
+    const filled = await runWrk({
+      baseUrl: server.baseUrl,
+      seconds: 600,
+      connections: settings.connections,
+      lua: { ...fill.lua, limit: fill.count },
+      expect: fill.expect,
+    })
     console.log(`key cache filled: ${filled.requests} requests in ${filled.seconds.toFixed(1)} s`)
   }
   // As in the benchmark, the measured run falls between two key-usage flushes (a longer
@@ -102,7 +130,9 @@ async function runScenario() {
   const fromUs = nowUs()
   row = await measure(server, scenario, { ...settings, warmup: 0 })
   window = { fromUs, toUs: nowUs() }
-  console.log(`${scenario.title} under --cpu-prof (profiling slows the service; compare req/s only with other profiled runs):`)
+  console.log(
+    `${scenario.title} under --cpu-prof (profiling slows the service; compare req/s only with other profiled runs):`,
+  )
   console.log(`  ${describe(row)}`)
 }
 

@@ -32,7 +32,9 @@ const { keyCacheSeconds, usageFlushSeconds } = await import('./lib/service-const
 const { resultsTable, scalingTable, targetsTable, writeResultsMarkdown } = await import('./lib/results-report.mjs')
 
 const settings = benchSettings()
-const only = process.env.BENCH_ONLY?.split(',').map((s) => s.trim()).filter(Boolean)
+const only = process.env.BENCH_ONLY?.split(',')
+  .map((s) => s.trim())
+  .filter(Boolean)
 const wanted = (id) => only === undefined || only.length === 0 || only.includes(id)
 const scalingMode = (process.env.BENCH_SCALING ?? 'default').toLowerCase()
 const postgresMode = (process.env.BENCH_POSTGRES ?? 'on').toLowerCase()
@@ -49,8 +51,14 @@ const notes = []
 const flushStallsMs = []
 const running = new Set()
 
-log(`wrk ${wrkVersion}; warm-up ${settings.warmup} s, measured ${settings.duration} s, ${settings.connections} connections, ${settings.threads} thread(s); load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')}`)
-if (!hasTaskset()) log('taskset is not available: nothing is pinned, the load generator competes with the service for CPU')
+log(
+  `wrk ${wrkVersion}; warm-up ${settings.warmup} s, measured ${settings.duration} s, ${settings.connections} connections, ${settings.threads} thread(s); load average ${os
+    .loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+)
+if (!hasTaskset())
+  log('taskset is not available: nothing is pinned, the load generator competes with the service for CPU')
 
 /** Starts a server and remembers it, so a failure part-way still stops it. */
 async function start(options) {
@@ -112,12 +120,21 @@ async function main() {
   setup.push(
     dataset.reused
       ? `SQLite dataset reused (${path.relative(process.cwd(), dataset.database)}; it was generated in ${m.generationSeconds.toFixed(1)} s on ${m.createdAt})`
-      : `SQLite dataset generated in **${m.generationSeconds.toFixed(1)} s** (${(m.bytes / 1e6).toFixed(0)} MB): ${Object.entries(m.timings).map(([k, v]) => `${k} ${v} s`).join(', ')}`,
+      : `SQLite dataset generated in **${m.generationSeconds.toFixed(1)} s** (${(m.bytes / 1e6).toFixed(0)} MB): ${Object.entries(
+          m.timings,
+        )
+          .map(([k, v]) => `${k} ${v} s`)
+          .join(', ')}`,
     `Dataset: ${m.organisations} organisations with an active agreement, ${m.students.toLocaleString('en')} students, ${m.progressRows.toLocaleString('en')} progress rows, ${m.keys.toLocaleString('en')} live keys (stored as hashes), ANALYZE run`,
   )
-  log(dataset.reused ? `dataset rows-2m reused (generated in ${m.generationSeconds.toFixed(1)} s)` : `dataset rows-2m generated in ${m.generationSeconds.toFixed(1)} s: ${JSON.stringify(m.timings)}`)
+  log(
+    dataset.reused
+      ? `dataset rows-2m reused (generated in ${m.generationSeconds.toFixed(1)} s)`
+      : `dataset rows-2m generated in ${m.generationSeconds.toFixed(1)} s: ${JSON.stringify(m.timings)}`,
+  )
   const cleared = resetDataset(dataset.database)
-  if (cleared > 0) setup.push(`Disclosure rows left by the previous run, removed before measuring: ${cleared.toLocaleString('en')}`)
+  if (cleared > 0)
+    setup.push(`Disclosure rows left by the previous run, removed before measuring: ${cleared.toLocaleString('en')}`)
   const keys = fs.readFileSync(dataset.keys, 'utf8').split('\n', 1)
   const sqliteEnv = (extra = {}) => serviceEnv({ DATABASE_URL: `sqlite:${dataset.database}`, ...extra })
 
@@ -127,7 +144,11 @@ async function main() {
   const auth = { authorization: `Bearer ${keys[0]}` }
   const tiers = await fetch(`${probe.baseUrl}/api/v1/tiers`, { headers: auth })
   if (tiers.status !== 200) throw new Error(`GET /api/v1/tiers answered ${tiers.status}: ${await tiers.text()}`)
-  const ceilingResponse = { contentType: tiers.headers.get('content-type'), etag: tiers.headers.get('etag'), body: await tiers.text() }
+  const ceilingResponse = {
+    contentType: tiers.headers.get('content-type'),
+    etag: tiers.headers.get('etag'),
+    body: await tiers.text(),
+  }
   const lessons = await (await fetch(`${probe.baseUrl}/api/v1/lessons`, { headers: auth })).json()
   const slug = lessons.lessons[Math.floor(lessons.lessons.length / 2)].slug
   await stop(probe)
@@ -140,7 +161,12 @@ async function main() {
   const ceilings = []
   const measureCeiling = async () => {
     log('ceiling (node:http, one core)')
-    const server = await start({ label: 'ceiling', env: { ...process.env, CEILING_RESPONSE: ceilingFile }, cpu: SERVER_CPU, script: path.join(BENCH_DIR, 'ceiling-server.mjs') })
+    const server = await start({
+      label: 'ceiling',
+      env: { ...process.env, CEILING_RESPONSE: ceilingFile },
+      cpu: SERVER_CPU,
+      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
+    })
     const scenario = scenarios.ceilingScenario(context)
     ceilings.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
     await stop(server)
@@ -173,21 +199,35 @@ async function main() {
     for (const ms of group.readies) ready.push({ engine: 'sqlite', ms })
     const memory = group.memory[0]
     if (memory !== undefined) {
-      notes.push(`Memory: the SQLite server's RSS right after start was ${memory.atReadyMb.toFixed(0)} MB, and ${memory.afterFillMb.toFixed(0)} MB once its key cache held all ${m.keys.toLocaleString('en')} keys (before any scenario).`)
+      notes.push(
+        `Memory: the SQLite server's RSS right after start was ${memory.atReadyMb.toFixed(0)} MB, and ${memory.afterFillMb.toFixed(0)} MB once its key cache held all ${m.keys.toLocaleString('en')} keys (before any scenario).`,
+      )
     }
-    const fill = fillRow(group.fills, 'sqlite', sqliteLabel, 'GET /api/v1/tiers, first request of each key (key-cache fill)')
+    const fill = fillRow(
+      group.fills,
+      'sqlite',
+      sqliteLabel,
+      'GET /api/v1/tiers, first request of each key (key-cache fill)',
+    )
     rows.push(...group.rows, ...(fill ? [fill] : []))
     const hammer = group.rows.find((r) => r.scenario.id === 'hammer-429')
     if (hammer !== undefined) {
       const accepted = (hammer.warmupStatuses?.['200'] ?? 0) + (hammer.statuses['200'] ?? 0)
-      notes.push(`Hammer: requests of the one key accepted (200) over warm-up and measured run: ${accepted} (its limit is 100 in any 60 s, less what the fill had used); every other answer was 429 rate_limited.`)
+      notes.push(
+        `Hammer: requests of the one key accepted (200) over warm-up and measured run: ${accepted} (its limit is 100 in any 60 s, less what the fill had used); every other answer was 429 rate_limited.`,
+      )
     }
   }
 
   if (wanted('bad-key-401')) {
     log(`service on SQLite, one core, AUTH_FAILURE_LIMIT=${BAD_KEY_FAILURE_LIMIT}`)
     const group = await runScenarioGroup({
-      startServer: () => start({ label: 'service (401)', env: sqliteEnv({ AUTH_FAILURE_LIMIT: BAD_KEY_FAILURE_LIMIT }), cpu: SERVER_CPU }),
+      startServer: () =>
+        start({
+          label: 'service (401)',
+          env: sqliteEnv({ AUTH_FAILURE_LIMIT: BAD_KEY_FAILURE_LIMIT }),
+          cpu: SERVER_CPU,
+        }),
       stopServer: stop,
       scenarios: [scenarios.badKeyScenario(context)],
       fill: scenarios.keyCacheFill({ file: dataset.badKeys, count: m.badKeys, expect: [401] }),
@@ -219,7 +259,11 @@ async function main() {
       cpu: SERVER_CPU,
       script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
     })
-    const scenario = { ...scenarios.ceilingScenario(context), id: 'tail-reference', title: `reference: node:http, ${spinUs} us of CPU per request, no auth` }
+    const scenario = {
+      ...scenarios.ceilingScenario(context),
+      id: 'tail-reference',
+      title: `reference: node:http, ${spinUs} us of CPU per request, no auth`,
+    }
     rows.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
     await stop(server)
   }
@@ -233,12 +277,18 @@ async function main() {
       cpu: SERVER_CPU,
       script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
     })
-    const scenario = { ...scenarios.ceilingScenario(context), id: 'header-reference', title: "reference: node:http, the service's 12 response headers, no auth" }
+    const scenario = {
+      ...scenarios.ceilingScenario(context),
+      id: 'header-reference',
+      title: "reference: node:http, the service's 12 response headers, no auth",
+    }
     rows.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
     await stop(server)
   }
   rows.unshift(ceiling)
-  setup.push(`Ceiling measured twice, before and after the one-core groups: ${ceilings.map((c) => `${Math.round(c.rps).toLocaleString('en')} req/s`).join(' and ')}; the higher is used`)
+  setup.push(
+    `Ceiling measured twice, before and after the one-core groups: ${ceilings.map((c) => `${Math.round(c.rps).toLocaleString('en')} req/s`).join(' and ')}; the higher is used`,
+  )
 
   // PostgreSQL + Redis, two workers.
   if (postgresMode !== 'off') {
@@ -291,14 +341,18 @@ async function main() {
     notes.unshift(line)
     log(line)
   } else if (period === undefined) {
-    notes.push('USAGE_FLUSH_MS was not found in dist/app.js, so the measured runs were not placed between key-usage flushes.')
+    notes.push(
+      'USAGE_FLUSH_MS was not found in dist/app.js, so the measured runs were not placed between key-usage flushes.',
+    )
   }
   const stalled = rows.filter((r) => r.latencyMs.max > 1000 && r.engine !== 'node:http' && r.scenario.id !== 'key-fill')
   const crossCheck = rows.find((r) => r.scenario.id === 'progress-node-client')
   if (stalled.length > 0) {
     notes.push(
       `Long waits: ${stalled.length} rows have a request that waited over 1 s (max ms column: ${stalled
-        .map((r) => `${r.scenario.id}${r.engine === 'postgres' ? ' (PostgreSQL)' : ''} ${Math.round(r.latencyMs.max)} ms`)
+        .map(
+          (r) => `${r.scenario.id}${r.engine === 'postgres' ? ' (PostgreSQL)' : ''} ${Math.round(r.latencyMs.max)} ms`,
+        )
         .join(', ')}). ` +
         (crossCheck === undefined
           ? ''
@@ -307,7 +361,7 @@ async function main() {
     )
   }
   notes.push(
-    'The service runs with NODE_ENV=production LOG_LEVEL=warn SEED_DEMO=false, as in production. Peak RSS is VmHWM of the server process, reset (clear_refs) before each measured run, so it is the peak under that scenario\'s load.',
+    "The service runs with NODE_ENV=production LOG_LEVEL=warn SEED_DEMO=false, as in production. Peak RSS is VmHWM of the server process, reset (clear_refs) before each measured run, so it is the peak under that scenario's load.",
     '"Server CPU" is the server\'s CPU time over the measured run (100% = one core). "Other load" is the rest of the server core\'s busy time: other processes on this shared machine that took CPU from the service (the larger it is, the less the row says about the service). "wrk core" is how busy the load generator\'s core was.',
   )
   const runInfo = {
@@ -318,7 +372,10 @@ async function main() {
     pinning: hasTaskset()
       ? `Service (and ceiling) pinned to core ${SERVER_CPU} with \`taskset -c ${SERVER_CPU}\`, wrk to core ${LOAD_CPU} (\`taskset -c ${LOAD_CPU}\`); the PostgreSQL group is not pinned (see notes).`
       : 'taskset missing: nothing pinned.',
-    setup: [...setup, `Ready to serve (spawn to first /readyz 200), every start: ${ready.map((r) => `${Math.round(r.ms)} ms${r.engine === 'postgres' ? ' (PostgreSQL)' : ''}`).join(', ')}`],
+    setup: [
+      ...setup,
+      `Ready to serve (spawn to first /readyz 200), every start: ${ready.map((r) => `${Math.round(r.ms)} ms${r.engine === 'postgres' ? ' (PostgreSQL)' : ''}`).join(', ')}`,
+    ],
     ceiling,
     rows,
     checks,
@@ -351,7 +408,12 @@ async function runPostgres(dataset, context) {
       : `PostgreSQL schema \`${postgres.SCHEMA}\` loaded with COPY in ${loaded.seconds.toFixed(1)} s (${keepPostgres ? 'kept for the next run' : 'dropped at the end'})`,
   )
   const prefix = `bench:${process.pid}:${Date.now()}:`
-  const env = serviceEnv({ DATABASE_URL: loaded.url, REDIS_URL: postgres.REDIS_URL, REDIS_KEY_PREFIX: prefix, WORKERS: '2' })
+  const env = serviceEnv({
+    DATABASE_URL: loaded.url,
+    REDIS_URL: postgres.REDIS_URL,
+    REDIS_KEY_PREFIX: prefix,
+    WORKERS: '2',
+  })
   const label = 'PostgreSQL + Redis, 2 workers'
   try {
     const list = [...scenarios.catalogScenarios(context), scenarios.progressScenario(context)]
@@ -368,17 +430,24 @@ async function runPostgres(dataset, context) {
       measureScenario: measuring('postgres', label),
     })
     for (const ms of group.readies) ready.push({ engine: 'postgres', ms })
-    const fill = fillRow(group.fills, 'postgres', label, 'GET /api/v1/tiers, first request of each key (key-cache fill)')
+    const fill = fillRow(
+      group.fills,
+      'postgres',
+      label,
+      'GET /api/v1/tiers, first request of each key (key-cache fill)',
+    )
     rows.push(...group.rows, ...(fill ? [fill] : []))
   } finally {
-    await postgres.clearRedisPrefix(prefix).catch((error) => log(`could not clear Redis keys ${prefix}*: ${error.message}`))
+    await postgres
+      .clearRedisPrefix(prefix)
+      .catch((error) => log(`could not clear Redis keys ${prefix}*: ${error.message}`))
     if (!keepPostgres) await postgres.dropPostgresDataset()
   }
   notes.push(
     `PostgreSQL + Redis: WORKERS=2 (node:cluster), DATABASE_URL on the schema above, REDIS_URL with a REDIS_KEY_PREFIX of its own (its keys deleted afterwards). ` +
       'The service cannot be pinned to one core here (two workers plus PostgreSQL and Redis share the two cores with wrk), so these rows are not comparable with the one-core ceiling: ' +
       'their "x ceiling" is for orientation only and no target applies. Peak RSS is the largest worker\'s. ' +
-      'Key cache: one server for the whole group after one fill (one request per key, which reaches only one of the two workers\' caches), so these rows include ' +
+      "Key cache: one server for the whole group after one fill (one request per key, which reaches only one of the two workers' caches), so these rows include " +
       `key lookups as they happen in steady use: each worker reads each key on its first request there and again once its entry is ${keyTtlText()} old. ` +
       '(Refilling both caches before each pair of scenarios, as on SQLite, would take longer than the scenarios.)',
   )
@@ -399,7 +468,12 @@ async function scalingPoint(name, mainDataset) {
   const plan = await planOf(files)
   log(`  ${name}: plan: ${plan.plan.join(' / ')}`)
   const group = await runScenarioGroup({
-    startServer: () => start({ label: `service (${name})`, env: serviceEnv({ DATABASE_URL: `sqlite:${files.database}` }), cpu: SERVER_CPU }),
+    startServer: () =>
+      start({
+        label: `service (${name})`,
+        env: serviceEnv({ DATABASE_URL: `sqlite:${files.database}` }),
+        cpu: SERVER_CPU,
+      }),
     stopServer: stop,
     scenarios: [scenarios.progressScenario({ files })],
     fill: scenarios.keyCacheFill({ file: files.keys, count: files.manifest.keys }),

@@ -16,7 +16,12 @@ import type { TypedApp } from './http/app-types.js'
 import { logAccess } from './http/access-log.js'
 import { API_PREFIX, apiV1 } from './http/api-v1.js'
 import { protectRefusedBodies } from './http/lingering-close.js'
-import { answerClientError, applyTimeouts, checkingIntervalMs, limitConnectionsPerAddress } from './http/connection-limits.js'
+import {
+  answerClientError,
+  applyTimeouts,
+  checkingIntervalMs,
+  limitConnectionsPerAddress,
+} from './http/connection-limits.js'
 import { createFastPath, type FastPath } from './http/fast-path.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
@@ -28,7 +33,13 @@ import { docsRoutes } from './http/routes/docs.js'
 import { healthRoutes } from './http/routes/health.js'
 import { homeRoutes } from './http/routes/home.js'
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js'
-import { LessonSchema, LessonsResponseSchema, LessonSummarySchema, TierSchema, TiersResponseSchema } from './http/schemas/catalog.js'
+import {
+  LessonSchema,
+  LessonsResponseSchema,
+  LessonSummarySchema,
+  TierSchema,
+  TiersResponseSchema,
+} from './http/schemas/catalog.js'
 import { ProblemSchema } from './http/schemas/common.js'
 import { EnrollmentSchema, ProgressEntrySchema, StudentProgressSchema } from './http/schemas/students.js'
 import { CatalogState } from './services/catalog-state.js'
@@ -73,7 +84,12 @@ declare module 'fastify' {
 const USAGE_FLUSH_MS = 30_000
 
 /** A bug in the fast path must not take the process down: Fastify answers instead. */
-function answerFast(fastPath: FastPath, request: http.IncomingMessage, response: http.ServerResponse, log: FastifyBaseLogger): boolean {
+function answerFast(
+  fastPath: FastPath,
+  request: http.IncomingMessage,
+  response: http.ServerResponse,
+  log: FastifyBaseLogger,
+): boolean {
   try {
     return fastPath(request, response)
   } catch (error) {
@@ -104,7 +120,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       applyTimeouts(server, connectionLimits)
       protectRefusedBodies(server, config.bodyLimitBytes, handle)
       // Behind a proxy every connection comes from the proxy: the limit would refuse everybody.
-      if (config.trustProxy === false) limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, () => app.log)
+      if (config.trustProxy === false)
+        limitConnectionsPerAddress(server, config.maxConnectionsPerAddress, () => app.log)
       return server
     },
     clientErrorHandler: answerClientError,
@@ -139,7 +156,17 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   app.decorate('services', { catalog, keys, changes, usage, limiters })
   app.decorateRequest('principal', null)
 
-  for (const schema of [ProblemSchema, TierSchema, TiersResponseSchema, LessonSummarySchema, LessonsResponseSchema, LessonSchema, ProgressEntrySchema, StudentProgressSchema, EnrollmentSchema]) {
+  for (const schema of [
+    ProblemSchema,
+    TierSchema,
+    TiersResponseSchema,
+    LessonSummarySchema,
+    LessonsResponseSchema,
+    LessonSchema,
+    ProgressEntrySchema,
+    StudentProgressSchema,
+    EnrollmentSchema,
+  ]) {
     app.addSchema(schema)
   }
   await app.register(swagger, openApiOptions(config))
@@ -160,7 +187,9 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   }
   // The fast path answers synchronously: only with in-memory limiters (a Redis one is awaited),
   // and only where the client address is the socket's (behind a trusted proxy, Fastify decides).
-  const localLimits = [limiters.requests, limiters.organisationRequests, limiters.authFailures].every((limiter) => limiter instanceof SlidingWindowLimiter)
+  const localLimits = [limiters.requests, limiters.organisationRequests, limiters.authFailures].every(
+    (limiter) => limiter instanceof SlidingWindowLimiter,
+  )
   if (options.fastPath !== false && localLimits && config.trustProxy === false) {
     fastPath = createFastPath({ ...access, catalog, accessLog: accessLogOn ? app.log : undefined })
   }
@@ -169,7 +198,13 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   // One access-log line per response, at info; not even the hook runs when info is off.
   if (accessLogOn) {
     app.addHook('onResponse', (request, reply, done) => {
-      logAccess(request.log, { method: request.method, url: request.url, status: reply.statusCode, elapsedMs: reply.elapsedTime, keyId: request.principal?.keyId })
+      logAccess(request.log, {
+        method: request.method,
+        url: request.url,
+        status: reply.statusCode,
+        elapsedMs: reply.elapsedTime,
+        keyId: request.principal?.keyId,
+      })
       done()
     })
   }
@@ -189,7 +224,10 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)
-  const usageTimer = setInterval(() => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')), USAGE_FLUSH_MS)
+  const usageTimer = setInterval(
+    () => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')),
+    USAGE_FLUSH_MS,
+  )
   const sweepTimer = setInterval(() => limiters.sweep(), windowMs)
   usageTimer.unref()
   sweepTimer.unref()

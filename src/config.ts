@@ -105,20 +105,27 @@ function databaseUrl(env: Env): string {
   const raw = env.DATABASE_URL?.trim()
   if (raw === undefined || raw === '') return 'sqlite:data/curriculum.db'
   if (/^(sqlite|file):/.test(raw) || /^postgres(ql)?:\/\//.test(raw)) return raw
-  throw new ConfigError(`DATABASE_URL must start with sqlite:, file: or postgres:// (got "${raw.replace(/\/\/[^@]*@/, '//***@')}")`)
+  throw new ConfigError(
+    `DATABASE_URL must start with sqlite:, file: or postgres:// (got "${raw.replace(/\/\/[^@]*@/, '//***@')}")`,
+  )
 }
 
 function redisUrl(env: Env): string | undefined {
   const raw = env.REDIS_URL?.trim()
   if (raw === undefined || raw === '') return undefined
-  if (!/^rediss?:\/\//.test(raw)) throw new ConfigError(`REDIS_URL must start with redis:// or rediss:// (got "${raw.replace(/\/\/[^@]*@/, '//***@')}")`)
+  if (!/^rediss?:\/\//.test(raw))
+    throw new ConfigError(
+      `REDIS_URL must start with redis:// or rediss:// (got "${raw.replace(/\/\/[^@]*@/, '//***@')}")`,
+    )
   return raw
 }
 
 function workers(env: Env): number {
   const count = integer(env, 'WORKERS', 1, 1, 256)
   if (count > 1 && (env.REDIS_URL ?? '').trim() === '') {
-    throw new ConfigError(`WORKERS=${count} needs REDIS_URL: without a shared store each worker would keep its own rate limit`)
+    throw new ConfigError(
+      `WORKERS=${count} needs REDIS_URL: without a shared store each worker would keep its own rate limit`,
+    )
   }
   return count
 }
@@ -126,7 +133,8 @@ function workers(env: Env): number {
 function publicUrl(env: Env, port: number): string {
   const raw = env.PUBLIC_URL?.trim()
   if (raw === undefined || raw === '') return `http://localhost:${port}`
-  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw)) throw new ConfigError(`PUBLIC_URL must be an http(s) URL (got "${raw}")`)
+  if (!/^https?:\/\/[^\s/]+(\/[^\s]*)?$/.test(raw))
+    throw new ConfigError(`PUBLIC_URL must be an http(s) URL (got "${raw}")`)
   return raw.replace(/\/+$/, '')
 }
 

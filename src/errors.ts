@@ -8,12 +8,14 @@ export const PROBLEM_CATALOG = {
   invalid_request: {
     status: 400,
     title: 'Invalid request',
-    description: 'A path segment, query parameter or body field is missing, unknown or has a wrong value. `errors` lists each problem.',
+    description:
+      'A path segment, query parameter or body field is missing, unknown or has a wrong value. `errors` lists each problem.',
   },
   malformed_json: {
     status: 400,
     title: 'Malformed JSON body',
-    description: 'The request body is not valid JSON (or is empty while `Content-Type: application/json` says there is one).',
+    description:
+      'The request body is not valid JSON (or is empty while `Content-Type: application/json` says there is one).',
   },
   api_key_missing: {
     status: 401,
@@ -23,7 +25,8 @@ export const PROBLEM_CATALOG = {
   api_key_invalid: {
     status: 401,
     title: 'API key not recognised',
-    description: 'The bearer token is not a key this service issued. Check that it was copied whole; keys are created in the dashboard.',
+    description:
+      'The bearer token is not a key this service issued. Check that it was copied whole; keys are created in the dashboard.',
   },
   api_key_expired: {
     status: 401,
@@ -33,22 +36,26 @@ export const PROBLEM_CATALOG = {
   api_key_revoked: {
     status: 401,
     title: 'API key revoked',
-    description: 'The key was revoked, by your organisation in the dashboard or by the operator, and can no longer be used. Create a new key in the dashboard.',
+    description:
+      'The key was revoked, by your organisation in the dashboard or by the operator, and can no longer be used. Create a new key in the dashboard.',
   },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',
-    description: 'The key lacks the scope this endpoint needs (`students:read` or `students:write`); the `WWW-Authenticate` header names it. Create a key with that scope in the dashboard: any scope on a test key, the scopes granted to your organisation on a live key.',
+    description:
+      'The key lacks the scope this endpoint needs (`students:read` or `students:write`); the `WWW-Authenticate` header names it. Create a key with that scope in the dashboard: any scope on a test key, the scopes granted to your organisation on a live key.',
   },
   agreement_required: {
     status: 403,
     title: 'Data-sharing agreement required',
-    description: "A live key's student endpoints need an active signed data-sharing agreement on the key's organisation, recorded by the operator. Sandbox test keys need none.",
+    description:
+      "A live key's student endpoints need an active signed data-sharing agreement on the key's organisation, recorded by the operator. Sandbox test keys need none.",
   },
   organisation_suspended: {
     status: 403,
     title: 'Organisation suspended',
-    description: "The key's organisation is suspended by the operator; all its keys are refused until it is reinstated.",
+    description:
+      "The key's organisation is suspended by the operator; all its keys are refused until it is reinstated.",
   },
   route_not_found: {
     status: 404,
@@ -93,12 +100,14 @@ export const PROBLEM_CATALOG = {
   rate_limited: {
     status: 429,
     title: 'Rate limit exceeded',
-    description: 'The key made as many requests as its limit allows in the rolling window; `Retry-After` says when to retry.',
+    description:
+      'The key made as many requests as its limit allows in the rolling window; `Retry-After` says when to retry.',
   },
   too_many_failed_authentications: {
     status: 429,
     title: 'Too many failed authentications',
-    description: 'Too many requests from this address carried a missing or wrong key; `Retry-After` says when to retry.',
+    description:
+      'Too many requests from this address carried a missing or wrong key; `Retry-After` says when to retry.',
   },
   internal_error: {
     status: 500,

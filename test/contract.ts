@@ -51,7 +51,9 @@ export class Contract {
       expect(response.body, `${status} has no body`).toBe('')
       return
     }
-    const mediaType = String(response.headers['content-type'] ?? '').split(';')[0]!.trim()
+    const mediaType = String(response.headers['content-type'] ?? '')
+      .split(';')[0]!
+      .trim()
     expect(Object.keys(content), `${method} ${path} ${status} content type`).toContain(mediaType)
     const pointer = ['paths', path, method.toLowerCase(), 'responses', status, 'content', mediaType, 'schema']
       .map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1'))
@@ -64,7 +66,10 @@ export class Contract {
     }
     const body = JSON.parse(response.body)
     const valid = validate(body)
-    expect(valid, `${method} ${path} ${status} body matches the document: ${this.#ajv.errorsText(validate.errors)}\n${response.body}`).toBe(true)
+    expect(
+      valid,
+      `${method} ${path} ${status} body matches the document: ${this.#ajv.errorsText(validate.errors)}\n${response.body}`,
+    ).toBe(true)
     if (response.statusCode >= 400) this.checkProblem(response)
     for (const [name, header] of Object.entries((declared.headers ?? {}) as Json)) {
       if (header.required === true) expect(response.headers[name.toLowerCase()], `header ${name}`).toBeDefined()

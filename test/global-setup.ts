@@ -7,6 +7,8 @@ import path from 'node:path'
 
 export default function setup(): void {
   const root = path.resolve(import.meta.dirname, '..')
-  const result = spawnSync(path.join(root, 'node_modules/.bin/tsc'), ['-p', path.join(root, 'tsconfig.build.json')], { encoding: 'utf8' })
+  const result = spawnSync(path.join(root, 'node_modules/.bin/tsc'), ['-p', path.join(root, 'tsconfig.build.json')], {
+    encoding: 'utf8',
+  })
   if (result.status !== 0) throw new Error(`build failed:\n${result.stdout}${result.stderr}`)
 }

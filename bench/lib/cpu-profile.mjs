@@ -44,7 +44,9 @@ function sourceMapFor(file) {
     let map
     try {
       // The run's copy of dist/ keeps dist/'s maps, whose sources are relative to dist/.
-      const dir = path.dirname(file).startsWith(SERVICE_DIST) ? DIST + path.dirname(file).slice(SERVICE_DIST.length) : path.dirname(file)
+      const dir = path.dirname(file).startsWith(SERVICE_DIST)
+        ? DIST + path.dirname(file).slice(SERVICE_DIST.length)
+        : path.dirname(file)
       map = { consumer: new SourceMap(JSON.parse(fs.readFileSync(`${file}.map`, 'utf8'))), dir }
     } catch {
       map = undefined
@@ -64,7 +66,9 @@ function location(callFrame) {
   if (map !== undefined) {
     const entry = map.consumer.findEntry(lineNumber, columnNumber)
     if (entry?.originalSource !== undefined) {
-      const original = entry.originalSource.startsWith('file://') ? fileURLToPath(entry.originalSource) : path.resolve(map.dir, entry.originalSource)
+      const original = entry.originalSource.startsWith('file://')
+        ? fileURLToPath(entry.originalSource)
+        : path.resolve(map.dir, entry.originalSource)
       return `${path.relative(ROOT, original)}:${entry.originalLine + 1}`
     }
   }
@@ -135,7 +139,9 @@ export function formatProfile(analysis) {
     '',
     `Top ${analysis.functions.length} functions by self time:`,
     '   self ms   share  function  (location)',
-    ...analysis.functions.map((f) => `${f.ms.toFixed(0).padStart(10)} ${pct(f.share)}  ${f.name}${f.where ? `  (${f.where})` : ''}`),
+    ...analysis.functions.map(
+      (f) => `${f.ms.toFixed(0).padStart(10)} ${pct(f.share)}  ${f.name}${f.where ? `  (${f.where})` : ''}`,
+    ),
     '',
     'Self time by source file or package:',
     ...analysis.modules.map((m) => `${m.ms.toFixed(0).padStart(10)} ${pct(m.share)}  ${m.module}`),

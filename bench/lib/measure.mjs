@@ -25,12 +25,25 @@ export function benchSettings(env = process.env) {
 export async function measure(server, scenario, settings) {
   const generator = scenario.client === 'node' ? runNodeClient : runWrk
   const run = (seconds) =>
-    generator({ baseUrl: server.baseUrl, seconds, connections: settings.connections, threads: settings.threads, lua: scenario.lua, expect: scenario.expect })
+    generator({
+      baseUrl: server.baseUrl,
+      seconds,
+      connections: settings.connections,
+      threads: settings.threads,
+      lua: scenario.lua,
+      expect: scenario.expect,
+    })
   let warmup
   if (settings.warmup > 0) warmup = await run(settings.warmup)
   const sampling = startSampling(server.pid)
   const result = await run(settings.duration)
-  return { ...result, ...sampling.finish(), connections: settings.connections, warmupStatuses: warmup?.statuses, warmupMaxMs: warmup?.latencyMs.max }
+  return {
+    ...result,
+    ...sampling.finish(),
+    connections: settings.connections,
+    warmupStatuses: warmup?.statuses,
+    warmupMaxMs: warmup?.latencyMs.max,
+  }
 }
 
 export function describe(row) {

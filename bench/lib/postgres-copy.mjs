@@ -10,7 +10,9 @@ import { once } from 'node:events'
 function field(value) {
   if (value === null || value === undefined) return '\\N'
   if (typeof value !== 'string') return String(value)
-  return /[\\\t\n\r]/.test(value) ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r') : value
+  return /[\\\t\n\r]/.test(value)
+    ? value.replace(/\\/g, '\\\\').replace(/\t/g, '\\t').replace(/\n/g, '\\n').replace(/\r/g, '\\r')
+    : value
 }
 
 const ROWS_PER_CHUNK = 2_000

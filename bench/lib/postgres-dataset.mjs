@@ -38,7 +38,12 @@ export async function unavailableReason() {
   } finally {
     await client.end().catch(() => {})
   }
-  const redis = new Redis(REDIS_URL, { lazyConnect: true, maxRetriesPerRequest: 0, connectTimeout: 2000, retryStrategy: () => null })
+  const redis = new Redis(REDIS_URL, {
+    lazyConnect: true,
+    maxRetriesPerRequest: 0,
+    connectTimeout: 2000,
+    retryStrategy: () => null,
+  })
   redis.on('error', () => {})
   try {
     await redis.connect()
@@ -121,7 +126,10 @@ async function migrateAndImportCatalog() {
 
 async function copyTable(client, sqlite, table) {
   const columns = sqlite.prepare(`select name from pragma_table_info(?) order by cid`).pluck().all(table)
-  const rows = sqlite.prepare(`select ${columns.map((c) => `"${c}"`).join(',')} from "${table}"`).raw().iterate()
+  const rows = sqlite
+    .prepare(`select ${columns.map((c) => `"${c}"`).join(',')} from "${table}"`)
+    .raw()
+    .iterate()
   return copyRows(client, `"${SCHEMA}"."${table}"`, columns, rows)
 }
 

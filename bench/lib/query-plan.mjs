@@ -16,12 +16,16 @@ export async function progressQueryPlan(databaseFile, pairsFile) {
   const firstPair = fs.readFileSync(pairsFile, 'utf8').split('\n', 1)[0]
   const studentId = firstPair.split(' ')[1]
   const database = new SQLite(databaseFile)
-  const organisationId = database.prepare('select organisation_id from student_organisations where student_id = ?').pluck().get(studentId)
+  const organisationId = database
+    .prepare('select organisation_id from student_organisations where student_id = ?')
+    .pluck()
+    .get(studentId)
   const queries = []
   const db = new Kysely({
     dialect: new SqliteDialect({ database }),
     log: (event) => {
-      if (event.level === 'query') queries.push({ sql: event.query.sql, parameters: [...event.query.parameters], ms: event.queryDurationMillis })
+      if (event.level === 'query')
+        queries.push({ sql: event.query.sql, parameters: [...event.query.parameters], ms: event.queryDurationMillis })
     },
   })
   try {

@@ -11,7 +11,11 @@ const mb = (x) => (x === undefined ? '-' : x.toFixed(0))
 const pct = (x) => (x === undefined ? '-' : `${Math.round(x * 100)}%`)
 
 function markdownTable(header, lines) {
-  return [`| ${header.join(' | ')} |`, `|${header.map(() => '---').join('|')}|`, ...lines.map((line) => `| ${line.join(' | ')} |`)].join('\n')
+  return [
+    `| ${header.join(' | ')} |`,
+    `|${header.map(() => '---').join('|')}|`,
+    ...lines.map((line) => `| ${line.join(' | ')} |`),
+  ].join('\n')
 }
 
 /** Busy time of the server's core not spent by the server: other processes, steal included. */
@@ -22,7 +26,22 @@ function otherLoad(row) {
 
 export function resultsTable(rows) {
   return markdownTable(
-    ['Scenario', 'Engine', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'max ms', 'Errors', 'x ceiling', 'x ceiling per CPU', 'Peak RSS MB', 'Server CPU', 'Other load', 'wrk core'],
+    [
+      'Scenario',
+      'Engine',
+      'req/s',
+      'p50 ms',
+      'p99 ms',
+      'p99.9 ms',
+      'max ms',
+      'Errors',
+      'x ceiling',
+      'x ceiling per CPU',
+      'Peak RSS MB',
+      'Server CPU',
+      'Other load',
+      'wrk core',
+    ],
     rows.map((row) => [
       row.scenario.title,
       row.engineLabel,

@@ -70,7 +70,17 @@ function spansFlush(from, to, period) {
  * see keys expire and be re-read as in steady use (where a refill per pair of scenarios would
  * take longer than the scenarios, as with two workers on PostgreSQL).
  */
-export async function runScenarioGroup({ startServer, stopServer, scenarios, fill, settings, log, measureScenario, refill = true, avoidFlush = false }) {
+export async function runScenarioGroup({
+  startServer,
+  stopServer,
+  scenarios,
+  fill,
+  settings,
+  log,
+  measureScenario,
+  refill = true,
+  avoidFlush = false,
+}) {
   const results = { rows: [], fills: [], readies: [], memory: [], flushStallsMs: [] }
   const period = avoidFlush ? usageFlushSeconds() : undefined
   const keyTtl = keyCacheSeconds() ?? DEFAULT_KEY_CACHE_SECONDS
@@ -90,7 +100,9 @@ export async function runScenarioGroup({ startServer, stopServer, scenarios, fil
     readyAt = performance.now()
     results.readies.push(server.readyMs)
     const atReady = rss(server.pid)
-    log(`  server started, ready in ${server.readyMs.toFixed(0)} ms; filling the key cache (${fill.count.toLocaleString('en')} requests)`)
+    log(
+      `  server started, ready in ${server.readyMs.toFixed(0)} ms; filling the key cache (${fill.count.toLocaleString('en')} requests)`,
+    )
     fillStarted = now()
     const row = await runWrk({
       baseUrl: server.baseUrl,
@@ -102,7 +114,9 @@ export async function runScenarioGroup({ startServer, stopServer, scenarios, fil
     })
     results.fills.push(row)
     results.memory.push({ atReadyMb: atReady, afterFillMb: rss(server.pid) })
-    log(`    fill: ${row.requests.toLocaleString('en')} requests in ${row.seconds.toFixed(1)} s, ${Math.round(row.rps).toLocaleString('en')} req/s, errors ${row.errors}`)
+    log(
+      `    fill: ${row.requests.toLocaleString('en')} requests in ${row.seconds.toFixed(1)} s, ${Math.round(row.rps).toLocaleString('en')} req/s, errors ${row.errors}`,
+    )
   }
   const plan = () => {
     const from = now()
@@ -122,7 +136,8 @@ export async function runScenarioGroup({ startServer, stopServer, scenarios, fil
     // wrk takes whole seconds: the warm-up runs until the planned start, at least as configured.
     const warmup = Math.max(settings.warmup, Math.ceil(next.start - next.from))
     const row = await measureScenario(server, scenario, (s, sc) => measure(s, sc, { ...settings, warmup }))
-    if (spansFlush(next.from, next.from + warmup, period) && row.warmupMaxMs !== undefined) results.flushStallsMs.push(row.warmupMaxMs)
+    if (spansFlush(next.from, next.from + warmup, period) && row.warmupMaxMs !== undefined)
+      results.flushStallsMs.push(row.warmupMaxMs)
     results.rows.push(row)
   }
   if (server !== undefined) await stopServer(server)

@@ -11,9 +11,26 @@ import { pinned } from './pinning.mjs'
 
 /** Every variable the service reads (README "Configuration"), so none leaks in from the shell. */
 const SERVICE_VARIABLES = [
-  'PORT', 'HOST', 'PUBLIC_URL', 'DATABASE_URL', 'LOG_LEVEL', 'RATE_LIMIT', 'RATE_LIMIT_WINDOW_SECONDS',
-  'AUTH_FAILURE_LIMIT', 'BODY_LIMIT_BYTES', 'TRUST_PROXY', 'SEED_DEMO', 'CATALOG_DIR', 'CHANGE_POLL_MS',
-  'STORAGE_TIMEOUT_MS', 'SQLITE_SYNCHRONOUS', 'DB_POOL_SIZE', 'REDIS_URL', 'REDIS_KEY_PREFIX', 'WORKERS', 'NODE_ENV',
+  'PORT',
+  'HOST',
+  'PUBLIC_URL',
+  'DATABASE_URL',
+  'LOG_LEVEL',
+  'RATE_LIMIT',
+  'RATE_LIMIT_WINDOW_SECONDS',
+  'AUTH_FAILURE_LIMIT',
+  'BODY_LIMIT_BYTES',
+  'TRUST_PROXY',
+  'SEED_DEMO',
+  'CATALOG_DIR',
+  'CHANGE_POLL_MS',
+  'STORAGE_TIMEOUT_MS',
+  'SQLITE_SYNCHRONOUS',
+  'DB_POOL_SIZE',
+  'REDIS_URL',
+  'REDIS_KEY_PREFIX',
+  'WORKERS',
+  'NODE_ENV',
 ]
 
 const READY_TIMEOUT_MS = 60_000
@@ -57,7 +74,11 @@ export async function startServer({ label, env, cpu, script = path.join(SERVICE_
   const baseUrl = `http://127.0.0.1:${port}`
   const [command, args] = pinned(cpu, process.execPath, [...nodeArgs, script])
   const started = performance.now()
-  const child = spawn(command, args, { cwd: ROOT, env: { ...env, PORT: String(port) }, stdio: ['ignore', 'pipe', 'pipe'] })
+  const child = spawn(command, args, {
+    cwd: ROOT,
+    env: { ...env, PORT: String(port) },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  })
   let log = ''
   const keep = (chunk) => {
     log = (log + chunk).slice(-LOG_TAIL_CHARS)

@@ -39,9 +39,46 @@ export const DATASETS = Object.freeze({
 })
 
 const FIRST_NAMES = [
-  'Maya', 'Liam', 'Ava', 'Noah', 'Zara', 'Omar', 'Ines', 'Leo', 'Sofia', 'Arjun', 'Chloe', 'Mateo', 'Amara', 'Finn',
-  'Hana', 'Kofi', 'Lena', 'Ravi', 'Nia', 'Jonas', 'Yuki', 'Elif', 'Tariq', 'Freya', 'Diego', 'Aisha', 'Milo', 'Priya',
-  'Oscar', 'Layla', 'Emil', 'Sana', 'Hugo', 'Maren', 'Kai', 'Noor', 'Ezra', 'Ingrid', 'Tomas', 'Zoe',
+  'Maya',
+  'Liam',
+  'Ava',
+  'Noah',
+  'Zara',
+  'Omar',
+  'Ines',
+  'Leo',
+  'Sofia',
+  'Arjun',
+  'Chloe',
+  'Mateo',
+  'Amara',
+  'Finn',
+  'Hana',
+  'Kofi',
+  'Lena',
+  'Ravi',
+  'Nia',
+  'Jonas',
+  'Yuki',
+  'Elif',
+  'Tariq',
+  'Freya',
+  'Diego',
+  'Aisha',
+  'Milo',
+  'Priya',
+  'Oscar',
+  'Layla',
+  'Emil',
+  'Sana',
+  'Hugo',
+  'Maren',
+  'Kai',
+  'Noor',
+  'Ezra',
+  'Ingrid',
+  'Tomas',
+  'Zoe',
 ]
 const TIERS = ['explorer', 'builder', 'innovator']
 const DAY = 86_400_000
@@ -97,7 +134,9 @@ export async function ensureSqliteDataset(name, log = console.log) {
   }
   fs.rmSync(dir, { recursive: true, force: true })
   fs.mkdirSync(dir, { recursive: true })
-  log(`generating dataset ${name}: ${wanted.students.toLocaleString('en')} students, ${wanted.progressRows.toLocaleString('en')} progress rows, ${KEYS.toLocaleString('en')} keys`)
+  log(
+    `generating dataset ${name}: ${wanted.students.toLocaleString('en')} students, ${wanted.progressRows.toLocaleString('en')} progress rows, ${KEYS.toLocaleString('en')} keys`,
+  )
   const started = performance.now()
   const timings = await generate(files, wanted)
   const manifest = {
@@ -164,11 +203,19 @@ async function generate(files, wanted) {
 
   const organisationIds = Array.from({ length: ORGANISATIONS }, () => randomUUID())
   bulk(db, 'organisations', ['id', 'name', 'status', 'created_at'], (insert) => {
-    organisationIds.forEach((id, i) => insert(id, `Bench organisation ${String(i + 1).padStart(3, '0')}`, 'active', created))
+    organisationIds.forEach((id, i) =>
+      insert(id, `Bench organisation ${String(i + 1).padStart(3, '0')}`, 'active', created),
+    )
   })
-  bulk(db, 'agreements', ['id', 'organisation_id', 'signed_at', 'expires_at', 'ended_at', 'document_ref', 'created_at'], (insert) => {
-    for (const id of organisationIds) insert(randomUUID(), id, iso(now - 90 * DAY), null, null, 'BENCH-DSA-0001 (benchmark data)', created)
-  })
+  bulk(
+    db,
+    'agreements',
+    ['id', 'organisation_id', 'signed_at', 'expires_at', 'ended_at', 'document_ref', 'created_at'],
+    (insert) => {
+      for (const id of organisationIds)
+        insert(randomUUID(), id, iso(now - 90 * DAY), null, null, 'BENCH-DSA-0001 (benchmark data)', created)
+    },
+  )
   lap('organisationsAndAgreements')
 
   const keys = Array.from({ length: KEYS }, () => generateApiKey('live'))
@@ -176,10 +223,34 @@ async function generate(files, wanted) {
   bulk(
     db,
     'api_keys',
-    ['id', 'organisation_id', 'name', 'display_prefix', 'key_hash', 'scopes', 'mode', 'created_at', 'expires_at', 'revoked_at', 'last_used_at'],
+    [
+      'id',
+      'organisation_id',
+      'name',
+      'display_prefix',
+      'key_hash',
+      'scopes',
+      'mode',
+      'created_at',
+      'expires_at',
+      'revoked_at',
+      'last_used_at',
+    ],
     (insert) => {
       keys.forEach((key, k) =>
-        insert(randomUUID(), organisationIds[k % ORGANISATIONS], `bench key ${k}`, key.displayPrefix, key.hash, 'students:read students:write', 'live', created, null, null, null),
+        insert(
+          randomUUID(),
+          organisationIds[k % ORGANISATIONS],
+          `bench key ${k}`,
+          key.displayPrefix,
+          key.hash,
+          'students:read students:write',
+          'live',
+          created,
+          null,
+          null,
+          null,
+        ),
       )
     },
   )
@@ -188,7 +259,9 @@ async function generate(files, wanted) {
   // Sorted ids make every index insert an append.
   const studentIds = Array.from({ length: wanted.students }, () => randomUUID()).sort()
   bulk(db, 'students', ['id', 'first_name', 'tier', 'tier_updated_at', 'created_at'], (insert) => {
-    studentIds.forEach((id) => insert(id, FIRST_NAMES[randomInt(FIRST_NAMES.length)], TIERS[randomInt(3)], created, created))
+    studentIds.forEach((id) =>
+      insert(id, FIRST_NAMES[randomInt(FIRST_NAMES.length)], TIERS[randomInt(3)], created, created),
+    )
   })
   bulk(db, 'student_organisations', ['student_id', 'organisation_id', 'created_at'], (insert) => {
     studentIds.forEach((id, s) => insert(id, organisationIds[s % ORGANISATIONS], created))
@@ -198,24 +271,37 @@ async function generate(files, wanted) {
   // About 20 rows a student (16 to 24; pairs of students balance out to exactly 20 on average).
   let progressRows = 0
   const isoSecond = isoFormatter(now - 60 * DAY, 120)
-  bulk(db, 'progress', ['student_id', 'lesson_slug', 'status', 'xp', 'time_seconds', 'started_at', 'completed_at'], (insert) => {
-    let delta = 0
-    studentIds.forEach((id, s) => {
-      if (s % 2 === 0) delta = randomInt(5)
-      const count = Math.min(slugs.length, PROGRESS_PER_STUDENT + (s % 2 === 0 ? delta : -delta))
-      const first = randomInt(slugs.length)
-      const inProgress = 1 + randomInt(3)
-      let at = randomInt(30 * DAY)
-      for (let i = 0; i < count; i++) {
-        const completed = i < count - inProgress
-        const seconds = 60 + randomInt(1800)
-        const startedAt = isoSecond(at)
-        at += seconds * 1000 + randomInt(DAY)
-        insert(id, slugs[(first + i) % slugs.length], completed ? 'completed' : 'in_progress', completed ? 50 + randomInt(150) : randomInt(50), seconds, startedAt, completed ? isoSecond(at) : null)
-        progressRows++
-      }
-    })
-  })
+  bulk(
+    db,
+    'progress',
+    ['student_id', 'lesson_slug', 'status', 'xp', 'time_seconds', 'started_at', 'completed_at'],
+    (insert) => {
+      let delta = 0
+      studentIds.forEach((id, s) => {
+        if (s % 2 === 0) delta = randomInt(5)
+        const count = Math.min(slugs.length, PROGRESS_PER_STUDENT + (s % 2 === 0 ? delta : -delta))
+        const first = randomInt(slugs.length)
+        const inProgress = 1 + randomInt(3)
+        let at = randomInt(30 * DAY)
+        for (let i = 0; i < count; i++) {
+          const completed = i < count - inProgress
+          const seconds = 60 + randomInt(1800)
+          const startedAt = isoSecond(at)
+          at += seconds * 1000 + randomInt(DAY)
+          insert(
+            id,
+            slugs[(first + i) % slugs.length],
+            completed ? 'completed' : 'in_progress',
+            completed ? 50 + randomInt(150) : randomInt(50),
+            seconds,
+            startedAt,
+            completed ? isoSecond(at) : null,
+          )
+          progressRows++
+        }
+      })
+    },
+  )
   lap('progress')
 
   // Rows were written behind the service's back: announce them as the CLI would.
@@ -230,7 +316,8 @@ async function generate(files, wanted) {
   fs.writeFileSync(files.pairs, `${pairLines(keys, studentIds).join('\n')}\n`)
   fs.writeFileSync(files.badKeys, `${Array.from({ length: BAD_KEYS }, () => generateApiKey('live').key).join('\n')}\n`)
   lap('files')
-  if (progressRows !== wanted.progressRows) throw new Error(`generated ${progressRows} progress rows, expected ${wanted.progressRows}`)
+  if (progressRows !== wanted.progressRows)
+    throw new Error(`generated ${progressRows} progress rows, expected ${wanted.progressRows}`)
   return timings
 }
 
@@ -277,7 +364,8 @@ const ROWS_PER_STATEMENT = 100
 
 function bulk(db, table, columns, produce) {
   const row = `(${columns.map(() => '?').join(',')})`
-  const statement = (rows) => db.prepare(`insert into ${table} (${columns.join(',')}) values ${Array(rows).fill(row).join(',')}`)
+  const statement = (rows) =>
+    db.prepare(`insert into ${table} (${columns.join(',')}) values ${Array(rows).fill(row).join(',')}`)
   const full = statement(ROWS_PER_STATEMENT)
   const width = columns.length
   const batch = new Array(ROWS_PER_STATEMENT * width)

@@ -29,7 +29,10 @@ export function checkTargets({ rows, ready }) {
   const withErrors = rows.filter((row) => row.errors > 0)
   checks.push({
     target: 'every response has the expected status (no errors in any scenario)',
-    measured: withErrors.length === 0 ? 'none' : withErrors.map((row) => `${row.scenario.id} (${row.engine}): ${row.errors}`).join(', '),
+    measured:
+      withErrors.length === 0
+        ? 'none'
+        : withErrors.map((row) => `${row.scenario.id} (${row.engine}): ${row.errors}`).join(', '),
     met: withErrors.length === 0,
   })
   const peaks = sqlite.filter((row) => row.peakRssMb !== undefined)

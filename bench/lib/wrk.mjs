@@ -94,7 +94,13 @@ export function runWrk({ baseUrl, seconds, connections = 64, threads = 1, lua, e
  * progress reads only: the latency cross-check.
  */
 export function runNodeClient({ baseUrl, seconds, connections = 64, lua, expect }) {
-  const [command, argv] = pinned(LOAD_CPU, process.execPath, [path.join(BENCH_DIR, 'latency-client.mjs'), baseUrl, lua.file, String(seconds), String(connections)])
+  const [command, argv] = pinned(LOAD_CPU, process.execPath, [
+    path.join(BENCH_DIR, 'latency-client.mjs'),
+    baseUrl,
+    lua.file,
+    String(seconds),
+    String(connections),
+  ])
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
     let stdout = ''

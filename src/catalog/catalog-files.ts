@@ -65,7 +65,11 @@ export class SourceFile {
   ) {
     const doc = parseDocument(text, { lineCounter: this.#lines, uniqueKeys: true, prettyErrors: false })
     for (const error of doc.errors) {
-      this.problems.push({ file: name, line: this.#lines.linePos(error.pos[0]).line, message: `YAML syntax: ${error.message.split('\n')[0]}` })
+      this.problems.push({
+        file: name,
+        line: this.#lines.linePos(error.pos[0]).line,
+        message: `YAML syntax: ${error.message.split('\n')[0]}`,
+      })
     }
     this.root = doc.errors.length > 0 ? null : ((doc.contents as Node | null) ?? null)
   }
@@ -80,7 +84,12 @@ export class SourceFile {
   }
 
   /** The fields of a mapping, after reporting any field not in `allowed` and any missing required one. */
-  fields(node: Node | null, what: string, required: readonly string[], optional: readonly string[] = []): Map<string, Node> | null {
+  fields(
+    node: Node | null,
+    what: string,
+    required: readonly string[],
+    optional: readonly string[] = [],
+  ): Map<string, Node> | null {
     if (!isMap(node)) {
       this.report(node, `${what} must be a mapping of fields`)
       return null
@@ -89,7 +98,10 @@ export class SourceFile {
     for (const pair of (node as YAMLMap<unknown, unknown>).items) {
       const key = isScalar(pair.key) ? String(pair.key.value) : String(pair.key)
       if (!required.includes(key) && !optional.includes(key)) {
-        this.report(pair.key as Node, `${what} has unknown field "${key}"; allowed: ${[...required, ...optional].join(', ')}`)
+        this.report(
+          pair.key as Node,
+          `${what} has unknown field "${key}"; allowed: ${[...required, ...optional].join(', ')}`,
+        )
         continue
       }
       out.set(key, pair.value as Node)
@@ -147,14 +159,19 @@ function readTiers(source: SourceFile): TierData[] {
     const label = source.string(fields.get('label'), 'label', 60)
     const ageNode = fields.get('ageRange')
     const ageRange = isScalar(ageNode) ? String(ageNode.value) : null
-    if (id !== null && !isTierId(id)) source.report(fields.get('id'), `unknown tier "${id}"; tiers are ${TIER_IDS.join(', ')}`)
+    if (id !== null && !isTierId(id))
+      source.report(fields.get('id'), `unknown tier "${id}"; tiers are ${TIER_IDS.join(', ')}`)
     else if (id !== null && seen.has(id)) source.report(fields.get('id'), `tier "${id}" is listed twice`)
     if (id !== null) seen.add(id)
     const ages = ageRange === null ? null : AGE_RANGE.exec(ageRange)
     if (ageNode !== undefined && (ages === null || Number(ages[1]) > Number(ages[2]))) {
-      source.report(ageNode, `ageRange must be written <min>-<max> with min <= max, e.g. 8-10 (got "${ageRange ?? ''}")`)
+      source.report(
+        ageNode,
+        `ageRange must be written <min>-<max> with min <= max, e.g. 8-10 (got "${ageRange ?? ''}")`,
+      )
     }
-    if (id !== null && isTierId(id) && label !== null && ages !== null && ageRange !== null) tiers.push({ id, label, ageRange })
+    if (id !== null && isTierId(id) && label !== null && ages !== null && ageRange !== null)
+      tiers.push({ id, label, ageRange })
   }
   for (const id of TIER_IDS) if (!seen.has(id)) source.report(root, `tier "${id}" is missing`)
   return tiers
@@ -187,7 +204,10 @@ function readStandards(source: SourceFile, node: Node | undefined): Record<strin
     if (framework === 'csta') {
       for (const code of codes) {
         if (!CSTA_CODE.test(code)) {
-          source.report(pair.value as Node, `"${code}" is not a CSTA K-12 standard code (form 1A-AP-08, 1B-CS-02, 2-DA-07)`)
+          source.report(
+            pair.value as Node,
+            `"${code}" is not a CSTA K-12 standard code (form 1A-AP-08, 1B-CS-02, 2-DA-07)`,
+          )
           ok = false
         }
       }
@@ -197,19 +217,28 @@ function readStandards(source: SourceFile, node: Node | undefined): Record<strin
   return ok ? standards : null
 }
 
-function readLesson(source: SourceFile, tier: TierId, fileLessonId: string, slug: string): Omit<LessonData, 'position'> | null {
+function readLesson(
+  source: SourceFile,
+  tier: TierId,
+  fileLessonId: string,
+  slug: string,
+): Omit<LessonData, 'position'> | null {
   const fields = source.fields(source.root, 'a lesson', ['lessonId', 'title', 'standards', 'slides'])
   if (fields === null) return null
   const lessonId = source.string(fields.get('lessonId'), 'lessonId', 8)
   if (lessonId !== null && lessonId !== fileLessonId) {
-    source.report(fields.get('lessonId'), `lessonId "${lessonId}" does not match the file name, which starts with "${fileLessonId}"`)
+    source.report(
+      fields.get('lessonId'),
+      `lessonId "${lessonId}" does not match the file name, which starts with "${fileLessonId}"`,
+    )
   }
   const title = source.string(fields.get('title'), 'title', 120)
   const standards = readStandards(source, fields.get('standards'))
   const slidesNode = fields.get('slides')
   const slides: Slide[] = []
   if (slidesNode !== undefined) {
-    if (!isSeq(slidesNode) || slidesNode.items.length === 0) source.report(slidesNode, 'slides must be a non-empty list')
+    if (!isSeq(slidesNode) || slidesNode.items.length === 0)
+      source.report(slidesNode, 'slides must be a non-empty list')
     else if (slidesNode.items.length > 50) source.report(slidesNode, 'a lesson has at most 50 slides')
     else {
       for (const [index, item] of (slidesNode.items as Node[]).entries()) {
@@ -257,36 +286,54 @@ export function readCatalogDir(dir: string): CatalogReadResult {
   for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     if (entry.isFile()) {
       if (entry.name !== 'tiers.yaml' && entry.name.endsWith('.yaml')) {
-        problems.push({ file: entry.name, line: 1, message: 'lesson files belong in a tier folder: <tier>/<lessonId>-<title-words>.yaml' })
+        problems.push({
+          file: entry.name,
+          line: 1,
+          message: 'lesson files belong in a tier folder: <tier>/<lessonId>-<title-words>.yaml',
+        })
       }
       continue
     }
     if (!entry.isDirectory()) continue
     if (!isTierId(entry.name)) {
-      problems.push({ file: entry.name + '/', line: 1, message: `unknown tier folder "${entry.name}"; tiers are ${TIER_IDS.join(', ')}` })
+      problems.push({
+        file: `${entry.name}/`,
+        line: 1,
+        message: `unknown tier folder "${entry.name}"; tiers are ${TIER_IDS.join(', ')}`,
+      })
       continue
     }
     const tier = entry.name
-    for (const file of fs.readdirSync(path.join(dir, tier), { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
+    for (const file of fs
+      .readdirSync(path.join(dir, tier), { withFileTypes: true })
+      .sort((a, b) => a.name.localeCompare(b.name))) {
       const name = `${tier}/${file.name}`
       const match = LESSON_FILE.exec(file.name)
       if (!file.isFile() || match === null) {
         problems.push({
           file: name,
           line: 1,
-          message: 'lesson file names have the form <lessonId>-<title-words>.yaml: a letter and digits, then lower-case words joined by hyphens',
+          message:
+            'lesson file names have the form <lessonId>-<title-words>.yaml: a letter and digits, then lower-case words joined by hyphens',
         })
         continue
       }
       const lessonId = match[1]!
       const duplicate = seenIds.get(`${tier}/${lessonId}`)
       if (duplicate !== undefined) {
-        problems.push({ file: name, line: 1, message: `lessonId "${lessonId}" is already used by ${duplicate} in tier ${tier}` })
+        problems.push({
+          file: name,
+          line: 1,
+          message: `lessonId "${lessonId}" is already used by ${duplicate} in tier ${tier}`,
+        })
         continue
       }
       seenIds.set(`${tier}/${lessonId}`, name)
       const source = new SourceFile(name, fs.readFileSync(path.join(dir, tier, file.name), 'utf8'))
-      const lesson = source.root === null ? null : readLesson(source, tier, lessonId, `${tier}/${file.name.slice(0, -'.yaml'.length)}`)
+      const lesson =
+        source.root === null
+          ? null
+          : readLesson(source, tier, lessonId, `${tier}/${file.name.slice(0, -'.yaml'.length)}`)
       problems.push(...source.problems)
       if (lesson !== null) lessons.push(lesson)
     }

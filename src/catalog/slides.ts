@@ -37,7 +37,12 @@ export function validateSlide(source: SourceFile, node: Node, what: string): Sli
   const typeNode = (node as YAMLMap<unknown, unknown>).get('type', true) as Node | undefined
   const type = isScalar(typeNode) ? typeNode.value : undefined
   if (!isSlideType(type)) {
-    source.report(typeNode ?? node, typeNode === undefined ? `${what} is missing required field "type"` : `${what} has unknown type "${String(type)}"; slide types are ${SLIDE_TYPES.join(', ')}`)
+    source.report(
+      typeNode ?? node,
+      typeNode === undefined
+        ? `${what} is missing required field "type"`
+        : `${what} has unknown type "${String(type)}"; slide types are ${SLIDE_TYPES.join(', ')}`,
+    )
     return null
   }
   const before = source.problems.length
@@ -61,15 +66,23 @@ export function validateSlide(source: SourceFile, node: Node, what: string): Sli
       const explanation = source.string(f.get('explanation'), `${what} explanation`)
       const answerNode = f.get('answer')
       const answer = isScalar(answerNode) ? answerNode.value : undefined
-      if (choices !== null && (typeof answer !== 'number' || !Number.isInteger(answer) || answer < 0 || answer >= choices.length)) {
-        source.report(answerNode, `${what} answer must be the 0-based index of the right choice, from 0 to ${choices.length - 1}`)
+      if (
+        choices !== null &&
+        (typeof answer !== 'number' || !Number.isInteger(answer) || answer < 0 || answer >= choices.length)
+      ) {
+        source.report(
+          answerNode,
+          `${what} answer must be the 0-based index of the right choice, from 0 to ${choices.length - 1}`,
+        )
         return null
       }
       if (choices !== null && new Set(choices).size !== choices.length) {
         source.report(f.get('choices'), `${what} choices must all differ`)
         return null
       }
-      return question !== null && choices !== null && explanation !== null ? { type, question, choices, answer: answer as number, explanation } : null
+      return question !== null && choices !== null && explanation !== null
+        ? { type, question, choices, answer: answer as number, explanation }
+        : null
     }
     case 'vocabulary': {
       const heading = source.string(f.get('heading'), `${what} heading`, 120)

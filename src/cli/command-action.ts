@@ -16,7 +16,10 @@ export async function reportError(json: boolean, error: unknown): Promise<void> 
   process.exitCode = 1
   const message = error instanceof Error ? error.message : String(error)
   // Any other error comes from code that has run, so these imports cost nothing more.
-  const [{ ConflictError, NotFoundError }, { isStorageUnavailable }] = await Promise.all([import('../domain/errors.js'), import('../storage/db.js')])
+  const [{ ConflictError, NotFoundError }, { isStorageUnavailable }] = await Promise.all([
+    import('../domain/errors.js'),
+    import('../storage/db.js'),
+  ])
   if (error instanceof NotFoundError || error instanceof ConflictError || error instanceof ConfigError) {
     reportFailure(json, message)
   } else if (isStorageUnavailable(error)) {

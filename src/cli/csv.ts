@@ -97,7 +97,8 @@ export class CsvParser {
             this.#endRecord(out)
             start = i + 1
           } else if (c === QUOTE) {
-            this.#error ??= 'a quote inside an unquoted field: enclose the whole field in quotes and write the quote twice ("")'
+            this.#error ??=
+              'a quote inside an unquoted field: enclose the whole field in quotes and write the quote twice ("")'
           }
           break
         case State.Quoted:
@@ -122,7 +123,8 @@ export class CsvParser {
             this.#endRecord(out)
             start = i + 1
           } else {
-            this.#error ??= 'text after the closing quote of a field: a quote inside a quoted field must be written twice ("")'
+            this.#error ??=
+              'text after the closing quote of a field: a quote inside a quoted field must be written twice ("")'
             this.#state = State.Unquoted
             start = i
           }

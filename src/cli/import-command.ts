@@ -11,9 +11,19 @@ import { plural } from './output.js'
 import { formatOf, RECORD_FORMATS, type RecordFormat } from './records.js'
 import { withStorage } from './storage-session.js'
 
-export function defineImportCommand<Row, Context>(group: Command, spec: ImportSpec<Row, Context>, description: string, examples: readonly string[]): Command {
+export function defineImportCommand<Row, Context>(
+  group: Command,
+  spec: ImportSpec<Row, Context>,
+  description: string,
+  examples: readonly string[],
+): Command {
   return defineCommand(group, 'import <file>', description, examples)
-    .addOption(new Option('--format <format>', 'file format; by default taken from the extension (.csv, .jsonl, .ndjson)').choices(RECORD_FORMATS))
+    .addOption(
+      new Option(
+        '--format <format>',
+        'file format; by default taken from the extension (.csv, .jsonl, .ndjson)',
+      ).choices(RECORD_FORMATS),
+    )
     .action(
       act(async (command) => {
         const [file] = command.processedArgs as [string]

@@ -54,7 +54,12 @@ export function count(row: RowInput, field: string): number | null {
     row.report(field, 'is required')
     return null
   }
-  const number = typeof value === 'number' ? value : typeof value === 'string' && row.format === 'csv' && /^\s*\d+\s*$/.test(value) ? Number(value) : NaN
+  const number =
+    typeof value === 'number'
+      ? value
+      : typeof value === 'string' && row.format === 'csv' && /^\s*\d+\s*$/.test(value)
+        ? Number(value)
+        : NaN
   if (!Number.isInteger(number) || number < 0 || number > MAX_COUNT) {
     row.report(field, `must be a whole number from 0 to ${MAX_COUNT} (got ${JSON.stringify(value)})`)
     return null

@@ -109,12 +109,20 @@ async function stage<Row, Context>(
         sawHeader = true
         const names = new Set<string>()
         for (const name of item.fields) {
-          if (names.has(name)) problems.push({ file, line: item.line, field: name, message: 'the column appears twice in the header' })
-          else if (!accepted.has(name)) problems.push({ file, line: item.line, field: name, message: spec.unknownField })
+          if (names.has(name))
+            problems.push({ file, line: item.line, field: name, message: 'the column appears twice in the header' })
+          else if (!accepted.has(name))
+            problems.push({ file, line: item.line, field: name, message: spec.unknownField })
           names.add(name)
         }
         const missing = required.filter((field) => !names.has(field))
-        for (const field of missing) problems.push({ file, line: item.line, field, message: `the header has no ${field} column; columns: ${spec.fields.join(',')}` })
+        for (const field of missing)
+          problems.push({
+            file,
+            line: item.line,
+            field,
+            message: `the header has no ${field} column; columns: ${spec.fields.join(',')}`,
+          })
         // Without a required column every row would repeat the same complaint; the header one says it all.
         if (missing.length > 0) return { problems, accepted: kept }
         continue
@@ -122,7 +130,10 @@ async function stage<Row, Context>(
 
       const before = problems.length
       const { line, values } = item
-      if (format === 'jsonl') reportUnknownFields(values, accepted, spec.unknownField, (field, message) => problems.push({ file, line, field, message }))
+      if (format === 'jsonl')
+        reportUnknownFields(values, accepted, spec.unknownField, (field, message) =>
+          problems.push({ file, line, field, message }),
+        )
       const input: RowInput = {
         line,
         format,
@@ -131,25 +142,40 @@ async function stage<Row, Context>(
       }
       const row = spec.parse(input, context)
       if (row !== null && problems.length === before) {
-        await staging.add({ line, key: spec.key(row), student: spec.student?.of(row) ?? null, row: JSON.stringify(row) })
+        await staging.add({
+          line,
+          key: spec.key(row),
+          student: spec.student?.of(row) ?? null,
+          row: JSON.stringify(row),
+        })
         kept++
       } else if (spec.student !== undefined) {
         // A refused row's student is checked all the same, so that one run reports everything.
         const id = input.value(spec.student.field)
-        if (typeof id === 'string' && UUID.test(id.trim())) await staging.add({ line, key: null, student: id.trim().toLowerCase(), row: null })
+        if (typeof id === 'string' && UUID.test(id.trim()))
+          await staging.add({ line, key: null, student: id.trim().toLowerCase(), row: null })
       }
       if (++seen % REPORT_EVERY === 0) bar.update(`validated ${count(seen)} rows`)
     }
   }
   await staging.flush()
   if (format === 'csv' && !sawHeader && problems.length === 0) {
-    problems.push({ file, line: 1, message: `the file is empty; a CSV import starts with a header row: ${spec.fields.join(',')}` })
+    problems.push({
+      file,
+      line: 1,
+      message: `the file is empty; a CSV import starts with a header row: ${spec.fields.join(',')}`,
+    })
   }
   bar.update(`validated ${count(seen)} rows`, true)
   return { problems, accepted: kept }
 }
 
-function reportUnknownFields(values: RecordValues, accepted: ReadonlySet<string>, message: string, report: (field: string, message: string) => void): void {
+function reportUnknownFields(
+  values: RecordValues,
+  accepted: ReadonlySet<string>,
+  message: string,
+  report: (field: string, message: string) => void,
+): void {
   for (const field of Object.keys(values)) if (!accepted.has(field)) report(field, message)
 }
 
@@ -158,10 +184,18 @@ function reportUnknownFields(values: RecordValues, accepted: ReadonlySet<string>
  * student. A sandbox student's row holds a synthetic name that test keys read without any
  * agreement, so an import that wrote a real child's name there would disclose it.
  */
-async function crossRowProblems<Row>(spec: ImportSpec<Row, unknown>, staging: ImportStaging, file: string): Promise<InputProblem[]> {
+async function crossRowProblems<Row>(
+  spec: ImportSpec<Row, unknown>,
+  staging: ImportStaging,
+  file: string,
+): Promise<InputProblem[]> {
   const problems: InputProblem[] = []
   for (const duplicate of await staging.duplicates()) {
-    problems.push({ file, line: duplicate.line, ...spec.duplicate(JSON.parse(duplicate.row) as Row, duplicate.firstLine) })
+    problems.push({
+      file,
+      line: duplicate.line,
+      ...spec.duplicate(JSON.parse(duplicate.row) as Row, duplicate.firstLine),
+    })
   }
   if (spec.student !== undefined) {
     const { field, mustExist } = spec.student
@@ -234,7 +268,8 @@ export async function runImport<Row, Context>(
         const { problems, accepted } = await stage(spec, staging, file, format, context, bar)
         bar.update('checking rows against each other and the database', true)
         // A loop, not push(...): spreading a million problems would overflow the call stack.
-        for (const problem of await crossRowProblems(spec as ImportSpec<Row, unknown>, staging, file)) problems.push(problem)
+        for (const problem of await crossRowProblems(spec as ImportSpec<Row, unknown>, staging, file))
+          problems.push(problem)
         if (problems.length > 0) {
           // Stable sort: problems of one line stay in field order.
           problems.sort((a, b) => a.line - b.line)

@@ -36,7 +36,9 @@ export class ImportStaging {
 
   /** Creates the table on `db`, which must be one pinned connection (`db.connection()`). */
   static async create(db: Kysely<Database>): Promise<ImportStaging> {
-    await sql`create temporary table import_rows (line integer primary key, key text, student text, row text)`.execute(db)
+    await sql`create temporary table import_rows (line integer primary key, key text, student text, row text)`.execute(
+      db,
+    )
     return new ImportStaging(db.withTables<{ import_rows: StagedRow }>())
   }
 
@@ -74,7 +76,11 @@ export class ImportStaging {
         and (r.key is null or r.line = (select min(e.line) from import_rows e where e.key = r.key))
         and (s.sandbox = 1 ${mustExist ? sql`or s.id is null` : sql``})
       order by r.line`.execute(this.#db)
-    return rows.map((r) => ({ line: Number(r.line), student: r.student, kind: r.sandbox === null ? 'missing' : 'sandbox' }))
+    return rows.map((r) => ({
+      line: Number(r.line),
+      student: r.student,
+      kind: r.sandbox === null ? 'missing' : 'sandbox',
+    }))
   }
 
   /**
@@ -88,7 +94,12 @@ export class ImportStaging {
   async *accepted(size: number): AsyncGenerator<string[]> {
     let after: string | undefined
     for (;;) {
-      let query = this.#db.selectFrom('import_rows').select(['key', 'row']).where('key', 'is not', null).orderBy('key').limit(size)
+      let query = this.#db
+        .selectFrom('import_rows')
+        .select(['key', 'row'])
+        .where('key', 'is not', null)
+        .orderBy('key')
+        .limit(size)
       if (after !== undefined) query = query.where('key', '>', after)
       const rows = await query.execute()
       if (rows.length === 0) return

@@ -23,7 +23,8 @@ async function main(argv: readonly string[]): Promise<void> {
       }
       // Commander has printed the message (or, for a group without a subcommand, its help) to
       // stderr already, except the message when --json was given.
-      const message = error.code === 'commander.help' ? 'a subcommand is required; see --help' : error.message.replace(/^error: /, '')
+      const message =
+        error.code === 'commander.help' ? 'a subcommand is required; see --help' : error.message.replace(/^error: /, '')
       if (json) await reportError(true, new UsageError(message))
       process.exitCode = 2
       return

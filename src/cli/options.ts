@@ -10,12 +10,20 @@ import { parseDateOrTimestamp } from './dates.js'
 import { UUID } from '../domain/uuid.js'
 
 /** Adds a command that does work (as opposed to a group of commands) under `parent`. */
-export function defineCommand(parent: Command, nameAndArgs: string, description: string, examples: readonly string[]): Command {
+export function defineCommand(
+  parent: Command,
+  nameAndArgs: string,
+  description: string,
+  examples: readonly string[],
+): Command {
   return parent
     .command(nameAndArgs)
     .description(description)
     .option('--json', 'print one JSON document on stdout instead of text')
-    .addHelpText('after', `\n${examples.length === 1 ? 'Example' : 'Examples'}:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`)
+    .addHelpText(
+      'after',
+      `\n${examples.length === 1 ? 'Example' : 'Examples'}:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`,
+    )
 }
 
 /**
@@ -32,7 +40,10 @@ export function defineGroup(parent: Command, name: string, description: string, 
 
 export function dateOption(text: string): number {
   const value = parseDateOrTimestamp(text)
-  if (value === null) throw new InvalidArgumentError('use a date such as 2026-01-31 (midnight UTC) or a timestamp such as 2026-01-31T09:00:00Z.')
+  if (value === null)
+    throw new InvalidArgumentError(
+      'use a date such as 2026-01-31 (midnight UTC) or a timestamp such as 2026-01-31T09:00:00Z.',
+    )
   return value
 }
 
@@ -51,6 +62,7 @@ export function uuidOption(text: string): string {
 
 export function limitOption(text: string): number {
   const value = Number(text)
-  if (!/^\d+$/.test(text) || value < 1 || value > 100_000) throw new InvalidArgumentError('expected a whole number from 1 to 100000.')
+  if (!/^\d+$/.test(text) || value < 1 || value > 100_000)
+    throw new InvalidArgumentError('expected a whole number from 1 to 100000.')
   return value
 }

@@ -35,7 +35,10 @@ const EXTENSIONS: Record<string, RecordFormat> = { '.csv': 'csv', '.jsonl': 'jso
 export function formatOf(file: string, explicit: RecordFormat | undefined): RecordFormat {
   if (explicit !== undefined) return explicit
   const format = EXTENSIONS[path.extname(file).toLowerCase()]
-  if (format === undefined) throw new UsageError(`cannot tell the format of "${file}" from its name; name it .csv, .jsonl or .ndjson, or pass --format csv|jsonl`)
+  if (format === undefined)
+    throw new UsageError(
+      `cannot tell the format of "${file}" from its name; name it .csv, .jsonl or .ndjson, or pass --format csv|jsonl`,
+    )
   return format
 }
 
@@ -75,7 +78,11 @@ async function* readCsv(file: string): AsyncGenerator<SourceItem[]> {
         continue
       }
       if (record.fields.length !== header.length) {
-        out.push({ kind: 'problem', line: record.line, message: `has ${record.fields.length} fields; the header has ${header.length}` })
+        out.push({
+          kind: 'problem',
+          line: record.line,
+          message: `has ${record.fields.length} fields; the header has ${header.length}`,
+        })
         continue
       }
       const values: Record<string, unknown> = Object.create(null)

@@ -32,7 +32,11 @@ export interface Session {
 export async function withStorage<T>(work: (session: Session) => Promise<T>): Promise<T> {
   const config = loadConfig()
   // Loaded here rather than at start: see program.ts.
-  const [{ sql }, { openStorage }, { migrate }] = await Promise.all([import('kysely'), import('../storage/db.js'), import('../storage/migrate.js')])
+  const [{ sql }, { openStorage }, { migrate }] = await Promise.all([
+    import('kysely'),
+    import('../storage/db.js'),
+    import('../storage/migrate.js'),
+  ])
   const storage = openStorage(config.databaseUrl, {
     busyTimeoutMs: BUSY_TIMEOUT_MS,
     synchronous: config.sqliteSynchronous,

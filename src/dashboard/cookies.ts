@@ -38,7 +38,13 @@ export interface CookieOptions {
 }
 
 /** httpOnly and SameSite=Lax always; Secure, `__Host-` and Path=/ over TLS, else Path=/dashboard. */
-export function setCookie(request: FastifyRequest, reply: FastifyReply, base: string, value: string, options: CookieOptions = {}): void {
+export function setCookie(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  base: string,
+  value: string,
+  options: CookieOptions = {},
+): void {
   const secure = isSecure(request)
   const name = cookieName(base, secure)
   const parts = [`${name}=${value}`, `Path=${secure ? '/' : '/dashboard'}`, 'HttpOnly', 'SameSite=Lax']

@@ -39,9 +39,11 @@ const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none'])
  */
 export function foreignSender(request: FastifyRequest): string | null {
   const site = request.headers['sec-fetch-site']
-  if (site !== undefined && !ALLOWED_FETCH_SITES.has(String(site).toLowerCase())) return `Sec-Fetch-Site: ${String(site)}`
+  if (site !== undefined && !ALLOWED_FETCH_SITES.has(String(site).toLowerCase()))
+    return `Sec-Fetch-Site: ${String(site)}`
   const origin = request.headers.origin
-  if (origin !== undefined && origin.toLowerCase() !== `${request.protocol}://${request.host}`.toLowerCase()) return `Origin: ${origin}`
+  if (origin !== undefined && origin.toLowerCase() !== `${request.protocol}://${request.host}`.toLowerCase())
+    return `Origin: ${origin}`
   return null
 }
 
@@ -50,12 +52,24 @@ export function verifyCsrf(request: FastifyRequest, expected: string): void {
   const foreign = foreignSender(request)
   if (foreign !== null) {
     request.log.warn({ sender: foreign }, 'dashboard form refused: sent from another origin')
-    throw new DashboardError(403, 'Sent from another site', 'This form was not sent from a page of this dashboard, so nothing was changed. Open the dashboard yourself and try again there.')
+    throw new DashboardError(
+      403,
+      'Sent from another site',
+      'This form was not sent from a page of this dashboard, so nothing was changed. Open the dashboard yourself and try again there.',
+    )
   }
   const sent = (request.body as Record<string, unknown> | undefined)?._csrf
   const want = Buffer.from(expected)
-  const ok = expected !== '' && typeof sent === 'string' && Buffer.byteLength(sent) === want.length && timingSafeEqual(Buffer.from(sent), want)
+  const ok =
+    expected !== '' &&
+    typeof sent === 'string' &&
+    Buffer.byteLength(sent) === want.length &&
+    timingSafeEqual(Buffer.from(sent), want)
   if (!ok) {
-    throw new DashboardError(403, 'This form has expired', 'The form was not sent from this dashboard, or it was open too long. Go back, reload the page and try again.')
+    throw new DashboardError(
+      403,
+      'This form has expired',
+      'The form was not sent from this dashboard, or it was open too long. Go back, reload the page and try again.',
+    )
   }
 }

@@ -66,34 +66,59 @@ function securityHeaders(reply: FastifyReply): void {
   reply.header('cache-control', 'no-store')
 }
 
-export function sendPage(request: FastifyRequest, reply: FastifyReply, title: string, body: ReturnType<typeof html>, status = 200, current?: string): FastifyReply {
-  return reply.code(status).type('text/html; charset=utf-8').send(layout(request, { title, body, ...(current === undefined ? {} : { current }) }))
+export function sendPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  title: string,
+  body: ReturnType<typeof html>,
+  status = 200,
+  current?: string,
+): FastifyReply {
+  return reply
+    .code(status)
+    .type('text/html; charset=utf-8')
+    .send(layout(request, { title, body, ...(current === undefined ? {} : { current }) }))
 }
 
 function errorPage(request: FastifyRequest, reply: FastifyReply, error: DashboardError): FastifyReply {
   for (const [name, value] of Object.entries(error.headers)) reply.header(name, value)
   securityHeaders(reply)
-  return sendPage(request, reply, error.title, html`<p>${error.detail}</p><p><a href="/dashboard">Back to the dashboard</a></p>`, error.status)
+  return sendPage(
+    request,
+    reply,
+    error.title,
+    html`<p>${error.detail}</p><p><a href="/dashboard">Back to the dashboard</a></p>`,
+    error.status,
+  )
 }
 
 export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const secret = await sharedSecret(deps.storage.db, 'dashboard-csrf')
   const sessions = createSessionSupport({ db: deps.storage.db, clock: deps.clock, secret })
   const guard = createSignInGuard({ clock: deps.clock, limiters: deps.limiters })
-  const keyViews = createKeyViews({ db: deps.storage.db, clock: deps.clock, secret: await sharedSecret(deps.storage.db, 'dashboard-key-view'), sessions })
+  const keyViews = createKeyViews({
+    db: deps.storage.db,
+    clock: deps.clock,
+    secret: await sharedSecret(deps.storage.db, 'dashboard-key-view'),
+    sessions,
+  })
   const context: DashboardContext = { ...deps, sessions, guard, keyViews }
 
   app.decorateRequest('account', null)
   app.decorateRequest('csrfToken', '')
 
-  app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: 16_384 }, (_request, body, done) => {
-    const form: FormBody = {}
-    for (const [name, value] of new URLSearchParams(body as string)) {
-      const existing = form[name]
-      form[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value]
-    }
-    done(null, form)
-  })
+  app.addContentTypeParser(
+    'application/x-www-form-urlencoded',
+    { parseAs: 'string', bodyLimit: 16_384 },
+    (_request, body, done) => {
+      const form: FormBody = {}
+      for (const [name, value] of new URLSearchParams(body as string)) {
+        const existing = form[name]
+        form[name] = existing === undefined ? value : Array.isArray(existing) ? [...existing, value] : [existing, value]
+      }
+      done(null, form)
+    },
+  )
 
   app.addHook('onRequest', async (_request, reply) => securityHeaders(reply))
   app.addHook('preHandler', async (request, reply) => {
@@ -105,21 +130,59 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
       return reply.redirect(`/dashboard/login${next}`, 303)
     }
     if (request.account.role !== access) {
-      throw new DashboardError(403, 'Not for this account', 'This page belongs to another kind of account. Use the navigation to find your own pages.')
+      throw new DashboardError(
+        403,
+        'Not for this account',
+        'This page belongs to another kind of account. Use the navigation to find your own pages.',
+      )
     }
   })
 
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof DashboardError) return errorPage(request, reply, error)
-    if (error instanceof IllegalTransition || error instanceof ConflictError) return errorPage(request, reply, new DashboardError(409, 'That cannot be done now', error.message))
-    if (error instanceof NotFoundError) return errorPage(request, reply, new DashboardError(404, 'Not found', 'There is nothing here, or it belongs to someone else.'))
-    if (error.statusCode === 413) return errorPage(request, reply, new DashboardError(413, 'Too much text', 'The form was too long. Shorten the longest answer and send it again.'))
-    if (error.statusCode === 415 || error.statusCode === 400) return errorPage(request, reply, new DashboardError(400, 'The form could not be read', 'Send the form from its page in the dashboard.'))
+    if (error instanceof IllegalTransition || error instanceof ConflictError)
+      return errorPage(request, reply, new DashboardError(409, 'That cannot be done now', error.message))
+    if (error instanceof NotFoundError)
+      return errorPage(
+        request,
+        reply,
+        new DashboardError(404, 'Not found', 'There is nothing here, or it belongs to someone else.'),
+      )
+    if (error.statusCode === 413)
+      return errorPage(
+        request,
+        reply,
+        new DashboardError(
+          413,
+          'Too much text',
+          'The form was too long. Shorten the longest answer and send it again.',
+        ),
+      )
+    if (error.statusCode === 415 || error.statusCode === 400)
+      return errorPage(
+        request,
+        reply,
+        new DashboardError(400, 'The form could not be read', 'Send the form from its page in the dashboard.'),
+      )
     if (isStorageUnavailable(error)) {
-      return errorPage(request, reply, new DashboardError(503, 'Temporarily unavailable', 'The database did not answer. Try again in a moment.', { 'retry-after': '5' }))
+      return errorPage(
+        request,
+        reply,
+        new DashboardError(503, 'Temporarily unavailable', 'The database did not answer. Try again in a moment.', {
+          'retry-after': '5',
+        }),
+      )
     }
     request.log.error({ err: error }, 'dashboard error')
-    return errorPage(request, reply, new DashboardError(500, 'Something went wrong', `This is on our side. Quote reference ${request.id} to the operator.`))
+    return errorPage(
+      request,
+      reply,
+      new DashboardError(
+        500,
+        'Something went wrong',
+        `This is on our side. Quote reference ${request.id} to the operator.`,
+      ),
+    )
   })
   app.setNotFoundHandler(async (request, reply) => {
     await sessions.load(request, reply).catch(() => {})

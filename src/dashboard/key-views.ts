@@ -36,7 +36,11 @@ export interface ShownKey {
 
 export interface KeyViews {
   /** Seals the key for this session; the view token for the page's address. */
-  offer(request: FastifyRequest, created: { key: string; row: ApiKeyRow }, options?: { welcome?: boolean }): Promise<string>
+  offer(
+    request: FastifyRequest,
+    created: { key: string; row: ApiKeyRow },
+    options?: { welcome?: boolean },
+  ): Promise<string>
   /** The key behind a view token, if this session created it and its time is not up. */
   open(request: FastifyRequest, viewToken: string): Promise<ShownKey | undefined>
   /** Forgets the key now (the partner has copied it). */
@@ -71,12 +75,18 @@ export function unseal(secret: Buffer, sessionToken: string, viewToken: string, 
 
 const VIEW_TOKEN = /^[A-Za-z0-9_-]{43}$/
 
-export function createKeyViews(options: { db: Kysely<Database>; clock: Clock; secret: Buffer; sessions: SessionSupport }): KeyViews {
+export function createKeyViews(options: {
+  db: Kysely<Database>
+  clock: Clock
+  secret: Buffer
+  sessions: SessionSupport
+}): KeyViews {
   const { db, clock, secret, sessions } = options
   return {
     async offer(request, created, { welcome = false } = {}) {
       const sessionToken = sessions.tokenOf(request)
-      if (sessionToken === undefined || request.account === null) throw new Error('a key view needs a signed-in session')
+      if (sessionToken === undefined || request.account === null)
+        throw new Error('a key view needs a signed-in session')
       const viewToken = randomBytes(32).toString('base64url')
       const now = clock.now()
       await addKeyView(
@@ -99,7 +109,9 @@ export function createKeyViews(options: { db: Kysely<Database>; clock: Clock; se
       const row = await findKeyView(db, viewToken, request.account.id, clock.now())
       if (row === undefined) return undefined
       const key = unseal(secret, sessionToken, viewToken, row.sealed_key)
-      return key === undefined ? undefined : { key, keyId: row.key_id, welcome: row.welcome === 1, expiresAt: Date.parse(row.expires_at) }
+      return key === undefined
+        ? undefined
+        : { key, keyId: row.key_id, welcome: row.welcome === 1, expiresAt: Date.parse(row.expires_at) }
     },
     async hide(request, viewToken) {
       if (request.account !== null && VIEW_TOKEN.test(viewToken)) await deleteKeyView(db, viewToken, request.account.id)

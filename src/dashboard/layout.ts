@@ -28,7 +28,8 @@ const NOTICES: Record<string, string> = {
 }
 
 function navigation(request: FastifyRequest, current: string | undefined): Html {
-  const link = (href: string, label: string) => html`<li><a href="${href}"${current === href ? html` aria-current="page"` : ''}>${label}</a></li>`
+  const link = (href: string, label: string) =>
+    html`<li><a href="${href}"${current === href ? html` aria-current="page"` : ''}>${label}</a></li>`
   const account = request.account
   const items =
     account === null

@@ -62,8 +62,7 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
       if (request.account !== null) {
         tokens.set(request, token!)
         request.csrfToken = csrfToken(secret, { kind: 'session', token: token! })
-      }
-      else visitorToken(request, reply)
+      } else visitorToken(request, reply)
       // Every state-changing method (RFC 9110 section 9.2.1); the dashboard's forms only POST.
       if (!SAFE_METHODS.has(request.method)) verifyCsrf(request, request.csrfToken)
     },

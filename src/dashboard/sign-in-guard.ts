@@ -57,13 +57,22 @@ export interface SignInGuard {
 export function createSignInGuard(options: { clock: Clock; limiters: Limiters }): SignInGuard {
   const { limiters } = options
   const freeFailures = limiters.signInFailuresByPair.limit
-  const perPair = new BackoffThrottle({ clock: options.clock, policy: { freeAttempts: freeFailures, ...DELAYS } satisfies BackoffPolicy })
+  const perPair = new BackoffThrottle({
+    clock: options.clock,
+    policy: { freeAttempts: freeFailures, ...DELAYS } satisfies BackoffPolicy,
+  })
   // An address may mistype for several accounts (a shared office address), but not for many.
-  const perAddress = new BackoffThrottle({ clock: options.clock, policy: { freeAttempts: limiters.signInFailuresByAddress.limit, ...DELAYS } })
+  const perAddress = new BackoffThrottle({
+    clock: options.clock,
+    policy: { freeAttempts: limiters.signInFailuresByAddress.limit, ...DELAYS },
+  })
   const gate = new ConcurrencyGate({ concurrency: HASH_CONCURRENCY, queue: HASH_QUEUE, perKey: 1 })
   // Alone, this process's throttles decide; the shared windows (SIGN_IN_WINDOW_MS) add a
   // ceiling across instances, which in-memory copies of them would only duplicate.
-  const shared = limiters.store() === 'memory' ? undefined : { pair: limiters.signInFailuresByPair, address: limiters.signInFailuresByAddress }
+  const shared =
+    limiters.store() === 'memory'
+      ? undefined
+      : { pair: limiters.signInFailuresByPair, address: limiters.signInFailuresByAddress }
 
   return {
     reserve(email, ip) {
@@ -103,9 +112,19 @@ export function createSignInGuard(options: { clock: Clock; limiters: Limiters })
       const entry = gate.run(addressKey(ip), task)
       if ('refused' in entry) {
         if (entry.refused === 'key-busy') {
-          throw new DashboardError(429, 'One at a time', 'A password from your address is being checked already. Wait for its answer, then try again.', { 'retry-after': '1' })
+          throw new DashboardError(
+            429,
+            'One at a time',
+            'A password from your address is being checked already. Wait for its answer, then try again.',
+            { 'retry-after': '1' },
+          )
         }
-        throw new DashboardError(503, 'Busy', 'Too many passwords are being checked right now. Try again in a moment.', { 'retry-after': '2' })
+        throw new DashboardError(
+          503,
+          'Busy',
+          'Too many passwords are being checked right now. Try again in a moment.',
+          { 'retry-after': '2' },
+        )
       }
       return entry.result
     },
@@ -116,5 +135,7 @@ export function createSignInGuard(options: { clock: Clock; limiters: Limiters })
 export function tooManyAttempts(retryAfterMs: number): never {
   const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000))
   const wait = seconds < 90 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`
-  throw new DashboardError(429, 'Too many attempts', `Too many attempts from your address. Try again in ${wait}.`, { 'retry-after': String(seconds) })
+  throw new DashboardError(429, 'Too many attempts', `Too many attempts from your address. Try again in ${wait}.`, {
+    'retry-after': String(seconds),
+  })
 }

@@ -34,12 +34,15 @@ export interface DemoSeed {
 
 const DAY = 86_400_000
 
-
 /**
  * Seeds the demo when the database is empty; returns undefined when it was not (or when
  * another instance seeded it first).
  */
-export async function seedDemoIfEmpty(db: Kysely<Database>, catalogDir: string, now: number): Promise<DemoSeed | undefined> {
+export async function seedDemoIfEmpty(
+  db: Kysely<Database>,
+  catalogDir: string,
+  now: number,
+): Promise<DemoSeed | undefined> {
   const read = readCatalogDir(catalogDir)
   if (!read.ok) throw new Error(`the sample catalog is invalid:\n${read.problems.map(formatProblem).join('\n')}`)
   try {
@@ -50,22 +53,50 @@ export async function seedDemoIfEmpty(db: Kysely<Database>, catalogDir: string, 
       await replaceCatalog(trx, read.catalog)
       await recordAgreement(
         trx,
-        { organisationId: organisation.id, signedAt: now - DAY, expiresAt: now + 365 * DAY, documentRef: 'DEMO-DSA-0001 (demo agreement)' },
+        {
+          organisationId: organisation.id,
+          signedAt: now - DAY,
+          expiresAt: now + 365 * DAY,
+          documentRef: 'DEMO-DSA-0001 (demo agreement)',
+        },
         now,
       )
       const students = syntheticStudents()
       await upsertStudents(trx, students, now - 30 * DAY)
-      await linkStudents(trx, students.map((student) => ({ studentId: student.id, organisationId: organisation.id })), now)
+      await linkStudents(
+        trx,
+        students.map((student) => ({ studentId: student.id, organisationId: organisation.id })),
+        now,
+      )
       await upsertProgress(trx, syntheticProgress(read.catalog.lessons, students, now))
-      const catalogKey = await createApiKey(trx, { organisationId: organisation.id, name: 'demo catalog key', scopes: [], expiresAt: null }, now)
+      const catalogKey = await createApiKey(
+        trx,
+        { organisationId: organisation.id, name: 'demo catalog key', scopes: [], expiresAt: null },
+        now,
+      )
       const studentKey = await createApiKey(
         trx,
-        { organisationId: organisation.id, name: 'demo student key', scopes: ['students:read', 'students:write'], expiresAt: null },
+        {
+          organisationId: organisation.id,
+          name: 'demo student key',
+          scopes: ['students:read', 'students:write'],
+          expiresAt: null,
+        },
         now,
       )
       const password = randomBytes(12).toString('base64url')
-      await createAccount(trx, { email: DEMO_OPERATOR_EMAIL, passwordHash: await hashPassword(password), role: 'operator' }, now)
-      return { organisationId: organisation.id, catalogKey: catalogKey.key, studentKey: studentKey.key, students, operator: { email: DEMO_OPERATOR_EMAIL, password } }
+      await createAccount(
+        trx,
+        { email: DEMO_OPERATOR_EMAIL, passwordHash: await hashPassword(password), role: 'operator' },
+        now,
+      )
+      return {
+        organisationId: organisation.id,
+        catalogKey: catalogKey.key,
+        studentKey: studentKey.key,
+        students,
+        operator: { email: DEMO_OPERATOR_EMAIL, password },
+      }
     })
   } catch (error) {
     // Another instance seeded at the same moment and won the race (unique organisation name).

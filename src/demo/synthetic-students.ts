@@ -7,7 +7,20 @@ import type { ProgressEntry } from '../domain/progress.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
 import type { ProgressImportRow } from '../storage/student-import-repository.js'
 
-export const SYNTHETIC_NAMES = ['Maya', 'Leo', 'Aisha', 'Noah', 'Sofia', 'Kenji', 'Amara', 'Lucas', 'Zara', 'Mateo', 'Ivy', 'Omar']
+export const SYNTHETIC_NAMES = [
+  'Maya',
+  'Leo',
+  'Aisha',
+  'Noah',
+  'Sofia',
+  'Kenji',
+  'Amara',
+  'Lucas',
+  'Zara',
+  'Mateo',
+  'Ivy',
+  'Omar',
+]
 
 export interface SyntheticStudent {
   id: string
@@ -34,7 +47,10 @@ function sequence(seed: number): () => number {
 }
 
 /** `newId` is for tests that need a chosen id; otherwise random UUIDs. */
-export function syntheticStudents(count = SYNTHETIC_NAMES.length, newId: () => string = randomUUID): SyntheticStudent[] {
+export function syntheticStudents(
+  count = SYNTHETIC_NAMES.length,
+  newId: () => string = randomUUID,
+): SyntheticStudent[] {
   return Array.from({ length: count }, (_, index) => ({
     id: newId(),
     firstName: SYNTHETIC_NAMES[index % SYNTHETIC_NAMES.length]!,
@@ -43,7 +59,12 @@ export function syntheticStudents(count = SYNTHETIC_NAMES.length, newId: () => s
 }
 
 /** Each student has started a few lessons of their tier, in order, most of them completed. */
-export function syntheticProgress(lessons: readonly LessonOutline[], students: readonly SyntheticStudent[], now: number, seed = 42): ProgressImportRow[] {
+export function syntheticProgress(
+  lessons: readonly LessonOutline[],
+  students: readonly SyntheticStudent[],
+  now: number,
+  seed = 42,
+): ProgressImportRow[] {
   const random = sequence(seed)
   const rows: ProgressImportRow[] = []
   for (const student of students) {

@@ -30,14 +30,21 @@ const ORGANISATION: Record<OrganisationStatus, Partial<Record<OrganisationEvent,
 
 export function nextApplicationState(from: ApplicationState, event: ApplicationEvent): ApplicationState {
   const to = APPLICATION[from][event]
-  if (to === undefined) throw new IllegalTransition(`This application is already ${from}; it cannot be ${event === 'approve' ? 'approved' : 'rejected'} now.`)
+  if (to === undefined)
+    throw new IllegalTransition(
+      `This application is already ${from}; it cannot be ${event === 'approve' ? 'approved' : 'rejected'} now.`,
+    )
   return to
 }
 
 export function nextOrganisationStatus(from: OrganisationStatus, event: OrganisationEvent): OrganisationStatus {
   const to = ORGANISATION[from][event]
   if (to === undefined) {
-    throw new IllegalTransition(event === 'suspend' ? 'This organisation is already suspended.' : 'This organisation is not suspended; there is nothing to reinstate.')
+    throw new IllegalTransition(
+      event === 'suspend'
+        ? 'This organisation is already suspended.'
+        : 'This organisation is not suspended; there is nothing to reinstate.',
+    )
   }
   return to
 }

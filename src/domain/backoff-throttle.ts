@@ -38,7 +38,9 @@ export interface Attempt {
   cancel(): void
 }
 
-export type Reservation = { readonly allowed: true; readonly attempt: Attempt } | { readonly allowed: false; readonly retryAfterMs: number }
+export type Reservation =
+  | { readonly allowed: true; readonly attempt: Attempt }
+  | { readonly allowed: false; readonly retryAfterMs: number }
 
 export class BackoffThrottle {
   readonly policy: BackoffPolicy
@@ -48,8 +50,10 @@ export class BackoffThrottle {
 
   constructor(options: { policy: BackoffPolicy; clock: Clock }) {
     const { freeAttempts, baseDelayMs, maxDelayMs, forgetAfterMs } = options.policy
-    if (!Number.isInteger(freeAttempts) || freeAttempts < 1) throw new RangeError('freeAttempts must be a positive integer')
-    if (!(baseDelayMs > 0 && maxDelayMs >= baseDelayMs && forgetAfterMs >= maxDelayMs)) throw new RangeError('need 0 < baseDelayMs <= maxDelayMs <= forgetAfterMs')
+    if (!Number.isInteger(freeAttempts) || freeAttempts < 1)
+      throw new RangeError('freeAttempts must be a positive integer')
+    if (!(baseDelayMs > 0 && maxDelayMs >= baseDelayMs && forgetAfterMs >= maxDelayMs))
+      throw new RangeError('need 0 < baseDelayMs <= maxDelayMs <= forgetAfterMs')
     this.policy = Object.freeze({ ...options.policy })
     this.#clock = options.clock
   }
@@ -91,7 +95,11 @@ export class BackoffThrottle {
     }
     return {
       allowed: true,
-      attempt: { fail: () => settle('fail'), succeed: (resetKeys) => settle('succeed', resetKeys), cancel: () => settle('cancel') },
+      attempt: {
+        fail: () => settle('fail'),
+        succeed: (resetKeys) => settle('succeed', resetKeys),
+        cancel: () => settle('cancel'),
+      },
     }
   }
 
@@ -124,7 +132,8 @@ export class BackoffThrottle {
   /** Forgets keys with nothing pending and no failure within `forgetAfterMs`. */
   sweep(): void {
     const cutoff = this.#clock.now() - this.policy.forgetAfterMs
-    for (const [key, entry] of this.#entries) if (entry.pending === 0 && entry.lastFailureAt <= cutoff) this.#entries.delete(key)
+    for (const [key, entry] of this.#entries)
+      if (entry.pending === 0 && entry.lastFailureAt <= cutoff) this.#entries.delete(key)
   }
 
   /** Keys currently tracked (for tests and metrics). */

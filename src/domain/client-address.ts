@@ -14,6 +14,11 @@ export function addressKey(ip: string): string {
   const [head = '', tail = ''] = ip.toLowerCase().split('::')
   const left = head === '' ? [] : head.split(':')
   const right = ip.includes('::') ? (tail === '' ? [] : tail.split(':')) : []
-  const groups = ip.includes('::') ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right] : left
-  return `${groups.slice(0, 4).map((group) => group.replace(/^0+(?=.)/, '')).join(':')}::/64`
+  const groups = ip.includes('::')
+    ? [...left, ...Array<string>(8 - left.length - right.length).fill('0'), ...right]
+    : left
+  return `${groups
+    .slice(0, 4)
+    .map((group) => group.replace(/^0+(?=.)/, ''))
+    .join(':')}::/64`
 }

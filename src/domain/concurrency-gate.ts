@@ -17,7 +17,11 @@ export class ConcurrencyGate {
   readonly #perKey = new Map<string, number>()
 
   constructor(options: { concurrency: number; queue: number; perKey: number }) {
-    for (const [name, value, min] of [['concurrency', options.concurrency, 1], ['queue', options.queue, 0], ['perKey', options.perKey, 1]] as const) {
+    for (const [name, value, min] of [
+      ['concurrency', options.concurrency, 1],
+      ['queue', options.queue, 0],
+      ['perKey', options.perKey, 1],
+    ] as const) {
       if (!Number.isInteger(value) || value < min) throw new RangeError(`${name} must be an integer of at least ${min}`)
     }
     this.concurrency = options.concurrency

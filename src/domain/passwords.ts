@@ -16,7 +16,9 @@ export const PASSWORD_MAX_LENGTH = 200
 
 function derive(password: string, salt: Buffer, n: number, r: number, p: number): Promise<Buffer> {
   return new Promise((resolve, reject) => {
-    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N: n, r, p, maxmem: MAX_MEMORY }, (error, key) => (error ? reject(error) : resolve(key)))
+    scrypt(password.normalize('NFKC'), salt, KEY_LENGTH, { N: n, r, p, maxmem: MAX_MEMORY }, (error, key) =>
+      error ? reject(error) : resolve(key),
+    )
   })
 }
 
@@ -36,10 +38,12 @@ export async function verifyPassword(password: string, stored: string): Promise<
 
 /** Why a new password is refused, or null. Length is what matters (NIST SP 800-63B). */
 export function passwordProblem(password: string, email: string): string | null {
-  if (password.length < PASSWORD_MIN_LENGTH) return `Use at least ${PASSWORD_MIN_LENGTH} characters; a few words together are easy to remember.`
+  if (password.length < PASSWORD_MIN_LENGTH)
+    return `Use at least ${PASSWORD_MIN_LENGTH} characters; a few words together are easy to remember.`
   if (password.length > PASSWORD_MAX_LENGTH) return `Use at most ${PASSWORD_MAX_LENGTH} characters.`
   const name = email.split('@')[0]!.toLowerCase()
-  if (name.length >= 4 && password.toLowerCase().includes(name)) return 'Do not use your e-mail address in your password.'
+  if (name.length >= 4 && password.toLowerCase().includes(name))
+    return 'Do not use your e-mail address in your password.'
   if (/^(.)\1+$/.test(password)) return 'Do not repeat one character.'
   return null
 }

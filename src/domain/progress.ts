@@ -38,7 +38,11 @@ export function tierOfSlug(slug: string): string {
 
 export function sortInCatalogOrder(entries: ProgressEntry[], catalog: CatalogIndex): ProgressEntry[] {
   const rank = (slug: string) => catalog.position(slug) ?? Number.MAX_SAFE_INTEGER
-  return entries.sort((a, b) => rank(a.lessonSlug) - rank(b.lessonSlug) || (a.lessonSlug < b.lessonSlug ? -1 : a.lessonSlug > b.lessonSlug ? 1 : 0))
+  return entries.sort(
+    (a, b) =>
+      rank(a.lessonSlug) - rank(b.lessonSlug) ||
+      (a.lessonSlug < b.lessonSlug ? -1 : a.lessonSlug > b.lessonSlug ? 1 : 0),
+  )
 }
 
 /**

@@ -82,7 +82,7 @@ export class SlidingWindowLimiter implements RateLimiter {
 
   #decide(key: string, record: boolean): RateDecision {
     const now = this.#clock.now()
-    let log = this.#logs.get(key)
+    const log = this.#logs.get(key)
     if (log === undefined) {
       if (!record) return { allowed: true, limit: this.limit, remaining: this.limit, resetMs: 0 }
       // A literal holds exactly one time; `[]` then push() reserves room for 17 (150 bytes a

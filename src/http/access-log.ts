@@ -16,7 +16,10 @@ export interface AccessLogFields {
 }
 
 /** Writes the line for a response that took `elapsedMs`. */
-export function logAccess(log: FastifyBaseLogger, fields: Omit<AccessLogFields, 'path' | 'ms'> & { url: string; elapsedMs: number }): void {
+export function logAccess(
+  log: FastifyBaseLogger,
+  fields: Omit<AccessLogFields, 'path' | 'ms'> & { url: string; elapsedMs: number },
+): void {
   const { url, elapsedMs, ...rest } = fields
   const line: AccessLogFields = { ...rest, path: url.split('?')[0] ?? '', ms: Math.round(elapsedMs * 10) / 10 }
   log.info(line, 'request')

@@ -34,19 +34,31 @@ const BEARER = /^bearer +([A-Za-z0-9\-._~+/]+=*) *$/i
 export type AuthFailure = 'api_key_missing' | 'api_key_invalid' | 'api_key_expired' | 'api_key_revoked'
 
 function authFailure(code: AuthFailure, detail: string): Problem {
-  const challenge = code === 'api_key_missing' ? `Bearer realm="${REALM}"` : `Bearer realm="${REALM}", error="invalid_token", error_description="${detail.split('.')[0]}"`
+  const challenge =
+    code === 'api_key_missing'
+      ? `Bearer realm="${REALM}"`
+      : `Bearer realm="${REALM}", error="invalid_token", error_description="${detail.split('.')[0]}"`
   return { code, detail, headers: { 'www-authenticate': challenge } }
 }
 
 /** Each refusal's problem, built once: the answer to a guessing client costs no allocation. */
 export const AUTH_FAILURES: Record<AuthFailure, Problem> = {
-  api_key_missing: authFailure('api_key_missing', 'Send your API key as "Authorization: Bearer <key>". Keys are never accepted in the URL.'),
-  api_key_invalid: authFailure('api_key_invalid', 'The bearer token is not an API key issued by this service. Check that it was copied whole.'),
+  api_key_missing: authFailure(
+    'api_key_missing',
+    'Send your API key as "Authorization: Bearer <key>". Keys are never accepted in the URL.',
+  ),
+  api_key_invalid: authFailure(
+    'api_key_invalid',
+    'The bearer token is not an API key issued by this service. Check that it was copied whole.',
+  ),
   api_key_expired: authFailure('api_key_expired', 'This API key has expired. Create a new key in the dashboard.'),
   api_key_revoked: authFailure('api_key_revoked', 'This API key was revoked. Create a new key in the dashboard.'),
 }
 
-export const SUSPENDED: Problem = { code: 'organisation_suspended', detail: 'The organisation this key belongs to is suspended. Contact the operator.' }
+export const SUSPENDED: Problem = {
+  code: 'organisation_suspended',
+  detail: 'The organisation this key belongs to is suspended. Contact the operator.',
+}
 
 function retryAfter(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)))
@@ -137,8 +149,16 @@ export class Admission {
    * storage lookup (the fast path then hands the request to the router).
    */
   admit(address: string, authorization: string | undefined, options?: { storage: true }): MaybePromise<Verdict>
-  admit(address: string, authorization: string | undefined, options: { storage: false }): MaybePromise<Verdict> | undefined
-  admit(address: string, authorization: string | undefined, options = { storage: true }): MaybePromise<Verdict> | undefined {
+  admit(
+    address: string,
+    authorization: string | undefined,
+    options: { storage: false },
+  ): MaybePromise<Verdict> | undefined
+  admit(
+    address: string,
+    authorization: string | undefined,
+    options = { storage: true },
+  ): MaybePromise<Verdict> | undefined {
     const { keys, authFailures } = this.#options
     const key = keyHashOf(authorization)
     const cached = typeof key === 'string' ? null : keys.cached(key.hash)
@@ -191,10 +211,13 @@ export class Admission {
   }
 
   #failed(address: string, failure: AuthFailure): MaybePromise<Verdict> {
-    return then(this.#options.authFailures.hit(address), (counted): Verdict => ({
-      admitted: false,
-      problem: counted.allowed ? AUTH_FAILURES[failure] : tooManyFailures(counted),
-    }))
+    return then(
+      this.#options.authFailures.hit(address),
+      (counted): Verdict => ({
+        admitted: false,
+        problem: counted.allowed ? AUTH_FAILURES[failure] : tooManyFailures(counted),
+      }),
+    )
   }
 
   #limit(key: KeyRecord): MaybePromise<Verdict> {
@@ -209,7 +232,12 @@ export class Admission {
           own.release()
           usage.count(key.keyId, true)
           const rate = { key: { ...own, remaining: own.remaining + 1 }, organisation }
-          return { admitted: false, problem: organisationRateLimited(organisation, organisationLimiter.windowMs), key, rate }
+          return {
+            admitted: false,
+            problem: organisationRateLimited(organisation, organisationLimiter.windowMs),
+            key,
+            rate,
+          }
         }
         usage.count(key.keyId, false)
         const rate = { key: own, organisation }

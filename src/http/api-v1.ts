@@ -40,7 +40,10 @@ export interface ApiV1Options {
  */
 export function principalOf(request: FastifyRequest): KeyRecord {
   const principal = request.principal
-  if (principal === null) throw new ProblemError(AUTH_FAILURES.api_key_missing.code, AUTH_FAILURES.api_key_missing.detail, { headers: AUTH_FAILURES.api_key_missing.headers })
+  if (principal === null)
+    throw new ProblemError(AUTH_FAILURES.api_key_missing.code, AUTH_FAILURES.api_key_missing.detail, {
+      headers: AUTH_FAILURES.api_key_missing.headers,
+    })
   return principal
 }
 
@@ -64,5 +67,7 @@ export async function apiV1(api: TypedApp, options: ApiV1Options): Promise<void>
 
   // Runs after this plugin's authentication hook: an unknown API path answers 401 to a
   // caller without a key (paths are not enumerable without one), 404 to one with a key.
-  api.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) => sendProblem(request, reply, notFoundProblem(request)))
+  api.setNotFoundHandler((request: FastifyRequest, reply: FastifyReply) =>
+    sendProblem(request, reply, notFoundProblem(request)),
+  )
 }

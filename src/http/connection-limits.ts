@@ -67,7 +67,10 @@ export function limitConnectionsPerAddress(server: Server, limit: number, log: (
 }
 
 const SOCKET_ERRORS: Record<string, { code: ProblemCode; detail: string }> = {
-  ERR_HTTP_REQUEST_TIMEOUT: { code: 'request_timeout', detail: 'The request was not received in time; send the headers and body without pausing.' },
+  ERR_HTTP_REQUEST_TIMEOUT: {
+    code: 'request_timeout',
+    detail: 'The request was not received in time; send the headers and body without pausing.',
+  },
   HPE_HEADER_OVERFLOW: { code: 'request_header_fields_too_large', detail: 'The request headers are too large.' },
 }
 
@@ -77,7 +80,10 @@ const SOCKET_ERRORS: Record<string, { code: ProblemCode; detail: string }> = {
  */
 export function answerClientError(error: NodeJS.ErrnoException, socket: Socket): void {
   if (error.code === 'ECONNRESET' || socket.destroyed) return
-  const known = SOCKET_ERRORS[error.code ?? ''] ?? { code: 'invalid_request' as const, detail: 'The request is not valid HTTP/1.1.' }
+  const known = SOCKET_ERRORS[error.code ?? ''] ?? {
+    code: 'invalid_request' as const,
+    detail: 'The request is not valid HTTP/1.1.',
+  }
   const { status, title } = PROBLEM_CATALOG[known.code]
   const body = JSON.stringify({ type: problemType(known.code), title, status, detail: known.detail, code: known.code })
   if (socket.writable) {

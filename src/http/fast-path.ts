@@ -61,11 +61,21 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
   /** What every answer carries (response-basics.ts does the same for the router), and the limits when a key was identified. */
   function headersFor(requestId: string, rate: RateState | undefined, now: number): Record<string, string> {
-    const basics = { 'x-request-id': requestId, 'access-control-allow-origin': '*', 'access-control-expose-headers': EXPOSED_HEADERS }
+    const basics = {
+      'x-request-id': requestId,
+      'access-control-allow-origin': '*',
+      'access-control-expose-headers': EXPOSED_HEADERS,
+    }
     return rate === undefined ? basics : Object.assign(basics, rateLimitHeaders(rate, policy, now))
   }
 
-  function sendProblem(response: ServerResponse, requestId: string, problem: Problem, rate: RateState | undefined, now: number): number {
+  function sendProblem(
+    response: ServerResponse,
+    requestId: string,
+    problem: Problem,
+    rate: RateState | undefined,
+    now: number,
+  ): number {
     const body = problemJson(problem, requestId)
     const headers = headersFor(requestId, rate, now)
     if (problem.headers !== undefined) Object.assign(headers, problem.headers)
@@ -77,8 +87,21 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return status
   }
 
-  function logLine(request: IncomingMessage, requestId: string, status: number, started: number, keyId: string | undefined): void {
-    logAccess(accessLog!, { reqId: requestId, method: 'GET', url: request.url!, status, elapsedMs: performance.now() - started, keyId })
+  function logLine(
+    request: IncomingMessage,
+    requestId: string,
+    status: number,
+    started: number,
+    keyId: string | undefined,
+  ): void {
+    logAccess(accessLog!, {
+      reqId: requestId,
+      method: 'GET',
+      url: request.url!,
+      status,
+      elapsedMs: performance.now() - started,
+      keyId,
+    })
   }
 
   return function fastPath(request, response) {

@@ -73,7 +73,11 @@ function hasBody(request: IncomingMessage): boolean {
 /**
  * Wires both into a server: `handle` is the request handler (Fastify's, behind the fast path).
  */
-export function protectRefusedBodies(server: Server, bodyLimit: number, handle: (request: IncomingMessage, response: ServerResponse) => void): void {
+export function protectRefusedBodies(
+  server: Server,
+  bodyLimit: number,
+  handle: (request: IncomingMessage, response: ServerResponse) => void,
+): void {
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     // Over the limit: answer 413 at once; the client never sends the body.
     if (Number(request.headers['content-length']) <= bodyLimit) response.writeContinue()

@@ -15,9 +15,13 @@ export function methodGuard(app: FastifyInstance, url: string, allowed: readonly
     config: { allow },
     schema: { hide: true } as object,
     handler: (request) => {
-      throw new ProblemError('method_not_allowed', `${request.method} is not allowed on ${(request.routeOptions.url ?? url).replace('*', ':slug')}; use ${allow}.`, {
-        headers: { allow },
-      })
+      throw new ProblemError(
+        'method_not_allowed',
+        `${request.method} is not allowed on ${(request.routeOptions.url ?? url).replace('*', ':slug')}; use ${allow}.`,
+        {
+          headers: { allow },
+        },
+      )
     },
   })
 }

@@ -53,7 +53,12 @@ export function openApiOptions(config: Config): SwaggerOptions {
       ],
       components: {
         securitySchemes: {
-          bearerAuth: { type: 'http', scheme: 'bearer', description: 'An API key created in the dashboard: a test key (`cur_test_...`) for the sandbox, or a live key (`cur_live_...`) once live access is approved.' },
+          bearerAuth: {
+            type: 'http',
+            scheme: 'bearer',
+            description:
+              'An API key created in the dashboard: a test key (`cur_test_...`) for the sandbox, or a live key (`cur_live_...`) once live access is approved.',
+          },
         },
       },
       security: [{ bearerAuth: [] }],

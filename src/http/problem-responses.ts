@@ -4,7 +4,14 @@
  * storage outages and bugs. A 5xx never carries an internal message.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
-import { type FieldProblem, type Problem, PROBLEM_CATALOG, ProblemError, type ProblemLocation, problemType } from '../errors.js'
+import {
+  type FieldProblem,
+  type Problem,
+  PROBLEM_CATALOG,
+  ProblemError,
+  type ProblemLocation,
+  problemType,
+} from '../errors.js'
 import { isStorageUnavailable } from '../storage/db.js'
 import { StorageFailureLog } from './storage-failure-log.js'
 import type { ProblemBody } from './schemas/common.js'
@@ -47,7 +54,12 @@ interface AjvError {
   parentSchema?: { enum?: unknown[]; format?: string }
 }
 
-const LOCATIONS: Record<string, ProblemLocation> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' }
+const LOCATIONS: Record<string, ProblemLocation> = {
+  body: 'body',
+  querystring: 'query',
+  params: 'path',
+  headers: 'header',
+}
 
 function describe(error: AjvError, location: ProblemLocation): { field: string; detail: string } {
   const pointer = error.instancePath
@@ -70,7 +82,10 @@ function describe(error: AjvError, location: ProblemLocation): { field: string; 
     case 'type': {
       const type = String(error.params.type)
       const expected = type === 'object' ? 'a JSON object' : type === 'array' ? 'a JSON array' : `a ${type}`
-      return { field: name, detail: `must be ${expected}${location === 'query' && type === 'string' ? ' (give the parameter once)' : ''}` }
+      return {
+        field: name,
+        detail: `must be ${expected}${location === 'query' && type === 'string' ? ' (give the parameter once)' : ''}`,
+      }
     }
     case 'format':
       return error.params.format === 'uuid'
@@ -98,7 +113,10 @@ export function schemaErrorFormatter(errors: unknown[], dataVar: string): Error 
   }
   const shown = problems.slice(0, MAX_FIELD_PROBLEMS)
   const summary = shown.map((p) => `${p.in} ${p.field === '' ? 'body' : p.field.slice(0, 100)}: ${p.detail}`).join('; ')
-  const more = problems.length > shown.length ? ` (the first ${shown.length} of ${problems.length} problems; errors lists the same ${shown.length})` : ''
+  const more =
+    problems.length > shown.length
+      ? ` (the first ${shown.length} of ${problems.length} problems; errors lists the same ${shown.length})`
+      : ''
   return new ProblemError('invalid_request', `The request is invalid: ${summary}${more}.`, { errors: shown })
 }
 
@@ -115,15 +133,20 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimi
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return new ProblemError('payload_too_large', `The request body must be at most ${bodyLimit} bytes.`)
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return new ProblemError('malformed_json', 'Content-Type is application/json but the body is empty; send a JSON object.')
+      return new ProblemError(
+        'malformed_json',
+        'Content-Type is application/json but the body is empty; send a JSON object.',
+      )
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
       return new ProblemError('malformed_json', 'The body is not valid JSON.')
   }
   if (error.statusCode === 400 && error instanceof SyntaxError) {
     return new ProblemError('malformed_json', `The body is not valid JSON: ${error.message}.`)
   }
-  if (error.statusCode === 413) return new ProblemError('payload_too_large', `The request body must be at most ${bodyLimit} bytes.`)
-  if (error.statusCode === 415) return new ProblemError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.')
+  if (error.statusCode === 413)
+    return new ProblemError('payload_too_large', `The request body must be at most ${bodyLimit} bytes.`)
+  if (error.statusCode === 415)
+    return new ProblemError('unsupported_media_type', 'Send the body as JSON with Content-Type: application/json.')
   if (error.statusCode !== undefined && error.statusCode >= 400 && error.statusCode < 500) {
     return new ProblemError('invalid_request', error.message)
   }
@@ -144,16 +167,23 @@ export function installProblemResponses(app: FastifyInstance, options: { bodyLim
       return sendProblem(
         request,
         reply,
-        new ProblemError('storage_unavailable', `Storage is unavailable; retry in ${STORAGE_RETRY_AFTER_SECONDS} seconds.`, {
-          headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
-        }),
+        new ProblemError(
+          'storage_unavailable',
+          `Storage is unavailable; retry in ${STORAGE_RETRY_AFTER_SECONDS} seconds.`,
+          {
+            headers: { 'retry-after': String(STORAGE_RETRY_AFTER_SECONDS) },
+          },
+        ),
       )
     }
     request.log.error({ err: error }, 'unhandled error')
     return sendProblem(
       request,
       reply,
-      new ProblemError('internal_error', `Something failed on our side. Quote request id ${request.id} to the operator.`),
+      new ProblemError(
+        'internal_error',
+        `Something failed on our side. Quote request id ${request.id} to the operator.`,
+      ),
     )
   })
 

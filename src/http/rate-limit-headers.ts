@@ -26,7 +26,9 @@ export interface RateState {
 
 export function policyHeader(limit: number, windowSeconds: number, organisationLimit?: number): string {
   const own = `"${POLICY_NAME}";q=${limit};w=${windowSeconds}`
-  return organisationLimit === undefined ? own : `${own}, "${ORGANISATION_POLICY_NAME}";q=${organisationLimit};w=${windowSeconds}`
+  return organisationLimit === undefined
+    ? own
+    : `${own}, "${ORGANISATION_POLICY_NAME}";q=${organisationLimit};w=${windowSeconds}`
 }
 
 function member(name: string, decision: RateDecision): string {

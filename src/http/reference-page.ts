@@ -44,7 +44,8 @@ function typeLabel(doc: Json, schema: Json | undefined): string {
     const name = String(schema.$ref).replace('#/components/schemas/', '')
     return `<a href="#schema-${escapeHtml(name)}">${escapeHtml(name)}</a>`
   }
-  if (schema.enum !== undefined) return `${escapeHtml(schema.type ?? '')} (${schema.enum.map((v: unknown) => `<code>${escapeHtml(v)}</code>`).join(' | ')})`
+  if (schema.enum !== undefined)
+    return `${escapeHtml(schema.type ?? '')} (${schema.enum.map((v: unknown) => `<code>${escapeHtml(v)}</code>`).join(' | ')})`
   if (schema.anyOf !== undefined) return schema.anyOf.map((s: Json) => typeLabel(doc, s)).join(' or ')
   if (schema.type === 'array') return `array of ${typeLabel(doc, schema.items)}`
   if (schema.type === 'object' && schema.patternProperties !== undefined) {
@@ -76,10 +77,14 @@ function fieldTable(doc: Json, schema: Json): string {
  */
 function curl(doc: Json, method: string, path: string, operation: Json, example: ExampleValues): string {
   const base = doc.servers?.[0]?.url ?? ''
-  const examplePath = path.replace('{slug}', 'explorer/e1-robots-follow-instructions').replace('{id}', example.studentId)
+  const examplePath = path
+    .replace('{slug}', 'explorer/e1-robots-follow-instructions')
+    .replace('{id}', example.studentId)
   const lines = [`curl${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "${base}${examplePath}"`]
-  if (operation.security === undefined || operation.security.length > 0) lines.push(`  -H "Authorization: Bearer ${example.key}"`)
-  if (operation.requestBody !== undefined) lines.push(`  -H "Content-Type: application/json"`, `  -d '{"tier": "builder"}'`)
+  if (operation.security === undefined || operation.security.length > 0)
+    lines.push(`  -H "Authorization: Bearer ${example.key}"`)
+  if (operation.requestBody !== undefined)
+    lines.push(`  -H "Content-Type: application/json"`, `  -d '{"tier": "builder"}'`)
   return `<pre><code>${escapeHtml(lines.join(' \\\n'))}</code></pre>`
 }
 
@@ -179,7 +184,10 @@ export function referenceSections(doc: Json, key = '$API_KEY', studentId = '$STU
 /** One section per schema, with the `schema-<name>` ids that the endpoint sections link to. */
 export function schemaSections(doc: Json): string {
   return Object.entries(doc.components?.schemas ?? {})
-    .map(([name, schema]) => `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`)
+    .map(
+      ([name, schema]) =>
+        `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`,
+    )
     .join('\n')
 }
 
@@ -198,7 +206,10 @@ export function renderReference(doc: Json): string {
       (tag) =>
         `<li>${escapeHtml(tag.name)}<ul>${operations
           .filter((o) => o.tag === tag.name)
-          .map((o) => `<li><a href="#${escapeHtml(o.operation.operationId)}">${escapeHtml(o.operation.summary ?? o.path)}</a></li>`)
+          .map(
+            (o) =>
+              `<li><a href="#${escapeHtml(o.operation.operationId)}">${escapeHtml(o.operation.summary ?? o.path)}</a></li>`,
+          )
           .join('')}</ul></li>`,
     )
     .join('')

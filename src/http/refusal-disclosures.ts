@@ -19,7 +19,6 @@ declare module 'fastify' {
   }
 }
 
-
 const OUTCOMES: Partial<Record<ProblemCode, DisclosureOutcome>> = {
   insufficient_scope: 'denied_scope',
   agreement_required: 'denied_agreement',

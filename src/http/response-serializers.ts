@@ -19,7 +19,10 @@ interface RouteDefinition {
 
 const asJson = (data: unknown): string => JSON.stringify(data)
 
-export function buildResponseSerializer(externalSchemas?: unknown, options?: Options): (route: RouteDefinition) => (data: unknown) => string {
+export function buildResponseSerializer(
+  externalSchemas?: unknown,
+  options?: Options,
+): (route: RouteDefinition) => (data: unknown) => string {
   const shared = (externalSchemas ?? {}) as Record<string, Schema>
   return ({ schema, httpStatus }) => {
     if (httpStatus.startsWith('4') || httpStatus.startsWith('5') || httpStatus === 'default') return asJson

@@ -42,7 +42,10 @@ export class StorageFailureLog {
     const repeats = seen?.repeats ?? 0
     this.#seen.set(code, { loggedAt: now, repeats: 0 })
     const since = repeats > 0 ? ` (${repeats} more since the last report)` : ''
-    log.warn({ storageError: code, repeats }, `storage unavailable: ${code}: ${message}; answering 503 with Retry-After${since}`)
+    log.warn(
+      { storageError: code, repeats },
+      `storage unavailable: ${code}: ${message}; answering 503 with Retry-After${since}`,
+    )
   }
 }
 

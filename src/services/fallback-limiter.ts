@@ -21,7 +21,14 @@ export class FallbackLimiter implements RateLimiter {
   #healthy = true
   #timer: NodeJS.Timeout | undefined
 
-  constructor(options: { shared: RateLimiter; local: RateLimiter; probe: () => Promise<unknown>; log: FastifyBaseLogger; name: string; probeMs?: number }) {
+  constructor(options: {
+    shared: RateLimiter
+    local: RateLimiter
+    probe: () => Promise<unknown>
+    log: FastifyBaseLogger
+    name: string
+    probeMs?: number
+  }) {
     this.limit = options.shared.limit
     this.windowMs = options.shared.windowMs
     this.#shared = options.shared
@@ -64,7 +71,10 @@ export class FallbackLimiter implements RateLimiter {
   #degrade(error: unknown): void {
     if (!this.#healthy) return
     this.#healthy = false
-    this.#log.warn({ err: error, limiter: this.#name }, 'Redis unreachable: rate limiting falls back to this instance alone')
+    this.#log.warn(
+      { err: error, limiter: this.#name },
+      'Redis unreachable: rate limiting falls back to this instance alone',
+    )
     this.#timer = setInterval(() => {
       this.#probe().then(
         () => {

@@ -42,21 +42,62 @@ interface Spec {
   windowMs: number
 }
 
-export async function createLimiters(config: Config, clock: Clock, log: FastifyBaseLogger, redis?: Redis): Promise<Limiters> {
+export async function createLimiters(
+  config: Config,
+  clock: Clock,
+  log: FastifyBaseLogger,
+  redis?: Redis,
+): Promise<Limiters> {
   const windowMs = config.rateLimitWindowSeconds * 1000
   const specs: Spec[] = [
     { name: 'requests', key: 'rate', label: 'requests per key', limit: config.rateLimit, windowMs },
-    { name: 'organisationRequests', key: 'orgrate', label: 'requests per organisation', limit: config.organisationRateLimit, windowMs },
-    { name: 'authFailures', key: 'authfail', label: 'failed authentications per address', limit: config.authFailureLimit, windowMs },
-    { name: 'signInFailuresByPair', key: 'signin:pair', label: 'failed sign-ins per account and address', limit: config.signInFailureLimit, windowMs: SIGN_IN_WINDOW_MS },
-    { name: 'signInFailuresByAddress', key: 'signin:address', label: 'failed sign-ins per address', limit: config.signInFailureLimit * 4, windowMs: SIGN_IN_WINDOW_MS },
-    { name: 'signUpsByAddress', key: 'signup:address', label: 'sign-ups per address', limit: config.signUpLimit, windowMs: SIGN_UP_WINDOW_MS },
+    {
+      name: 'organisationRequests',
+      key: 'orgrate',
+      label: 'requests per organisation',
+      limit: config.organisationRateLimit,
+      windowMs,
+    },
+    {
+      name: 'authFailures',
+      key: 'authfail',
+      label: 'failed authentications per address',
+      limit: config.authFailureLimit,
+      windowMs,
+    },
+    {
+      name: 'signInFailuresByPair',
+      key: 'signin:pair',
+      label: 'failed sign-ins per account and address',
+      limit: config.signInFailureLimit,
+      windowMs: SIGN_IN_WINDOW_MS,
+    },
+    {
+      name: 'signInFailuresByAddress',
+      key: 'signin:address',
+      label: 'failed sign-ins per address',
+      limit: config.signInFailureLimit * 4,
+      windowMs: SIGN_IN_WINDOW_MS,
+    },
+    {
+      name: 'signUpsByAddress',
+      key: 'signup:address',
+      label: 'sign-ups per address',
+      limit: config.signUpLimit,
+      windowMs: SIGN_UP_WINDOW_MS,
+    },
   ]
-  const local = new Map(specs.map((spec) => [spec.name, new SlidingWindowLimiter({ limit: spec.limit, windowMs: spec.windowMs, clock })]))
+  const local = new Map(
+    specs.map((spec) => [spec.name, new SlidingWindowLimiter({ limit: spec.limit, windowMs: spec.windowMs, clock })]),
+  )
   const sweep = () => {
     for (const limiter of local.values()) limiter.sweep()
   }
-  const client = redis ?? (config.redisUrl === undefined ? undefined : openRedis(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs }))
+  const client =
+    redis ??
+    (config.redisUrl === undefined
+      ? undefined
+      : openRedis(config.redisUrl, { commandTimeoutMs: config.redisCommandTimeoutMs }))
   if (client === undefined) {
     const of = (name: Spec['name']) => local.get(name)!
     return {
@@ -71,13 +112,19 @@ export async function createLimiters(config: Config, clock: Clock, log: FastifyB
       close: async () => {},
     }
   }
-  if (!(await whenReady(client))) log.warn('Redis is not reachable at start; rate limits are kept per instance until it is')
+  if (!(await whenReady(client)))
+    log.warn('Redis is not reachable at start; rate limits are kept per instance until it is')
   const probe = () => client.ping()
   const shared = new Map(
     specs.map((spec) => [
       spec.name,
       new FallbackLimiter({
-        shared: new RedisLimiter({ redis: client, prefix: `${config.redisKeyPrefix}${spec.key}:`, limit: spec.limit, windowMs: spec.windowMs }),
+        shared: new RedisLimiter({
+          redis: client,
+          prefix: `${config.redisKeyPrefix}${spec.key}:`,
+          limit: spec.limit,
+          windowMs: spec.windowMs,
+        }),
         local: local.get(spec.name)!,
         probe,
         log,

@@ -6,7 +6,9 @@
 import { type Kysely, sql } from 'kysely'
 import type { AccessChangeKind, AccessChangeRow, Database } from './database.js'
 
-export type AccessChange = { kind: 'key_revoked'; keyId: string; organisationId: string } | { kind: Exclude<AccessChangeKind, 'key_revoked'>; organisationId: string }
+export type AccessChange =
+  | { kind: 'key_revoked'; keyId: string; organisationId: string }
+  | { kind: Exclude<AccessChangeKind, 'key_revoked'>; organisationId: string }
 
 /**
  * Records a change; call it inside the transaction that makes the change. Bumping the `access`
@@ -29,14 +31,29 @@ export async function recordAccessChange(trx: Kysely<Database>, change: AccessCh
   const seq = Number(bumped.version)
   await trx
     .insertInto('access_changes')
-    .values({ seq, kind: change.kind, key_id: change.kind === 'key_revoked' ? change.keyId : null, organisation_id: change.organisationId })
+    .values({
+      seq,
+      kind: change.kind,
+      key_id: change.kind === 'key_revoked' ? change.keyId : null,
+      organisation_id: change.organisationId,
+    })
     .execute()
   return seq
 }
 
 /** Changes with a sequence number above `after`, oldest first, at most `limit` of them. */
-export async function accessChangesAfter(db: Kysely<Database>, after: number, limit: number): Promise<AccessChangeRow[]> {
-  const rows = await db.selectFrom('access_changes').selectAll().where('seq', '>', after).orderBy('seq').limit(limit).execute()
+export async function accessChangesAfter(
+  db: Kysely<Database>,
+  after: number,
+  limit: number,
+): Promise<AccessChangeRow[]> {
+  const rows = await db
+    .selectFrom('access_changes')
+    .selectAll()
+    .where('seq', '>', after)
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
   // PostgreSQL's driver may hand integers back as strings.
   return rows.map((row) => ({ ...row, seq: Number(row.seq) }))
 }

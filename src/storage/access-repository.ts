@@ -27,7 +27,6 @@ export class KeyLimitError extends ConflictError {
   }
 }
 
-
 export interface OrganisationOptions {
   /** `partner` (default) or `sandbox`. */
   kind?: 'partner' | 'sandbox'
@@ -35,12 +34,19 @@ export interface OrganisationOptions {
   allowedScopes?: readonly Scope[]
 }
 
-export async function createOrganisation(db: Kysely<Database>, name: string, now: number, options: OrganisationOptions = {}): Promise<OrganisationRow> {
+export async function createOrganisation(
+  db: Kysely<Database>,
+  name: string,
+  now: number,
+  options: OrganisationOptions = {},
+): Promise<OrganisationRow> {
   const trimmed = name.trim()
-  if (trimmed === '' || trimmed.length > 120) throw new ConflictError('an organisation name must have 1 to 120 characters')
+  if (trimmed === '' || trimmed.length > 120)
+    throw new ConflictError('an organisation name must have 1 to 120 characters')
   return inTransaction(db, async (trx) => {
     const existing = await trx.selectFrom('organisations').select('id').where('name', '=', trimmed).executeTakeFirst()
-    if (existing !== undefined) throw new ConflictError(`an organisation named "${trimmed}" already exists (${existing.id})`)
+    if (existing !== undefined)
+      throw new ConflictError(`an organisation named "${trimmed}" already exists (${existing.id})`)
     const row: OrganisationRow = {
       id: randomUUID(),
       name: trimmed,
@@ -57,7 +63,10 @@ export async function createOrganisation(db: Kysely<Database>, name: string, now
 /** An organisation by id or by exact name. */
 export async function findOrganisation(db: Kysely<Database>, idOrName: string): Promise<OrganisationRow> {
   const query = db.selectFrom('organisations').selectAll()
-  const row = await (UUID.test(idOrName) ? query.where('id', '=', idOrName.toLowerCase()) : query.where('name', '=', idOrName)).executeTakeFirst()
+  const row = await (UUID.test(idOrName)
+    ? query.where('id', '=', idOrName.toLowerCase())
+    : query.where('name', '=', idOrName)
+  ).executeTakeFirst()
   if (row === undefined) throw new NotFoundError(`no organisation "${idOrName}"`)
   return row
 }
@@ -73,7 +82,11 @@ export interface NewAgreement {
   documentRef: string
 }
 
-export async function recordAgreement(db: Kysely<Database>, agreement: NewAgreement, now: number): Promise<AgreementRow> {
+export async function recordAgreement(
+  db: Kysely<Database>,
+  agreement: NewAgreement,
+  now: number,
+): Promise<AgreementRow> {
   if (agreement.expiresAt !== null && agreement.expiresAt <= agreement.signedAt) {
     throw new ConflictError('an agreement must expire after it is signed')
   }
@@ -101,10 +114,17 @@ export async function endAgreements(
   now: number,
 ): Promise<AgreementRow[]> {
   return inTransaction(db, async (trx) => {
-    let query = trx.updateTable('agreements').set({ ended_at: isoAt(now) }).where('ended_at', 'is', null)
-    query = 'agreementId' in target ? query.where('id', '=', target.agreementId) : query.where('organisation_id', '=', target.organisationId)
+    let query = trx
+      .updateTable('agreements')
+      .set({ ended_at: isoAt(now) })
+      .where('ended_at', 'is', null)
+    query =
+      'agreementId' in target
+        ? query.where('id', '=', target.agreementId)
+        : query.where('organisation_id', '=', target.organisationId)
     const rows = await query.returningAll().execute()
-    for (const organisationId of new Set(rows.map((row) => row.organisation_id))) await recordAccessChange(trx, { kind: 'agreements', organisationId })
+    for (const organisationId of new Set(rows.map((row) => row.organisation_id)))
+      await recordAccessChange(trx, { kind: 'agreements', organisationId })
     return rows
   })
 }
@@ -144,7 +164,11 @@ export async function countActiveKeys(db: Kysely<Database>, organisationId: stri
 }
 
 /** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
-export async function createApiKey(db: Kysely<Database>, spec: NewKey, now: number): Promise<{ row: ApiKeyRow; key: string }> {
+export async function createApiKey(
+  db: Kysely<Database>,
+  spec: NewKey,
+  now: number,
+): Promise<{ row: ApiKeyRow; key: string }> {
   if (spec.expiresAt !== null && spec.expiresAt <= now) throw new ConflictError('a key must expire in the future')
   const secret = generateApiKey(spec.mode ?? 'live')
   const row: ApiKeyRow = {
@@ -173,7 +197,8 @@ export async function createApiKey(db: Kysely<Database>, spec: NewKey, now: numb
         .where('id', '=', spec.organisationId)
         .executeTakeFirst()
       if (Number(locked.numUpdatedRows) === 0) throw new NotFoundError(`no organisation "${spec.organisationId}"`)
-      if ((await countActiveKeys(trx, spec.organisationId, now)) >= spec.maxActiveKeys) throw new KeyLimitError(spec.maxActiveKeys)
+      if ((await countActiveKeys(trx, spec.organisationId, now)) >= spec.maxActiveKeys)
+        throw new KeyLimitError(spec.maxActiveKeys)
     }
     await trx.insertInto('api_keys').values(row).execute()
   })
@@ -192,7 +217,9 @@ export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string, now
     const matches = await trx
       .selectFrom('api_keys')
       .selectAll()
-      .where((eb) => (UUID.test(idOrPrefix) ? eb('id', '=', idOrPrefix.toLowerCase()) : eb('display_prefix', '=', idOrPrefix)))
+      .where((eb) =>
+        UUID.test(idOrPrefix) ? eb('id', '=', idOrPrefix.toLowerCase()) : eb('display_prefix', '=', idOrPrefix),
+      )
       .execute()
     if (matches.length === 0) throw new NotFoundError(`no key "${idOrPrefix}"`)
     if (matches.length > 1) throw new ConflictError(`"${idOrPrefix}" matches ${matches.length} keys; use the key id`)
@@ -244,7 +271,9 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
   const rows = await keyByHashQuery(db, hash)
   const first = rows[0]
   if (first === undefined) return undefined
-  const agreements = rows.filter((row) => row.signedAt !== null).map((row) => agreementWindow(row.signedAt!, row.agreementExpiresAt, row.agreementEndedAt))
+  const agreements = rows
+    .filter((row) => row.signedAt !== null)
+    .map((row) => agreementWindow(row.signedAt!, row.agreementExpiresAt, row.agreementEndedAt))
   return {
     keyId: first.keyId,
     organisationId: first.organisationId,
@@ -263,7 +292,11 @@ export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<stri
   if (lastUsed.size === 0) return
   await inTransaction(db, async (trx) => {
     for (const [keyId, at] of lastUsed) {
-      await trx.updateTable('api_keys').set({ last_used_at: isoAt(at) }).where('id', '=', keyId).execute()
+      await trx
+        .updateTable('api_keys')
+        .set({ last_used_at: isoAt(at) })
+        .where('id', '=', keyId)
+        .execute()
     }
   })
 }

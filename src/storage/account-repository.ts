@@ -61,7 +61,11 @@ export async function createAccountIfNew(db: Kysely<Database>, account: NewAccou
 }
 
 /** Gives the account its sandbox unless it has one; false if it had one already. */
-export async function setSandboxIfNone(db: Kysely<Database>, accountId: string, sandboxOrganisationId: string): Promise<boolean> {
+export async function setSandboxIfNone(
+  db: Kysely<Database>,
+  accountId: string,
+  sandboxOrganisationId: string,
+): Promise<boolean> {
   const result = await db
     .updateTable('accounts')
     .set({ sandbox_organisation_id: sandboxOrganisationId })
@@ -84,17 +88,31 @@ function tokenHash(token: string): string {
 }
 
 /** A new session; the returned token goes in the cookie and nowhere else. */
-export async function createSession(db: Kysely<Database>, accountId: string, now: number, lifetimeMs: number): Promise<string> {
+export async function createSession(
+  db: Kysely<Database>,
+  accountId: string,
+  now: number,
+  lifetimeMs: number,
+): Promise<string> {
   const token = randomBytes(32).toString('base64url')
   await db
     .insertInto('sessions')
-    .values({ token_hash: tokenHash(token), account_id: accountId, created_at: isoAt(now), expires_at: isoAt(now + lifetimeMs) })
+    .values({
+      token_hash: tokenHash(token),
+      account_id: accountId,
+      created_at: isoAt(now),
+      expires_at: isoAt(now + lifetimeMs),
+    })
     .execute()
   return token
 }
 
 /** The account behind a live session token, or undefined. */
-export async function accountForSession(db: Kysely<Database>, token: string, now: number): Promise<AccountRow | undefined> {
+export async function accountForSession(
+  db: Kysely<Database>,
+  token: string,
+  now: number,
+): Promise<AccountRow | undefined> {
   return db
     .selectFrom('sessions as s')
     .innerJoin('accounts as a', 'a.id', 's.account_id')

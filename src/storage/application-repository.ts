@@ -24,7 +24,11 @@ export interface NewApplication {
   requestedScopes: readonly Scope[]
 }
 
-export async function submitApplication(db: Kysely<Database>, application: NewApplication, now: number): Promise<ApplicationRow> {
+export async function submitApplication(
+  db: Kysely<Database>,
+  application: NewApplication,
+  now: number,
+): Promise<ApplicationRow> {
   return inTransaction(db, async (trx) => {
     const open = await trx
       .selectFrom('applications')
@@ -56,7 +60,12 @@ export async function submitApplication(db: Kysely<Database>, application: NewAp
 
 /** The account's applications, newest first. */
 export async function applicationsOf(db: Kysely<Database>, accountId: string): Promise<ApplicationRow[]> {
-  return db.selectFrom('applications').selectAll().where('account_id', '=', accountId).orderBy('created_at', 'desc').execute()
+  return db
+    .selectFrom('applications')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .orderBy('created_at', 'desc')
+    .execute()
 }
 
 export async function listApplications(db: Kysely<Database>, state?: ApplicationState): Promise<ApplicationRow[]> {
@@ -73,15 +82,27 @@ export async function findApplication(db: Kysely<Database>, id: string): Promise
 
 export type Decision = { event: 'approve'; grantedScopes: readonly Scope[] } | { event: 'reject'; reason: string }
 
-export async function decideApplication(db: Kysely<Database>, id: string, decision: Decision, actor: string, now: number): Promise<ApplicationRow> {
+export async function decideApplication(
+  db: Kysely<Database>,
+  id: string,
+  decision: Decision,
+  actor: string,
+  now: number,
+): Promise<ApplicationRow> {
   return inTransaction(db, async (trx) => {
     const application = await findApplication(trx, id)
     const state = nextApplicationState(application.state as ApplicationState, decision.event)
     let organisationId: string | null = null
     if (decision.event === 'approve') {
-      const organisation = await createOrganisation(trx, application.organisation_name, now, { allowedScopes: decision.grantedScopes })
+      const organisation = await createOrganisation(trx, application.organisation_name, now, {
+        allowedScopes: decision.grantedScopes,
+      })
       organisationId = organisation.id
-      await trx.updateTable('accounts').set({ organisation_id: organisation.id }).where('id', '=', application.account_id).execute()
+      await trx
+        .updateTable('accounts')
+        .set({ organisation_id: organisation.id })
+        .where('id', '=', application.account_id)
+        .execute()
     } else if (decision.reason.trim() === '') {
       throw new IllegalTransition('Give the partner a reason for the rejection.')
     }
@@ -93,7 +114,12 @@ export async function decideApplication(db: Kysely<Database>, id: string, decisi
       organisation_id: organisationId,
     }
     // The state condition makes two operators deciding at once safe: only one update lands.
-    const result = await trx.updateTable('applications').set(decided).where('id', '=', id).where('state', '=', 'submitted').executeTakeFirst()
+    const result = await trx
+      .updateTable('applications')
+      .set(decided)
+      .where('id', '=', id)
+      .where('state', '=', 'submitted')
+      .executeTakeFirst()
     if (Number(result.numUpdatedRows) !== 1) throw new IllegalTransition('This application was decided meanwhile.')
     await recordAudit(
       trx,

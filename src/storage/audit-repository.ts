@@ -15,7 +15,13 @@ export interface AuditEntry {
 export async function recordAudit(db: Kysely<Database>, entry: AuditEntry, now: number): Promise<void> {
   await db
     .insertInto('audit_log')
-    .values({ at: isoAt(now), actor: entry.actor, action: entry.action, target: entry.target, detail: JSON.stringify(entry.detail ?? {}) })
+    .values({
+      at: isoAt(now),
+      actor: entry.actor,
+      action: entry.action,
+      target: entry.target,
+      detail: JSON.stringify(entry.detail ?? {}),
+    })
     .execute()
 }
 

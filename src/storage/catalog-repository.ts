@@ -20,7 +20,9 @@ export async function replaceCatalog(db: Kysely<Database>, catalog: CatalogData)
     await trx.deleteFrom('tiers').execute()
     await trx
       .insertInto('tiers')
-      .values(catalog.tiers.map((tier, position) => ({ id: tier.id, label: tier.label, age_range: tier.ageRange, position })))
+      .values(
+        catalog.tiers.map((tier, position) => ({ id: tier.id, label: tier.label, age_range: tier.ageRange, position })),
+      )
       .execute()
     if (catalog.lessons.length > 0) {
       await trx
@@ -48,10 +50,13 @@ export async function replaceCatalog(db: Kysely<Database>, catalog: CatalogData)
 /** The whole catalog, read in one transaction so tiers, lessons and version agree. */
 export async function readCatalog(db: Kysely<Database>): Promise<StoredCatalog> {
   // SQLite ignores the level: its read transactions are snapshots already.
-  return db.transaction().setIsolationLevel('repeatable read').execute(async (trx) => {
-    const meta = await trx.selectFrom('meta').select('version').where('name', '=', 'catalog').executeTakeFirst()
-    const tiers = await trx.selectFrom('tiers').selectAll().orderBy('position').execute()
-    const lessons = await trx.selectFrom('lessons').selectAll().orderBy('position').execute()
-    return { version: Number(meta?.version ?? 0), tiers, lessons }
-  })
+  return db
+    .transaction()
+    .setIsolationLevel('repeatable read')
+    .execute(async (trx) => {
+      const meta = await trx.selectFrom('meta').select('version').where('name', '=', 'catalog').executeTakeFirst()
+      const tiers = await trx.selectFrom('tiers').selectAll().orderBy('position').execute()
+      const lessons = await trx.selectFrom('lessons').selectAll().orderBy('position').execute()
+      return { version: Number(meta?.version ?? 0), tiers, lessons }
+    })
 }

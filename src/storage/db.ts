@@ -8,7 +8,16 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { CompiledQuery, type DatabaseConnection, Kysely, PostgresDialect, SqliteDialect, type SqliteDialectConfig, SqliteDriver, sql } from 'kysely'
+import {
+  CompiledQuery,
+  type DatabaseConnection,
+  Kysely,
+  PostgresDialect,
+  SqliteDialect,
+  type SqliteDialectConfig,
+  SqliteDriver,
+  sql,
+} from 'kysely'
 import { createRequire } from 'node:module'
 import type PG from 'pg'
 import type { Database } from './database.js'
@@ -137,7 +146,9 @@ function openSqlite(url: string, options: StorageOptions): Storage {
     database.pragma('wal_autocheckpoint = 0')
     checkpointer = startCheckpointer({ file })
   }
-  const db = new Kysely<Database>({ dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database) })
+  const db = new Kysely<Database>({
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database),
+  })
   return {
     db,
     engine: 'sqlite',

@@ -32,7 +32,16 @@ export interface DisclosureContext {
 }
 
 const insertDisclosure = preparedQuery(
-  (db, at: string, requestId: string, keyId: string, organisationId: string, studentId: string, action: string, outcome: string) =>
+  (
+    db,
+    at: string,
+    requestId: string,
+    keyId: string,
+    organisationId: string,
+    studentId: string,
+    action: string,
+    outcome: string,
+  ) =>
     db.insertInto('disclosures').values({
       at,
       request_id: requestId,
@@ -51,7 +60,16 @@ export async function recordDisclosure(
   action: DisclosureAction,
   outcome: DisclosureOutcome,
 ): Promise<void> {
-  await insertDisclosure(db, isoAt(context.at), context.requestId, context.keyId, context.organisationId, studentId, action, outcome)
+  await insertDisclosure(
+    db,
+    isoAt(context.at),
+    context.requestId,
+    context.keyId,
+    context.organisationId,
+    studentId,
+    action,
+    outcome,
+  )
 }
 
 export interface DisclosureFilter {

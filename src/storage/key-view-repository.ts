@@ -23,9 +23,19 @@ export async function addKeyView(db: Kysely<Database>, row: KeyViewRow, now: num
 }
 
 /** The account's view for this token while its time is not up, or undefined (none, another account's, or expired and now deleted). */
-export async function findKeyView(db: Kysely<Database>, viewToken: string, accountId: string, now: number): Promise<KeyViewRow | undefined> {
+export async function findKeyView(
+  db: Kysely<Database>,
+  viewToken: string,
+  accountId: string,
+  now: number,
+): Promise<KeyViewRow | undefined> {
   await deleteExpired(db, now)
-  return db.selectFrom('key_views').selectAll().where('id', '=', keyViewId(viewToken)).where('account_id', '=', accountId).executeTakeFirst()
+  return db
+    .selectFrom('key_views')
+    .selectAll()
+    .where('id', '=', keyViewId(viewToken))
+    .where('account_id', '=', accountId)
+    .executeTakeFirst()
 }
 
 export async function deleteKeyView(db: Kysely<Database>, viewToken: string, accountId: string): Promise<void> {

@@ -15,11 +15,7 @@ export interface Versions {
 }
 
 export async function bumpVersion(db: Kysely<Database>, name: VersionName): Promise<void> {
-  await db
-    .updateTable('meta')
-    .set({ version: sql`version + 1` })
-    .where('name', '=', name)
-    .execute()
+  await db.updateTable('meta').set({ version: sql`version + 1` }).where('name', '=', name).execute()
 }
 
 export async function readVersions(db: Kysely<Database>): Promise<Versions> {

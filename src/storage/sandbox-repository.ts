@@ -56,10 +56,19 @@ async function unusedStudentId(db: Kysely<Database>, newId: () => string, taken:
  * inserted, never upserted: an id that some student already has fails the insert instead of
  * overwriting that student. `newId` is for tests; otherwise random UUIDs.
  */
-export async function createSandbox(db: Kysely<Database>, label: string, now: number, newId: () => string = randomUUID): Promise<OrganisationRow> {
+export async function createSandbox(
+  db: Kysely<Database>,
+  label: string,
+  now: number,
+  newId: () => string = randomUUID,
+): Promise<OrganisationRow> {
   return inTransaction(db, async (trx) => {
     const organisation = await createOrganisation(trx, sandboxName(label), now, { kind: 'sandbox' })
-    const lessons = await trx.selectFrom('lessons').select(['slug', 'tier', 'slide_count']).orderBy('position').execute()
+    const lessons = await trx
+      .selectFrom('lessons')
+      .select(['slug', 'tier', 'slide_count'])
+      .orderBy('position')
+      .execute()
     const taken = new Set<string>()
     const ids: string[] = []
     for (let i = 0; i < 8; i++) ids.push(await unusedStudentId(trx, newId, taken))
@@ -67,10 +76,31 @@ export async function createSandbox(db: Kysely<Database>, label: string, now: nu
     const at = isoAt(now)
     await trx
       .insertInto('students')
-      .values(students.map((student) => ({ id: student.id, first_name: student.firstName, tier: student.tier, tier_updated_at: at, created_at: at, sandbox: 1 })))
+      .values(
+        students.map((student) => ({
+          id: student.id,
+          first_name: student.firstName,
+          tier: student.tier,
+          tier_updated_at: at,
+          created_at: at,
+          sandbox: 1,
+        })),
+      )
       .execute()
-    await linkStudents(trx, students.map((student) => ({ studentId: student.id, organisationId: organisation.id })), now)
-    await upsertProgress(trx, syntheticProgress(lessons.map((l) => ({ slug: l.slug, tier: l.tier, slideCount: Number(l.slide_count) })), students, now, now % 1000))
+    await linkStudents(
+      trx,
+      students.map((student) => ({ studentId: student.id, organisationId: organisation.id })),
+      now,
+    )
+    await upsertProgress(
+      trx,
+      syntheticProgress(
+        lessons.map((l) => ({ slug: l.slug, tier: l.tier, slideCount: Number(l.slide_count) })),
+        students,
+        now,
+        now % 1000,
+      ),
+    )
     return organisation
   })
 }
@@ -80,7 +110,11 @@ export async function createSandbox(db: Kysely<Database>, label: string, now: nu
  * creates the account, so that it answers the same whether or not the address had one). Undefined
  * if the account has a sandbox already, e.g. made by a concurrent sign-in: nothing is created then.
  */
-export async function provideSandbox(db: Kysely<Database>, account: AccountRow, now: number): Promise<{ row: ApiKeyRow; key: string } | undefined> {
+export async function provideSandbox(
+  db: Kysely<Database>,
+  account: AccountRow,
+  now: number,
+): Promise<{ row: ApiKeyRow; key: string } | undefined> {
   if (account.sandbox_organisation_id !== null) return undefined
   const taken = new Error('sandbox exists')
   try {
@@ -89,7 +123,14 @@ export async function provideSandbox(db: Kysely<Database>, account: AccountRow, 
       if (!(await setSandboxIfNone(trx, account.id, sandbox.id))) throw taken
       return createApiKey(
         trx,
-        { organisationId: sandbox.id, name: 'first test key', scopes: ['students:read', 'students:write'], expiresAt: null, mode: 'test', createdBy: account.id },
+        {
+          organisationId: sandbox.id,
+          name: 'first test key',
+          scopes: ['students:read', 'students:write'],
+          expiresAt: null,
+          mode: 'test',
+          createdBy: account.id,
+        },
         now,
       )
     })
@@ -102,7 +143,10 @@ export async function provideSandbox(db: Kysely<Database>, account: AccountRow, 
 }
 
 /** The sandbox's students, for the partner's dashboard (ids to try the API with). */
-export async function sandboxStudents(db: Kysely<Database>, organisationId: string): Promise<{ id: string; first_name: string; tier: string }[]> {
+export async function sandboxStudents(
+  db: Kysely<Database>,
+  organisationId: string,
+): Promise<{ id: string; first_name: string; tier: string }[]> {
   return db
     .selectFrom('students as s')
     .innerJoin('student_organisations as so', 'so.student_id', 's.id')

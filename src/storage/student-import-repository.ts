@@ -41,28 +41,48 @@ export type Progress = (done: number) => void
  * writing a real name into a sandbox row would show it to test keys, which need no agreement.
  * Importers refuse such rows beforehand (see `storedStudents`); this is the last guard.
  */
-export async function upsertStudents(db: Kysely<Database>, rows: readonly StudentImportRow[], now: number, progress?: Progress): Promise<void> {
+export async function upsertStudents(
+  db: Kysely<Database>,
+  rows: readonly StudentImportRow[],
+  now: number,
+  progress?: Progress,
+): Promise<void> {
   const at = isoAt(now)
   let done = 0
   for (const batch of batches(rows)) {
     await db
       .insertInto('students')
       .values(
-        batch.map((row) => ({ id: row.id, first_name: row.firstName, tier: row.tier, tier_updated_at: at, created_at: at, sandbox: 0 })),
+        batch.map((row) => ({
+          id: row.id,
+          first_name: row.firstName,
+          tier: row.tier,
+          tier_updated_at: at,
+          created_at: at,
+          sandbox: 0,
+        })),
       )
       .onConflict((oc) =>
-        oc.column('id').doUpdateSet({
-          first_name: (eb) => eb.ref('excluded.first_name'),
-          tier_updated_at: sql<string>`case when students.tier <> excluded.tier then excluded.tier_updated_at else students.tier_updated_at end`,
-          tier: (eb) => eb.ref('excluded.tier'),
-        }).where('students.sandbox', '=', 0),
+        oc
+          .column('id')
+          .doUpdateSet({
+            first_name: (eb) => eb.ref('excluded.first_name'),
+            tier_updated_at: sql<string>`case when students.tier <> excluded.tier then excluded.tier_updated_at else students.tier_updated_at end`,
+            tier: (eb) => eb.ref('excluded.tier'),
+          })
+          .where('students.sandbox', '=', 0),
       )
       .execute()
     progress?.((done += batch.length))
   }
 }
 
-export async function linkStudents(db: Kysely<Database>, rows: readonly LinkImportRow[], now: number, progress?: Progress): Promise<void> {
+export async function linkStudents(
+  db: Kysely<Database>,
+  rows: readonly LinkImportRow[],
+  now: number,
+  progress?: Progress,
+): Promise<void> {
   const at = isoAt(now)
   let done = 0
   for (const batch of batches(rows)) {
@@ -75,7 +95,11 @@ export async function linkStudents(db: Kysely<Database>, rows: readonly LinkImpo
   }
 }
 
-export async function upsertProgress(db: Kysely<Database>, rows: readonly ProgressImportRow[], progress?: Progress): Promise<void> {
+export async function upsertProgress(
+  db: Kysely<Database>,
+  rows: readonly ProgressImportRow[],
+  progress?: Progress,
+): Promise<void> {
   let done = 0
   for (const batch of batches(rows)) {
     await db
@@ -106,7 +130,10 @@ export async function upsertProgress(db: Kysely<Database>, rows: readonly Progre
 }
 
 /** The students among `ids` that are stored, by id, and whether each is a sandbox (synthetic) student. */
-export async function storedStudents(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, { sandbox: boolean }>> {
+export async function storedStudents(
+  db: Kysely<Database>,
+  ids: readonly string[],
+): Promise<Map<string, { sandbox: boolean }>> {
   const found = new Map<string, { sandbox: boolean }>()
   for (const batch of batches(ids)) {
     const rows = await db.selectFrom('students').select(['id', 'sandbox']).where('id', 'in', batch).execute()

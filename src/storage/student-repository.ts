@@ -63,7 +63,9 @@ export async function readStudentProgress(
 ): Promise<StudentProgress | undefined> {
   const [student] = await visibleStudentQuery(db, studentId, context.organisationId, context.sandbox ? 1 : 0)
   const rows = student === undefined ? [] : await progressQuery(db, studentId)
-  await writes.statement((trx) => recordDisclosure(trx, context, studentId, 'progress.read', student === undefined ? 'not_found' : 'disclosed'))
+  await writes.statement((trx) =>
+    recordDisclosure(trx, context, studentId, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
+  )
   if (student === undefined) return undefined
   const entries: ProgressEntry[] = []
   for (const row of rows) {
@@ -105,7 +107,9 @@ const changeTierQuery = preparedQuery((db, tier: string, updatedAt: string, stud
     .returning(['tier', 'tier_updated_at']),
 )
 
-const tierQuery = preparedQuery((db, studentId: string) => db.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', studentId))
+const tierQuery = preparedQuery((db, studentId: string) =>
+  db.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', studentId),
+)
 
 /**
  * Sets a student's tier. Setting the tier the student already has changes nothing and returns
@@ -129,6 +133,11 @@ export async function enrollStudent(
     const [updated] = await changeTierQuery(trx, tier, isoAt(now), studentId)
     const current = updated ?? (await tierQuery(trx, studentId))[0]!
     await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
-    return { profileId: studentId, tier: current.tier as TierId, updatedAt: current.tier_updated_at, changed: updated !== undefined }
+    return {
+      profileId: studentId,
+      tier: current.tier as TierId,
+      updatedAt: current.tier_updated_at,
+      changed: updated !== undefined,
+    }
   })
 }

@@ -19,7 +19,11 @@ export async function addUsage(db: Kysely<Database>, counts: readonly DailyCount
     for (let i = 0; i < counts.length; i += 500) {
       await trx
         .insertInto('usage_daily')
-        .values(counts.slice(i, i + 500).map((c) => ({ key_id: c.keyId, day: c.day, requests: c.requests, throttled: c.throttled })))
+        .values(
+          counts
+            .slice(i, i + 500)
+            .map((c) => ({ key_id: c.keyId, day: c.day, requests: c.requests, throttled: c.throttled })),
+        )
         .onConflict((oc) =>
           oc.columns(['key_id', 'day']).doUpdateSet({
             requests: sql<number>`usage_daily.requests + excluded.requests`,
@@ -32,7 +36,11 @@ export async function addUsage(db: Kysely<Database>, counts: readonly DailyCount
 }
 
 /** Counts of the given keys from `sinceDay` (YYYY-MM-DD) on. */
-export async function usageOf(db: Kysely<Database>, keyIds: readonly string[], sinceDay: string): Promise<DailyCount[]> {
+export async function usageOf(
+  db: Kysely<Database>,
+  keyIds: readonly string[],
+  sinceDay: string,
+): Promise<DailyCount[]> {
   if (keyIds.length === 0) return []
   const rows = await db
     .selectFrom('usage_daily')
@@ -41,5 +49,10 @@ export async function usageOf(db: Kysely<Database>, keyIds: readonly string[], s
     .where('day', '>=', sinceDay)
     .orderBy('day')
     .execute()
-  return rows.map((row) => ({ keyId: row.key_id, day: row.day, requests: Number(row.requests), throttled: Number(row.throttled) }))
+  return rows.map((row) => ({
+    keyId: row.key_id,
+    day: row.day,
+    requests: Number(row.requests),
+    throttled: Number(row.throttled),
+  }))
 }

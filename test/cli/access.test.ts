@@ -28,7 +28,9 @@ describe('organisations, agreements and keys', () => {
     const duplicate = await run('org', 'create', '--name', 'Acme Learning', '--json')
     expect(duplicate.status).toBe(1)
     expect(jsonOf(duplicate).error.message).toMatch(/already exists/)
-    expect((await run('org', 'create', '--name', 'Beta Tutors')).stdout).toMatch(/^created organisation Beta Tutors \([0-9a-f-]{36}\)\n$/)
+    expect((await run('org', 'create', '--name', 'Beta Tutors')).stdout).toMatch(
+      /^created organisation Beta Tutors \([0-9a-f-]{36}\)\n$/,
+    )
 
     const list = await run('org', 'list')
     expect(list.stdout).toMatch(/^ID +NAME +STATUS +CREATED\n/)
@@ -49,7 +51,21 @@ describe('organisations, agreements and keys', () => {
     expect(missing.stderr).toBe('error: no organisation "Nobody Ltd"\n')
 
     // Agreements
-    const recorded = jsonOf(await run('agreement', 'record', '--org', 'Acme Learning', '--signed', '2026-01-31', '--expires', '2099-01-31', '--document', 'DSA-2026-014', '--json'))
+    const recorded = jsonOf(
+      await run(
+        'agreement',
+        'record',
+        '--org',
+        'Acme Learning',
+        '--signed',
+        '2026-01-31',
+        '--expires',
+        '2099-01-31',
+        '--document',
+        'DSA-2026-014',
+        '--json',
+      ),
+    )
     expect(recorded.agreement).toMatchObject({
       organisationId: acme.id,
       signedAt: '2026-01-31T00:00:00.000Z',
@@ -58,13 +74,42 @@ describe('organisations, agreements and keys', () => {
       documentRef: 'DSA-2026-014',
       state: 'active',
     })
-    await run('agreement', 'record', '--org', 'Beta Tutors', '--signed', '2020-01-01T09:00:00+01:00', '--expires', '2021-01-01', '--document', 'DSA-OLD')
-    const backwards = await run('agreement', 'record', '--org', 'Beta Tutors', '--signed', '2026-02-01', '--expires', '2026-01-01', '--document', 'X', '--json')
+    await run(
+      'agreement',
+      'record',
+      '--org',
+      'Beta Tutors',
+      '--signed',
+      '2020-01-01T09:00:00+01:00',
+      '--expires',
+      '2021-01-01',
+      '--document',
+      'DSA-OLD',
+    )
+    const backwards = await run(
+      'agreement',
+      'record',
+      '--org',
+      'Beta Tutors',
+      '--signed',
+      '2026-02-01',
+      '--expires',
+      '2026-01-01',
+      '--document',
+      'X',
+      '--json',
+    )
     expect(backwards.status).toBe(1)
     expect(jsonOf(backwards).error.message).toMatch(/must expire after it is signed/)
 
     const agreements = jsonOf(await run('agreement', 'list', '--json')).agreements
-    expect(agreements.map((a: { documentRef: string; state: string; signedAt: string }) => [a.documentRef, a.state, a.signedAt])).toEqual([
+    expect(
+      agreements.map((a: { documentRef: string; state: string; signedAt: string }) => [
+        a.documentRef,
+        a.state,
+        a.signedAt,
+      ]),
+    ).toEqual([
       ['DSA-OLD', 'expired', '2020-01-01T08:00:00.000Z'],
       ['DSA-2026-014', 'active', '2026-01-31T00:00:00.000Z'],
     ])
@@ -82,7 +127,19 @@ describe('organisations, agreements and keys', () => {
     expect(listed).toMatch(/Acme Learning +ended +2026-01-31T00:00:00.000Z/)
 
     // Keys
-    const made = await run('key', 'create', '--org', 'Acme Learning', '--name', 'production', '--scopes', 'students:write,students:read', '--expires', '2099-12-31', '--json')
+    const made = await run(
+      'key',
+      'create',
+      '--org',
+      'Acme Learning',
+      '--name',
+      'production',
+      '--scopes',
+      'students:write,students:read',
+      '--expires',
+      '2099-12-31',
+      '--json',
+    )
     expect(made.status).toBe(0)
     const key = jsonOf(made)
     expect(key.key).toMatch(KEY)
@@ -101,7 +158,10 @@ describe('organisations, agreements and keys', () => {
 
     const textKey = await run('key', 'create', '--org', 'Beta Tutors', '--name', 'catalog only')
     expect(textKey.status).toBe(0)
-    const secret = textKey.stdout.split('\n').map((line) => line.trim()).find((line) => KEY.test(line))
+    const secret = textKey.stdout
+      .split('\n')
+      .map((line) => line.trim())
+      .find((line) => KEY.test(line))
     expect(secret).toBeDefined()
     expect(textKey.stdout).toMatch(/cannot be shown again/)
     expect(textKey.stdout).toContain('scopes: (none: catalog only)')
@@ -116,7 +176,19 @@ describe('organisations, agreements and keys', () => {
     }
     const keys = jsonOf(await run('key', 'list', '--org', acme.id, '--json')).keys
     expect(keys).toHaveLength(1)
-    expect(Object.keys(keys[0]).sort()).toEqual(['createdAt', 'displayPrefix', 'expiresAt', 'id', 'lastUsedAt', 'mode', 'name', 'organisation', 'organisationId', 'revokedAt', 'scopes'])
+    expect(Object.keys(keys[0]).sort()).toEqual([
+      'createdAt',
+      'displayPrefix',
+      'expiresAt',
+      'id',
+      'lastUsedAt',
+      'mode',
+      'name',
+      'organisation',
+      'organisationId',
+      'revokedAt',
+      'scopes',
+    ])
 
     version = await accessVersion()
     const revoked = jsonOf(await run('key', 'revoke', key.displayPrefix, '--json'))
@@ -144,26 +216,39 @@ describe('organisations, agreements and keys', () => {
     // A new key is a cache miss everywhere: nothing for running instances to forget.
     expect(await accessVersion()).toBe(version)
     await withStorage(databaseUrl, async ({ db }) => {
-      for (let i = 2; i <= 9; i++) await createApiKey(db, { organisationId: acme.id, name: `key ${i}`, scopes: [], expiresAt: null }, Date.now())
+      for (let i = 2; i <= 9; i++)
+        await createApiKey(db, { organisationId: acme.id, name: `key ${i}`, scopes: [], expiresAt: null }, Date.now())
     })
     // Two operator processes at 9 of 10: SQLite's BEGIN IMMEDIATE lets one count and insert at a time.
-    const raced = await Promise.all([run('key', 'create', '--org', 'Acme Learning', '--name', 'a'), run('key', 'create', '--org', 'Acme Learning', '--name', 'b')])
+    const raced = await Promise.all([
+      run('key', 'create', '--org', 'Acme Learning', '--name', 'a'),
+      run('key', 'create', '--org', 'Acme Learning', '--name', 'b'),
+    ])
     expect(raced.map((result) => result.status).sort()).toEqual([0, 1])
     const refused = raced.find((result) => result.status === 1)!
     expect(jsonOf(refused)).toEqual({
       ok: false,
-      error: { message: 'the organisation already has 10 active keys, the most it may have; revoke one it no longer uses first', problems: [] },
+      error: {
+        message:
+          'the organisation already has 10 active keys, the most it may have; revoke one it no longer uses first',
+        problems: [],
+      },
     })
     const text = await cli(['key', 'create', '--org', 'Acme Learning', '--name', 'c'], { databaseUrl })
     expect(text.status).toBe(1)
-    expect(text.stderr).toBe('error: the organisation already has 10 active keys, the most it may have; revoke one it no longer uses first\n')
+    expect(text.stderr).toBe(
+      'error: the organisation already has 10 active keys, the most it may have; revoke one it no longer uses first\n',
+    )
     expect(await withStorage(databaseUrl, ({ db }) => countActiveKeys(db, acme.id, Date.now()))).toBe(10)
   })
 
   it('applies migrations on request and reports them once', async () => {
     const databaseUrl = newDatabaseUrl()
     const first = await cli(['migrate', '--json'], { databaseUrl })
-    expect(jsonOf(first)).toEqual({ ok: true, applied: ['0001-initial', '0002-dashboard', '0003-access-changes', '0004-key-views'] })
+    expect(jsonOf(first)).toEqual({
+      ok: true,
+      applied: ['0001-initial', '0002-dashboard', '0003-access-changes', '0004-key-views'],
+    })
     const second = await cli(['migrate'], { databaseUrl })
     expect(second.stdout).toBe('the database is up to date\n')
   })

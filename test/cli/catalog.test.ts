@@ -2,7 +2,16 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readCatalog } from '../../src/storage/catalog-repository.js'
-import { CATALOG_DIR, cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
+import {
+  CATALOG_DIR,
+  cli,
+  ensureBuilt,
+  jsonOf,
+  newDatabaseUrl,
+  removeTempDirs,
+  tempDir,
+  withStorage,
+} from './cli-harness.js'
 
 interface ExpectedProblem {
   file: string
@@ -12,7 +21,10 @@ interface ExpectedProblem {
 
 /** Line (from 1) of the first line of `file` that contains `text`. */
 function lineOf(file: string, text: string): number {
-  const index = fs.readFileSync(file, 'utf8').split('\n').findIndex((line) => line.includes(text))
+  const index = fs
+    .readFileSync(file, 'utf8')
+    .split('\n')
+    .findIndex((line) => line.includes(text))
   if (index === -1) throw new Error(`"${text}" not in ${file}`)
   return index + 1
 }
@@ -34,7 +46,11 @@ function brokenCatalog(): { dir: string; expected: ExpectedProblem[] } {
 
   // A second e5 in the same tier: the file sorted second is the one reported.
   fs.copyFileSync(path.join(dir, 'explorer/e5-bug-hunters.yaml'), path.join(dir, 'explorer/e5-another-bug-hunt.yaml'))
-  expected.push({ file: 'explorer/e5-bug-hunters.yaml', line: 1, message: /lessonId "e5" is already used by explorer\/e5-another-bug-hunt\.yaml/ })
+  expected.push({
+    file: 'explorer/e5-bug-hunters.yaml',
+    line: 1,
+    message: /lessonId "e5" is already used by explorer\/e5-another-bug-hunt\.yaml/,
+  })
 
   fs.mkdirSync(path.join(dir, 'wizard'))
   fs.copyFileSync(path.join(dir, 'builder/b1-what-is-an-algorithm.yaml'), path.join(dir, 'wizard/w1-magic.yaml'))
@@ -43,17 +59,29 @@ function brokenCatalog(): { dir: string; expected: ExpectedProblem[] } {
   const quiz = path.join(dir, 'builder/b1-what-is-an-algorithm.yaml')
   const answerLine = lineOf(quiz, 'answer:')
   replaceLine(quiz, answerLine, '    answer: 7')
-  expected.push({ file: 'builder/b1-what-is-an-algorithm.yaml', line: answerLine, message: /answer must be the 0-based index of the right choice/ })
+  expected.push({
+    file: 'builder/b1-what-is-an-algorithm.yaml',
+    line: answerLine,
+    message: /answer must be the 0-based index of the right choice/,
+  })
 
   const slides = path.join(dir, 'builder/b2-loops-save-time.yaml')
   const typeLine = lineOf(slides, '- type: bullets')
   replaceLine(slides, typeLine, '  - type: hologram')
-  expected.push({ file: 'builder/b2-loops-save-time.yaml', line: typeLine, message: /unknown type "hologram"; slide types are/ })
+  expected.push({
+    file: 'builder/b2-loops-save-time.yaml',
+    line: typeLine,
+    message: /unknown type "hologram"; slide types are/,
+  })
 
   const yaml = path.join(dir, 'builder/b3-events-make-things-happen.yaml')
   const titleLine = lineOf(yaml, 'title:')
   replaceLine(yaml, titleLine, 'title: "Events Make Things Happen')
-  expected.push({ file: 'builder/b3-events-make-things-happen.yaml', line: titleLine, message: /YAML syntax: Missing closing "quote/ })
+  expected.push({
+    file: 'builder/b3-events-make-things-happen.yaml',
+    line: titleLine,
+    message: /YAML syntax: Missing closing "quote/,
+  })
 
   return { dir, expected }
 }
@@ -71,13 +99,20 @@ describe('catalog validate', () => {
   it('reports every problem of a broken copy with its file and line, and exits 1', async () => {
     const { dir, expected } = brokenCatalog()
     const databaseUrl = newDatabaseUrl()
-    const [json, text] = await Promise.all([cli(['catalog', 'validate', dir, '--json'], { databaseUrl }), cli(['catalog', 'validate', dir], { databaseUrl })])
+    const [json, text] = await Promise.all([
+      cli(['catalog', 'validate', dir, '--json'], { databaseUrl }),
+      cli(['catalog', 'validate', dir], { databaseUrl }),
+    ])
 
     expect(json.status).toBe(1)
     const document = jsonOf(json)
     expect(document.ok).toBe(false)
     for (const problem of expected) {
-      expect(document.error.problems, `${problem.file}:${problem.line}`).toContainEqual({ file: problem.file, line: problem.line, message: expect.stringMatching(problem.message) })
+      expect(document.error.problems, `${problem.file}:${problem.line}`).toContainEqual({
+        file: problem.file,
+        line: problem.line,
+        message: expect.stringMatching(problem.message),
+      })
     }
     expect(document.error.problems).toHaveLength(expected.length)
 
@@ -85,7 +120,10 @@ describe('catalog validate', () => {
     expect(text.stdout).toBe('')
     const lines = text.stderr.trim().split('\n')
     for (const problem of expected) {
-      expect(lines.some((line) => line.startsWith(`${problem.file}:${problem.line}: `) && problem.message.test(line)), `${problem.file}:${problem.line}`).toBe(true)
+      expect(
+        lines.some((line) => line.startsWith(`${problem.file}:${problem.line}: `) && problem.message.test(line)),
+        `${problem.file}:${problem.line}`,
+      ).toBe(true)
     }
     expect(lines.at(-1)).toBe(`error: ${dir}: ${expected.length} problems`)
   })

@@ -49,23 +49,34 @@ export interface CliOptions {
 
 function environment(options: CliOptions): NodeJS.ProcessEnv {
   // A small, explicit environment: the developer's own DATABASE_URL or CATALOG_DIR must not leak in.
-  return { PATH: process.env.PATH, HOME: process.env.HOME, DATABASE_URL: options.databaseUrl, CATALOG_DIR: options.catalogDir ?? CATALOG_DIR }
+  return {
+    PATH: process.env.PATH,
+    HOME: process.env.HOME,
+    DATABASE_URL: options.databaseUrl,
+    CATALOG_DIR: options.catalogDir ?? CATALOG_DIR,
+  }
 }
 
 /** Runs the CLI; resolves with its exit status and output, whatever the status. */
 export function cli(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [CLI, ...args], { cwd: options.cwd ?? ROOT, env: environment(options), encoding: 'utf8', maxBuffer: 64 << 20 }, (error, stdout, stderr) => {
-      const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
-      resolve({ status, stdout, stderr })
-    })
+    execFile(
+      process.execPath,
+      [CLI, ...args],
+      { cwd: options.cwd ?? ROOT, env: environment(options), encoding: 'utf8', maxBuffer: 64 << 20 },
+      (error, stdout, stderr) => {
+        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
+        resolve({ status, stdout, stderr })
+      },
+    )
   })
 }
 
 /** The one JSON document a --json run printed; fails the test if stdout holds anything else. */
 export function jsonOf(result: CliResult): any {
   const text = result.stdout.trim()
-  if (text === '' || text.includes('\n')) throw new Error(`expected one JSON document on stdout, got:\n${result.stdout}\nstderr:\n${result.stderr}`)
+  if (text === '' || text.includes('\n'))
+    throw new Error(`expected one JSON document on stdout, got:\n${result.stdout}\nstderr:\n${result.stderr}`)
   return JSON.parse(text)
 }
 
@@ -83,7 +94,18 @@ export async function withStorage<T>(databaseUrl: string, work: (storage: Storag
 export async function countRows(databaseUrl: string): Promise<{ students: number; links: number; progress: number }> {
   return withStorage(databaseUrl, async ({ db }) => {
     const count = async (table: 'students' | 'student_organisations' | 'progress') =>
-      Number((await db.selectFrom(table).select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
-    return { students: await count('students'), links: await count('student_organisations'), progress: await count('progress') }
+      Number(
+        (
+          await db
+            .selectFrom(table)
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      )
+    return {
+      students: await count('students'),
+      links: await count('student_organisations'),
+      progress: await count('progress'),
+    }
   })
 }

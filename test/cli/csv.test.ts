@@ -19,7 +19,11 @@ describe('CSV parser', () => {
   })
 
   it('keeps empty fields, including a trailing one', () => {
-    expect(rows('a,,c\n,\nx,\n')).toEqual([['a', '', 'c'], ['', ''], ['x', '']])
+    expect(rows('a,,c\n,\nx,\n')).toEqual([
+      ['a', '', 'c'],
+      ['', ''],
+      ['x', ''],
+    ])
   })
 
   it('reads a last record without a final line break', () => {

@@ -1,6 +1,10 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import { type DisclosureAction, type DisclosureOutcome, recordDisclosure } from '../../src/storage/disclosure-repository.js'
+import {
+  type DisclosureAction,
+  type DisclosureOutcome,
+  recordDisclosure,
+} from '../../src/storage/disclosure-repository.js'
 import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, withStorage } from './cli-harness.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
@@ -29,7 +33,13 @@ async function seed(): Promise<Seeded> {
       ['2026-03-03T10:00:00.000Z', acme, KEY_A, ADA, 'enroll', 'unchanged'],
     ]
     for (const [at, organisationId, keyId, studentId, action, outcome] of rows) {
-      await recordDisclosure(db, { at: Date.parse(at), requestId: `req-${at}`, keyId, organisationId }, studentId, action, outcome)
+      await recordDisclosure(
+        db,
+        { at: Date.parse(at), requestId: `req-${at}`, keyId, organisationId },
+        studentId,
+        action,
+        outcome,
+      )
     }
     return { acme, beta }
   })

@@ -14,7 +14,10 @@ interface Listed {
 }
 
 function listCommands(command: Command, prefix: string[] = []): Listed[] {
-  return command.commands.flatMap((sub) => [{ path: [...prefix, sub.name()], command: sub }, ...listCommands(sub, [...prefix, sub.name()])])
+  return command.commands.flatMap((sub) => [
+    { path: [...prefix, sub.name()], command: sub },
+    ...listCommands(sub, [...prefix, sub.name()]),
+  ])
 }
 
 const all = listCommands(buildProgram({ json: false }))
@@ -58,11 +61,14 @@ describe('curriculum --help', () => {
 
   it('exits 0 for every command and lists its options and an example', async () => {
     const databaseUrl = newDatabaseUrl()
-    const results = await inPairs([{ path: [] as string[], command: buildProgram({ json: false }) }, ...all], async ({ path, command }) => ({
-      path,
-      command,
-      result: await cli([...path, '--help'], { databaseUrl }),
-    }))
+    const results = await inPairs(
+      [{ path: [] as string[], command: buildProgram({ json: false }) }, ...all],
+      async ({ path, command }) => ({
+        path,
+        command,
+        result: await cli([...path, '--help'], { databaseUrl }),
+      }),
+    )
     for (const { path, command, result } of results) {
       const name = ['curriculum', ...path].join(' ')
       expect(result.status, name).toBe(0)
@@ -78,7 +84,10 @@ describe('curriculum --help', () => {
 describe('usage errors', () => {
   it('answer one JSON document and exit 2 for every command given --json', async () => {
     const databaseUrl = newDatabaseUrl()
-    const results = await inPairs(leaves, async ({ path }) => ({ path, result: await cli([...path, '--no-such-option', '--json'], { databaseUrl }) }))
+    const results = await inPairs(leaves, async ({ path }) => ({
+      path,
+      result: await cli([...path, '--no-such-option', '--json'], { databaseUrl }),
+    }))
     for (const { path, result } of results) {
       expect(result.status, path.join(' ')).toBe(2)
       const document = jsonOf(result)
@@ -99,8 +108,12 @@ describe('usage errors', () => {
   it('reject a malformed option value before touching anything', async () => {
     const databaseUrl = newDatabaseUrl()
     const [date, scopes, group] = await Promise.all([
-      cli(['agreement', 'record', '--org', 'x', '--signed', '2026-02-30', '--document', 'd', '--json'], { databaseUrl }),
-      cli(['key', 'create', '--org', 'x', '--name', 'n', '--scopes', 'students:read,students:delete', '--json'], { databaseUrl }),
+      cli(['agreement', 'record', '--org', 'x', '--signed', '2026-02-30', '--document', 'd', '--json'], {
+        databaseUrl,
+      }),
+      cli(['key', 'create', '--org', 'x', '--name', 'n', '--scopes', 'students:read,students:delete', '--json'], {
+        databaseUrl,
+      }),
       cli(['org', '--json'], { databaseUrl }),
     ])
     expect(date.status).toBe(2)

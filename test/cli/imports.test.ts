@@ -9,7 +9,17 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { createSandbox, sandboxStudents } from '../../src/storage/sandbox-repository.js'
-import { CLI, cli, countRows, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
+import {
+  CLI,
+  cli,
+  countRows,
+  ensureBuilt,
+  jsonOf,
+  newDatabaseUrl,
+  removeTempDirs,
+  tempDir,
+  withStorage,
+} from './cli-harness.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
@@ -23,7 +33,7 @@ function write(dir: string, name: string, text: string): string {
   return file
 }
 
-const jsonl = (...rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n'
+const jsonl = (...rows: object[]) => `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`
 
 /** A database with two organisations, and a folder for the import files. */
 async function setUp(): Promise<{ databaseUrl: string; dir: string; acme: string; beta: string }> {
@@ -44,20 +54,41 @@ describe('imports', () => {
     const run = (...args: string[]) => cli(args, { databaseUrl, cwd: dir })
 
     // CRLF line ends, a quoted field, an upper-case id (stored lower-case).
-    write(dir, 'students.csv', `id,firstName,tier\r\n${ADA.toUpperCase()},Ada,explorer\r\n${BEN},"Mary-Jane",builder\r\n`)
+    write(
+      dir,
+      'students.csv',
+      `id,firstName,tier\r\n${ADA.toUpperCase()},Ada,explorer\r\n${BEN},"Mary-Jane",builder\r\n`,
+    )
     const csv = await run('students', 'import', 'students.csv')
     expect(csv.status).toBe(0)
     expect(csv.stdout).toMatch(/^imported 2 students from students\.csv in \d+\.\d s\n$/)
     // Not a terminal: no progress line.
     expect(csv.stderr).toBe('')
 
-    write(dir, 'students.jsonl', jsonl({ id: CLEO, firstName: 'Zoë', tier: 'innovator' }, { id: ADA, firstName: 'Ada', tier: 'builder' }))
-    expect(jsonOf(await run('students', 'import', 'students.jsonl', '--json'))).toEqual({ ok: true, file: 'students.jsonl', format: 'jsonl', rows: 2 })
+    write(
+      dir,
+      'students.jsonl',
+      jsonl({ id: CLEO, firstName: 'Zoë', tier: 'innovator' }, { id: ADA, firstName: 'Ada', tier: 'builder' }),
+    )
+    expect(jsonOf(await run('students', 'import', 'students.jsonl', '--json'))).toEqual({
+      ok: true,
+      file: 'students.jsonl',
+      format: 'jsonl',
+      rows: 2,
+    })
 
     write(dir, 'links.csv', `studentId,organisation\n${ADA},Acme Learning\n${BEN},${acme.toUpperCase()}\n`)
-    write(dir, 'links.ndjson', jsonl({ studentId: BEN, organisation: 'Beta Tutors' }, { studentId: CLEO, organisation: beta }))
+    write(
+      dir,
+      'links.ndjson',
+      jsonl({ studentId: BEN, organisation: 'Beta Tutors' }, { studentId: CLEO, organisation: beta }),
+    )
     expect((await run('links', 'import', 'links.csv')).stdout).toMatch(/^imported 2 links from links\.csv/)
-    expect(jsonOf(await run('links', 'import', 'links.ndjson', '--json'))).toMatchObject({ ok: true, format: 'jsonl', rows: 2 })
+    expect(jsonOf(await run('links', 'import', 'links.ndjson', '--json'))).toMatchObject({
+      ok: true,
+      format: 'jsonl',
+      rows: 2,
+    })
 
     write(
       dir,
@@ -71,14 +102,29 @@ describe('imports', () => {
     write(
       dir,
       'progress.jsonl',
-      jsonl({ studentId: BEN, lessonSlug: 'builder/b2-loops-save-time', status: 'in_progress', xp: 0, timeSeconds: 0, startedAt: '2026-02-01T08:00:00Z', completedAt: null }),
+      jsonl({
+        studentId: BEN,
+        lessonSlug: 'builder/b2-loops-save-time',
+        status: 'in_progress',
+        xp: 0,
+        timeSeconds: 0,
+        startedAt: '2026-02-01T08:00:00Z',
+        completedAt: null,
+      }),
     )
     expect(jsonOf(await run('progress', 'import', 'progress.csv', '--json'))).toMatchObject({ ok: true, rows: 2 })
-    expect((await run('progress', 'import', 'progress.jsonl')).stdout).toMatch(/^imported 1 progress row from progress\.jsonl/)
+    expect((await run('progress', 'import', 'progress.jsonl')).stdout).toMatch(
+      /^imported 1 progress row from progress\.jsonl/,
+    )
 
     const stored = await withStorage(databaseUrl, async ({ db }) => ({
       students: await db.selectFrom('students').select(['id', 'first_name', 'tier']).orderBy('id').execute(),
-      links: await db.selectFrom('student_organisations').select(['student_id', 'organisation_id']).orderBy('student_id').orderBy('organisation_id').execute(),
+      links: await db
+        .selectFrom('student_organisations')
+        .select(['student_id', 'organisation_id'])
+        .orderBy('student_id')
+        .orderBy('organisation_id')
+        .execute(),
       progress: await db.selectFrom('progress').selectAll().orderBy('student_id').orderBy('lesson_slug').execute(),
     }))
     expect(stored.students).toEqual([
@@ -104,8 +150,24 @@ describe('imports', () => {
         started_at: '2026-01-10T10:00:00.000Z',
         completed_at: '2026-01-10T10:15:00.000Z',
       },
-      { student_id: ADA, lesson_slug: 'explorer/e99-retired-lesson', status: 'in_progress', xp: 5, time_seconds: 60, started_at: '2026-01-11T10:00:00.500Z', completed_at: null },
-      { student_id: BEN, lesson_slug: 'builder/b2-loops-save-time', status: 'in_progress', xp: 0, time_seconds: 0, started_at: '2026-02-01T08:00:00.000Z', completed_at: null },
+      {
+        student_id: ADA,
+        lesson_slug: 'explorer/e99-retired-lesson',
+        status: 'in_progress',
+        xp: 5,
+        time_seconds: 60,
+        started_at: '2026-01-11T10:00:00.500Z',
+        completed_at: null,
+      },
+      {
+        student_id: BEN,
+        lesson_slug: 'builder/b2-loops-save-time',
+        status: 'in_progress',
+        xp: 0,
+        time_seconds: 0,
+        started_at: '2026-02-01T08:00:00.000Z',
+        completed_at: null,
+      },
     ])
   })
 
@@ -144,7 +206,9 @@ describe('imports', () => {
       'bad.csv:7: firstName',
       'error: bad.csv',
     ])
-    expect(lines[0]).toBe('bad.csv:1: lastName: only id, firstName and tier are accepted: student records hold first names only')
+    expect(lines[0]).toBe(
+      'bad.csv:1: lastName: only id, firstName and tier are accepted: student records hold first names only',
+    )
     expect(lines[3]).toBe(`bad.csv:5: id: student ${BEN} is already on line 2`)
     expect(lines.at(-1)).toBe('error: bad.csv: 6 problems; nothing was imported')
 
@@ -152,7 +216,12 @@ describe('imports', () => {
     const document = jsonOf(json)
     expect(document.ok).toBe(false)
     expect(document.error.problems).toHaveLength(6)
-    expect(document.error.problems[2]).toEqual({ file: 'bad.csv', line: 4, field: 'tier', message: 'must be one of explorer, builder, innovator (got "wizard")' })
+    expect(document.error.problems[2]).toEqual({
+      file: 'bad.csv',
+      line: 4,
+      field: 'tier',
+      message: 'must be one of explorer, builder, innovator (got "wizard")',
+    })
 
     expect(await countRows(databaseUrl)).toEqual(before)
   })
@@ -165,7 +234,13 @@ describe('imports', () => {
       [
         JSON.stringify({ id: ADA, firstName: 'Ada', tier: 'explorer' }),
         '',
-        JSON.stringify({ id: BEN, firstName: 'Ben', tier: 'builder', birthDate: '2015-04-01', email: 'ben@example.com' }),
+        JSON.stringify({
+          id: BEN,
+          firstName: 'Ben',
+          tier: 'builder',
+          birthDate: '2015-04-01',
+          email: 'ben@example.com',
+        }),
         '{"id": "broken",',
         JSON.stringify({ id: CLEO, tier: 'innovator' }),
         JSON.stringify(['not', 'an', 'object']),
@@ -174,7 +249,9 @@ describe('imports', () => {
     )
     const result = await cli(['students', 'import', 'bad.jsonl', '--json'], { databaseUrl, cwd: dir })
     expect(result.status).toBe(1)
-    const problems = jsonOf(result).error.problems.map((p: { line: number; field?: string }) => `${p.line}:${p.field ?? ''}`)
+    const problems = jsonOf(result).error.problems.map(
+      (p: { line: number; field?: string }) => `${p.line}:${p.field ?? ''}`,
+    )
     expect(problems).toEqual(['3:birthDate', '3:email', '4:', '5:firstName', '6:', '7:id'])
     expect(await countRows(databaseUrl)).toEqual({ students: 0, links: 0, progress: 0 })
   })
@@ -185,7 +262,17 @@ describe('imports', () => {
     await cli(['students', 'import', 'students.csv'], { databaseUrl, cwd: dir })
     const before = await countRows(databaseUrl)
 
-    write(dir, 'links.csv', ['studentId,organisation', `${ADA},Acme Learning`, `${NOBODY},Acme Learning`, `${ADA},Nobody Ltd`, `${ADA},Acme Learning`].join('\n'))
+    write(
+      dir,
+      'links.csv',
+      [
+        'studentId,organisation',
+        `${ADA},Acme Learning`,
+        `${NOBODY},Acme Learning`,
+        `${ADA},Nobody Ltd`,
+        `${ADA},Acme Learning`,
+      ].join('\n'),
+    )
     write(
       dir,
       'progress.csv',
@@ -205,7 +292,8 @@ describe('imports', () => {
       cli(['links', 'import', 'links.csv', '--json'], { databaseUrl, cwd: dir }),
       cli(['progress', 'import', 'progress.csv', '--json'], { databaseUrl, cwd: dir }),
     ])
-    const located = (result: typeof links) => jsonOf(result).error.problems.map((p: { line: number; field: string }) => `${p.line}:${p.field}`)
+    const located = (result: typeof links) =>
+      jsonOf(result).error.problems.map((p: { line: number; field: string }) => `${p.line}:${p.field}`)
     expect(links.status).toBe(1)
     expect(located(links)).toEqual(['3:studentId', '4:organisation', '5:organisation'])
     expect(progress.status).toBe(1)
@@ -230,19 +318,37 @@ describe('imports', () => {
 
   it('refuse rows that name a sandbox student, and change nothing', async () => {
     const { databaseUrl, dir, acme } = await setUp()
-    const sandboxStudent = await withStorage(databaseUrl, async ({ db }) => (await sandboxStudents(db, (await createSandbox(db, 'partner@example.org', NOW)).id))[0]!)
+    const sandboxStudent = await withStorage(
+      databaseUrl,
+      async ({ db }) => (await sandboxStudents(db, (await createSandbox(db, 'partner@example.org', NOW)).id))[0]!,
+    )
     const stored = () =>
-      withStorage(databaseUrl, ({ db }) => db.selectFrom('students').select(['id', 'first_name', 'tier', 'sandbox']).where('id', '=', sandboxStudent.id).executeTakeFirst())
+      withStorage(databaseUrl, ({ db }) =>
+        db
+          .selectFrom('students')
+          .select(['id', 'first_name', 'tier', 'sandbox'])
+          .where('id', '=', sandboxStudent.id)
+          .executeTakeFirst(),
+      )
     const before = await stored()
     const counts = await countRows(databaseUrl)
 
     const otherTier = sandboxStudent.tier === 'builder' ? 'explorer' : 'builder'
-    write(dir, 'students.csv', ['id,firstName,tier', `${ADA},Ada,explorer`, `${sandboxStudent.id.toUpperCase()},Realname,${otherTier}`].join('\n'))
+    write(
+      dir,
+      'students.csv',
+      ['id,firstName,tier', `${ADA},Ada,explorer`, `${sandboxStudent.id.toUpperCase()},Realname,${otherTier}`].join(
+        '\n',
+      ),
+    )
     write(dir, 'links.csv', ['studentId,organisation', `${sandboxStudent.id},${acme}`].join('\n'))
     write(
       dir,
       'progress.csv',
-      ['studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt', `${sandboxStudent.id},explorer/e1-robots-follow-instructions,in_progress,1,1,2026-01-10T10:00:00Z,`].join('\n'),
+      [
+        'studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt',
+        `${sandboxStudent.id},explorer/e1-robots-follow-instructions,in_progress,1,1,2026-01-10T10:00:00Z,`,
+      ].join('\n'),
     )
     const run = (what: string) => cli([what, 'import', `${what}.csv`, '--json'], { databaseUrl, cwd: dir })
     const [students, links, progress] = await Promise.all([run('students'), run('links'), run('progress')])
@@ -250,7 +356,9 @@ describe('imports', () => {
       expect(result.status).toBe(1)
       const problems = jsonOf(result).error.problems
       expect(problems).toHaveLength(1)
-      expect(problems[0].message).toBe(`student ${sandboxStudent.id} is a sandbox (synthetic) student; imports never change sandbox students`)
+      expect(problems[0].message).toBe(
+        `student ${sandboxStudent.id} is a sandbox (synthetic) student; imports never change sandbox students`,
+      )
     }
     expect([students, links, progress].map((result) => jsonOf(result).error.problems[0].line)).toEqual([3, 2, 2])
 
@@ -287,7 +395,10 @@ describe('import progress', () => {
     const rows = Array.from({ length: 3000 }, () => `${randomUUID()},Ada,explorer`)
     const file = write(dir, 'many.csv', ['id,firstName,tier', ...rows].join('\n'))
     const command = `${JSON.stringify(process.execPath)} ${JSON.stringify(CLI)} students import ${JSON.stringify(file)}`
-    const result = spawnSync('script', ['-qec', command, '/dev/null'], { env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, encoding: 'utf8' })
+    const result = spawnSync('script', ['-qec', command, '/dev/null'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl },
+      encoding: 'utf8',
+    })
     expect(result.status).toBe(0)
     expect(result.stdout).toContain('\rvalidated 3,000 rows')
     expect(result.stdout).toContain('\rwritten 3,000/3,000')

@@ -20,7 +20,12 @@ export interface PartnerRun {
   missingLessonCode: string | undefined
 }
 
-export async function runPartnerClient(baseUrl: string, catalogKey: string, studentKey: string, studentId: string): Promise<PartnerRun> {
+export async function runPartnerClient(
+  baseUrl: string,
+  catalogKey: string,
+  studentKey: string,
+  studentId: string,
+): Promise<PartnerRun> {
   const catalog = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${catalogKey}` } })
   const students = createClient<paths>({ baseUrl, headers: { Authorization: `Bearer ${studentKey}` } })
 
@@ -37,13 +42,18 @@ export async function runPartnerClient(baseUrl: string, catalogKey: string, stud
   const lesson = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug } } })
   if (lesson.data === undefined) throw new Error(`lesson: ${lesson.response.status}`)
   const etag = lesson.response.headers.get('etag') ?? ''
-  const again = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug }, header: { 'if-none-match': etag } } })
+  const again = await catalog.GET('/api/v1/lessons/{slug}', {
+    params: { path: { slug }, header: { 'if-none-match': etag } },
+  })
 
   const missing = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug: 'explorer/e404-not-here' } } })
 
   const progress = await students.GET('/api/v1/students/{id}/progress', { params: { path: { id: studentId } } })
   if (progress.data === undefined) throw new Error(`progress: ${progress.response.status}`)
-  const enrolled = await students.POST('/api/v1/students/{id}/enroll', { params: { path: { id: studentId } }, body: { tier: 'innovator' } })
+  const enrolled = await students.POST('/api/v1/students/{id}/enroll', {
+    params: { path: { id: studentId } },
+    body: { tier: 'innovator' },
+  })
   if (enrolled.data === undefined) throw new Error(`enroll: ${enrolled.response.status}`)
 
   return {

@@ -25,7 +25,11 @@ describe('dashboard authorization', () => {
 
   beforeAll(async () => {
     t = await buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } })
-    await createAccount(t.storage.db, { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' }, t.clock.now())
+    await createAccount(
+      t.storage.db,
+      { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
+      t.clock.now(),
+    )
     clients.anonymous = new DashboardClient(t.app, '192.0.2.1')
     clients.partnerA = new DashboardClient(t.app, '192.0.2.2')
     clients.partnerB = new DashboardClient(t.app, '192.0.2.3')
@@ -48,11 +52,40 @@ describe('dashboard authorization', () => {
     const applications = await t.storage.db.selectFrom('applications').select(['id', 'organisation_name']).execute()
     applicationA = applications.find((a) => a.organisation_name === 'Partner A')!.id
     applicationB = applications.find((a) => a.organisation_name === 'Partner B')!.id
-    expect((await clients.operator.post(`/dashboard/operator/applications/${applicationA}/approve`, { scopes: ['students:read'] })).statusCode).toBe(303)
-    orgA = (await t.storage.db.selectFrom('organisations').select('id').where('name', '=', 'Partner A').executeTakeFirstOrThrow()).id
-    expect((await clients.operator.post(`/dashboard/operator/organisations/${orgA}/agreements`, { signed: '2026-01-01', document: 'DSA-A' })).statusCode).toBe(303)
-    agreementA = (await t.storage.db.selectFrom('agreements').select('id').where('organisation_id', '=', orgA).executeTakeFirstOrThrow()).id
-    const created = await clients.partnerA.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'prod', scopes: ['students:read'] })
+    expect(
+      (
+        await clients.operator.post(`/dashboard/operator/applications/${applicationA}/approve`, {
+          scopes: ['students:read'],
+        })
+      ).statusCode,
+    ).toBe(303)
+    orgA = (
+      await t.storage.db
+        .selectFrom('organisations')
+        .select('id')
+        .where('name', '=', 'Partner A')
+        .executeTakeFirstOrThrow()
+    ).id
+    expect(
+      (
+        await clients.operator.post(`/dashboard/operator/organisations/${orgA}/agreements`, {
+          signed: '2026-01-01',
+          document: 'DSA-A',
+        })
+      ).statusCode,
+    ).toBe(303)
+    agreementA = (
+      await t.storage.db
+        .selectFrom('agreements')
+        .select('id')
+        .where('organisation_id', '=', orgA)
+        .executeTakeFirstOrThrow()
+    ).id
+    const created = await clients.partnerA.post('/dashboard/partner/keys', {
+      mode: 'live',
+      'live-name': 'prod',
+      scopes: ['students:read'],
+    })
     expect(created.statusCode).toBe(303)
     viewA = created.headers.location!.split('/').pop()!
     keyA = (await listApiKeys(t.storage.db, orgA))[0]!.id
@@ -70,7 +103,10 @@ describe('dashboard authorization', () => {
     ['/dashboard/operator/applications', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/organisations', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/organisations/ORG_A', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
-    ['/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    [
+      '/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
+    ],
     ['/dashboard/operator/disclosures', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures.csv', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/audit', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
@@ -84,7 +120,9 @@ describe('dashboard authorization', () => {
   for (const [page, expected] of PAGES) {
     for (const actor of Object.keys(expected) as Actor[]) {
       it(`GET ${page} as ${actor}: ${expected[actor]}`, async () => {
-        const res = await clients[actor].get(page.replace('ORG_A', orgA).replace('KEY_A', keyA).replace('VIEW_A', viewA))
+        const res = await clients[actor].get(
+          page.replace('ORG_A', orgA).replace('KEY_A', keyA).replace('VIEW_A', viewA),
+        )
         expect(res.statusCode).toBe(expected[actor])
         if (res.statusCode === 303 && actor === 'anonymous') expect(res.headers.location).toMatch(/^\/dashboard\/login/)
         expect(res.headers['content-security-policy']).toContain("default-src 'none'")
@@ -102,22 +140,57 @@ describe('dashboard authorization', () => {
     // Another account's hide finds nothing of its own to hide: 303, and partner A's view stays.
     ['/dashboard/partner/keys/shown/VIEW_A/hide', {}, { anonymous: 303, partnerB: 303, operator: 403 }],
     ['/dashboard/partner/keys', { mode: 'live', 'live-name': 'x' }, { anonymous: 303, partnerB: 403, operator: 403 }],
-    ['/dashboard/operator/applications/APP_B/approve', { scopes: ['students:read'] }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
-    ['/dashboard/operator/applications/APP_B/reject', { 'reason-APP_B': 'no' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    [
+      '/dashboard/operator/applications/APP_B/approve',
+      { scopes: ['students:read'] },
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
+    [
+      '/dashboard/operator/applications/APP_B/reject',
+      { 'reason-APP_B': 'no' },
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
     ['/dashboard/operator/organisations/ORG_A/suspend', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
     ['/dashboard/operator/organisations/ORG_A/reinstate', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
-    ['/dashboard/partner/application', { organisationName: 'Sneaky', website: 'https://x.example', contactName: 'X Y', contactEmail: 'x@y.example', intendedUse: 'twenty characters or more here' }, { anonymous: 303, operator: 403 }],
-    ['/dashboard/operator/organisations/ORG_A/agreements', { signed: '2026-01-01', document: 'X' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
-    ['/dashboard/operator/organisations/ORG_A/agreements/AGREEMENT_A/end', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    [
+      '/dashboard/partner/application',
+      {
+        organisationName: 'Sneaky',
+        website: 'https://x.example',
+        contactName: 'X Y',
+        contactEmail: 'x@y.example',
+        intendedUse: 'twenty characters or more here',
+      },
+      { anonymous: 303, operator: 403 },
+    ],
+    [
+      '/dashboard/operator/organisations/ORG_A/agreements',
+      { signed: '2026-01-01', document: 'X' },
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
+    [
+      '/dashboard/operator/organisations/ORG_A/agreements/AGREEMENT_A/end',
+      {},
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
     ['/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
   ]
 
   for (const [action, form, expected] of ACTIONS) {
     for (const actor of Object.keys(expected) as Actor[]) {
       it(`POST ${action} as ${actor}: ${expected[actor]}, nothing changes`, async () => {
-        const fill = (s: string) => s.replace('ORG_A', orgA).replace('KEY_A', keyA).replace(/APP_B/g, applicationB).replace('AGREEMENT_A', agreementA).replace('VIEW_A', viewA)
+        const fill = (s: string) =>
+          s
+            .replace('ORG_A', orgA)
+            .replace('KEY_A', keyA)
+            .replace(/APP_B/g, applicationB)
+            .replace('AGREEMENT_A', agreementA)
+            .replace('VIEW_A', viewA)
         const before = await snapshot()
-        const res = await clients[actor].post(fill(action), Object.fromEntries(Object.entries(form).map(([k, v]) => [fill(k), v])))
+        const res = await clients[actor].post(
+          fill(action),
+          Object.fromEntries(Object.entries(form).map(([k, v]) => [fill(k), v])),
+        )
         expect(res.statusCode).toBe(expected[actor])
         expect(await snapshot()).toEqual(before)
       })
@@ -142,8 +215,18 @@ describe('dashboard authorization', () => {
     expect(pageA).not.toContain('Partner B')
     expect(pageA).not.toContain('b@partner-b.example')
     expect(pageB).not.toContain('Partner A')
-    const sandboxB = (await t.storage.db.selectFrom('accounts').select('sandbox_organisation_id').where('email', '=', 'b@partner-b.example').executeTakeFirstOrThrow()).sandbox_organisation_id!
-    const studentsB = await t.storage.db.selectFrom('student_organisations').select('student_id').where('organisation_id', '=', sandboxB).execute()
+    const sandboxB = (
+      await t.storage.db
+        .selectFrom('accounts')
+        .select('sandbox_organisation_id')
+        .where('email', '=', 'b@partner-b.example')
+        .executeTakeFirstOrThrow()
+    ).sandbox_organisation_id!
+    const studentsB = await t.storage.db
+      .selectFrom('student_organisations')
+      .select('student_id')
+      .where('organisation_id', '=', sandboxB)
+      .execute()
     for (const { student_id } of studentsB) expect(pageA).not.toContain(student_id)
   })
 
@@ -155,7 +238,11 @@ describe('dashboard authorization', () => {
       expect(res.statusCode, String(token)).toBe(403)
       expect(res.body).toContain('This form has expired')
     }
-    const org = await t.storage.db.selectFrom('organisations').select('status').where('id', '=', orgA).executeTakeFirstOrThrow()
+    const org = await t.storage.db
+      .selectFrom('organisations')
+      .select('status')
+      .where('id', '=', orgA)
+      .executeTakeFirstOrThrow()
     expect(org.status).toBe('active')
   })
 
@@ -171,20 +258,31 @@ describe('dashboard authorization', () => {
     expect(session).not.toMatch(/Secure/) // plain HTTP here; over TLS it is added
     expect(await client.csrf()).not.toBe(before)
     // Forwarded headers are ignored unless TRUST_PROXY says the proxy is ours.
-    const spoofed = await t.app.inject({ method: 'GET', url: '/dashboard/login', headers: { 'x-forwarded-proto': 'https' } })
+    const spoofed = await t.app.inject({
+      method: 'GET',
+      url: '/dashboard/login',
+      headers: { 'x-forwarded-proto': 'https' },
+    })
     expect(String(spoofed.headers['set-cookie'])).not.toMatch(/Secure/)
   })
 
   it('marks cookies Secure when the request came over TLS', async () => {
     const behindProxy = await buildTestApp({ env: { TRUST_PROXY: 'true' } })
-    const res = await behindProxy.app.inject({ method: 'GET', url: '/dashboard/login', headers: { 'x-forwarded-proto': 'https' } })
-    expect(String(res.headers['set-cookie'])).toMatch(/^__Host-cur_csrf=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/)
+    const res = await behindProxy.app.inject({
+      method: 'GET',
+      url: '/dashboard/login',
+      headers: { 'x-forwarded-proto': 'https' },
+    })
+    expect(String(res.headers['set-cookie'])).toMatch(
+      /^__Host-cur_csrf=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+    )
     await behindProxy.close()
   })
 
   it('limits failed sign-ins per account and address, even with the right password afterwards', async () => {
     const attacker = new DashboardClient(t.app, '198.51.100.77')
-    for (let i = 0; i < 5; i++) expect((await attacker.signIn('a@partner-a.example', `wrong password ${i} x`)).statusCode).toBe(401)
+    for (let i = 0; i < 5; i++)
+      expect((await attacker.signIn('a@partner-a.example', `wrong password ${i} x`)).statusCode).toBe(401)
     const blocked = await attacker.signIn('a@partner-a.example')
     expect(blocked.statusCode).toBe(429)
     expect(Number(blocked.headers['retry-after'])).toBeGreaterThan(0)
@@ -196,17 +294,25 @@ describe('dashboard authorization', () => {
   })
 
   it('enforces the application state machine over HTTP', async () => {
-    const again = await clients.operator.post(`/dashboard/operator/applications/${applicationA}/approve`, { scopes: ['students:read'] })
+    const again = await clients.operator.post(`/dashboard/operator/applications/${applicationA}/approve`, {
+      scopes: ['students:read'],
+    })
     expect(again.statusCode).toBe(409)
     expect(again.body).toContain('already approved')
-    const rejectApproved = await clients.operator.post(`/dashboard/operator/applications/${applicationA}/reject`, { [`reason-${applicationA}`]: 'late' })
+    const rejectApproved = await clients.operator.post(`/dashboard/operator/applications/${applicationA}/reject`, {
+      [`reason-${applicationA}`]: 'late',
+    })
     expect(rejectApproved.statusCode).toBe(409)
     const reinstateActive = await clients.operator.post(`/dashboard/operator/organisations/${orgA}/reinstate`)
     expect(reinstateActive.statusCode).toBe(409)
     expect(reinstateActive.body).toContain('not suspended')
-    const emptyReason = await clients.operator.post(`/dashboard/operator/applications/${applicationB}/reject`, { [`reason-${applicationB}`]: '' })
+    const emptyReason = await clients.operator.post(`/dashboard/operator/applications/${applicationB}/reject`, {
+      [`reason-${applicationB}`]: '',
+    })
     expect(emptyReason.statusCode).toBe(400)
-    const rejected = await clients.operator.post(`/dashboard/operator/applications/${applicationB}/reject`, { [`reason-${applicationB}`]: 'We could not verify the organisation.' })
+    const rejected = await clients.operator.post(`/dashboard/operator/applications/${applicationB}/reject`, {
+      [`reason-${applicationB}`]: 'We could not verify the organisation.',
+    })
     expect(rejected.statusCode).toBe(303)
     const partnerView = await clients.partnerB.get('/dashboard/partner/application')
     expect(partnerView.body).toContain('We could not verify the organisation.')
@@ -222,7 +328,11 @@ describe('dashboard authorization', () => {
   })
 
   it('lets a partner give a live key only the scopes granted, and student scopes only under an agreement', async () => {
-    const refused = await clients.partnerA.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'writer', scopes: ['students:write'] })
+    const refused = await clients.partnerA.post('/dashboard/partner/keys', {
+      mode: 'live',
+      'live-name': 'writer',
+      scopes: ['students:write'],
+    })
     expect(refused.statusCode).toBe(403)
     const none = await clients.partnerB.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'x' })
     expect(none.statusCode).toBe(403)

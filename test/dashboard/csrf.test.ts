@@ -20,7 +20,11 @@ describe('dashboard CSRF protection', () => {
 
   beforeAll(async () => {
     t = await buildTestApp()
-    await createAccount(t.storage.db, { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' }, t.clock.now())
+    await createAccount(
+      t.storage.db,
+      { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
+      t.clock.now(),
+    )
     operator = new DashboardClient(t.app, '192.0.2.4')
     attacker = new DashboardClient(t.app, '203.0.113.66')
     expect((await operator.signIn('ops@example.org', 'operator password 2026')).statusCode).toBe(303)
@@ -29,13 +33,22 @@ describe('dashboard CSRF protection', () => {
   afterAll(async () => t.close())
 
   async function status(): Promise<string> {
-    return (await t.storage.db.selectFrom('organisations').select('status').where('id', '=', t.fixtures.orgs.acme).executeTakeFirstOrThrow()).status
+    return (
+      await t.storage.db
+        .selectFrom('organisations')
+        .select('status')
+        .where('id', '=', t.fixtures.orgs.acme)
+        .executeTakeFirstOrThrow()
+    ).status
   }
 
   /** The operator's cookies with the attacker's `cur_csrf` first, as a narrower-Path cookie is sent. */
   async function planted(): Promise<{ cookie: string; token: string }> {
     const token = await attacker.csrf()
-    const cookie = [`cur_csrf=${attacker.cookies.get('cur_csrf')!}`, ...[...operator.cookies].map(([name, value]) => `${name}=${value}`)].join('; ')
+    const cookie = [
+      `cur_csrf=${attacker.cookies.get('cur_csrf')!}`,
+      ...[...operator.cookies].map(([name, value]) => `${name}=${value}`),
+    ].join('; ')
     return { cookie, token }
   }
 
@@ -49,7 +62,11 @@ describe('dashboard CSRF protection', () => {
 
   it('refuses the attack as a browser sends it: from another port of the same host', async () => {
     const { cookie, token } = await planted()
-    const res = await operator.post(suspend, { _csrf: token }, { cookie, origin: 'http://localhost:8080', 'sec-fetch-site': 'same-site' })
+    const res = await operator.post(
+      suspend,
+      { _csrf: token },
+      { cookie, origin: 'http://localhost:8080', 'sec-fetch-site': 'same-site' },
+    )
     expect(res.statusCode).toBe(403)
     expect(await status()).toBe('active')
   })
@@ -93,7 +110,11 @@ describe('dashboard CSRF protection', () => {
   it('uses __Host- cookies with Path=/ over TLS, and binds their token to the session there too', async () => {
     const tls = await buildTestApp({ env: { TRUST_PROXY: 'true' } })
     try {
-      await createAccount(tls.storage.db, { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' }, tls.clock.now())
+      await createAccount(
+        tls.storage.db,
+        { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
+        tls.clock.now(),
+      )
       const headers = { 'x-forwarded-proto': 'https', host: 'dashboard.example' }
       const page = await tls.app.inject({ method: 'GET', url: '/dashboard/login', headers })
       const visitor = String(page.headers['set-cookie'])
@@ -103,16 +124,35 @@ describe('dashboard CSRF protection', () => {
       const signIn = await tls.app.inject({
         method: 'POST',
         url: '/dashboard/login',
-        headers: { ...headers, cookie, origin: 'https://dashboard.example', 'content-type': 'application/x-www-form-urlencoded' },
-        payload: new URLSearchParams({ _csrf: token, email: 'ops@example.org', password: 'operator password 2026' }).toString(),
+        headers: {
+          ...headers,
+          cookie,
+          origin: 'https://dashboard.example',
+          'content-type': 'application/x-www-form-urlencoded',
+        },
+        payload: new URLSearchParams({
+          _csrf: token,
+          email: 'ops@example.org',
+          password: 'operator password 2026',
+        }).toString(),
       })
       expect(signIn.statusCode).toBe(303)
-      const session = ([] as string[]).concat(signIn.headers['set-cookie'] as string | string[]).find((c) => c.startsWith('__Host-cur_session='))!
+      const session = ([] as string[])
+        .concat(signIn.headers['set-cookie'] as string | string[])
+        .find((c) => c.startsWith('__Host-cur_session='))!
       expect(session).toMatch(/; Path=\/; HttpOnly; SameSite=Lax; Max-Age=\d+; Secure$/)
       // The plain names are not read over TLS: a cookie without the prefix could come from anywhere.
-      const plain = await tls.app.inject({ method: 'GET', url: '/dashboard/operator/applications', headers: { ...headers, cookie: session.split(';')[0]!.replace('__Host-', '') } })
+      const plain = await tls.app.inject({
+        method: 'GET',
+        url: '/dashboard/operator/applications',
+        headers: { ...headers, cookie: session.split(';')[0]!.replace('__Host-', '') },
+      })
       expect(plain.statusCode).toBe(303)
-      const signedIn = await tls.app.inject({ method: 'GET', url: '/dashboard/operator/applications', headers: { ...headers, cookie: session.split(';')[0]! } })
+      const signedIn = await tls.app.inject({
+        method: 'GET',
+        url: '/dashboard/operator/applications',
+        headers: { ...headers, cookie: session.split(';')[0]! },
+      })
       expect(signedIn.statusCode).toBe(200)
     } finally {
       await tls.close()

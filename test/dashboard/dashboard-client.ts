@@ -30,7 +30,12 @@ export class DashboardClient {
   }
 
   async get(url: string): Promise<LightMyRequestResponse> {
-    const response = await this.#app.inject({ method: 'GET', url, headers: { cookie: this.#cookieHeader() }, remoteAddress: this.#ip })
+    const response = await this.#app.inject({
+      method: 'GET',
+      url,
+      headers: { cookie: this.#cookieHeader() },
+      remoteAddress: this.#ip,
+    })
     this.#remember(response)
     return response
   }
@@ -47,8 +52,15 @@ export class DashboardClient {
    * Posts a form; `_csrf` is filled in unless the caller sets it (or sets it to null to leave it
    * out). `headers` adds or replaces request headers (e.g. Origin, or a forged Cookie).
    */
-  async post(url: string, form: Record<string, string | string[] | null> = {}, headers: Record<string, string> = {}): Promise<LightMyRequestResponse> {
-    const fields = { _csrf: form._csrf === undefined ? await this.csrf() : form._csrf, ...Object.fromEntries(Object.entries(form).filter(([k]) => k !== '_csrf')) }
+  async post(
+    url: string,
+    form: Record<string, string | string[] | null> = {},
+    headers: Record<string, string> = {},
+  ): Promise<LightMyRequestResponse> {
+    const fields = {
+      _csrf: form._csrf === undefined ? await this.csrf() : form._csrf,
+      ...Object.fromEntries(Object.entries(form).filter(([k]) => k !== '_csrf')),
+    }
     const body = new URLSearchParams()
     for (const [name, value] of Object.entries(fields)) {
       if (value === null) continue

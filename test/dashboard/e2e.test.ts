@@ -33,7 +33,10 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   async function check(page: Page, name: string): Promise<void> {
     await screenshot(page, name)
     const violations = await seriousViolations(page)
-    expect(violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`), `${name}: accessibility`).toEqual([])
+    expect(
+      violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
+      `${name}: accessibility`,
+    ).toEqual([])
   }
 
   beforeAll(async () => {
@@ -80,11 +83,17 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
       const authorization = /'Authorization: (Bearer [^']+)'/.exec(example)![1]!
       const body = /-d '([^']+)'/.exec(example)?.[1]
       const target = /(http:\/\/\S+)$/.exec(example.trim())![1]!
-      const res = await fetch(target, { method, headers: { authorization, ...(body ? { 'content-type': 'application/json' } : {}) }, ...(body ? { body } : {}) })
+      const res = await fetch(target, {
+        method,
+        headers: { authorization, ...(body ? { 'content-type': 'application/json' } : {}) },
+        ...(body ? { body } : {}),
+      })
       expect(res.status, example).toBe(200)
     }
     // ...and never a real student.
-    const real = await fetch(url(`/api/v1/students/${demoStudent}/progress`), { headers: { authorization: `Bearer ${testKey}` } })
+    const real = await fetch(url(`/api/v1/students/${demoStudent}/progress`), {
+      headers: { authorization: `Bearer ${testKey}` },
+    })
     expect(real.status).toBe(404)
   })
 
@@ -99,7 +108,9 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await partner.getByLabel('Website').fill('https://acme-learning.example')
     await partner.getByLabel('Contact person').fill('Dana Developer')
     await partner.getByLabel('Contact e-mail address').fill('dana@acme-learning.example')
-    await partner.getByLabel('Intended use').fill('A reading-practice app for schools that shows each learner their next lesson.')
+    await partner
+      .getByLabel('Intended use')
+      .fill('A reading-practice app for schools that shows each learner their next lesson.')
     await partner.getByLabel(/Student read/).check()
     await partner.getByLabel(/I understand that student access needs/).check()
     await partner.getByRole('button', { name: 'Submit application' }).click()
@@ -147,8 +158,13 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await partner.reload()
     expect(await partner.getByLabel(/API key/).inputValue()).toBe(liveKey)
     // The commands name the organisation's linked student, so they work as pasted.
-    expect(await partner.locator('pre.example').allTextContents()).toEqual([expect.stringContaining('/api/v1/tiers'), expect.stringContaining(demoStudent)])
-    const res = await fetch(url(`/api/v1/students/${demoStudent}/progress`), { headers: { authorization: `Bearer ${liveKey}` } })
+    expect(await partner.locator('pre.example').allTextContents()).toEqual([
+      expect.stringContaining('/api/v1/tiers'),
+      expect.stringContaining(demoStudent),
+    ])
+    const res = await fetch(url(`/api/v1/students/${demoStudent}/progress`), {
+      headers: { authorization: `Bearer ${liveKey}` },
+    })
     expect(res.status).toBe(200)
     // Not granted: the operator approved read only.
     const enroll = await fetch(url(`/api/v1/students/${demoStudent}/enroll`), {
@@ -234,7 +250,9 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Overview')
     await check(page, '15-phone-overview')
     // Nothing wider than the screen but the tables, which scroll inside their own box.
-    const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth)
+    const overflow = await page.evaluate(
+      () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+    )
     expect(overflow).toBeLessThanOrEqual(0)
     await page.getByRole('button', { name: 'Sign out' }).click()
     expect(await textOf(page.getByRole('status'))).toContain('signed out')

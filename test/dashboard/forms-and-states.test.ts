@@ -18,13 +18,21 @@ describe('dashboard forms and states', () => {
 
   beforeAll(async () => {
     t = await buildTestApp()
-    await createAccount(t.storage.db, { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' }, t.clock.now())
+    await createAccount(
+      t.storage.db,
+      { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
+      t.clock.now(),
+    )
     operator = new DashboardClient(t.app, '192.0.2.70')
     expect((await operator.signIn('ops@example.org', 'operator password 2026')).statusCode).toBe(303)
     partner = new DashboardClient(t.app, '192.0.2.71')
     await partner.signUp('forms@partner.example')
     org = t.fixtures.orgs.gamma // no agreement yet
-    await t.storage.db.updateTable('accounts').set({ organisation_id: org }).where('email', '=', 'forms@partner.example').execute()
+    await t.storage.db
+      .updateTable('accounts')
+      .set({ organisation_id: org })
+      .where('email', '=', 'forms@partner.example')
+      .execute()
   })
   afterAll(async () => t.close())
 
@@ -53,16 +61,24 @@ describe('dashboard forms and states', () => {
 
   it('says an agreement in force opens student endpoints', async () => {
     const { page } = await recordAgreement({ signed: '2026-03-01', expires: '2027-03-01', document: 'DSA-NOW' })
-    expect(page.body).toContain('Agreement DSA-NOW was recorded. It is in force: student endpoints work for this organisation.')
+    expect(page.body).toContain(
+      'Agreement DSA-NOW was recorded. It is in force: student endpoints work for this organisation.',
+    )
     expect(page.body).toContain('<span class="state active">in force</span>')
   })
 
   it('shows an agreement error inline, on the organisation page, with the input kept', async () => {
     const before = await t.storage.db.selectFrom('agreements').select('id').execute()
-    const res = await operator.post(`${orgPage()}/agreements`, { signed: '2026-05-01', expires: '2026-04-01', document: 'DSA-BACKWARDS' })
+    const res = await operator.post(`${orgPage()}/agreements`, {
+      signed: '2026-05-01',
+      expires: '2026-04-01',
+      document: 'DSA-BACKWARDS',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('<h1>Gamma Apps</h1>')
-    expect(res.body).toContain('<p class="field-error" id="expires-error">The expiry date must be after the signing date.</p>')
+    expect(res.body).toContain(
+      '<p class="field-error" id="expires-error">The expiry date must be after the signing date.</p>',
+    )
     expect(res.body).toMatch(/id="expires" name="expires" type="date" value="2026-04-01"[^>]* aria-invalid="true"/)
     expect(res.body).toContain('value="2026-05-01"')
     expect(res.body).toContain('value="DSA-BACKWARDS"')
@@ -80,17 +96,28 @@ describe('dashboard forms and states', () => {
       contactEmail: 'quinn@queue.example',
       intendedUse: 'Showing learners their next lesson in our reading app.',
     })
-    const { id } = await t.storage.db.selectFrom('applications').select('id').where('organisation_name', '=', 'Queue Ltd').executeTakeFirstOrThrow()
+    const { id } = await t.storage.db
+      .selectFrom('applications')
+      .select('id')
+      .where('organisation_name', '=', 'Queue Ltd')
+      .executeTakeFirstOrThrow()
     const res = await operator.post(`/dashboard/operator/applications/${id}/reject`, { [`reason-${id}`]: ' ' })
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('<h1>Applications</h1>')
-    expect(res.body).toContain(`<p class="field-error" id="reason-${id}-error">Write the reason for the rejection: the partner sees it.</p>`)
+    expect(res.body).toContain(
+      `<p class="field-error" id="reason-${id}-error">Write the reason for the rejection: the partner sees it.</p>`,
+    )
     expect(res.body).toContain(`<a href="#reason-${id}">`)
-    expect((await t.storage.db.selectFrom('applications').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('submitted')
+    expect(
+      (await t.storage.db.selectFrom('applications').select('state').where('id', '=', id).executeTakeFirstOrThrow())
+        .state,
+    ).toBe('submitted')
   })
 
   it('asks before revoking a key, naming it and what breaks; the link alone changes nothing', async () => {
-    expect((await partner.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'payments sync' })).statusCode).toBeLessThan(400)
+    expect(
+      (await partner.post('/dashboard/partner/keys', { mode: 'live', 'live-name': 'payments sync' })).statusCode,
+    ).toBeLessThan(400)
     const key = (await listApiKeys(t.storage.db, org)).find((k) => k.name === 'payments sync')!
     const overview = await partner.get('/dashboard/partner')
     // The table links to the question; no form on the overview revokes in one click.
@@ -119,7 +146,11 @@ describe('dashboard forms and states', () => {
 
   it('requires a key name, and keeps the input of a refused key form', async () => {
     const before = await t.storage.db.selectFrom('api_keys').select('id').execute()
-    const res = await partner.post('/dashboard/partner/keys', { mode: 'test', 'test-name': '', 'test-expires': '2026-01-01' })
+    const res = await partner.post('/dashboard/partner/keys', {
+      mode: 'test',
+      'test-name': '',
+      'test-expires': '2026-01-01',
+    })
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('<h1>Overview</h1>')
     expect(res.body).toContain('<p class="field-error" id="test-name-error">Give the key a name')
@@ -144,7 +175,13 @@ describe('dashboard forms and states', () => {
     expect(res.statusCode).toBe(400)
     expect(res.body).toContain('Enter the website address, starting with https://')
     expect(res.body).toContain('value="http://plain-http.example"')
-    expect(await t.storage.db.selectFrom('applications').select('id').where('organisation_name', '=', 'Plain HTTP Ltd').execute()).toEqual([])
+    expect(
+      await t.storage.db
+        .selectFrom('applications')
+        .select('id')
+        .where('organisation_name', '=', 'Plain HTTP Ltd')
+        .execute(),
+    ).toEqual([])
   })
 
   it('shows key times in UTC, saying so', async () => {

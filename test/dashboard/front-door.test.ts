@@ -31,7 +31,9 @@ describe('front door', () => {
   })
 
   it('keeps both out of the OpenAPI document', async () => {
-    const doc = JSON.parse((await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).body) as { paths: Record<string, unknown> }
+    const doc = JSON.parse((await t.app.inject({ method: 'GET', url: '/api/v1/openapi.json' })).body) as {
+      paths: Record<string, unknown>
+    }
     expect(Object.keys(doc.paths)).not.toContain('/')
     expect(Object.keys(doc.paths)).not.toContain('/favicon.ico')
   })

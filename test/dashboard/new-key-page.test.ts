@@ -30,7 +30,10 @@ export function danglingFragments(body: string): string[] {
 
 /** Runs a curl command of the page through the app, exactly as written. */
 async function runExample(t: TestContext, example: string): Promise<LightMyRequestResponse> {
-  const text = example.replace(/&#39;/g, "'").replace(/&quot;/g, '"').replace(/&amp;/g, '&')
+  const text = example
+    .replace(/&#39;/g, "'")
+    .replace(/&quot;/g, '"')
+    .replace(/&amp;/g, '&')
   const method = /-X (\w+)/.exec(text)?.[1] ?? 'GET'
   const authorization = /'Authorization: (Bearer [^']+)'/.exec(text)![1]!
   const body = /-d '([^']+)'/.exec(text)?.[1]
@@ -57,7 +60,11 @@ describe('new key page', () => {
     partner = new DashboardClient(t.app, '192.0.2.60')
     welcome = await partner.signUp('keys@partner.example')
     // The partner's organisation: Acme from the fixtures (agreement in force; Ada, Ben and Dev linked).
-    await t.storage.db.updateTable('accounts').set({ organisation_id: t.fixtures.orgs.acme }).where('email', '=', 'keys@partner.example').execute()
+    await t.storage.db
+      .updateTable('accounts')
+      .set({ organisation_id: t.fixtures.orgs.acme })
+      .where('email', '=', 'keys@partner.example')
+      .execute()
   })
   afterAll(async () => t.close())
 
@@ -95,13 +102,24 @@ describe('new key page', () => {
     // Only the key's hash is left: the sealed copy went when the late read found it expired.
     expect(await viewRow(location)).toBeUndefined()
     // ...and so did every other view whose time was up (the welcome page's, made before).
-    const expired = await t.storage.db.selectFrom('key_views').select('id').where('expires_at', '<=', new Date(t.clock.now()).toISOString()).execute()
+    const expired = await t.storage.db
+      .selectFrom('key_views')
+      .select('id')
+      .where('expires_at', '<=', new Date(t.clock.now()).toISOString())
+      .execute()
     expect(expired).toEqual([])
   })
 
   it('keeps the welcome page and its test key on reload', async () => {
     const client = new DashboardClient(t.app, '192.0.2.64')
-    expect((await client.post('/dashboard/signup', { email: 'reload@partner.example', password: 'a long and memorable phrase' })).statusCode).toBe(303)
+    expect(
+      (
+        await client.post('/dashboard/signup', {
+          email: 'reload@partner.example',
+          password: 'a long and memorable phrase',
+        })
+      ).statusCode,
+    ).toBe(303)
     const signIn = await client.signIn('reload@partner.example')
     expect(signIn.statusCode).toBe(303)
     const first = await client.get(signIn.headers.location!)
@@ -162,18 +180,32 @@ describe('new key page', () => {
     const examples = examplesOf(page)
     expect(examples).toHaveLength(3)
     expect(examples.slice(1).every((example) => example.includes(STUDENTS.ada))).toBe(true)
-    const before = await t.storage.db.selectFrom('students').select('tier').where('id', '=', STUDENTS.ada).executeTakeFirstOrThrow()
+    const before = await t.storage.db
+      .selectFrom('students')
+      .select('tier')
+      .where('id', '=', STUDENTS.ada)
+      .executeTakeFirstOrThrow()
     for (const example of examples) expect((await runExample(t, example)).statusCode, example).toBe(200)
     // The enrolment example sets the tier the student has: running it changes nothing.
-    expect(await t.storage.db.selectFrom('students').select('tier').where('id', '=', STUDENTS.ada).executeTakeFirstOrThrow()).toEqual(before)
+    expect(
+      await t.storage.db.selectFrom('students').select('tier').where('id', '=', STUDENTS.ada).executeTakeFirstOrThrow(),
+    ).toEqual(before)
   })
 
   it('says what to replace when the organisation has no student yet, and does not claim the commands work as pasted', async () => {
     const empty = await createOrganisation(t.storage.db, 'Empty Org', t.clock.now())
-    await recordAgreement(t.storage.db, { organisationId: empty.id, signedAt: t.clock.now() - 86_400_000, expiresAt: null, documentRef: 'DSA-E' }, t.clock.now())
+    await recordAgreement(
+      t.storage.db,
+      { organisationId: empty.id, signedAt: t.clock.now() - 86_400_000, expiresAt: null, documentRef: 'DSA-E' },
+      t.clock.now(),
+    )
     const client = new DashboardClient(t.app, '192.0.2.63')
     await client.signUp('empty@partner.example')
-    await t.storage.db.updateTable('accounts').set({ organisation_id: empty.id }).where('email', '=', 'empty@partner.example').execute()
+    await t.storage.db
+      .updateTable('accounts')
+      .set({ organisation_id: empty.id })
+      .where('email', '=', 'empty@partner.example')
+      .execute()
     const page = await client.follow(await createLiveKey('no students', ['students:read'], client))
     expect(page.body).not.toContain('work as pasted')
     expect(page.body).toContain('replace <code>&lt;student-id&gt;</code> with the id of one of your students')

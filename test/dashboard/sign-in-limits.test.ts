@@ -32,7 +32,11 @@ describe('dashboard sign-in limits', () => {
 
   beforeAll(async () => {
     t = await buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } })
-    await createAccount(t.storage.db, { email: OPERATOR, passwordHash: await hashPassword(PASSWORD), role: 'operator' }, t.clock.now())
+    await createAccount(
+      t.storage.db,
+      { email: OPERATOR, passwordHash: await hashPassword(PASSWORD), role: 'operator' },
+      t.clock.now(),
+    )
   })
   afterAll(async () => t.close())
 
@@ -41,7 +45,9 @@ describe('dashboard sign-in limits', () => {
     const token = await attacker.csrf()
     // 29 wrong passwords and, last, the right one: all sent at once.
     const guesses = Array.from({ length: 30 }, (_, i) => (i === 29 ? PASSWORD : `wrong guess number ${i}`))
-    const responses = await Promise.all(guesses.map((password) => attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password })))
+    const responses = await Promise.all(
+      guesses.map((password) => attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password })),
+    )
     const counts = tally(responses)
     const checked = (counts[401] ?? 0) + (counts[303] ?? 0)
     const refused = (counts[429] ?? 0) + (counts[503] ?? 0)
@@ -55,8 +61,16 @@ describe('dashboard sign-in limits', () => {
   it('after the limit, 30 concurrent sign-ins with the right password are all refused', async () => {
     const attacker = new DashboardClient(t.app, '203.0.113.2')
     const token = await attacker.csrf()
-    for (let i = 0; i < 5; i++) expect((await attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: `wrong ${i} password` })).statusCode).toBe(401)
-    const responses = await Promise.all(Array.from({ length: 30 }, () => attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: PASSWORD })))
+    for (let i = 0; i < 5; i++)
+      expect(
+        (await attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: `wrong ${i} password` }))
+          .statusCode,
+      ).toBe(401)
+    const responses = await Promise.all(
+      Array.from({ length: 30 }, () =>
+        attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: PASSWORD }),
+      ),
+    )
     console.info(`after the limit: ${tally(responses)[429] ?? 0} refused of 30`)
     expect(tally(responses)).toEqual({ 429: 30 })
     expectRetryAfter(responses)
@@ -66,13 +80,21 @@ describe('dashboard sign-in limits', () => {
     const flooder = new DashboardClient(t.app, '203.0.113.3')
     const operator = new DashboardClient(t.app, '192.0.2.44')
     const [floodToken, operatorToken] = await Promise.all([flooder.csrf(), operator.csrf()])
-    const flood = Array.from({ length: 40 }, (_, i) => flooder.post('/dashboard/login', { _csrf: floodToken, email: `nobody${i}@example.org`, password: 'not the password at all' }))
+    const flood = Array.from({ length: 40 }, (_, i) =>
+      flooder.post('/dashboard/login', {
+        _csrf: floodToken,
+        email: `nobody${i}@example.org`,
+        password: 'not the password at all',
+      }),
+    )
     const started = performance.now()
     const mine = await operator.post('/dashboard/login', { _csrf: operatorToken, email: OPERATOR, password: PASSWORD })
     const latency = performance.now() - started
     const responses = await Promise.all(flood)
     const counts = tally(responses)
-    console.info(`flood of 40 from one address: ${JSON.stringify(counts)}; the other address's sign-in took ${Math.round(latency)} ms`)
+    console.info(
+      `flood of 40 from one address: ${JSON.stringify(counts)}; the other address's sign-in took ${Math.round(latency)} ms`,
+    )
     expect(mine.statusCode).toBe(303)
     // One hash at a time per address: the flood is refused at once, not queued ahead of others.
     expect((counts[429] ?? 0) + (counts[503] ?? 0)).toBeGreaterThanOrEqual(30)
@@ -83,9 +105,19 @@ describe('dashboard sign-in limits', () => {
   it('bounds the hash queue: beyond it, sign-ins are refused with 503 and Retry-After', async () => {
     const clients = Array.from({ length: 40 }, (_, i) => new DashboardClient(t.app, `198.51.100.${100 + i}`))
     const tokens = await Promise.all(clients.map((client) => client.csrf()))
-    const responses = await Promise.all(clients.map((client, i) => client.post('/dashboard/login', { _csrf: tokens[i]!, email: `someone${i}@example.org`, password: 'not the password at all' })))
+    const responses = await Promise.all(
+      clients.map((client, i) =>
+        client.post('/dashboard/login', {
+          _csrf: tokens[i]!,
+          email: `someone${i}@example.org`,
+          password: 'not the password at all',
+        }),
+      ),
+    )
     const counts = tally(responses)
-    console.info(`40 addresses at once: ${JSON.stringify(counts)} (${HASH_CONCURRENCY} hashes at once, ${HASH_QUEUE} waiting)`)
+    console.info(
+      `40 addresses at once: ${JSON.stringify(counts)} (${HASH_CONCURRENCY} hashes at once, ${HASH_QUEUE} waiting)`,
+    )
     expect(counts[503] ?? 0).toBeGreaterThanOrEqual(1)
     expect((counts[401] ?? 0) + (counts[503] ?? 0)).toBe(40)
     expect(counts[401] ?? 0).toBeGreaterThanOrEqual(HASH_CONCURRENCY + HASH_QUEUE)
@@ -96,13 +128,19 @@ describe('dashboard sign-in limits', () => {
     const attacker = new DashboardClient(t.app, '203.0.113.4')
     const token = await attacker.csrf()
     const statuses = []
-    for (let i = 0; i < 50; i++) statuses.push((await attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: `wrong password ${i}` })).statusCode)
+    for (let i = 0; i < 50; i++)
+      statuses.push(
+        (await attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: `wrong password ${i}` }))
+          .statusCode,
+      )
     expect(statuses.filter((s) => s === 401)).toHaveLength(5)
     expect(statuses.filter((s) => s === 429)).toHaveLength(45)
     const operator = new DashboardClient(t.app, '192.0.2.45')
     expect((await operator.signIn(OPERATOR, PASSWORD)).statusCode).toBe(303)
     // The attacker's address still waits, even with the right password.
-    expect((await attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: PASSWORD })).statusCode).toBe(429)
+    expect(
+      (await attacker.post('/dashboard/login', { _csrf: token, email: OPERATOR, password: PASSWORD })).statusCode,
+    ).toBe(429)
   })
 
   it('makes an address wait longer after each further failure instead of locking the account', async () => {
@@ -129,8 +167,21 @@ describe('dashboard sign-in limits', () => {
   it('limits failures per address across accounts (credential stuffing)', async () => {
     const stuffer = new DashboardClient(t.app, '203.0.113.6')
     const token = await stuffer.csrf()
-    for (let i = 0; i < 20; i++) expect((await stuffer.post('/dashboard/login', { _csrf: token, email: `victim${i}@example.org`, password: 'password from a leak' })).statusCode).toBe(401)
-    const next = await stuffer.post('/dashboard/login', { _csrf: token, email: 'victim99@example.org', password: 'password from a leak' })
+    for (let i = 0; i < 20; i++)
+      expect(
+        (
+          await stuffer.post('/dashboard/login', {
+            _csrf: token,
+            email: `victim${i}@example.org`,
+            password: 'password from a leak',
+          })
+        ).statusCode,
+      ).toBe(401)
+    const next = await stuffer.post('/dashboard/login', {
+      _csrf: token,
+      email: 'victim99@example.org',
+      password: 'password from a leak',
+    })
     expect(next.statusCode).toBe(429)
     expectRetryAfter([next])
   })

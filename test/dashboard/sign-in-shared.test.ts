@@ -24,10 +24,16 @@ describe.skipIf(REDIS_URL === '')('dashboard sign-in limits shared through Redis
 
   it('refuses on a second instance the pair that failed on the first, and nobody else', async () => {
     const attacker = new DashboardClient(first.app, '203.0.113.9')
-    for (let i = 0; i < 5; i++) expect((await attacker.signIn('ops@example.org', `wrong password ${i}`)).statusCode).toBe(401)
-    const elsewhere = await new DashboardClient(second.app, '203.0.113.9').signIn('ops@example.org', 'another wrong one')
+    for (let i = 0; i < 5; i++)
+      expect((await attacker.signIn('ops@example.org', `wrong password ${i}`)).statusCode).toBe(401)
+    const elsewhere = await new DashboardClient(second.app, '203.0.113.9').signIn(
+      'ops@example.org',
+      'another wrong one',
+    )
     expect(elsewhere.statusCode).toBe(429)
     expect(Number(elsewhere.headers['retry-after'])).toBeGreaterThan(0)
-    expect((await new DashboardClient(second.app, '192.0.2.9').signIn('ops@example.org', 'a wrong password too')).statusCode).toBe(401)
+    expect(
+      (await new DashboardClient(second.app, '192.0.2.9').signIn('ops@example.org', 'a wrong password too')).statusCode,
+    ).toBe(401)
   })
 })

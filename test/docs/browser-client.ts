@@ -36,13 +36,23 @@ export class BrowserClient {
 
   async #request(method: 'GET' | 'POST', url: string, body?: URLSearchParams): Promise<Page> {
     for (let hops = 0; hops < 10; hops++) {
-      const headers: Record<string, string> = { 'sec-fetch-site': hops === 0 && method === 'GET' ? 'none' : 'same-origin' }
-      if (this.#cookies.size > 0) headers.cookie = [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ')
-      if (method === 'POST') Object.assign(headers, { origin: this.#origin, 'content-type': 'application/x-www-form-urlencoded' })
-      const response = await fetch(url, { method, headers, redirect: 'manual', ...(method === 'POST' ? { body: body!.toString() } : {}) })
+      const headers: Record<string, string> = {
+        'sec-fetch-site': hops === 0 && method === 'GET' ? 'none' : 'same-origin',
+      }
+      if (this.#cookies.size > 0)
+        headers.cookie = [...this.#cookies].map(([name, value]) => `${name}=${value}`).join('; ')
+      if (method === 'POST')
+        Object.assign(headers, { origin: this.#origin, 'content-type': 'application/x-www-form-urlencoded' })
+      const response = await fetch(url, {
+        method,
+        headers,
+        redirect: 'manual',
+        ...(method === 'POST' ? { body: body!.toString() } : {}),
+      })
       this.#remember(response)
       const location = response.headers.get('location')
-      if (!REDIRECTS.has(response.status) || location === null) return { status: response.status, url, body: await response.text() }
+      if (!REDIRECTS.has(response.status) || location === null)
+        return { status: response.status, url, body: await response.text() }
       await response.body?.cancel()
       url = new URL(location, url).toString()
       if (response.status === 303 || method === 'POST') method = 'GET'

@@ -52,7 +52,9 @@ function summary(source: string, runs: ExampleRun[]): string {
 }
 
 /** A partner's first minutes, as in a browser: sign up, sign in (the welcome page), the overview. */
-async function partnerPages(baseUrl: string): Promise<{ welcome: Page; overview: Page; testKey: string; sandboxStudent: string }> {
+async function partnerPages(
+  baseUrl: string,
+): Promise<{ welcome: Page; overview: Page; testKey: string; sandboxStudent: string }> {
   const browser = new BrowserClient(baseUrl)
   const credentials = { email: 'examples@partner.example', password: 'a long and memorable phrase' }
   const signedUp = await browser.submit(await browser.get('/dashboard/signup'), '/dashboard/signup', credentials)
@@ -76,7 +78,9 @@ async function readmeRuns(banner: string, port: number): Promise<ExampleRun[]> {
     STUDENT_KEY: /Demo student key[^\n]*\n\s+(cur_live_\w+)/.exec(banner)?.[1] ?? '',
     ID: /Demo student: .* id ([0-9a-f-]{36})/.exec(banner)?.[1] ?? '',
   }
-  expect.soft(banner, "the demo banner prints the README's variables").toContain(`export KEY=${variables.KEY} STUDENT_KEY=${variables.STUDENT_KEY} ID=${variables.ID}`)
+  expect
+    .soft(banner, "the demo banner prints the README's variables")
+    .toContain(`export KEY=${variables.KEY} STUDENT_KEY=${variables.STUDENT_KEY} ID=${variables.ID}`)
   const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
   const examples = examplesOfMarkdown(readme, 'README.md').map((example) => ({
     ...example,
@@ -84,7 +88,12 @@ async function readmeRuns(banner: string, port: number): Promise<ExampleRun[]> {
   }))
   // Catalog reads, the ETag round trip, a student's progress and setting a tier at least.
   expect.soft(examples.length, 'README examples').toBeGreaterThanOrEqual(6)
-  expect.soft(examples.some((example) => example.expected === 304), 'a README example that shows the 304').toBe(true)
+  expect
+    .soft(
+      examples.some((example) => example.expected === 304),
+      'a README example that shows the 304',
+    )
+    .toBe(true)
   return runAll(examples, variables)
 }
 
@@ -96,18 +105,27 @@ async function docsRuns(baseUrl: string, apiKey: string, studentId: string): Pro
   const examples = examplesOfHtml(page, '/docs')
   const document = (await (await fetch(`${baseUrl}/api/v1/openapi.json`)).json()) as { paths: Record<string, object> }
   // One example per operation.
-  expect.soft(examples.length, '/docs examples').toBe(Object.values(document.paths).flatMap((item) => Object.keys(item)).length)
+  expect
+    .soft(examples.length, '/docs examples')
+    .toBe(Object.values(document.paths).flatMap((item) => Object.keys(item)).length)
   return runAll(examples, { API_KEY: apiKey, STUDENT_ID: studentId })
 }
 
 describe('the documentation', () => {
   it('every curl example of the README, the demo banner, /docs and the dashboard welcome page gives its documented status as pasted', async () => {
     const port = await freePort()
-    const server = await startServer({ DATABASE_URL: `sqlite:${path.join(tempDir(), 'examples.db')}`, CATALOG_DIR, PORT: String(port) })
+    const server = await startServer({
+      DATABASE_URL: `sqlite:${path.join(tempDir(), 'examples.db')}`,
+      CATALOG_DIR,
+      PORT: String(port),
+    })
     try {
       const banner = server.output()
       const partner = await partnerPages(server.baseUrl)
-      const dashboardExamples = [...examplesOfHtml(partner.welcome.body, 'welcome page'), ...examplesOfHtml(partner.overview.body, 'overview page')]
+      const dashboardExamples = [
+        ...examplesOfHtml(partner.welcome.body, 'welcome page'),
+        ...examplesOfHtml(partner.overview.body, 'overview page'),
+      ]
       // "Try it" (catalog, progress, enroll) at least, and the reference's examples.
       expect.soft(dashboardExamples.length, 'dashboard examples').toBeGreaterThanOrEqual(3)
       const sources: [string, ExampleRun[]][] = [

@@ -32,15 +32,24 @@ function withStatusWriteOut(script: string, bodyFile: string): { script: string 
   if (!/^curl\s/.test(last.trim()) || /[|;&>]\s|\$\(/.test(last.replace(/'[^']*'|"[^"]*"/g, ''))) {
     return { problem: `its last command is not a single curl call, so its status cannot be read: ${last}` }
   }
-  return { script: [...lines.slice(0, start), `${last} -s -o '${bodyFile}' --max-time 10 -w '\\nstatus %{http_code}\\n'`].join('\n') }
+  return {
+    script: [...lines.slice(0, start), `${last} -s -o '${bodyFile}' --max-time 10 -w '\\nstatus %{http_code}\\n'`].join(
+      '\n',
+    ),
+  }
 }
 
 function bash(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile('bash', ['-c', `set -u\n${script}`], { env, timeout: 20_000, encoding: 'utf8' }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1
-      resolve({ code, stdout, stderr })
-    })
+    execFile(
+      'bash',
+      ['-c', `set -u\n${script}`],
+      { env, timeout: 20_000, encoding: 'utf8' },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1
+        resolve({ code, stdout, stderr })
+      },
+    )
   })
 }
 
@@ -49,9 +58,17 @@ function matches(expected: number | '2xx', status: number): boolean {
 }
 
 /** Runs one example; `home` is an empty directory used as HOME. */
-export async function runExample(example: ShellExample, variables: Record<string, string>, home: string): Promise<ExampleRun> {
+export async function runExample(
+  example: ShellExample,
+  variables: Record<string, string>,
+  home: string,
+): Promise<ExampleRun> {
   if (example.placeholders.length > 0) {
-    return { example, status: undefined, failure: `not runnable as pasted: replace ${example.placeholders.join(', ')} first` }
+    return {
+      example,
+      status: undefined,
+      failure: `not runnable as pasted: replace ${example.placeholders.join(', ')} first`,
+    }
   }
   const bodyFile = path.join(home, 'body')
   rmSync(bodyFile, { force: true })
@@ -60,11 +77,19 @@ export async function runExample(example: ShellExample, variables: Record<string
   const result = await bash(prepared.script, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...variables })
   const status = STATUS_LINE.exec(result.stdout)?.[1]
   if (status === undefined) {
-    return { example, status: undefined, failure: `printed no status (exit ${result.code}): ${result.stderr.trim() || result.stdout.trim()}` }
+    return {
+      example,
+      status: undefined,
+      failure: `printed no status (exit ${result.code}): ${result.stderr.trim() || result.stdout.trim()}`,
+    }
   }
   if (!matches(example.expected, Number(status))) {
     const body = ((existsSync(bodyFile) ? readFileSync(bodyFile, 'utf8') : '') + result.stderr).trim().slice(0, 300)
-    return { example, status: Number(status), failure: `gave ${status}, documented ${example.expected}${body === '' ? '' : `: ${body}`}` }
+    return {
+      example,
+      status: Number(status),
+      failure: `gave ${status}, documented ${example.expected}${body === '' ? '' : `: ${body}`}`,
+    }
   }
   return { example, status: Number(status), failure: undefined }
 }

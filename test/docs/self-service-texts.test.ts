@@ -10,7 +10,8 @@ import { AUTH_FAILURES } from '../../src/http/admission.js'
 import { buildTestApp, type TestContext } from '../helper.js'
 
 /** Wordings that say keys come from the operator. */
-const KEYS_FROM_THE_OPERATOR = /ask the operator|operator (for|issues?|creates?|gives?) (a |new |your )*keys?|keys? (are |is )?(issued|created|given) by the operator|key from the operator/i
+const KEYS_FROM_THE_OPERATOR =
+  /ask the operator|operator (for|issues?|creates?|gives?) (a |new |your )*keys?|keys? (are |is )?(issued|created|given) by the operator|key from the operator/i
 
 describe('texts match the self-service flow', () => {
   let t: TestContext

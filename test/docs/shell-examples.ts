@@ -25,7 +25,12 @@ const CALLS_CURL = /(^|[\s$(|;&])curl\s/m
 
 function example(where: string, script: string, comments: string[] = []): ShellExample {
   const shown = comments.map((line) => SHOWN_STATUS.exec(line.trim())?.[1]).find((status) => status !== undefined)
-  return { where, script, expected: shown === undefined ? '2xx' : Number(shown), placeholders: script.match(PLACEHOLDER) ?? [] }
+  return {
+    where,
+    script,
+    expected: shown === undefined ? '2xx' : Number(shown),
+    placeholders: script.match(PLACEHOLDER) ?? [],
+  }
 }
 
 /** The lines of a shell text as commands: a line ending in `\` goes on with the next. */
@@ -92,13 +97,11 @@ export function examplesOfMarkdown(markdown: string, file: string): ShellExample
 /** HTML text back to what a reader copies: tags dropped, character references decoded. */
 export function htmlText(html: string): string {
   const named: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'", nbsp: '\u00a0' }
-  return html
-    .replace(/<[^>]*>/g, '')
-    .replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (whole, name: string) => {
-      if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16))
-      if (name.startsWith('#')) return String.fromCodePoint(Number(name.slice(1)))
-      return named[name.toLowerCase()] ?? whole
-    })
+  return html.replace(/<[^>]*>/g, '').replace(/&(#x[0-9a-f]+|#[0-9]+|[a-z]+);/gi, (whole, name: string) => {
+    if (name.startsWith('#x') || name.startsWith('#X')) return String.fromCodePoint(Number.parseInt(name.slice(2), 16))
+    if (name.startsWith('#')) return String.fromCodePoint(Number(name.slice(1)))
+    return named[name.toLowerCase()] ?? whole
+  })
 }
 
 /** The examples in an HTML page's `<pre>` blocks. */

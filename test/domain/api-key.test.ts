@@ -1,5 +1,11 @@
 import { describe, expect, it } from 'vitest'
-import { DISPLAY_PREFIX_LENGTH, generateApiKey, hashApiKey, isWellFormedApiKey, keyMode } from '../../src/domain/api-key.js'
+import {
+  DISPLAY_PREFIX_LENGTH,
+  generateApiKey,
+  hashApiKey,
+  isWellFormedApiKey,
+  keyMode,
+} from '../../src/domain/api-key.js'
 
 describe('API keys', () => {
   it('have a recognisable prefix, 190 random bits and a checksum', () => {

@@ -18,7 +18,9 @@ describe('application and organisation state machine', () => {
   })
 
   it('says what is wrong in words', () => {
-    expect(() => nextApplicationState('rejected', 'approve')).toThrow('This application is already rejected; it cannot be approved now.')
+    expect(() => nextApplicationState('rejected', 'approve')).toThrow(
+      'This application is already rejected; it cannot be approved now.',
+    )
   })
 })
 

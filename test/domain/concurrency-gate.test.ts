@@ -21,7 +21,12 @@ describe('ConcurrencyGate', () => {
     const gate = new ConcurrencyGate({ concurrency: 2, queue: 1, perKey: 1 })
     const tasks = Array.from({ length: 4 }, controllable)
     const entries = tasks.map((t, i) => gate.run(`k${i}`, t.task))
-    expect(entries.map((e) => ('refused' in e ? e.refused : 'admitted'))).toEqual(['admitted', 'admitted', 'admitted', 'queue-full'])
+    expect(entries.map((e) => ('refused' in e ? e.refused : 'admitted'))).toEqual([
+      'admitted',
+      'admitted',
+      'admitted',
+      'queue-full',
+    ])
     await Promise.resolve()
     expect(tasks.map((t) => t.started)).toEqual([true, true, false, false])
     tasks[0]!.finish()

@@ -21,10 +21,23 @@ describe('agreements', () => {
 
 describe('first names', () => {
   it('accept first names, compound ones included', () => {
-    for (const name of ['Ada', 'Mary-Jane', 'Anne-Marie', "D'Andre", 'Zoë', 'José', 'Łucja', 'Nguyễn', '美咲']) expect(firstNameProblem(name), name).toBeNull()
+    for (const name of ['Ada', 'Mary-Jane', 'Anne-Marie', "D'Andre", 'Zoë', 'José', 'Łucja', 'Nguyễn', '美咲'])
+      expect(firstNameProblem(name), name).toBeNull()
   })
   it('refuse anything that carries more than a first name', () => {
-    for (const value of ['', ' Ada', 'Ada ', 'Ada Lovelace', 'Anne Marie', 'ada@example.org', 'Ada2', 'Ada.', 'x'.repeat(41), 42, null]) {
+    for (const value of [
+      '',
+      ' Ada',
+      'Ada ',
+      'Ada Lovelace',
+      'Anne Marie',
+      'ada@example.org',
+      'Ada2',
+      'Ada.',
+      'x'.repeat(41),
+      42,
+      null,
+    ]) {
       expect(firstNameProblem(value), String(value)).not.toBeNull()
     }
   })

@@ -6,24 +6,28 @@ import { SlidingWindowLimiter } from '../../src/domain/sliding-window.js'
 describe('SlidingWindowLimiter', () => {
   it('never accepts more than the limit in any window (model check against brute force)', () => {
     fc.assert(
-      fc.property(fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 300 }), fc.integer({ min: 1, max: 20 }), (gaps, limit) => {
-        const clock = new ManualClock(0)
-        const windowMs = 1000
-        const limiter = new SlidingWindowLimiter({ limit, windowMs, clock })
-        const accepted: number[] = []
-        for (const gap of gaps) {
-          clock.advance(gap)
-          const now = clock.now()
-          const decision = limiter.hit('k')
-          const inWindow = accepted.filter((at) => at > now - windowMs).length
-          // Accepted exactly when fewer than `limit` were accepted in (now - window, now].
-          expect(decision.allowed).toBe(inWindow < limit)
-          if (decision.allowed) accepted.push(now)
-          expect(decision.remaining).toBe(limit - accepted.filter((at) => at > now - windowMs).length)
-          const oldest = accepted.find((at) => at > now - windowMs)
-          expect(decision.resetMs).toBe(oldest === undefined ? 0 : oldest + windowMs - now)
-        }
-      }),
+      fc.property(
+        fc.array(fc.integer({ min: 0, max: 3000 }), { minLength: 1, maxLength: 300 }),
+        fc.integer({ min: 1, max: 20 }),
+        (gaps, limit) => {
+          const clock = new ManualClock(0)
+          const windowMs = 1000
+          const limiter = new SlidingWindowLimiter({ limit, windowMs, clock })
+          const accepted: number[] = []
+          for (const gap of gaps) {
+            clock.advance(gap)
+            const now = clock.now()
+            const decision = limiter.hit('k')
+            const inWindow = accepted.filter((at) => at > now - windowMs).length
+            // Accepted exactly when fewer than `limit` were accepted in (now - window, now].
+            expect(decision.allowed).toBe(inWindow < limit)
+            if (decision.allowed) accepted.push(now)
+            expect(decision.remaining).toBe(limit - accepted.filter((at) => at > now - windowMs).length)
+            const oldest = accepted.find((at) => at > now - windowMs)
+            expect(decision.resetMs).toBe(oldest === undefined ? 0 : oldest + windowMs - now)
+          }
+        },
+      ),
     )
   })
 

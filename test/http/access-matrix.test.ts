@@ -20,7 +20,8 @@ const REQUESTS: Record<Endpoint, { method: 'GET' | 'POST'; url: string; payload?
 }
 
 const CATALOG_OK = { tiers: 200, lessons: 200, lesson: 200 }
-const ALL = (code: number | string) => Object.fromEntries(Object.keys(REQUESTS).map((endpoint) => [endpoint, code])) as Record<Endpoint, number | string>
+const ALL = (code: number | string) =>
+  Object.fromEntries(Object.keys(REQUESTS).map((endpoint) => [endpoint, code])) as Record<Endpoint, number | string>
 
 /** Expected status, or problem code, per key kind and endpoint. */
 const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
@@ -29,11 +30,41 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
   unknown: ALL('api_key_invalid'),
   revoked: ALL('api_key_revoked'),
   expired: ALL('api_key_expired'),
-  catalog: { ...CATALOG_OK, progress: 'insufficient_scope', enroll: 'insufficient_scope', otherProgress: 'insufficient_scope', otherEnroll: 'insufficient_scope' },
-  read: { ...CATALOG_OK, progress: 200, enroll: 'insufficient_scope', otherProgress: 'student_not_found', otherEnroll: 'insufficient_scope' },
-  write: { ...CATALOG_OK, progress: 'insufficient_scope', enroll: 200, otherProgress: 'insufficient_scope', otherEnroll: 'student_not_found' },
-  readWrite: { ...CATALOG_OK, progress: 200, enroll: 200, otherProgress: 'student_not_found', otherEnroll: 'student_not_found' },
-  noAgreement: { ...CATALOG_OK, progress: 'agreement_required', enroll: 'agreement_required', otherProgress: 'agreement_required', otherEnroll: 'agreement_required' },
+  catalog: {
+    ...CATALOG_OK,
+    progress: 'insufficient_scope',
+    enroll: 'insufficient_scope',
+    otherProgress: 'insufficient_scope',
+    otherEnroll: 'insufficient_scope',
+  },
+  read: {
+    ...CATALOG_OK,
+    progress: 200,
+    enroll: 'insufficient_scope',
+    otherProgress: 'student_not_found',
+    otherEnroll: 'insufficient_scope',
+  },
+  write: {
+    ...CATALOG_OK,
+    progress: 'insufficient_scope',
+    enroll: 200,
+    otherProgress: 'insufficient_scope',
+    otherEnroll: 'student_not_found',
+  },
+  readWrite: {
+    ...CATALOG_OK,
+    progress: 200,
+    enroll: 200,
+    otherProgress: 'student_not_found',
+    otherEnroll: 'student_not_found',
+  },
+  noAgreement: {
+    ...CATALOG_OK,
+    progress: 'agreement_required',
+    enroll: 'agreement_required',
+    otherProgress: 'agreement_required',
+    otherEnroll: 'agreement_required',
+  },
   // Beta's key: Ben is linked to Beta too, Cleo only to Beta.
   otherOrg: { ...CATALOG_OK, progress: 200, enroll: 200, otherProgress: 200, otherEnroll: 200 },
 }
@@ -42,7 +73,9 @@ describe('authorization matrix', () => {
   let t: TestContext
   let headersFor: (kind: KeyKind) => Record<string, string>
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', AUTH_FAILURE_LIMIT: '100000' } })
+    t = await buildTestApp({
+      env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', AUTH_FAILURE_LIMIT: '100000' },
+    })
     headersFor = (kind) => {
       if (kind === 'none') return {}
       if (kind === 'garbage') return bearer('not-a-key')
@@ -56,7 +89,12 @@ describe('authorization matrix', () => {
     for (const [endpoint, expected] of Object.entries(row) as [Endpoint, number | string][]) {
       it(`${kind} key, ${endpoint}: ${expected}`, async () => {
         const request = REQUESTS[endpoint]
-        const res = await t.call({ method: request.method, url: request.url, headers: headersFor(kind), ...(request.payload ? { payload: request.payload } : {}) })
+        const res = await t.call({
+          method: request.method,
+          url: request.url,
+          headers: headersFor(kind),
+          ...(request.payload ? { payload: request.payload } : {}),
+        })
         if (typeof expected === 'number') {
           expect(res.statusCode, res.body).toBe(expected)
           return
@@ -67,9 +105,9 @@ describe('authorization matrix', () => {
         if (body.status === 401) {
           expect(challenge).toMatch(/^Bearer realm="curriculum-api"/)
           expect(challenge.includes('error="invalid_token"')).toBe(expected !== 'api_key_missing')
-          expect(res.headers['ratelimit']).toBeUndefined()
+          expect(res.headers.ratelimit).toBeUndefined()
         } else {
-          expect(res.headers['ratelimit']).toBeDefined()
+          expect(res.headers.ratelimit).toBeDefined()
         }
         if (expected === 'insufficient_scope') {
           const scope = request.method === 'GET' ? 'students:read' : 'students:write'
@@ -85,7 +123,10 @@ describe('authorization matrix', () => {
     for (const authorization of [`bearer ${key}`, `BEARER ${key}`, `Bearer  ${key}`]) {
       expect((await t.call({ url: '/api/v1/tiers', headers: { authorization } })).statusCode, authorization).toBe(200)
     }
-    const basic = await t.call({ url: '/api/v1/tiers', headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` } })
+    const basic = await t.call({
+      url: '/api/v1/tiers',
+      headers: { authorization: `Basic ${Buffer.from(`${key}:`).toString('base64')}` },
+    })
     expect(basic.json().code).toBe('api_key_missing')
     for (const query of [`access_token=${key}`, `api_key=${key}`, `key=${key}`]) {
       const res = await t.call({ url: `/api/v1/tiers?${query}` })

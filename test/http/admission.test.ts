@@ -19,7 +19,16 @@ const STORES = [
   // counts below would not be Redis's.
   ...(REDIS_URL === ''
     ? []
-    : [{ name: 'Redis limiters', env: () => ({ REDIS_URL, REDIS_KEY_PREFIX: `t-${randomBytes(6).toString('hex')}:`, REDIS_COMMAND_TIMEOUT_MS: '10000' }) }]),
+    : [
+        {
+          name: 'Redis limiters',
+          env: () => ({
+            REDIS_URL,
+            REDIS_KEY_PREFIX: `t-${randomBytes(6).toString('hex')}:`,
+            REDIS_COMMAND_TIMEOUT_MS: '10000',
+          }),
+        },
+      ]),
 ]
 
 /** Counts the key lookups that go to storage (the cache's own method, wrapped). */
@@ -50,7 +59,9 @@ for (const store of STORES) {
       t = await buildTestApp({ env: { ...store.env(), AUTH_FAILURE_LIMIT: '30' } })
       const lookups = countLookups(t)
       const responses = await Promise.all(
-        Array.from({ length: 200 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })),
+        Array.from({ length: 200 }, () =>
+          t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) }),
+        ),
       )
       expect(statuses(responses)).toEqual({ 401: 30, 429: 170 })
       for (const refused of responses.filter((r) => r.statusCode === 429)) {
@@ -59,10 +70,16 @@ for (const store of STORES) {
       }
       expect(lookups.count).toBe(30)
       // Blocked now: 300 more cost no storage at all, and a valid key from the address is refused too.
-      const more = await Promise.all(Array.from({ length: 300 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })))
+      const more = await Promise.all(
+        Array.from({ length: 300 }, () =>
+          t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) }),
+        ),
+      )
       expect(statuses(more)).toEqual({ 429: 300 })
       expect(lookups.count).toBe(30)
-      expect((await t.app.inject({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog) })).statusCode).toBe(429)
+      expect((await t.app.inject({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog) })).statusCode).toBe(
+        429,
+      )
     })
 
     it('parallel requests with valid keys whose lookups are in flight do not use up the failure limit', async () => {
@@ -71,13 +88,21 @@ for (const store of STORES) {
       const { keys } = t.fixtures
       // One key on 64 connections at once (a cold cache) shares one lookup and one reservation;
       // three keys at once hold three: neither reaches the limit of 3 failures.
-      const same = await Promise.all(Array.from({ length: 64 }, () => t.app.inject({ url: '/api/v1/lessons', headers: bearer(keys.read) })))
+      const same = await Promise.all(
+        Array.from({ length: 64 }, () => t.app.inject({ url: '/api/v1/lessons', headers: bearer(keys.read) })),
+      )
       expect(statuses(same)).toEqual({ 200: 64 })
       expect(lookups.count).toBe(1)
-      const three = await Promise.all([keys.catalog, keys.write, keys.otherOrg].map((key) => t.app.inject({ url: '/api/v1/tiers', headers: bearer(key) })))
+      const three = await Promise.all(
+        [keys.catalog, keys.write, keys.otherOrg].map((key) =>
+          t.app.inject({ url: '/api/v1/tiers', headers: bearer(key) }),
+        ),
+      )
       expect(statuses(three)).toEqual({ 200: 3 })
       // Nothing was held back: three failures are still allowed, the fourth is refused.
-      const failures = await Promise.all(Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })))
+      const failures = await Promise.all(
+        Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })),
+      )
       expect(statuses(failures)).toEqual({ 401: 3, 429: 1 })
     })
 
@@ -85,11 +110,21 @@ for (const store of STORES) {
       t = await buildTestApp({ env: { ...store.env(), RATE_LIMIT: '4', ORGANISATION_RATE_LIMIT: '10' } })
       const now = t.clock.now()
       const extra = await Promise.all(
-        Array.from({ length: 3 }, (_, i) => createApiKey(t.storage.db, { organisationId: t.fixtures.orgs.acme, name: `extra ${i}`, scopes: [], expiresAt: null }, now)),
+        Array.from({ length: 3 }, (_, i) =>
+          createApiKey(
+            t.storage.db,
+            { organisationId: t.fixtures.orgs.acme, name: `extra ${i}`, scopes: [], expiresAt: null },
+            now,
+          ),
+        ),
       )
       const acmeKeys = [t.fixtures.keys.catalog, t.fixtures.keys.read, ...extra.map((made) => made.key)]
       // 5 keys x 4 requests in parallel: 20 the keys would allow, 10 the organisation does.
-      const responses = await Promise.all(acmeKeys.flatMap((key) => Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(key) }))))
+      const responses = await Promise.all(
+        acmeKeys.flatMap((key) =>
+          Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(key) })),
+        ),
+      )
       expect(statuses(responses)).toEqual({ 200: 10, 429: 10 })
       const refused = responses.find((r) => r.statusCode === 429)!
       expect(refused.json().code).toBe('rate_limited')
@@ -98,7 +133,9 @@ for (const store of STORES) {
       expect(refused.headers.ratelimit).toMatch(/"organisation";r=0;t=60$/)
       expect(refused.headers['x-ratelimit-remaining']).toBe('0')
       // Another organisation is untouched.
-      expect((await t.app.inject({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.otherOrg) })).statusCode).toBe(200)
+      expect((await t.app.inject({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.otherOrg) })).statusCode).toBe(
+        200,
+      )
       // Redis keeps its own time; the rest needs the test's clock.
       if (store.name !== 'in-process limiters') return
       // The window moves on: each key's own count holds only the requests the organisation admitted.
@@ -121,12 +158,20 @@ describe('refusals after identification are disclosed', () => {
     const answers = []
     for (let i = 0; i < 3; i++) answers.push((await t.call({ url, headers: key })).statusCode)
     expect(answers).toEqual([200, 200, 429])
-    const enroll = await t.call({ method: 'POST', url: `/api/v1/students/${STUDENTS.ada}/enroll`, headers: key, payload: { tier: 'builder' } })
+    const enroll = await t.call({
+      method: 'POST',
+      url: `/api/v1/students/${STUDENTS.ada}/enroll`,
+      headers: key,
+      payload: { tier: 'builder' },
+    })
     expect(enroll.statusCode).toBe(429)
 
     await setOrganisationStatus(t.storage.db, t.fixtures.orgs.beta, 'suspended')
     t.app.services.keys.evictOrganisation(t.fixtures.orgs.beta)
-    const suspended = await t.call({ url: `/api/v1/students/${STUDENTS.cleo}/progress`, headers: bearer(t.fixtures.keys.otherOrg) })
+    const suspended = await t.call({
+      url: `/api/v1/students/${STUDENTS.cleo}/progress`,
+      headers: bearer(t.fixtures.keys.otherOrg),
+    })
     expect(suspended.statusCode).toBe(403)
 
     const ada = await listDisclosures(t.storage.db, { studentId: STUDENTS.ada })
@@ -137,7 +182,9 @@ describe('refusals after identification are disclosed', () => {
       'progress.read disclosed',
     ])
     const cleo = await listDisclosures(t.storage.db, { studentId: STUDENTS.cleo })
-    expect(cleo.map((row) => `${row.action} ${row.outcome} ${row.organisation_id}`)).toEqual([`progress.read denied_suspended ${t.fixtures.orgs.beta}`])
+    expect(cleo.map((row) => `${row.action} ${row.outcome} ${row.organisation_id}`)).toEqual([
+      `progress.read denied_suspended ${t.fixtures.orgs.beta}`,
+    ])
     // A catalog request names no student: nothing recorded for it.
     const before = (await listDisclosures(t.storage.db)).length
     expect((await t.call({ url: '/api/v1/tiers', headers: key })).statusCode).toBe(429)
@@ -153,7 +200,8 @@ describe('the fast path decides as the router does', () => {
     t = await buildTestApp({ env: { AUTH_FAILURE_LIMIT: '5' } })
     const lookups = countLookups(t)
     const base = await t.app.listen({ port: 0, host: '127.0.0.1' })
-    const send = () => rawRequest(base, '/api/v1/tiers', { headers: { authorization: `Bearer ${generateApiKey().key}` } })
+    const send = () =>
+      rawRequest(base, '/api/v1/tiers', { headers: { authorization: `Bearer ${generateApiKey().key}` } })
     const first = await Promise.all(Array.from({ length: 20 }, send))
     expect(first.filter((r) => r.status === 401).length).toBe(5)
     expect(first.filter((r) => r.status === 429).length).toBe(15)

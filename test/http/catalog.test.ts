@@ -67,7 +67,9 @@ describe('catalog endpoints', () => {
       expect(res.statusCode).toBe(400)
       const body = res.json()
       expect(body.code).toBe('invalid_request')
-      expect(body.errors).toEqual([{ in: 'query', field: 'tier', detail: 'must be one of: explorer, builder, innovator' }])
+      expect(body.errors).toEqual([
+        { in: 'query', field: 'tier', detail: 'must be one of: explorer, builder, innovator' },
+      ])
     })
 
     it('refuses a repeated tier and an empty tier', async () => {
@@ -117,13 +119,27 @@ describe('catalog endpoints', () => {
       }
     })
 
-    it('answers 404 for any unknown slug of the contract\'s form (any letter, any number of digits) and 400 for a malformed one', async () => {
-      for (const unknown of ['explorer/e77-no-such-lesson', 'explorer/e1000-a-future-lesson', 'innovator/s5789-z3ft', 'builder/x0-y']) {
+    it("answers 404 for any unknown slug of the contract's form (any letter, any number of digits) and 400 for a malformed one", async () => {
+      for (const unknown of [
+        'explorer/e77-no-such-lesson',
+        'explorer/e1000-a-future-lesson',
+        'innovator/s5789-z3ft',
+        'builder/x0-y',
+      ]) {
         const missing = await t.call({ url: `/api/v1/lessons/${unknown}`, headers: auth })
         expect(missing.statusCode, unknown).toBe(404)
         expect(missing.json().code).toBe('lesson_not_found')
       }
-      for (const bad of ['explorer', 'wizard/e1-x', 'explorer/e1', 'explorer/E1-Robots', '%00', 'explorer/e1-robots%20x', 'explorer/1-robots', 'explorer/ee1-robots']) {
+      for (const bad of [
+        'explorer',
+        'wizard/e1-x',
+        'explorer/e1',
+        'explorer/E1-Robots',
+        '%00',
+        'explorer/e1-robots%20x',
+        'explorer/1-robots',
+        'explorer/ee1-robots',
+      ]) {
         const res = await t.call({ url: `/api/v1/lessons/${bad}`, headers: auth })
         expect(res.statusCode, bad).toBe(400)
         expect(res.json().errors[0]).toMatchObject({ in: 'path', field: 'slug' })
@@ -131,7 +147,12 @@ describe('catalog endpoints', () => {
     })
 
     it('answers a path below a lesson as an unknown route', async () => {
-      for (const below of ['explorer/e1-robots-follow-instructions/anything/more', 'explorer/e1-robots-follow-instructions/slides', 'explorer/e1-robots/extra', 'explorer/e1-robots-follow-instructions/']) {
+      for (const below of [
+        'explorer/e1-robots-follow-instructions/anything/more',
+        'explorer/e1-robots-follow-instructions/slides',
+        'explorer/e1-robots/extra',
+        'explorer/e1-robots-follow-instructions/',
+      ]) {
         const res = await t.call({ url: `/api/v1/lessons/${below}`, headers: auth })
         expect(res.statusCode, below).toBe(404)
         expect(res.json().code).toBe('route_not_found')
@@ -139,7 +160,11 @@ describe('catalog endpoints', () => {
     })
 
     it('checks slugs with the pattern the OpenAPI document publishes', () => {
-      const published = (t.app.swagger() as { paths: Record<string, { get: { parameters: { name: string; schema: { pattern: string } }[] } }> }).paths['/api/v1/lessons/{slug}']!.get.parameters.find((p) => p.name === 'slug')!
+      const published = (
+        t.app.swagger() as {
+          paths: Record<string, { get: { parameters: { name: string; schema: { pattern: string } }[] } }>
+        }
+      ).paths['/api/v1/lessons/{slug}']!.get.parameters.find((p) => p.name === 'slug')!
       expect(new RegExp(published.schema.pattern).source).toBe(SLUG.source)
       expect(published.schema.pattern).toContain(TIER_IDS.join('|'))
     })
@@ -147,7 +172,12 @@ describe('catalog endpoints', () => {
 
   describe('conditional requests', () => {
     it('gives each representation a strong ETag and answers If-None-Match with 304', async () => {
-      const urls = ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons?tier=builder', '/api/v1/lessons/explorer/e1-robots-follow-instructions']
+      const urls = [
+        '/api/v1/tiers',
+        '/api/v1/lessons',
+        '/api/v1/lessons?tier=builder',
+        '/api/v1/lessons/explorer/e1-robots-follow-instructions',
+      ]
       const tags = new Set<string>()
       for (const url of urls) {
         const first = await t.call({ url, headers: auth })
@@ -159,7 +189,7 @@ describe('catalog endpoints', () => {
           expect(again.statusCode, `${url} ${ifNoneMatch}`).toBe(304)
           expect(again.body).toBe('')
           expect(again.headers.etag).toBe(etag)
-          expect(again.headers['ratelimit']).toBeDefined()
+          expect(again.headers.ratelimit).toBeDefined()
         }
         const stale = await t.call({ url, headers: { ...auth, 'if-none-match': '"stale"' } })
         expect(stale.statusCode).toBe(200)

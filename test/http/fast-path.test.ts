@@ -53,7 +53,8 @@ describe('fast path', () => {
     const logLines: Record<string, unknown>[] = []
     const stream = new Writable({
       write(chunk, _encoding, done) {
-        for (const line of String(chunk).split('\n')) if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>)
+        for (const line of String(chunk).split('\n'))
+          if (line !== '') logLines.push(JSON.parse(line) as Record<string, unknown>)
         done()
       },
     })
@@ -106,7 +107,7 @@ describe('fast path', () => {
       { url: `/api/v1/lessons/${slug}`, headers: { ...auth(keys.write), 'if-none-match': lesson.headers.etag! } },
       { url: '/api/v1/tiers', headers: { ...auth(keys.write), 'if-none-match': `W/${etag}` } },
       { url: '/api/v1/tiers', headers: { ...auth(keys.write), 'if-none-match': '*' } },
-      { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': '"something-else", ' + etag } },
+      { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': `"something-else", ${etag}` } },
       { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': '"something-else"' } },
       // One key past its limit of 4: the rest are 429 with Retry-After.
       ...Array.from({ length: 4 }, () => ({ url: '/api/v1/lessons?tier=explorer', headers: auth(keys.catalog) })),
@@ -145,7 +146,9 @@ describe('fast path', () => {
 
   it('wrote the same access-log lines', () => {
     const strip = (lines: Record<string, unknown>[]) =>
-      lines.filter((line) => line.msg === 'request').map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
+      lines
+        .filter((line) => line.msg === 'request')
+        .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
     expect(strip(fast.logLines)).toEqual(strip(slow.logLines))
     expect(strip(fast.logLines).length).toBeGreaterThan(30)
     for (const line of fast.logLines.filter((l) => l.msg === 'request')) expect(line.reqId).toMatch(/^[0-9a-f-]{36}$/)

@@ -24,23 +24,60 @@ async function snapshot(storage: Storage): Promise<string> {
     lessons: await db.selectFrom('lessons').selectAll().orderBy('slug').execute(),
     organisations: await db.selectFrom('organisations').selectAll().orderBy('id').execute(),
     agreements: await db.selectFrom('agreements').selectAll().orderBy('id').execute(),
-    keys: await db.selectFrom('api_keys').select(['id', 'key_hash', 'scopes', 'expires_at', 'revoked_at', 'organisation_id']).orderBy('id').execute(),
+    keys: await db
+      .selectFrom('api_keys')
+      .select(['id', 'key_hash', 'scopes', 'expires_at', 'revoked_at', 'organisation_id'])
+      .orderBy('id')
+      .execute(),
     students: await db.selectFrom('students').selectAll().orderBy('id').execute(),
-    links: await db.selectFrom('student_organisations').selectAll().orderBy('student_id').orderBy('organisation_id').execute(),
+    links: await db
+      .selectFrom('student_organisations')
+      .selectAll()
+      .orderBy('student_id')
+      .orderBy('organisation_id')
+      .execute(),
     progress: await db.selectFrom('progress').selectAll().orderBy('student_id').orderBy('lesson_slug').execute(),
     meta: await db.selectFrom('meta').selectAll().orderBy('name').execute(),
   }
   return JSON.stringify(tables)
 }
 
-const printable = (max: number) => fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max })
+const printable = (max: number) =>
+  fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: max })
 const anyText = (max: number) => fc.string({ unit: 'grapheme', maxLength: max })
 
 const hostileSegment = fc.oneof(
   anyText(40),
   printable(40),
-  fc.constantFrom('..', '%2e%2e', '%2F', '%00', '%zz', '%C0%AE', '%', '%%', ';', '?', '#', '//', '~', '*', '\u0000', '\uffff', 'ä', '😀', ' ', '+'),
-  fc.constantFrom("' OR 1=1 --", '"; DROP TABLE students; --', '<script>alert(1)</script>', '${jndi:ldap://x}', '{{7*7}}'),
+  fc.constantFrom(
+    '..',
+    '%2e%2e',
+    '%2F',
+    '%00',
+    '%zz',
+    '%C0%AE',
+    '%',
+    '%%',
+    ';',
+    '?',
+    '#',
+    '//',
+    '~',
+    '*',
+    '\u0000',
+    '\uffff',
+    'ä',
+    '😀',
+    ' ',
+    '+',
+  ),
+  fc.constantFrom(
+    "' OR 1=1 --",
+    '"; DROP TABLE students; --',
+    '<script>alert(1)</script>',
+    '${jndi:ldap://x}',
+    '{{7*7}}',
+  ),
   fc.string({ unit: fc.constantFrom('a', '/', '%', '2', 'F', '.', '-'), maxLength: 30 }),
   fc.integer({ min: 250, max: 2000 }).map((n) => 'x'.repeat(n)),
 )
@@ -48,7 +85,13 @@ const hostileSegment = fc.oneof(
 const studentId = fc.oneof(
   fc.constantFrom(...Object.values(STUDENTS)),
   fc.uuid(),
-  fc.constantFrom(STUDENTS.ada.toUpperCase(), `{${STUDENTS.ada}}`, STUDENTS.ada.replace(/-/g, ''), `${STUDENTS.ada} `, `urn:uuid:${STUDENTS.ada}`),
+  fc.constantFrom(
+    STUDENTS.ada.toUpperCase(),
+    `{${STUDENTS.ada}}`,
+    STUDENTS.ada.replace(/-/g, ''),
+    `${STUDENTS.ada} `,
+    `urn:uuid:${STUDENTS.ada}`,
+  ),
   hostileSegment,
 )
 
@@ -56,21 +99,63 @@ const path = fc.oneof(
   studentId.map((id) => `/api/v1/students/${id}/progress`),
   studentId.map((id) => `/api/v1/students/${id}/enroll`),
   hostileSegment.map((slug) => `/api/v1/lessons/${slug}`),
-  fc.tuple(fc.constantFrom('explorer', 'builder', 'innovator', 'wizard'), hostileSegment).map(([tier, rest]) => `/api/v1/lessons/${tier}/${rest}`),
-  fc.tuple(fc.constantFrom('/api/v1/tiers', '/api/v1/lessons'), fc.array(fc.tuple(fc.oneof(fc.constant('tier'), printable(10)), fc.oneof(hostileSegment, fc.constantFrom('explorer', 'builder', ''))), { maxLength: 4 })).map(
-    ([base, pairs]) => `${base}?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`,
-  ),
+  fc
+    .tuple(fc.constantFrom('explorer', 'builder', 'innovator', 'wizard'), hostileSegment)
+    .map(([tier, rest]) => `/api/v1/lessons/${tier}/${rest}`),
+  fc
+    .tuple(
+      fc.constantFrom('/api/v1/tiers', '/api/v1/lessons'),
+      fc.array(
+        fc.tuple(
+          fc.oneof(fc.constant('tier'), printable(10)),
+          fc.oneof(hostileSegment, fc.constantFrom('explorer', 'builder', '')),
+        ),
+        { maxLength: 4 },
+      ),
+    )
+    .map(([base, pairs]) => `${base}?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`),
   hostileSegment.map((segment) => `/api/v1/${segment}`),
   hostileSegment.map((segment) => `/${segment}`),
-  fc.constantFrom('/api/v2/tiers', '/api/v1', '/api/v1/', '/api//v1/tiers', '/api/v1/tiers/', '/API/V1/TIERS', '/api/v1/tiers?', '/api/v1/tiers#x', '/api/v1/../v1/tiers', '/api/v1/openapi.json', '/docs', '/healthz'),
+  fc.constantFrom(
+    '/api/v2/tiers',
+    '/api/v1',
+    '/api/v1/',
+    '/api//v1/tiers',
+    '/api/v1/tiers/',
+    '/API/V1/TIERS',
+    '/api/v1/tiers?',
+    '/api/v1/tiers#x',
+    '/api/v1/../v1/tiers',
+    '/api/v1/openapi.json',
+    '/docs',
+    '/healthz',
+  ),
 )
 
 // Mostly keys that pass authentication, so the requests reach validation, scopes and storage.
 const authorization = fc.oneof(
   fc.constant(undefined),
-  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>('catalog', 'read', 'write', 'readWrite', 'otherOrg'),
-  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>('catalog', 'read', 'write', 'readWrite', 'otherOrg'),
-  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>('catalog', 'read', 'write', 'readWrite', 'otherOrg'),
+  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>(
+    'catalog',
+    'read',
+    'write',
+    'readWrite',
+    'otherOrg',
+  ),
+  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>(
+    'catalog',
+    'read',
+    'write',
+    'readWrite',
+    'otherOrg',
+  ),
+  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>(
+    'catalog',
+    'read',
+    'write',
+    'readWrite',
+    'otherOrg',
+  ),
   fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'expired' | 'revoked' | 'noAgreement' | 'otherOrg'>(
     'catalog',
     'read',
@@ -83,7 +168,9 @@ const authorization = fc.oneof(
   ),
   printable(80).map((value) => ({ raw: value })),
   printable(60).map((value) => ({ raw: `Bearer ${value}` })),
-  fc.constantFrom('Bearer', 'Bearer ', 'Basic Zm9vOmJhcg==', 'Bearer cur_live_', 'Token abc', 'bearer\tx').map((raw) => ({ raw })),
+  fc
+    .constantFrom('Bearer', 'Bearer ', 'Basic Zm9vOmJhcg==', 'Bearer cur_live_', 'Token abc', 'bearer\tx')
+    .map((raw) => ({ raw })),
 )
 
 const contentType = fc.oneof(
@@ -167,7 +254,9 @@ describe('hostile requests', () => {
   let t: TestContext
   let before: string
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
+    t = await buildTestApp({
+      env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' },
+    })
     before = await snapshot(t.storage)
   })
   afterAll(async () => t.close())
@@ -184,7 +273,7 @@ describe('hostile requests', () => {
         if (r.contentType !== undefined) headers['content-type'] = r.contentType
         const options: InjectOptions = { method: r.method as 'GET', url: r.path, headers }
         if (r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD') options.payload = r.body
-        let res
+        let res: Awaited<ReturnType<typeof t.app.inject>>
         try {
           res = await t.app.inject(options)
         } catch (error) {
@@ -208,7 +297,8 @@ describe('hostile requests', () => {
     expect(sent).toBeGreaterThanOrEqual(2000)
     // The mix reaches deep: some requests are served, many are refused for many reasons.
     expect(statuses.get(200) ?? 0).toBeGreaterThan(0)
-    for (const status of [400, 401, 403, 404, 405]) expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0)
+    for (const status of [400, 401, 403, 404, 405])
+      expect(statuses.get(status) ?? 0, `status ${status}`).toBeGreaterThan(0)
     expect(await snapshot(t.storage)).toBe(before)
   }, 240_000)
 })
@@ -235,12 +325,23 @@ describe('hostile requests over real sockets, with and without the fast path', (
   let before: string
   const servers: { name: string; app: TypedApp; base: string }[] = []
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' } })
+    t = await buildTestApp({
+      env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' },
+    })
     before = await snapshot(t.storage)
     for (const fastPath of [true, false]) {
-      const config = testConfig({ RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000', REQUEST_TIMEOUT_MS: '5000' })
+      const config = testConfig({
+        RATE_LIMIT: '1000000',
+        ORGANISATION_RATE_LIMIT: '1000000',
+        AUTH_FAILURE_LIMIT: '1000000',
+        REQUEST_TIMEOUT_MS: '5000',
+      })
       const app = await buildApp({ config, storage: t.storage, clock: t.clock, logger: false, fastPath })
-      servers.push({ name: fastPath ? 'fast path' : 'router only', app, base: await app.listen({ port: 0, host: '127.0.0.1' }) })
+      servers.push({
+        name: fastPath ? 'fast path' : 'router only',
+        app,
+        base: await app.listen({ port: 0, host: '127.0.0.1' }),
+      })
     }
   })
   afterAll(async () => {
@@ -252,25 +353,36 @@ describe('hostile requests over real sockets, with and without the fast path', (
     const statuses = new Map<number, number>()
     for (const server of servers) {
       await fc.assert(
-        fc.asyncProperty(request, disguise, fc.integer({ min: 1, max: 4 }), fc.integer({ min: 0, max: 20 }), async (r, spell, pieces, pauseMs) => {
-          fc.pre(!isLegitimateEnroll(r.method, r.body))
-          // A lying Content-Length makes the server wait for bytes that never come: that case is
-          // request-limits.test.ts's (cut at REQUEST_TIMEOUT_MS), too slow to sample here.
-          const { 'content-length': _lie, ...extra } = r.extraHeaders as Record<string, string>
-          const headers: Record<string, string> = { ...extra }
-          if (typeof r.authorization === 'string') Object.assign(headers, bearer(t.fixtures.keys[r.authorization]))
-          else if (r.authorization !== undefined) headers.authorization = r.authorization.raw
-          if (r.contentType !== undefined) headers['content-type'] = r.contentType
-          const target = spell(r.path)
-          // Bytes no HTTP/1.1 request line or header may carry; a client library refuses them.
-          if (/[\s\u0000-\u001f\u007f-\uffff]/.test(target) || Object.values(headers).some((v) => /[\u0000-\u0008\u000a-\u001f\u007f-\uffff]/.test(v))) return
-          const body = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD' ? r.body : undefined
-          const res = await rawRequest(server.base, target, { method: r.method, headers, body, pieces, pauseMs })
-          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
-          const seen = `${server.name}: ${r.method} ${target} -> ${res.status} ${res.body.slice(0, 200)}`
-          expect(res.status, seen).toBeLessThan(500)
-          if (res.status >= 400 && r.method !== 'HEAD') expect(res.headers['content-type'], seen).toMatch(/^application\/problem\+json/)
-        }),
+        fc.asyncProperty(
+          request,
+          disguise,
+          fc.integer({ min: 1, max: 4 }),
+          fc.integer({ min: 0, max: 20 }),
+          async (r, spell, pieces, pauseMs) => {
+            fc.pre(!isLegitimateEnroll(r.method, r.body))
+            // A lying Content-Length makes the server wait for bytes that never come: that case is
+            // request-limits.test.ts's (cut at REQUEST_TIMEOUT_MS), too slow to sample here.
+            const { 'content-length': _lie, ...extra } = r.extraHeaders as Record<string, string>
+            const headers: Record<string, string> = { ...extra }
+            if (typeof r.authorization === 'string') Object.assign(headers, bearer(t.fixtures.keys[r.authorization]))
+            else if (r.authorization !== undefined) headers.authorization = r.authorization.raw
+            if (r.contentType !== undefined) headers['content-type'] = r.contentType
+            const target = spell(r.path)
+            // Bytes no HTTP/1.1 request line or header may carry; a client library refuses them.
+            if (
+              /[\s\u0000-\u001f\u007f-\uffff]/.test(target) ||
+              Object.values(headers).some((v) => /[\u0000-\u0008\u000a-\u001f\u007f-\uffff]/.test(v))
+            )
+              return
+            const body = r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD' ? r.body : undefined
+            const res = await rawRequest(server.base, target, { method: r.method, headers, body, pieces, pauseMs })
+            statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1)
+            const seen = `${server.name}: ${r.method} ${target} -> ${res.status} ${res.body.slice(0, 200)}`
+            expect(res.status, seen).toBeLessThan(500)
+            if (res.status >= 400 && r.method !== 'HEAD')
+              expect(res.headers['content-type'], seen).toMatch(/^application\/problem\+json/)
+          },
+        ),
         { numRuns: SOCKET_RUNS, seed: Number(process.env.FC_SEED ?? Date.now() % 2_147_483_647), endOnFailure: true },
       )
     }

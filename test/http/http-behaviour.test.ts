@@ -4,7 +4,17 @@ import { buildApp } from '../../src/app.js'
 import { sqliteFile } from '../../src/storage/db.js'
 import { ManualClock } from '../../src/clock.js'
 import { openStorage } from '../../src/storage/db.js'
-import { bearer, buildTestApp, createTestStorage, freshDatabaseUrl, seedFixtures, START, STUDENTS, type TestContext, testConfig } from '../helper.js'
+import {
+  bearer,
+  buildTestApp,
+  createTestStorage,
+  freshDatabaseUrl,
+  seedFixtures,
+  START,
+  STUDENTS,
+  type TestContext,
+  testConfig,
+} from '../helper.js'
 
 describe('HTTP behaviour', () => {
   let t: TestContext
@@ -37,7 +47,7 @@ describe('HTTP behaviour', () => {
       const known = await t.call({ url: '/api/v1/teachers', headers: key })
       expect(known.statusCode).toBe(404)
       expect(known.json().code).toBe('route_not_found')
-      expect(known.headers['ratelimit']).toBeDefined()
+      expect(known.headers.ratelimit).toBeDefined()
       const anonymous = await t.call({ url: '/api/v1/teachers' })
       expect(anonymous.statusCode).toBe(401)
     })
@@ -74,7 +84,11 @@ describe('HTTP behaviour', () => {
       const res = await t.call({
         method: 'OPTIONS',
         url: `/api/v1/students/${STUDENTS.ada}/enroll`,
-        headers: { origin: 'https://app.example.org', 'access-control-request-method': 'POST', 'access-control-request-headers': 'authorization, content-type' },
+        headers: {
+          origin: 'https://app.example.org',
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'authorization, content-type',
+        },
       })
       expect(res.statusCode).toBe(204)
       expect(res.headers['access-control-allow-origin']).toBe('*')
@@ -85,10 +99,22 @@ describe('HTTP behaviour', () => {
     })
 
     it('exposes the headers a browser client needs, on successes and errors alike', async () => {
-      for (const res of [await t.call({ url: '/api/v1/tiers', headers: { ...key, origin: 'https://a.example' } }), await t.call({ url: '/api/v1/tiers', headers: { origin: 'https://a.example' } })]) {
+      for (const res of [
+        await t.call({ url: '/api/v1/tiers', headers: { ...key, origin: 'https://a.example' } }),
+        await t.call({ url: '/api/v1/tiers', headers: { origin: 'https://a.example' } }),
+      ]) {
         expect(res.headers['access-control-allow-origin']).toBe('*')
         const exposed = String(res.headers['access-control-expose-headers']).split(', ')
-        for (const name of ['RateLimit', 'RateLimit-Policy', 'X-RateLimit-Limit', 'X-RateLimit-Remaining', 'X-RateLimit-Reset', 'ETag', 'Retry-After', 'X-Request-Id']) {
+        for (const name of [
+          'RateLimit',
+          'RateLimit-Policy',
+          'X-RateLimit-Limit',
+          'X-RateLimit-Remaining',
+          'X-RateLimit-Reset',
+          'ETag',
+          'Retry-After',
+          'X-Request-Id',
+        ]) {
           expect(exposed).toContain(name)
         }
       }
@@ -118,7 +144,13 @@ describe('HTTP behaviour', () => {
         expect(res.body).not.toMatch(/<script|https?:\/\/(?!localhost)/)
       }
       const reference = (await t.call({ url: '/docs' })).body
-      for (const path of ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons/{slug}', '/api/v1/students/{id}/progress', '/api/v1/students/{id}/enroll']) {
+      for (const path of [
+        '/api/v1/tiers',
+        '/api/v1/lessons',
+        '/api/v1/lessons/{slug}',
+        '/api/v1/students/{id}/progress',
+        '/api/v1/students/{id}/enroll',
+      ]) {
         expect(reference).toContain(`<code>${path}</code>`)
       }
       expect(reference).toContain('curl')
@@ -128,43 +160,60 @@ describe('HTTP behaviour', () => {
 })
 
 describe('failures on our side', () => {
-  it.skipIf(process.env.TEST_DATABASE_URL !== undefined)('answers 503 with Retry-After when the SQLite database is locked, and discloses nothing', async () => {
-    const url = freshDatabaseUrl()
-    const setup = await createTestStorage({ url })
-    const fixtures = await seedFixtures(setup, START)
-    await setup.close()
-    // A short busy timeout so the test does not wait long for the lock.
-    const fast = openStorage(url, { busyTimeoutMs: 20 })
-    const clock = new ManualClock(START)
-    const app = await buildApp({ config: testConfig({ RATE_LIMIT: '1000' }), storage: fast, clock, logger: false })
-    const disclosuresBefore = countDisclosures(url)
-    const holder = new SQLite(sqliteFile(url))
-    holder.exec('BEGIN EXCLUSIVE')
-    try {
-      const read = await app.inject({ url: `/api/v1/students/${STUDENTS.ada}/progress`, headers: bearer(fixtures.keys.read) })
-      expect(read.statusCode).toBe(503)
-      expect(read.json().code).toBe('storage_unavailable')
-      expect(read.headers['retry-after']).toBe('2')
-      const enroll = await app.inject({ method: 'POST', url: `/api/v1/students/${STUDENTS.ada}/enroll`, headers: bearer(fixtures.keys.write), payload: { tier: 'builder' } })
-      expect(enroll.statusCode).toBe(503)
-      // The catalog is served from memory all the same.
-      expect((await app.inject({ url: '/api/v1/tiers', headers: bearer(fixtures.keys.read) })).statusCode).toBe(200)
-    } finally {
-      holder.exec('ROLLBACK')
-      holder.close()
-    }
-    expect(countDisclosures(url)).toBe(disclosuresBefore)
-    const after = await app.inject({ url: `/api/v1/students/${STUDENTS.ada}/progress`, headers: bearer(fixtures.keys.read) })
-    expect(after.statusCode).toBe(200)
-    await app.close()
-    await fast.close()
-  })
+  it.skipIf(process.env.TEST_DATABASE_URL !== undefined)(
+    'answers 503 with Retry-After when the SQLite database is locked, and discloses nothing',
+    async () => {
+      const url = freshDatabaseUrl()
+      const setup = await createTestStorage({ url })
+      const fixtures = await seedFixtures(setup, START)
+      await setup.close()
+      // A short busy timeout so the test does not wait long for the lock.
+      const fast = openStorage(url, { busyTimeoutMs: 20 })
+      const clock = new ManualClock(START)
+      const app = await buildApp({ config: testConfig({ RATE_LIMIT: '1000' }), storage: fast, clock, logger: false })
+      const disclosuresBefore = countDisclosures(url)
+      const holder = new SQLite(sqliteFile(url))
+      holder.exec('BEGIN EXCLUSIVE')
+      try {
+        const read = await app.inject({
+          url: `/api/v1/students/${STUDENTS.ada}/progress`,
+          headers: bearer(fixtures.keys.read),
+        })
+        expect(read.statusCode).toBe(503)
+        expect(read.json().code).toBe('storage_unavailable')
+        expect(read.headers['retry-after']).toBe('2')
+        const enroll = await app.inject({
+          method: 'POST',
+          url: `/api/v1/students/${STUDENTS.ada}/enroll`,
+          headers: bearer(fixtures.keys.write),
+          payload: { tier: 'builder' },
+        })
+        expect(enroll.statusCode).toBe(503)
+        // The catalog is served from memory all the same.
+        expect((await app.inject({ url: '/api/v1/tiers', headers: bearer(fixtures.keys.read) })).statusCode).toBe(200)
+      } finally {
+        holder.exec('ROLLBACK')
+        holder.close()
+      }
+      expect(countDisclosures(url)).toBe(disclosuresBefore)
+      const after = await app.inject({
+        url: `/api/v1/students/${STUDENTS.ada}/progress`,
+        headers: bearer(fixtures.keys.read),
+      })
+      expect(after.statusCode).toBe(200)
+      await app.close()
+      await fast.close()
+    },
+  )
 
   it('never leaks internals in a 500', async () => {
     const t = await buildTestApp()
     // Break the query layer underneath a running app: the next student read fails inside Kysely.
     await t.storage.db.schema.dropTable('progress').execute()
-    const res = await t.call({ url: `/api/v1/students/${STUDENTS.ada}/progress`, headers: bearer(t.fixtures.keys.read) })
+    const res = await t.call({
+      url: `/api/v1/students/${STUDENTS.ada}/progress`,
+      headers: bearer(t.fixtures.keys.read),
+    })
     expect(res.statusCode).toBe(500)
     const body = res.json()
     expect(body.code).toBe('internal_error')

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
+import { buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -25,7 +25,9 @@ describe('OpenAPI document', () => {
 
   it('is OpenAPI 3.1 and describes exactly the contract endpoints', () => {
     expect(doc.openapi).toBe('3.1.0')
-    const operations = Object.entries(doc.paths).flatMap(([p, item]) => Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`))
+    const operations = Object.entries(doc.paths).flatMap(([p, item]) =>
+      Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`),
+    )
     expect(operations.sort()).toEqual(
       [
         'GET /api/v1/tiers',
@@ -76,7 +78,11 @@ describe('OpenAPI document', () => {
     const generated = path.join(ROOT, 'test/client/generated')
     fs.mkdirSync(generated, { recursive: true })
     fs.writeFileSync(path.join(generated, 'api.ts'), astToString(await openapiTS(doc as never)))
-    const typecheck = spawnSync(path.join(ROOT, 'node_modules/.bin/tsc'), ['-p', path.join(ROOT, 'test/client/tsconfig.json')], { encoding: 'utf8' })
+    const typecheck = spawnSync(
+      path.join(ROOT, 'node_modules/.bin/tsc'),
+      ['-p', path.join(ROOT, 'test/client/tsconfig.json')],
+      { encoding: 'utf8' },
+    )
     expect(typecheck.stdout + typecheck.stderr).toBe('')
     expect(typecheck.status).toBe(0)
 
@@ -86,9 +92,19 @@ describe('OpenAPI document', () => {
     // the project's own type-check must not follow this import (it has its own tsconfig).
     const fixture = '../client/partner-client.js'
     const { runPartnerClient } = (await import(fixture)) as {
-      runPartnerClient: (baseUrl: string, catalogKey: string, studentKey: string, studentId: string) => Promise<Record<string, unknown>>
+      runPartnerClient: (
+        baseUrl: string,
+        catalogKey: string,
+        studentKey: string,
+        studentId: string,
+      ) => Promise<Record<string, unknown>>
     }
-    const run = await runPartnerClient(`http://127.0.0.1:${port}`, t.fixtures.keys.catalog, t.fixtures.keys.readWrite, STUDENTS.ben)
+    const run = await runPartnerClient(
+      `http://127.0.0.1:${port}`,
+      t.fixtures.keys.catalog,
+      t.fixtures.keys.readWrite,
+      STUDENTS.ben,
+    )
     expect(run).toEqual({
       tierIds: ['explorer', 'builder', 'innovator'],
       lessonTotal: expect.any(Number),

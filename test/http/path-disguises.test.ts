@@ -42,7 +42,13 @@ export function disguises(path: string): string[] {
     if (first >= 0) {
       const encoded = segment.slice(0, first) + hex(segment[first]!) + segment.slice(first + 1)
       out.add(join(segments.map((s, j) => (j === i ? encoded : s))))
-      out.add(join(segments.map((s, j) => (j === i ? encoded.replace(/%([0-9a-f]{2})/, (_m, h: string) => `%${h.toUpperCase()}`) : s))))
+      out.add(
+        join(
+          segments.map((s, j) =>
+            j === i ? encoded.replace(/%([0-9a-f]{2})/, (_m, h: string) => `%${h.toUpperCase()}`) : s,
+          ),
+        ),
+      )
     }
     out.add(join(segments.map((s, j) => (j === i ? [...s].map((c) => (/[a-z]/i.test(c) ? hex(c) : c)).join('') : s))))
     if (i > 0) {
@@ -68,7 +74,12 @@ export function disguises(path: string): string[] {
 function targets(route: Route): string[] {
   const query = route.query ?? ''
   const paths = disguises(route.path).map((p) => p + query)
-  return [...paths, ...paths.map((p) => `http://x${p}`), `HTTP://X:1${route.path}${query}`, `http://user@x${route.path}${query}`]
+  return [
+    ...paths,
+    ...paths.map((p) => `http://x${p}`),
+    `HTTP://X:1${route.path}${query}`,
+    `http://user@x${route.path}${query}`,
+  ]
 }
 
 describe('path disguises never skip authentication', () => {
@@ -82,7 +93,13 @@ describe('path disguises never skip authentication', () => {
     fixtures = await seedFixtures(storage, clock.now())
     for (const fastPath of [true, false]) {
       // A high failure limit: this test sends hundreds of keyless requests from one address.
-      const app = await buildApp({ config: testConfig({ AUTH_FAILURE_LIMIT: '1000000' }), storage, clock, logger: false, fastPath })
+      const app = await buildApp({
+        config: testConfig({ AUTH_FAILURE_LIMIT: '1000000' }),
+        storage,
+        clock,
+        logger: false,
+        fastPath,
+      })
       const base = await app.listen({ port: 0, host: '127.0.0.1' })
       servers.push({ name: fastPath ? 'fast path' : 'router only', app, base })
     }
@@ -95,7 +112,14 @@ describe('path disguises never skip authentication', () => {
 
   it('generates the disguises the attack used', () => {
     const all = ROUTES.flatMap(targets)
-    for (const target of ['/%61pi/v1/tiers', '/api/%761/tiers', '/api/v1/%74iers', 'http://x/api/v1/tiers', '//api/v1/tiers', '/api/v1/tiers/']) {
+    for (const target of [
+      '/%61pi/v1/tiers',
+      '/api/%761/tiers',
+      '/api/v1/%74iers',
+      'http://x/api/v1/tiers',
+      '//api/v1/tiers',
+      '/api/v1/tiers/',
+    ]) {
       expect(all).toContain(target)
     }
   })
@@ -107,10 +131,15 @@ describe('path disguises never skip authentication', () => {
           const headers: Record<string, string> = route.body === undefined ? {} : { 'content-type': 'application/json' }
           for (const authorization of [undefined, 'Bearer cur_live_not-a-key', 'Basic YTpi']) {
             const sent = authorization === undefined ? headers : { ...headers, authorization }
-            const response = await rawRequest(server.base, target, { method: route.method, headers: sent, body: route.body })
+            const response = await rawRequest(server.base, target, {
+              method: route.method,
+              headers: sent,
+              body: route.body,
+            })
             const seen = `${server.name}: ${route.method} ${target} (${authorization ?? 'no key'}) -> ${response.status}`
             expect([401, 404], seen).toContain(response.status)
-            if (route.method !== 'HEAD') expect(response.headers['content-type'], seen).toMatch(/^application\/problem\+json/)
+            if (route.method !== 'HEAD')
+              expect(response.headers['content-type'], seen).toMatch(/^application\/problem\+json/)
           }
         }
       }
@@ -120,7 +149,11 @@ describe('path disguises never skip authentication', () => {
   it('a key still reaches the same route through a disguise (the router decodes; nothing is refused for its spelling)', async () => {
     const authorization = `Bearer ${fixtures.keys.readWrite}`
     for (const server of servers) {
-      for (const target of ['/%61pi/v1/tiers', 'http://x/api/v1/tiers', `/api/v1/students/${STUDENTS.ada}/%70rogress`]) {
+      for (const target of [
+        '/%61pi/v1/tiers',
+        'http://x/api/v1/tiers',
+        `/api/v1/students/${STUDENTS.ada}/%70rogress`,
+      ]) {
         const response = await rawRequest(server.base, target, { headers: { authorization } })
         expect(response.status, `${server.name}: ${target}`).toBe(200)
       }
@@ -128,7 +161,11 @@ describe('path disguises never skip authentication', () => {
   })
 
   it('no keyless enroll changed the student', async () => {
-    const row = await storage.db.selectFrom('students').select('tier').where('id', '=', STUDENTS.ada).executeTakeFirstOrThrow()
+    const row = await storage.db
+      .selectFrom('students')
+      .select('tier')
+      .where('id', '=', STUDENTS.ada)
+      .executeTakeFirstOrThrow()
     expect(row.tier).toBe('explorer')
   })
 })

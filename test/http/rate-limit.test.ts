@@ -56,7 +56,8 @@ describe('per-key rate limit', () => {
     for (let i = 0; i < 50; i++) await t.call({ url: '/api/v1/tiers', headers: key })
     t.clock.set(start + 61_000)
     let accepted = 0
-    for (let i = 0; i < 100; i++) if ((await t.call({ url: '/api/v1/tiers', headers: key })).statusCode === 200) accepted++
+    for (let i = 0; i < 100; i++)
+      if ((await t.call({ url: '/api/v1/tiers', headers: key })).statusCode === 200) accepted++
     expect(accepted).toBe(50)
     // Retry-After is never early: waiting exactly that long gets the next request in.
     const refused = await t.call({ url: '/api/v1/tiers', headers: key })
@@ -70,7 +71,13 @@ describe('per-key rate limit', () => {
     t = await buildTestApp({ env: { RATE_LIMIT: '10' } })
     const key = bearer(t.fixtures.keys.catalog)
     const statuses = []
-    for (const url of ['/api/v1/tiers', '/api/v1/lessons?tier=bad', '/api/v1/nothing-here', '/api/v1/students/x/progress', '/api/v1/lessons/explorer/e9-none']) {
+    for (const url of [
+      '/api/v1/tiers',
+      '/api/v1/lessons?tier=bad',
+      '/api/v1/nothing-here',
+      '/api/v1/students/x/progress',
+      '/api/v1/lessons/explorer/e9-none',
+    ]) {
       statuses.push((await t.call({ url, headers: key })).statusCode)
     }
     expect(statuses).toEqual([200, 400, 404, 403, 404])
@@ -112,20 +119,35 @@ describe('failed authentication limit per client address', () => {
     expect(blocked.json().code).toBe('too_many_failed_authentications')
     expect(Number(header(blocked, 'retry-after'))).toBe(60)
     // Even a valid key is not checked from that address: a lucky guess would prove nothing.
-    const valid = await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog), remoteAddress: attacker })
+    const valid = await t.call({
+      url: '/api/v1/tiers',
+      headers: bearer(t.fixtures.keys.catalog),
+      remoteAddress: attacker,
+    })
     expect(valid.statusCode).toBe(429)
     // Other addresses are unaffected.
-    const other = await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog), remoteAddress: '198.51.100.2' })
+    const other = await t.call({
+      url: '/api/v1/tiers',
+      headers: bearer(t.fixtures.keys.catalog),
+      remoteAddress: '198.51.100.2',
+    })
     expect(other.statusCode).toBe(200)
     t.clock.advance(60_000)
-    const later = await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog), remoteAddress: attacker })
+    const later = await t.call({
+      url: '/api/v1/tiers',
+      headers: bearer(t.fixtures.keys.catalog),
+      remoteAddress: attacker,
+    })
     expect(later.statusCode).toBe(200)
   })
 
   it('does not count successful requests', async () => {
     t = await buildTestApp({ env: { AUTH_FAILURE_LIMIT: '2' } })
     for (let i = 0; i < 20; i++) {
-      expect((await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog), remoteAddress: '203.0.113.9' })).statusCode).toBe(200)
+      expect(
+        (await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog), remoteAddress: '203.0.113.9' }))
+          .statusCode,
+      ).toBe(200)
     }
   })
 })

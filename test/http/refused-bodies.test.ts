@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
+import { buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
 
 const run = promisify(execFile)
 const BIG = JSON.stringify({ tier: 'builder', pad: 'x'.repeat(2_000_000) })
@@ -42,12 +42,22 @@ describe('a refused body still gets its answer', () => {
   it('Node fetch in another process, 2 MB and 20 MB bodies with a length and chunked, four of each in a row: every one answered 413', async () => {
     // The client runs in a process of its own: in the server's process its writes and the
     // server's reads would take turns on one event loop, and the race would never show.
-    const { stdout } = await run(process.execPath, ['--input-type=module', '-e', CLIENT, url, t.fixtures.keys.readWrite], { maxBuffer: 1 << 20 })
+    const { stdout } = await run(
+      process.execPath,
+      ['--input-type=module', '-e', CLIENT, url, t.fixtures.keys.readWrite],
+      { maxBuffer: 1 << 20 },
+    )
     const answers = stdout.trim().split('\n')
-    const expected = [2_000_000, 20_000_000].flatMap((size) => ['length', 'chunked'].flatMap((mode) => Array(4).fill(`${size} ${mode} 413 payload_too_large`)))
+    const expected = [2_000_000, 20_000_000].flatMap((size) =>
+      ['length', 'chunked'].flatMap((mode) => Array(4).fill(`${size} ${mode} 413 payload_too_large`)),
+    )
     expect(answers).toEqual(expected)
     // Nothing was enrolled on the way.
-    const ada = await t.storage.db.selectFrom('students').select('tier').where('id', '=', STUDENTS.ada).executeTakeFirstOrThrow()
+    const ada = await t.storage.db
+      .selectFrom('students')
+      .select('tier')
+      .where('id', '=', STUDENTS.ada)
+      .executeTakeFirstOrThrow()
     expect(ada.tier).toBe('explorer')
   })
 

@@ -10,8 +10,15 @@ const compile = buildResponseSerializer({ Tier })
 
 describe('response serializers', () => {
   it('compiles success bodies from their schema, references included', () => {
-    const serialize = compile({ method: 'GET', url: '/t', httpStatus: '200', schema: { type: 'object', properties: { tiers: { type: 'array', items: { $ref: 'Tier#' } } } } })
-    expect(serialize({ tiers: [{ id: 'explorer', secret: 'not declared' }], extra: 1 })).toBe('{"tiers":[{"id":"explorer"}]}')
+    const serialize = compile({
+      method: 'GET',
+      url: '/t',
+      httpStatus: '200',
+      schema: { type: 'object', properties: { tiers: { type: 'array', items: { $ref: 'Tier#' } } } },
+    })
+    expect(serialize({ tiers: [{ id: 'explorer', secret: 'not declared' }], extra: 1 })).toBe(
+      '{"tiers":[{"id":"explorer"}]}',
+    )
   })
 
   it('compiles a shared schema used as a route body itself', () => {

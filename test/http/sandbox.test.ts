@@ -18,12 +18,28 @@ describe('sandbox', () => {
     const sandbox = await createSandbox(t.storage.db, 'partner@example.org', t.clock.now())
     sandboxStudent = (await sandboxStudents(t.storage.db, sandbox.id))[0]!.id
     const both = ['students:read', 'students:write'] as const
-    testKey = (await createApiKey(t.storage.db, { organisationId: sandbox.id, name: 'test', scopes: both, expiresAt: null, mode: 'test' }, t.clock.now())).key
-    liveKeyOfSandbox = (await createApiKey(t.storage.db, { organisationId: sandbox.id, name: 'live', scopes: both, expiresAt: null }, t.clock.now())).key
+    testKey = (
+      await createApiKey(
+        t.storage.db,
+        { organisationId: sandbox.id, name: 'test', scopes: both, expiresAt: null, mode: 'test' },
+        t.clock.now(),
+      )
+    ).key
+    liveKeyOfSandbox = (
+      await createApiKey(
+        t.storage.db,
+        { organisationId: sandbox.id, name: 'live', scopes: both, expiresAt: null },
+        t.clock.now(),
+      )
+    ).key
     // Even if a real student were linked to the sandbox by mistake, a test key must not see them.
     await linkStudents(t.storage.db, [{ studentId: STUDENTS.ada, organisationId: sandbox.id }], t.clock.now())
     // And a sandbox student linked to a real organisation stays invisible to its live keys.
-    await linkStudents(t.storage.db, [{ studentId: sandboxStudent, organisationId: t.fixtures.orgs.acme }], t.clock.now())
+    await linkStudents(
+      t.storage.db,
+      [{ studentId: sandboxStudent, organisationId: t.fixtures.orgs.acme }],
+      t.clock.now(),
+    )
     await t.app.services.changes.check()
   })
   afterAll(async () => t.close())
@@ -33,7 +49,12 @@ describe('sandbox', () => {
     const progress = await t.call({ url: `/api/v1/students/${sandboxStudent}/progress`, headers: bearer(testKey) })
     expect(progress.statusCode).toBe(200)
     expect(progress.json().progress.length).toBeGreaterThan(0)
-    const enroll = await t.call({ method: 'POST', url: `/api/v1/students/${sandboxStudent}/enroll`, headers: bearer(testKey), payload: { tier: 'innovator' } })
+    const enroll = await t.call({
+      method: 'POST',
+      url: `/api/v1/students/${sandboxStudent}/enroll`,
+      headers: bearer(testKey),
+      payload: { tier: 'innovator' },
+    })
     expect(enroll.statusCode).toBe(200)
     expect((await t.call({ url: '/api/v1/tiers', headers: bearer(testKey) })).statusCode).toBe(200)
   })
@@ -44,7 +65,10 @@ describe('sandbox', () => {
   })
 
   it('never shows a sandbox student to a live key', async () => {
-    const res = await t.call({ url: `/api/v1/students/${sandboxStudent}/progress`, headers: bearer(t.fixtures.keys.readWrite) })
+    const res = await t.call({
+      url: `/api/v1/students/${sandboxStudent}/progress`,
+      headers: bearer(t.fixtures.keys.readWrite),
+    })
     expect(res.statusCode).toBe(404)
   })
 

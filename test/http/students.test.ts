@@ -20,7 +20,7 @@ describe('student endpoints', () => {
   beforeEach(() => t.clock.advance(1000))
 
   describe('GET progress', () => {
-    it("returns the first name, tier, entries in catalog order and the summary", async () => {
+    it('returns the first name, tier, entries in catalog order and the summary', async () => {
       const res = await t.call({ url: progressUrl(STUDENTS.ada), headers: read })
       expect(res.statusCode).toBe(200)
       const body = res.json()
@@ -56,12 +56,19 @@ describe('student endpoints', () => {
       for (const id of [STUDENTS.ada, STUDENTS.ben, STUDENTS.dev]) {
         const body = (await t.call({ url: progressUrl(id), headers: read })).json()
         const { summary, progress, tier } = body
-        expect(summary.completedLessons).toBeLessThanOrEqual(progress.filter((p: { status: string }) => p.status === 'completed').length)
+        expect(summary.completedLessons).toBeLessThanOrEqual(
+          progress.filter((p: { status: string }) => p.status === 'completed').length,
+        )
         expect(summary.completedLessons).toBe(
-          progress.filter((p: { status: string; lessonSlug: string }) => p.status === 'completed' && p.lessonSlug.startsWith(`${tier}/`)).length,
+          progress.filter(
+            (p: { status: string; lessonSlug: string }) =>
+              p.status === 'completed' && p.lessonSlug.startsWith(`${tier}/`),
+          ).length,
         )
         expect(summary.totalXp).toBe(progress.reduce((sum: number, p: { xp: number }) => sum + p.xp, 0))
-        expect(summary.totalTimeSeconds).toBe(progress.reduce((sum: number, p: { timeSeconds: number }) => sum + p.timeSeconds, 0))
+        expect(summary.totalTimeSeconds).toBe(
+          progress.reduce((sum: number, p: { timeSeconds: number }) => sum + p.timeSeconds, 0),
+        )
         for (const entry of progress) expect(entry.completedAt === null).toBe(entry.status === 'in_progress')
       }
     })
@@ -83,7 +90,9 @@ describe('student endpoints', () => {
       for (const id of ['123', 'not-a-uuid', `${STUDENTS.ada}x`, '11111111111141118111111111111111']) {
         const res = await t.call({ url: progressUrl(id), headers: read })
         expect(res.statusCode, id).toBe(400)
-        expect(res.json().errors).toEqual([{ in: 'path', field: 'id', detail: expect.stringContaining('must be a UUID') }])
+        expect(res.json().errors).toEqual([
+          { in: 'path', field: 'id', detail: expect.stringContaining('must be a UUID') },
+        ])
       }
     })
 
@@ -92,7 +101,11 @@ describe('student endpoints', () => {
       const unknown = await t.call({ url: progressUrl(STUDENTS.nobody), headers: read })
       expect(other.statusCode).toBe(404)
       expect(unknown.statusCode).toBe(404)
-      const strip = (body: Record<string, unknown>, id: string) => ({ ...body, requestId: undefined, detail: String(body.detail).replace(id, 'ID') })
+      const strip = (body: Record<string, unknown>, id: string) => ({
+        ...body,
+        requestId: undefined,
+        detail: String(body.detail).replace(id, 'ID'),
+      })
       expect(strip(other.json(), STUDENTS.cleo)).toEqual(strip(unknown.json(), STUDENTS.nobody))
       expect(other.json().code).toBe('student_not_found')
     })
@@ -105,15 +118,27 @@ describe('student endpoints', () => {
         [STUDENTS.cleo, 'progress.read', 'not_found', miss.headers['x-request-id']],
         [STUDENTS.ben, 'progress.read', 'disclosed', res.headers['x-request-id']],
       ])
-      expect(rows[1]).toMatchObject({ organisation_id: t.fixtures.orgs.acme, at: new Date(t.clock.now()).toISOString() })
+      expect(rows[1]).toMatchObject({
+        organisation_id: t.fixtures.orgs.acme,
+        at: new Date(t.clock.now()).toISOString(),
+      })
     })
   })
 
   describe('POST enroll', () => {
     it('sets the tier and says when it changed', async () => {
-      const res = await t.call({ method: 'POST', url: enrollUrl(STUDENTS.dev), headers: write, payload: { tier: 'builder' } })
+      const res = await t.call({
+        method: 'POST',
+        url: enrollUrl(STUDENTS.dev),
+        headers: write,
+        payload: { tier: 'builder' },
+      })
       expect(res.statusCode).toBe(200)
-      expect(res.json()).toEqual({ profileId: STUDENTS.dev, tier: 'builder', updatedAt: new Date(t.clock.now()).toISOString() })
+      expect(res.json()).toEqual({
+        profileId: STUDENTS.dev,
+        tier: 'builder',
+        updatedAt: new Date(t.clock.now()).toISOString(),
+      })
       expect(res.json().updatedAt).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
       const progress = (await t.call({ url: progressUrl(STUDENTS.dev), headers: read })).json()
       expect(progress.tier).toBe('builder')
@@ -121,9 +146,19 @@ describe('student endpoints', () => {
     })
 
     it('changes nothing when the tier is already set, and returns the stored time', async () => {
-      const first = await t.call({ method: 'POST', url: enrollUrl(STUDENTS.ada), headers: write, payload: { tier: 'innovator' } })
+      const first = await t.call({
+        method: 'POST',
+        url: enrollUrl(STUDENTS.ada),
+        headers: write,
+        payload: { tier: 'innovator' },
+      })
       t.clock.advance(60_000)
-      const again = await t.call({ method: 'POST', url: enrollUrl(STUDENTS.ada), headers: write, payload: { tier: 'innovator' } })
+      const again = await t.call({
+        method: 'POST',
+        url: enrollUrl(STUDENTS.ada),
+        headers: write,
+        payload: { tier: 'innovator' },
+      })
       expect(again.statusCode).toBe(200)
       expect(again.json()).toEqual(first.json())
       const rows = await listDisclosures(t.storage.db, { studentId: STUDENTS.ada, action: 'enroll', limit: 2 })
@@ -139,9 +174,18 @@ describe('student endpoints', () => {
     })
 
     it("answers another organisation's student with 404 and changes nothing", async () => {
-      const res = await t.call({ method: 'POST', url: enrollUrl(STUDENTS.cleo), headers: write, payload: { tier: 'explorer' } })
+      const res = await t.call({
+        method: 'POST',
+        url: enrollUrl(STUDENTS.cleo),
+        headers: write,
+        payload: { tier: 'explorer' },
+      })
       expect(res.statusCode).toBe(404)
-      const cleo = await t.storage.db.selectFrom('students').select('tier').where('id', '=', STUDENTS.cleo).executeTakeFirstOrThrow()
+      const cleo = await t.storage.db
+        .selectFrom('students')
+        .select('tier')
+        .where('id', '=', STUDENTS.cleo)
+        .executeTakeFirstOrThrow()
       expect(cleo.tier).toBe('innovator')
     })
 
@@ -150,12 +194,29 @@ describe('student endpoints', () => {
         [{}, [{ in: 'body', field: '/tier', detail: 'missing required field "tier"' }]],
         [{ tier: 'wizard' }, [{ in: 'body', field: '/tier', detail: 'must be one of: explorer, builder, innovator' }]],
         [{ tier: 'builder', level: 3 }, [{ in: 'body', field: '/level', detail: 'unknown field "level"' }]],
-        [{ tier: 3 }, [{ in: 'body', field: '/tier', detail: 'must be a string' }, { in: 'body', field: '/tier', detail: 'must be one of: explorer, builder, innovator' }]],
+        [
+          { tier: 3 },
+          [
+            { in: 'body', field: '/tier', detail: 'must be a string' },
+            { in: 'body', field: '/tier', detail: 'must be one of: explorer, builder, innovator' },
+          ],
+        ],
         [['builder'], [{ in: 'body', field: '', detail: 'must be a JSON object' }]],
-        [{ tier: ['builder'] }, [{ in: 'body', field: '/tier', detail: 'must be a string' }, { in: 'body', field: '/tier', detail: 'must be one of: explorer, builder, innovator' }]],
+        [
+          { tier: ['builder'] },
+          [
+            { in: 'body', field: '/tier', detail: 'must be a string' },
+            { in: 'body', field: '/tier', detail: 'must be one of: explorer, builder, innovator' },
+          ],
+        ],
       ]
       for (const [payload, errors] of cases) {
-        const res = await t.call({ method: 'POST', url: enrollUrl(STUDENTS.dev), headers: { ...write, 'content-type': 'application/json' }, payload: JSON.stringify(payload) })
+        const res = await t.call({
+          method: 'POST',
+          url: enrollUrl(STUDENTS.dev),
+          headers: { ...write, 'content-type': 'application/json' },
+          payload: JSON.stringify(payload),
+        })
         expect(res.statusCode, JSON.stringify(payload)).toBe(400)
         expect(res.json().code).toBe('invalid_request')
         expect(res.json().errors).toEqual(errors)
@@ -164,7 +225,12 @@ describe('student endpoints', () => {
 
     it('refuses malformed JSON, an empty JSON body, other media types and large bodies', async () => {
       const post = (payload: string, contentType?: string) =>
-        t.call({ method: 'POST', url: enrollUrl(STUDENTS.dev), headers: { ...write, ...(contentType ? { 'content-type': contentType } : {}) }, payload })
+        t.call({
+          method: 'POST',
+          url: enrollUrl(STUDENTS.dev),
+          headers: { ...write, ...(contentType ? { 'content-type': contentType } : {}) },
+          payload,
+        })
       const malformed = await post('{"tier": "builder"', 'application/json')
       expect(malformed.statusCode).toBe(400)
       expect(malformed.json().code).toBe('malformed_json')

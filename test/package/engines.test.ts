@@ -9,7 +9,10 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
-const semver = createRequire(import.meta.url)('semver') as { satisfies(version: string, range: string): boolean; minVersion(range: string): { version: string } | null }
+const semver = createRequire(import.meta.url)('semver') as {
+  satisfies(version: string, range: string): boolean
+  minVersion(range: string): { version: string } | null
+}
 
 interface LockedPackage {
   version?: string
@@ -18,7 +21,9 @@ interface LockedPackage {
 
 describe('engines', () => {
   const manifest = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { engines: { node: string } }
-  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as { packages: Record<string, LockedPackage> }
+  const lock = JSON.parse(fs.readFileSync(path.join(ROOT, 'package-lock.json'), 'utf8')) as {
+    packages: Record<string, LockedPackage>
+  }
   const floor = semver.minVersion(manifest.engines.node)!.version
   const supported = [floor, '22.12.0', '24.0.0']
 
@@ -29,7 +34,9 @@ describe('engines', () => {
       const range = Array.isArray(locked.engines) ? undefined : locked.engines?.node
       // Platform-specific optional packages that npm did not install here do not run here.
       if (where === '' || range === undefined || !fs.existsSync(path.join(ROOT, where))) continue
-      for (const version of supported) if (!semver.satisfies(version, range)) refusing.push(`${where}@${locked.version} wants node ${range}, not ${version}`)
+      for (const version of supported)
+        if (!semver.satisfies(version, range))
+          refusing.push(`${where}@${locked.version} wants node ${range}, not ${version}`)
     }
     expect(refusing).toEqual([])
   })

@@ -14,7 +14,15 @@ import { readCatalog } from '../../src/storage/catalog-repository.js'
 import { openStorage, sqliteFile, type Storage } from '../../src/storage/db.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { CLI } from '../cli/cli-harness.js'
-import { bearer, CATALOG_DIR, createTestStorage, freshDatabaseUrl, seedFixtures, tempDir, testConfig } from '../helper.js'
+import {
+  bearer,
+  CATALOG_DIR,
+  createTestStorage,
+  freshDatabaseUrl,
+  seedFixtures,
+  tempDir,
+  testConfig,
+} from '../helper.js'
 import { startServer } from '../server/process.js'
 import { POSTGRES_URL } from '../support/services.js'
 
@@ -39,7 +47,10 @@ function bigCatalog(perTier: number): string {
     fs.mkdirSync(path.join(dir, tier))
     for (let i = 1; i <= perTier; i++) {
       const text = fs.readFileSync(path.join(CATALOG_DIR, tier, sources[i % sources.length]!), 'utf8')
-      fs.writeFileSync(path.join(dir, tier, `${tier[0]}${i}-lesson-number-${i}.yaml`), text.replace(/^lessonId: .*$/m, `lessonId: ${tier[0]}${i}`))
+      fs.writeFileSync(
+        path.join(dir, tier, `${tier[0]}${i}-lesson-number-${i}.yaml`),
+        text.replace(/^lessonId: .*$/m, `lessonId: ${tier[0]}${i}`),
+      )
     }
   }
   return dir
@@ -81,11 +92,25 @@ describe.each(ENGINES)('crash safety on $name', ({ url: makeUrl }) => {
     opened.push(storage)
     const fixtures = await seedFixtures(storage, Date.now())
     // Enough that the kill lands mid-burst: group commit acknowledges hundreds at a time.
-    const students = Array.from({ length: 2000 }, (_, i) => ({ id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`, firstName: 'Sam', tier: 'explorer' as const }))
+    const students = Array.from({ length: 2000 }, (_, i) => ({
+      id: `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`,
+      firstName: 'Sam',
+      tier: 'explorer' as const,
+    }))
     await upsertStudents(storage.db, students, Date.now())
-    await linkStudents(storage.db, students.map((s) => ({ studentId: s.id, organisationId: fixtures.orgs.acme })), Date.now())
+    await linkStudents(
+      storage.db,
+      students.map((s) => ({ studentId: s.id, organisationId: fixtures.orgs.acme })),
+      Date.now(),
+    )
 
-    const server = await startServer({ DATABASE_URL: url, SEED_DEMO: 'false', RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', LOG_LEVEL: 'info' })
+    const server = await startServer({
+      DATABASE_URL: url,
+      SEED_DEMO: 'false',
+      RATE_LIMIT: '100000',
+      ORGANISATION_RATE_LIMIT: '100000',
+      LOG_LEVEL: 'info',
+    })
     const acknowledged: { id: string; updatedAt: string }[] = []
     let killed = false
     const burst = students.map(async (student) => {
@@ -120,7 +145,15 @@ describe.each(ENGINES)('crash safety on $name', ({ url: makeUrl }) => {
     // A fresh connection, as after a restart: every acknowledged enroll is there.
     const after = openStorage(url)
     opened.push(after)
-    const rows = await after.db.selectFrom('students').select(['id', 'tier', 'tier_updated_at']).where('id', 'in', acknowledged.map((a) => a.id)).execute()
+    const rows = await after.db
+      .selectFrom('students')
+      .select(['id', 'tier', 'tier_updated_at'])
+      .where(
+        'id',
+        'in',
+        acknowledged.map((a) => a.id),
+      )
+      .execute()
     const byId = new Map(rows.map((row) => [row.id, row]))
     for (const ack of acknowledged) {
       expect(byId.get(ack.id)).toEqual({ id: ack.id, tier: 'innovator', tier_updated_at: ack.updatedAt })
@@ -165,7 +198,10 @@ describe.each(ENGINES)('crash safety on $name', ({ url: makeUrl }) => {
     await app.close()
 
     // And the same import, left alone, completes.
-    const done = spawn(process.execPath, [CLI, 'catalog', 'import', dir, '--json'], { env: { PATH: process.env.PATH, DATABASE_URL: url }, stdio: 'ignore' })
+    const done = spawn(process.execPath, [CLI, 'catalog', 'import', dir, '--json'], {
+      env: { PATH: process.env.PATH, DATABASE_URL: url },
+      stdio: 'ignore',
+    })
     expect(await waitForExit(done)).toBe(0)
     const imported = await readCatalog(storage.db)
     expect(imported.lessons).toHaveLength(2700)

@@ -31,12 +31,22 @@ describe('student import under load', () => {
     const fixtures = await seedFixtures(storage, Date.now())
     const file = path.join(tempDir(), 'students.csv')
     const tiers = ['explorer', 'builder', 'innovator']
-    fs.writeFileSync(file, ['id,firstName,tier', ...Array.from({ length: ROWS }, (_, i) => `${randomUUID()},Sam,${tiers[i % 3]}`)].join('\n'))
+    fs.writeFileSync(
+      file,
+      ['id,firstName,tier', ...Array.from({ length: ROWS }, (_, i) => `${randomUUID()},Sam,${tiers[i % 3]}`)].join(
+        '\n',
+      ),
+    )
 
     let server: RunningServer | undefined
     let importer: ReturnType<typeof spawn> | undefined
     try {
-      server = await startServer({ DATABASE_URL: url, SEED_DEMO: 'false', RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' })
+      server = await startServer({
+        DATABASE_URL: url,
+        SEED_DEMO: 'false',
+        RATE_LIMIT: '1000000',
+        ORGANISATION_RATE_LIMIT: '1000000',
+      })
       const baseUrl = server.baseUrl
       importer = spawn(process.execPath, ['--require', PEAK_RSS, CLI, 'students', 'import', file, '--json'], {
         env: { PATH: process.env.PATH, DATABASE_URL: url },
@@ -55,14 +65,13 @@ describe('student import under load', () => {
       const errors: string[] = []
       const client = async (i: number) => {
         while (running) {
-          const res = await (
-            i % 2 === 0
-              ? fetch(`${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`, { headers: bearer(fixtures.keys.readWrite) })
-              : fetch(`${baseUrl}/api/v1/students/${STUDENTS.ben}/enroll`, {
-                  method: 'POST',
-                  headers: { ...bearer(fixtures.keys.readWrite), 'content-type': 'application/json' },
-                  body: JSON.stringify({ tier: tiers[statuses.length % 3] }),
-                })
+          const res = await (i % 2 === 0
+            ? fetch(`${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`, { headers: bearer(fixtures.keys.readWrite) })
+            : fetch(`${baseUrl}/api/v1/students/${STUDENTS.ben}/enroll`, {
+                method: 'POST',
+                headers: { ...bearer(fixtures.keys.readWrite), 'content-type': 'application/json' },
+                body: JSON.stringify({ tier: tiers[statuses.length % 3] }),
+              })
           ).catch((error: Error) => {
             errors.push(`${error.message}: ${String((error.cause as Error | undefined)?.message)}`)
             return undefined
@@ -89,7 +98,14 @@ describe('student import under load', () => {
       if (importer !== undefined && importer.exitCode === null && importer.signalCode === null) importer.kill('SIGKILL')
       await server?.stop()
     }
-    const count = Number((await storage.db.selectFrom('students').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+    const count = Number(
+      (
+        await storage.db
+          .selectFrom('students')
+          .select((eb) => eb.fn.countAll().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    )
     expect(count).toBe(ROWS + 4)
   }, 120_000)
 })

@@ -12,7 +12,15 @@ import { createApiKey } from '../../src/storage/access-repository.js'
 import { upsertStudents, linkStudents } from '../../src/storage/student-import-repository.js'
 import type { Storage } from '../../src/storage/db.js'
 import { cli, jsonOf } from '../cli/cli-harness.js'
-import { CATALOG_DIR, createTestStorage, type Fixtures, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
+import {
+  CATALOG_DIR,
+  createTestStorage,
+  type Fixtures,
+  freshDatabaseUrl,
+  seedFixtures,
+  STUDENTS,
+  tempDir,
+} from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 import { POSTGRES_URL, REDIS_URL } from '../support/services.js'
 
@@ -34,7 +42,8 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
   const instances: RunningServer[] = []
   const figures: Record<string, number> = {}
 
-  const get = (instance: RunningServer, url: string, key: string) => fetch(`${instance.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } })
+  const get = (instance: RunningServer, url: string, key: string) =>
+    fetch(`${instance.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } })
 
   beforeAll(async () => {
     storage = await createTestStorage({ url: databaseUrl })
@@ -61,7 +70,9 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
     const statuses: number[] = []
     // Ten at a time, each request to the next instance in turn.
     for (let batch = 0; batch < 30; batch++) {
-      const results = await Promise.all(Array.from({ length: 10 }, (_, i) => get(instances[(batch * 10 + i) % 3]!, '/api/v1/tiers', key)))
+      const results = await Promise.all(
+        Array.from({ length: 10 }, (_, i) => get(instances[(batch * 10 + i) % 3]!, '/api/v1/tiers', key)),
+      )
       statuses.push(...results.map((res) => res.status))
     }
     const accepted = statuses.filter((status) => status === 200).length
@@ -70,7 +81,8 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
     figures.refused = refused
     expect(accepted).toBe(100)
     expect(refused).toBe(200)
-    for (const instance of instances) expect((await get(instance, '/api/v1/tiers', key)).headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/)
+    for (const instance of instances)
+      expect((await get(instance, '/api/v1/tiers', key)).headers.get('ratelimit')).toMatch(/^"default";r=0;t=\d+$/)
   })
 
   it('refuses a key revoked through the CLI on every instance within 5 s', async () => {
@@ -78,19 +90,23 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
     for (const instance of instances) expect((await get(instance, '/api/v1/tiers', key)).status).toBe(200)
     const revoked = await cli(['key', 'revoke', fixtures.keyIds.read, '--json'], { databaseUrl })
     expect(jsonOf(revoked).ok).toBe(true)
-    const elapsed = await eventually(async () => (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === 401))
+    const elapsed = await eventually(async () =>
+      (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === 401),
+    )
     figures.revocationMs = elapsed
     expect(elapsed).toBeLessThan(WITHIN_MS)
   })
 
   /** A key of its own for a test that polls: each key's rate limit (100 a minute) is shared by all instances. */
   async function freshKey(organisationId: string, scopes: Scope[] = []): Promise<string> {
-    return (await createApiKey(storage.db, { organisationId, name: 'polling', scopes, expiresAt: null }, Date.now())).key
+    return (await createApiKey(storage.db, { organisationId, name: 'polling', scopes, expiresAt: null }, Date.now()))
+      .key
   }
 
   it("refuses a suspended organisation's keys on every instance within 5 s, keeps serving other organisations', and accepts them again when reinstated", async () => {
     const [beta, acme] = [await freshKey(fixtures.orgs.beta), await freshKey(fixtures.orgs.acme)]
-    const all = (key: string, status: number) => async () => (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === status)
+    const all = (key: string, status: number) => async () =>
+      (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === status)
     expect(await all(beta, 200)()).toBe(true)
     expect(await all(acme, 200)()).toBe(true)
     expect(jsonOf(await cli(['org', 'suspend', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(true)
@@ -105,13 +121,24 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
   it('refuses student data on every instance within 5 s of an agreement ending, and serves it again when one is recorded', async () => {
     const key = await freshKey(fixtures.orgs.beta, ['students:read'])
     const all = (status: number) => async () =>
-      (await Promise.all(instances.map((i) => get(i, `/api/v1/students/${STUDENTS.cleo}/progress`, key)))).every((res) => res.status === status)
+      (await Promise.all(instances.map((i) => get(i, `/api/v1/students/${STUDENTS.cleo}/progress`, key)))).every(
+        (res) => res.status === status,
+      )
     expect(await all(200)()).toBe(true)
-    expect(jsonOf(await cli(['agreement', 'end', '--org', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(true)
+    expect(jsonOf(await cli(['agreement', 'end', '--org', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(
+      true,
+    )
     figures.agreementEndMs = await eventually(all(403))
     expect(figures.agreementEndMs).toBeLessThan(WITHIN_MS)
     const today = new Date().toISOString().slice(0, 10)
-    expect(jsonOf(await cli(['agreement', 'record', '--org', fixtures.orgs.beta, '--signed', today, '--document', 'DSA-B2', '--json'], { databaseUrl })).ok).toBe(true)
+    expect(
+      jsonOf(
+        await cli(
+          ['agreement', 'record', '--org', fixtures.orgs.beta, '--signed', today, '--document', 'DSA-B2', '--json'],
+          { databaseUrl },
+        ),
+      ).ok,
+    ).toBe(true)
     figures.agreementRecordMs = await eventually(all(200))
     expect(figures.agreementRecordMs).toBeLessThan(WITHIN_MS)
   })
@@ -119,10 +146,18 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
   it('serves a catalog imported through the CLI on every instance within 5 s', async () => {
     const dir = path.join(tempDir(), 'catalog')
     fs.cpSync(CATALOG_DIR, dir, { recursive: true })
-    fs.writeFileSync(path.join(dir, 'tiers.yaml'), fs.readFileSync(path.join(dir, 'tiers.yaml'), 'utf8').replace('label: Builder', 'label: Builders'))
+    fs.writeFileSync(
+      path.join(dir, 'tiers.yaml'),
+      fs.readFileSync(path.join(dir, 'tiers.yaml'), 'utf8').replace('label: Builder', 'label: Builders'),
+    )
     expect(jsonOf(await cli(['catalog', 'import', dir, '--json'], { databaseUrl })).ok).toBe(true)
     const elapsed = await eventually(async () => {
-      const bodies = await Promise.all(instances.map(async (i) => (await (await get(i, '/api/v1/tiers', fixtures.keys.readWrite)).json()) as { tiers: { label: string }[] }))
+      const bodies = await Promise.all(
+        instances.map(
+          async (i) =>
+            (await (await get(i, '/api/v1/tiers', fixtures.keys.readWrite)).json()) as { tiers: { label: string }[] },
+        ),
+      )
       return bodies.every((body) => body.tiers[1]!.label === 'Builders')
     })
     figures.catalogImportMs = elapsed
@@ -145,15 +180,26 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
         return (await res.json()) as { tier: string; updatedAt: string }
       }),
     )
-    const row = await storage.db.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', student).executeTakeFirstOrThrow()
+    const row = await storage.db
+      .selectFrom('students')
+      .select(['tier', 'tier_updated_at'])
+      .where('id', '=', student)
+      .executeTakeFirstOrThrow()
     // The stored pair is the one some enroll set: tier and time from the same write.
     expect(responses.some((r) => r.tier === row.tier && r.updatedAt === row.tier_updated_at)).toBe(true)
     // Every instance now reads the same.
     for (const instance of instances) {
-      const body = (await (await get(instance, `/api/v1/students/${student}/progress`, fixtures.keys.readWrite)).json()) as { tier: string }
+      const body = (await (
+        await get(instance, `/api/v1/students/${student}/progress`, fixtures.keys.readWrite)
+      ).json()) as { tier: string }
       expect(body.tier).toBe(row.tier)
     }
-    const disclosures = await storage.db.selectFrom('disclosures').select('outcome').where('student_id', '=', student).where('action', '=', 'enroll').execute()
+    const disclosures = await storage.db
+      .selectFrom('disclosures')
+      .select('outcome')
+      .where('student_id', '=', student)
+      .where('action', '=', 'enroll')
+      .execute()
     expect(disclosures).toHaveLength(30)
   })
 })

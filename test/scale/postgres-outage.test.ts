@@ -9,7 +9,15 @@ import { buildApp } from '../../src/app.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createApiKey } from '../../src/storage/access-repository.js'
 import { openStorage, type Storage } from '../../src/storage/db.js'
-import { bearer, createTestStorage, type Fixtures, freshDatabaseUrl, seedFixtures, STUDENTS, testConfig } from '../helper.js'
+import {
+  bearer,
+  createTestStorage,
+  type Fixtures,
+  freshDatabaseUrl,
+  seedFixtures,
+  STUDENTS,
+  testConfig,
+} from '../helper.js'
 import { POSTGRES_URL } from '../support/services.js'
 import { TcpProxy } from '../support/tcp-proxy.js'
 
@@ -32,7 +40,15 @@ describe.skipIf(POSTGRES_URL === '')('PostgreSQL outage', () => {
     const viaProxy = new URL(url)
     viaProxy.port = String(proxy.port)
     storage = openStorage(viaProxy.toString(), { timeoutMs: TIMEOUT_MS, poolSize: 4 })
-    app = await buildApp({ config: testConfig({ STORAGE_TIMEOUT_MS: String(TIMEOUT_MS), RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' }), storage, logger: false })
+    app = await buildApp({
+      config: testConfig({
+        STORAGE_TIMEOUT_MS: String(TIMEOUT_MS),
+        RATE_LIMIT: '100000',
+        ORGANISATION_RATE_LIMIT: '100000',
+      }),
+      storage,
+      logger: false,
+    })
   })
   afterAll(async () => {
     await proxy.restore()
@@ -41,12 +57,20 @@ describe.skipIf(POSTGRES_URL === '')('PostgreSQL outage', () => {
     await setup.close()
   })
 
-  const progress = () => app.inject({ url: `/api/v1/students/${STUDENTS.ada}/progress`, headers: bearer(fixtures.keys.readWrite) })
+  const progress = () =>
+    app.inject({ url: `/api/v1/students/${STUDENTS.ada}/progress`, headers: bearer(fixtures.keys.readWrite) })
   const enroll = () =>
-    app.inject({ method: 'POST', url: `/api/v1/students/${STUDENTS.ada}/enroll`, headers: bearer(fixtures.keys.readWrite), payload: { tier: 'builder' } })
+    app.inject({
+      method: 'POST',
+      url: `/api/v1/students/${STUDENTS.ada}/enroll`,
+      headers: bearer(fixtures.keys.readWrite),
+      payload: { tier: 'builder' },
+    })
   const tiers = (key: string) => app.inject({ url: '/api/v1/tiers', headers: bearer(key) })
 
-  async function expectUnavailable(response: Promise<{ statusCode: number; headers: Record<string, unknown>; json(): any }>) {
+  async function expectUnavailable(
+    response: Promise<{ statusCode: number; headers: Record<string, unknown>; json(): any }>,
+  ) {
     const started = Date.now()
     const res = await response
     const elapsed = Date.now() - started
@@ -64,7 +88,11 @@ describe.skipIf(POSTGRES_URL === '')('PostgreSQL outage', () => {
 
   it('keeps serving known keys when the database goes just after a key was created elsewhere', async () => {
     // Another instance (here: the setup connection) creates a key, and this one polls for changes.
-    await createApiKey(setup.db, { organisationId: fixtures.orgs.beta, name: 'new elsewhere', scopes: [], expiresAt: null }, Date.now())
+    await createApiKey(
+      setup.db,
+      { organisationId: fixtures.orgs.beta, name: 'new elsewhere', scopes: [], expiresAt: null },
+      Date.now(),
+    )
     await app.services.changes.check()
     await proxy.cut()
     try {

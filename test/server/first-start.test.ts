@@ -26,7 +26,8 @@ describe('the server process', () => {
     const studentId = /Demo student: \w+ \(\w+\), id ([0-9a-f-]{36})/.exec(out)?.[1]
     expect(catalogKey).toBeDefined()
     expect(studentKey).toBeDefined()
-    const get = (url: string, key: string) => fetch(`${server!.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } })
+    const get = (url: string, key: string) =>
+      fetch(`${server!.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } })
 
     const tiers = await get('/api/v1/tiers', catalogKey!)
     expect(tiers.status).toBe(200)
@@ -46,8 +47,8 @@ describe('the server process', () => {
   })
 
   it('refuses a bad configuration with a clear message', async () => {
-    await expect(startServer({ PORT: 'eighty', DATABASE_URL: `sqlite:${path.join(tempDir(), 'x.db')}` }, 5000)).rejects.toThrow(
-      /PORT must be an integer from 0 to 65535 \(got "eighty"\)/,
-    )
+    await expect(
+      startServer({ PORT: 'eighty', DATABASE_URL: `sqlite:${path.join(tempDir(), 'x.db')}` }, 5000),
+    ).rejects.toThrow(/PORT must be an integer from 0 to 65535 \(got "eighty"\)/)
   })
 })

@@ -26,7 +26,8 @@ describe('operator changes reach a running server', () => {
   let catalogKey: string
   let studentKey: string
   let studentId: string
-  const get = (url: string, key: string) => fetch(`${server.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } })
+  const get = (url: string, key: string) =>
+    fetch(`${server.baseUrl}${url}`, { headers: { authorization: `Bearer ${key}` } })
   const run = (...args: string[]) => cli([...args, '--json'], { databaseUrl })
 
   beforeAll(async () => {
@@ -56,14 +57,21 @@ describe('operator changes reach a running server', () => {
     expect(jsonOf(await run('agreement', 'end', '--org', 'Demo Partner (demo data)')).ok).toBe(true)
     await within(LIMIT_MS, async () => (await get(url, studentKey)).status === 403)
     const today = new Date().toISOString().slice(0, 10)
-    expect(jsonOf(await run('agreement', 'record', '--org', 'Demo Partner (demo data)', '--signed', today, '--document', 'DSA-2')).ok).toBe(true)
+    expect(
+      jsonOf(
+        await run('agreement', 'record', '--org', 'Demo Partner (demo data)', '--signed', today, '--document', 'DSA-2'),
+      ).ok,
+    ).toBe(true)
     await within(LIMIT_MS, async () => (await get(url, studentKey)).status === 200)
   })
 
   it('serves a catalog imported with the CLI within 5 s', async () => {
     const dir = path.join(tempDir(), 'catalog')
     fs.cpSync(CATALOG_DIR, dir, { recursive: true })
-    fs.writeFileSync(path.join(dir, 'tiers.yaml'), fs.readFileSync(path.join(dir, 'tiers.yaml'), 'utf8').replace('label: Explorer', 'label: Explorers'))
+    fs.writeFileSync(
+      path.join(dir, 'tiers.yaml'),
+      fs.readFileSync(path.join(dir, 'tiers.yaml'), 'utf8').replace('label: Explorer', 'label: Explorers'),
+    )
     expect(jsonOf(await run('catalog', 'import', dir)).ok).toBe(true)
     await within(LIMIT_MS, async () => {
       const body = (await (await get('/api/v1/tiers', catalogKey)).json()) as { tiers: { label: string }[] }
@@ -74,7 +82,9 @@ describe('operator changes reach a running server', () => {
   it('refuses every key of a suspended organisation within 5 s, and accepts them again when reinstated', async () => {
     expect(jsonOf(await run('org', 'suspend', 'Demo Partner (demo data)')).ok).toBe(true)
     await within(LIMIT_MS, async () => (await get('/api/v1/tiers', catalogKey)).status === 403)
-    expect(((await (await get('/api/v1/tiers', catalogKey)).json()) as { code: string }).code).toBe('organisation_suspended')
+    expect(((await (await get('/api/v1/tiers', catalogKey)).json()) as { code: string }).code).toBe(
+      'organisation_suspended',
+    )
     expect(jsonOf(await run('org', 'reinstate', 'Demo Partner (demo data)')).ok).toBe(true)
     await within(LIMIT_MS, async () => (await get('/api/v1/tiers', catalogKey)).status === 200)
   })

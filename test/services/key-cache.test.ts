@@ -6,7 +6,13 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js'
 import { KeyCache } from '../../src/services/key-cache.js'
-import { createApiKey, endAgreements, recordAgreement, revokeApiKey, setOrganisationStatus } from '../../src/storage/access-repository.js'
+import {
+  createApiKey,
+  endAgreements,
+  recordAgreement,
+  revokeApiKey,
+  setOrganisationStatus,
+} from '../../src/storage/access-repository.js'
 import { bumpVersion } from '../../src/storage/meta-repository.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 
@@ -33,7 +39,11 @@ describe('key cache eviction', () => {
     const { catalog, read, otherOrg } = t.fixtures.keys
     await warm(catalog, read, otherOrg)
     const cached = t.app.services.keys.size
-    const created = await createApiKey(t.storage.db, { organisationId: t.fixtures.orgs.acme, name: 'new', scopes: [], expiresAt: null }, t.clock.now())
+    const created = await createApiKey(
+      t.storage.db,
+      { organisationId: t.fixtures.orgs.acme, name: 'new', scopes: [], expiresAt: null },
+      t.clock.now(),
+    )
     await t.app.services.changes.check()
     expect(t.app.services.keys.size).toBe(cached)
     await servedFromCache(catalog, read, otherOrg)
@@ -76,7 +86,8 @@ describe('key cache eviction', () => {
 
   it("evicts the keys of an organisation whose agreements changed, and no other's", async () => {
     const { readWrite, otherOrg } = t.fixtures.keys
-    const progress = (key: string, student: string) => t.call({ url: `/api/v1/students/${student}/progress`, headers: bearer(key) })
+    const progress = (key: string, student: string) =>
+      t.call({ url: `/api/v1/students/${student}/progress`, headers: bearer(key) })
     expect((await progress(readWrite, STUDENTS.ada)).statusCode).toBe(200)
     expect((await progress(otherOrg, STUDENTS.cleo)).statusCode).toBe(200)
     await endAgreements(t.storage.db, { organisationId: t.fixtures.orgs.beta }, t.clock.now())
@@ -87,7 +98,11 @@ describe('key cache eviction', () => {
     expect(lookups()).toBe(before)
     expect((await progress(otherOrg, STUDENTS.cleo)).statusCode).toBe(403)
     expect(lookups()).toBe(before + 1)
-    await recordAgreement(t.storage.db, { organisationId: t.fixtures.orgs.beta, signedAt: t.clock.now(), expiresAt: null, documentRef: 'DSA-2' }, t.clock.now())
+    await recordAgreement(
+      t.storage.db,
+      { organisationId: t.fixtures.orgs.beta, signedAt: t.clock.now(), expiresAt: null, documentRef: 'DSA-2' },
+      t.clock.now(),
+    )
     await t.app.services.changes.check()
     expect((await progress(otherOrg, STUDENTS.cleo)).statusCode).toBe(200)
     await servedFromCache(readWrite)

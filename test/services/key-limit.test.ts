@@ -5,7 +5,13 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
-import { countActiveKeys, createApiKey, KeyLimitError, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
+import {
+  countActiveKeys,
+  createApiKey,
+  KeyLimitError,
+  listApiKeys,
+  revokeApiKey,
+} from '../../src/storage/access-repository.js'
 import { DashboardClient } from '../dashboard/dashboard-client.js'
 import { buildTestApp, type TestContext } from '../helper.js'
 
@@ -27,7 +33,11 @@ describe('keys per organisation', () => {
   afterEach(async () => t.close())
 
   const create = (at: number, expiresAt: number | null = null) =>
-    createApiKey(t.storage.db, { organisationId: t.fixtures.orgs.gamma, name: 'k', scopes: [], expiresAt, maxActiveKeys: 3 }, at)
+    createApiKey(
+      t.storage.db,
+      { organisationId: t.fixtures.orgs.gamma, name: 'k', scopes: [], expiresAt, maxActiveKeys: 3 },
+      at,
+    )
 
   it('refuses a key over the cap; revoked and expired keys do not count', async () => {
     const now = t.clock.now()
@@ -51,7 +61,13 @@ describe('keys per organisation', () => {
       const active = await countActiveKeys(t.storage.db, organisationId, t.clock.now())
       const limit = active + 1
       const results = await Promise.allSettled(
-        Array.from({ length: 8 }, () => createApiKey(t.storage.db, { organisationId, name: `race ${round}`, scopes: [], expiresAt: null, maxActiveKeys: limit }, t.clock.now())),
+        Array.from({ length: 8 }, () =>
+          createApiKey(
+            t.storage.db,
+            { organisationId, name: `race ${round}`, scopes: [], expiresAt: null, maxActiveKeys: limit },
+            t.clock.now(),
+          ),
+        ),
       )
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
       for (const r of results) if (r.status === 'rejected') expect(r.reason).toBeInstanceOf(KeyLimitError)
@@ -70,7 +86,13 @@ describe('keys per organisation', () => {
     const refused = raced.find((res) => res.statusCode === 409)!
     expect(refused.body).toContain('Key limit reached: you already have 10 active test keys')
     expect(refused.body).toMatch(/value="last [ab]"/)
-    const sandbox = (await t.storage.db.selectFrom('accounts').select('sandbox_organisation_id').where('email', '=', 'cap@partner.example').executeTakeFirstOrThrow()).sandbox_organisation_id!
+    const sandbox = (
+      await t.storage.db
+        .selectFrom('accounts')
+        .select('sandbox_organisation_id')
+        .where('email', '=', 'cap@partner.example')
+        .executeTakeFirstOrThrow()
+    ).sandbox_organisation_id!
     expect((await listApiKeys(t.storage.db, sandbox)).filter((key) => key.revoked_at === null)).toHaveLength(10)
     expect((await createTestKey('one more')).statusCode).toBe(409)
   })

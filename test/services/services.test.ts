@@ -14,7 +14,11 @@ describe('key cache and change watcher', () => {
   afterAll(async () => t.close())
 
   it('sees a key revoked by another process on the next poll, and a new key at once', async () => {
-    const key = await createApiKey(t.storage.db, { organisationId: t.fixtures.orgs.acme, name: 'fresh', scopes: [], expiresAt: null }, t.clock.now())
+    const key = await createApiKey(
+      t.storage.db,
+      { organisationId: t.fixtures.orgs.acme, name: 'fresh', scopes: [], expiresAt: null },
+      t.clock.now(),
+    )
     // Created after the app cached nothing about it: works at once (unknown keys are looked up).
     expect((await t.call({ url: '/api/v1/tiers', headers: bearer(key.key) })).statusCode).toBe(200)
     await revokeApiKey(t.storage.db, key.row.id, t.clock.now())
@@ -63,7 +67,12 @@ describe('readiness', () => {
   it('answers 503 problem+json with Retry-After when storage does not answer', async () => {
     const storage = await createTestStorage()
     const failing = { ...storage, ping: () => new Promise<void>(() => {}) }
-    const app = await buildApp({ config: testConfig({ STORAGE_TIMEOUT_MS: '100' }), storage: failing, clock: new ManualClock(START), logger: false })
+    const app = await buildApp({
+      config: testConfig({ STORAGE_TIMEOUT_MS: '100' }),
+      storage: failing,
+      clock: new ManualClock(START),
+      logger: false,
+    })
     const res = await app.inject({ url: '/readyz' })
     expect(res.statusCode).toBe(503)
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)

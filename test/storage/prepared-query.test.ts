@@ -25,7 +25,12 @@ describe('preparedQuery', () => {
   })
 
   const byNameAndValue = preparedQuery((db, name: string, value: string) =>
-    db.selectFrom('settings').select('name').where('name', 'like', 'p-%').where('name', '=', name).where('value', '=', value),
+    db
+      .selectFrom('settings')
+      .select('name')
+      .where('name', 'like', 'p-%')
+      .where('name', '=', name)
+      .where('value', '=', value),
   )
   const insert = preparedQuery((db, name: string, value: string) => db.insertInto('settings').values({ value, name }))
 

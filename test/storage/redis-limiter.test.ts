@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { FastifyBaseLogger } from 'fastify'
-import { Redis } from 'ioredis'
+import type { Redis } from 'ioredis'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { SlidingWindowLimiter } from '../../src/domain/sliding-window.js'
@@ -13,7 +13,7 @@ import { openRedis, whenReady } from '../../src/storage/redis/redis-client.js'
 import { RedisLimiter } from '../../src/storage/redis/redis-limiter.js'
 import { freePort, hasRedisServer, OwnRedis, REDIS_URL } from '../support/services.js'
 
-const silent = { warn: () => {}, info: () => {} } as unknown as FastifyBaseLogger
+const _silent = { warn: () => {}, info: () => {} } as unknown as FastifyBaseLogger
 
 describe.skipIf(REDIS_URL === '')('RedisLimiter (shared Redis)', () => {
   const clients: Redis[] = []
@@ -71,7 +71,10 @@ describe.skipIf(!hasRedisServer())('FallbackLimiter against a Redis that really 
     await whenReady(redis)
     const clock = new ManualClock(0)
     const warnings: string[] = []
-    const log = { warn: (_: unknown, msg: string) => warnings.push(msg), info: (_: unknown, msg: string) => warnings.push(msg) } as unknown as FastifyBaseLogger
+    const log = {
+      warn: (_: unknown, msg: string) => warnings.push(msg),
+      info: (_: unknown, msg: string) => warnings.push(msg),
+    } as unknown as FastifyBaseLogger
     const limiter = new FallbackLimiter({
       shared: new RedisLimiter({ redis, prefix: 'fallback:', limit: 2, windowMs: 60_000 }),
       local: new SlidingWindowLimiter({ limit: 2, windowMs: 60_000, clock }),

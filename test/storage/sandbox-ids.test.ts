@@ -18,7 +18,12 @@ describe('sandbox student ids', () => {
     await storage.close()
   })
 
-  const student = (id: string) => storage.db.selectFrom('students').select(['id', 'first_name', 'tier', 'sandbox']).where('id', '=', id).executeTakeFirst()
+  const student = (id: string) =>
+    storage.db
+      .selectFrom('students')
+      .select(['id', 'first_name', 'tier', 'sandbox'])
+      .where('id', '=', id)
+      .executeTakeFirst()
 
   it('sandbox creation never takes the id of a real student', async () => {
     await upsertStudents(storage.db, [{ id: STUDENTS.ada, firstName: 'Ada', tier: 'explorer' }], START)
@@ -36,7 +41,11 @@ describe('sandbox student ids', () => {
     const sandbox = await createSandbox(storage.db, 'partner@example.org', START)
     const [synthetic] = await sandboxStudents(storage.db, sandbox.id)
     const before = await student(synthetic!.id)
-    await upsertStudents(storage.db, [{ id: synthetic!.id, firstName: 'Realname', tier: before!.tier === 'builder' ? 'explorer' : 'builder' }], START + 1000)
+    await upsertStudents(
+      storage.db,
+      [{ id: synthetic!.id, firstName: 'Realname', tier: before!.tier === 'builder' ? 'explorer' : 'builder' }],
+      START + 1000,
+    )
     expect(await student(synthetic!.id)).toEqual(before)
   })
 })

@@ -40,7 +40,15 @@ function capturedLogger(): { logger: pino.Logger; lines: () => Array<Record<stri
   })
   // warn: the access log (info) would drown what this test looks at.
   const logger = pino({ level: 'warn' }, stream)
-  return { logger, lines: () => chunks.join('').split('\n').filter(Boolean).map((line) => JSON.parse(line) as Record<string, unknown>) }
+  return {
+    logger,
+    lines: () =>
+      chunks
+        .join('')
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => JSON.parse(line) as Record<string, unknown>),
+  }
 }
 
 interface Harness {
@@ -54,7 +62,11 @@ async function serve(url: string): Promise<Harness> {
   const storage = await createTestStorage({ url })
   const fixtures = await seedFixtures(storage, Date.now())
   const { logger, lines } = capturedLogger()
-  const app = await buildApp({ config: testConfig({ RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' }), storage, logger })
+  const app = await buildApp({
+    config: testConfig({ RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' }),
+    storage,
+    logger,
+  })
   await app.ready()
   return { app, storage, fixtures, logLines: lines }
 }
@@ -65,7 +77,12 @@ function burst({ app, fixtures }: Harness, round: number) {
   return Promise.all(
     Array.from({ length: 40 }, (_, i) =>
       i % 2 === 0
-        ? app.inject({ method: 'POST', url: `/api/v1/students/${STUDENTS.ada}/enroll`, headers: bearer(fixtures.keys.readWrite), payload: { tier } })
+        ? app.inject({
+            method: 'POST',
+            url: `/api/v1/students/${STUDENTS.ada}/enroll`,
+            headers: bearer(fixtures.keys.readWrite),
+            payload: { tier },
+          })
         : app.inject({ url: `/api/v1/students/${STUDENTS.ben}/progress`, headers: bearer(fixtures.keys.readWrite) }),
     ),
   )
@@ -82,7 +99,14 @@ function expectAllUnavailable(responses: Awaited<ReturnType<typeof burst>>): voi
 }
 
 async function disclosureCount(storage: Storage): Promise<number> {
-  return Number((await storage.db.selectFrom('disclosures').select((eb) => eb.fn.countAll().as('n')).executeTakeFirstOrThrow()).n)
+  return Number(
+    (
+      await storage.db
+        .selectFrom('disclosures')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
 }
 
 /** Storage warnings in the log: one line each, without a stack per request. */
@@ -143,10 +167,20 @@ function pageLimitDisk(): FullDisk {
   return {
     url: `sqlite:${path.join(tempDir(), 'full.db')}`,
     async fill(storage) {
-      const pages = Number((await sql<{ page_count: number }>`pragma page_count`.execute(storage.db)).rows[0]!.page_count)
+      const pages = Number(
+        (await sql<{ page_count: number }>`pragma page_count`.execute(storage.db)).rows[0]!.page_count,
+      )
       expect(pages).toBeGreaterThan(0)
       await sql.raw(`pragma max_page_count = ${pages + 2}`).execute(storage.db)
-      const row = { at: new Date().toISOString(), request_id: 'filler', key_id: 'filler', organisation_id: 'filler', student_id: STUDENTS.ben, action: 'progress.read', outcome: 'disclosed' }
+      const row = {
+        at: new Date().toISOString(),
+        request_id: 'filler',
+        key_id: 'filler',
+        organisation_id: 'filler',
+        student_id: STUDENTS.ben,
+        action: 'progress.read',
+        outcome: 'disclosed',
+      }
       await expect(
         (async () => {
           // Bounded, so that a limit SQLite ignored fails the test instead of hanging it.

@@ -20,7 +20,12 @@ describe('WriteQueue', () => {
   })
 
   async function storedValues(): Promise<string[]> {
-    const rows = await storage.db.selectFrom('settings').select('value').where('name', 'like', 'write-queue-%').orderBy('value').execute()
+    const rows = await storage.db
+      .selectFrom('settings')
+      .select('value')
+      .where('name', 'like', 'write-queue-%')
+      .orderBy('value')
+      .execute()
     return rows.map((row) => row.value)
   }
 
@@ -29,10 +34,19 @@ describe('WriteQueue', () => {
     const seenByCallers: number[] = []
     const units = Array.from({ length: 300 }, (_, i) =>
       writes
-        .statement((db) => db.insertInto('settings').values(setting(String(i).padStart(3, '0'))).execute())
+        .statement((db) =>
+          db
+            .insertInto('settings')
+            .values(setting(String(i).padStart(3, '0')))
+            .execute(),
+        )
         .then(async () => {
           // Read on the plain connection: visible means committed.
-          const row = await storage.db.selectFrom('settings').select('value').where('name', '=', setting(String(i).padStart(3, '0')).name).executeTakeFirst()
+          const row = await storage.db
+            .selectFrom('settings')
+            .select('value')
+            .where('name', '=', setting(String(i).padStart(3, '0')).name)
+            .executeTakeFirst()
           seenByCallers.push(row === undefined ? 0 : 1)
         }),
     )
@@ -63,39 +77,61 @@ describe('WriteQueue', () => {
       writes.statement((db) => db.insertInto('settings').values(setting('0-before')).execute()),
       writes.statement((db) => db.insertInto('settings').values(setting('d')).execute()),
     ])
-    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected', 'fulfilled', 'rejected', 'fulfilled'])
+    expect(results.map((result) => result.status)).toEqual([
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+      'rejected',
+      'fulfilled',
+    ])
     expect((results[2] as PromiseFulfilledResult<string>).value).toBe('c done')
     expect(await storedValues()).toEqual(['0-before', 'a', 'c', 'd'])
   })
 
   it('on SQLite, runs the units of one turn of the event loop in one shared transaction', async () => {
     const sqlite = process.env.TEST_DATABASE_URL === undefined
-    const inTransaction = await Promise.all([0, 1, 2].map(() => storage.writes.statement(async (db) => db.isTransaction)))
+    const inTransaction = await Promise.all(
+      [0, 1, 2].map(() => storage.writes.statement(async (db) => db.isTransaction)),
+    )
     expect(inTransaction).toEqual([sqlite, sqlite, sqlite])
   })
 
   it('keeps serving after a failed unit', async () => {
-    await expect(storage.writes.transaction(() => Promise.reject(new Error('unit failed')))).rejects.toThrow('unit failed')
+    await expect(storage.writes.transaction(() => Promise.reject(new Error('unit failed')))).rejects.toThrow(
+      'unit failed',
+    )
     await storage.writes.statement((db) => db.insertInto('settings').values(setting('after')).execute())
     expect(await storedValues()).toEqual(['after'])
   })
 
-  it.skipIf(process.env.TEST_DATABASE_URL !== undefined)('on SQLite, rejects the whole batch when the shared commit fails, and stores none of it', async () => {
-    // A second connection holds the write lock past the busy timeout: BEGIN cannot proceed.
-    const SQLite = (await import('better-sqlite3')).default
-    const file = (await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(storage.db)).rows[0]!.file
-    const other = new SQLite(file)
-    other.pragma('busy_timeout = 0')
-    other.exec('begin immediate')
-    try {
-      const batch = [0, 1, 2].map((i) => storage.writes.statement((db) => db.insertInto('settings').values(setting(`locked-${i}`)).execute()))
-      const results = await Promise.allSettled(batch)
-      expect(results.every((result) => result.status === 'rejected')).toBe(true)
-      expect((results[0] as PromiseRejectedResult).reason.code).toMatch(/^SQLITE_BUSY/)
-    } finally {
-      other.exec('rollback')
-      other.close()
-    }
-    expect(await storedValues()).toEqual([])
-  })
+  it.skipIf(process.env.TEST_DATABASE_URL !== undefined)(
+    'on SQLite, rejects the whole batch when the shared commit fails, and stores none of it',
+    async () => {
+      // A second connection holds the write lock past the busy timeout: BEGIN cannot proceed.
+      const SQLite = (await import('better-sqlite3')).default
+      const file = (
+        await sql<{ file: string }>`select file from pragma_database_list where name = 'main'`.execute(storage.db)
+      ).rows[0]!.file
+      const other = new SQLite(file)
+      other.pragma('busy_timeout = 0')
+      other.exec('begin immediate')
+      try {
+        const batch = [0, 1, 2].map((i) =>
+          storage.writes.statement((db) =>
+            db
+              .insertInto('settings')
+              .values(setting(`locked-${i}`))
+              .execute(),
+          ),
+        )
+        const results = await Promise.allSettled(batch)
+        expect(results.every((result) => result.status === 'rejected')).toBe(true)
+        expect((results[0] as PromiseRejectedResult).reason.code).toMatch(/^SQLITE_BUSY/)
+      } finally {
+        other.exec('rollback')
+        other.close()
+      }
+      expect(await storedValues()).toEqual([])
+    },
+  )
 })

@@ -20,7 +20,15 @@ export async function launchBrowser(): Promise<Browser> {
     executablePath: CHROMIUM,
     headless: true,
     // Flags for a closed network and a root user: no sandbox, no background connections.
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   })
 }
 
@@ -38,7 +46,9 @@ export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol, so the page's strict CSP does not apply to it.
   await page.evaluate(axeSource)
   const violations = (await page.evaluate(async () => {
-    const axe = (globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: unknown[] }> } }).axe
+    const axe = (
+      globalThis as unknown as { axe: { run(context: unknown, options: unknown): Promise<{ violations: unknown[] }> } }
+    ).axe
     const result = await axe.run(document, { resultTypes: ['violations'] })
     return result.violations
   })) as AxeViolation[]

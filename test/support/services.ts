@@ -47,7 +47,11 @@ export class OwnRedis {
   }
 
   async start(): Promise<void> {
-    this.#child = spawn('redis-server', ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'], { stdio: 'ignore' })
+    this.#child = spawn(
+      'redis-server',
+      ['--port', String(this.port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no'],
+      { stdio: 'ignore' },
+    )
     for (let i = 0; i < 100; i++) {
       if (await canConnect('127.0.0.1', this.port)) return
       await new Promise((r) => setTimeout(r, 50))

@@ -35,13 +35,22 @@ function agreementJson(row: AgreementRow, now: number, organisation?: string) {
 }
 
 export function registerAgreement(program: Command): void {
-  const agreement = defineGroup(program, 'agreement', 'Record, end and list data-sharing agreements', 'curriculum agreement list --org "Acme Learning"')
+  const agreement = defineGroup(
+    program,
+    'agreement',
+    'Record, end and list data-sharing agreements',
+    'curriculum agreement list --org "Acme Learning"',
+  )
 
   defineCommand(agreement, 'record', 'Record a signed data-sharing agreement for an organisation', [
     'curriculum agreement record --org "Acme Learning" --signed 2026-01-31 --expires 2027-01-31 --document DSA-2026-014',
   ])
     .requiredOption('--org <organisation>', 'organisation id or exact name')
-    .requiredOption('--signed <date>', 'date it takes effect: 2026-01-31 (midnight UTC) or a full ISO timestamp', dateOption)
+    .requiredOption(
+      '--signed <date>',
+      'date it takes effect: 2026-01-31 (midnight UTC) or a full ISO timestamp',
+      dateOption,
+    )
     .option('--expires <date>', 'date it stops applying; open-ended if left out', dateOption)
     .requiredOption('--document <ref>', 'reference of the signed document, e.g. its file or contract number')
     .action(
@@ -53,7 +62,12 @@ export function registerAgreement(program: Command): void {
           const organisation = await findOrganisation(storage.db, options.org)
           const row = await recordAgreement(
             storage.db,
-            { organisationId: organisation.id, signedAt: options.signed, expiresAt: options.expires ?? null, documentRef: options.document },
+            {
+              organisationId: organisation.id,
+              signedAt: options.signed,
+              expiresAt: options.expires ?? null,
+              documentRef: options.document,
+            },
             now,
           )
           return { row, organisation }
@@ -75,7 +89,8 @@ export function registerAgreement(program: Command): void {
     .action(
       act(async (command) => {
         const options = command.opts<{ org?: string; id?: string }>()
-        if ((options.org === undefined) === (options.id === undefined)) throw new UsageError('give exactly one of --org <organisation> or --id <agreementId>')
+        if ((options.org === undefined) === (options.id === undefined))
+          throw new UsageError('give exactly one of --org <organisation> or --id <agreementId>')
         const now = systemClock.now()
         const ended = await withStorage(async ({ storage }) => {
           const { endAgreements, findOrganisation, listAgreements } = await import('../../storage/access-repository.js')
@@ -89,7 +104,10 @@ export function registerAgreement(program: Command): void {
         })
         return {
           data: { ended: ended.map((row) => agreementJson(row, now)) },
-          text: ended.length === 0 ? 'nothing to end: no agreement was still open' : `ended ${plural(ended.length, 'agreement')}: ${ended.map((row) => row.id).join(', ')}`,
+          text:
+            ended.length === 0
+              ? 'nothing to end: no agreement was still open'
+              : `ended ${plural(ended.length, 'agreement')}: ${ended.map((row) => row.id).join(', ')}`,
         }
       }),
     )
@@ -104,8 +122,11 @@ export function registerAgreement(program: Command): void {
         const options = command.opts<{ org?: string }>()
         const now = systemClock.now()
         const { rows, names } = await withStorage(async ({ storage }) => {
-          const { findOrganisation, listAgreements, listOrganisations } = await import('../../storage/access-repository.js')
-          const organisationId = options.org === undefined ? undefined : (await findOrganisation(storage.db, options.org)).id
+          const { findOrganisation, listAgreements, listOrganisations } = await import(
+            '../../storage/access-repository.js'
+          )
+          const organisationId =
+            options.org === undefined ? undefined : (await findOrganisation(storage.db, options.org)).id
           const names = new Map((await listOrganisations(storage.db)).map((org) => [org.id, org.name]))
           return { rows: await listAgreements(storage.db, organisationId), names }
         })
@@ -116,7 +137,15 @@ export function registerAgreement(program: Command): void {
               ? 'no agreements'
               : table(
                   ['ID', 'ORGANISATION', 'STATE', 'SIGNED', 'EXPIRES', 'ENDED', 'DOCUMENT'],
-                  rows.map((row) => [row.id, names.get(row.organisation_id), agreementState(row, now), row.signed_at, row.expires_at, row.ended_at, row.document_ref]),
+                  rows.map((row) => [
+                    row.id,
+                    names.get(row.organisation_id),
+                    agreementState(row, now),
+                    row.signed_at,
+                    row.expires_at,
+                    row.ended_at,
+                    row.document_ref,
+                  ]),
                 ),
         }
       }),

@@ -26,12 +26,22 @@ function directory(command: Command): string {
 }
 
 export function registerCatalog(program: Command): void {
-  const catalog = defineGroup(program, 'catalog', 'Check and import the lesson catalog', 'curriculum catalog validate catalog/')
+  const catalog = defineGroup(
+    program,
+    'catalog',
+    'Check and import the lesson catalog',
+    'curriculum catalog validate catalog/',
+  )
 
-  defineCommand(catalog, 'validate [dir]', 'Check the catalog files and report every problem with its file and line; writes nothing', [
-    'curriculum catalog validate            # CATALOG_DIR, default ./catalog',
-    'curriculum catalog validate ./catalog --json',
-  ]).action(
+  defineCommand(
+    catalog,
+    'validate [dir]',
+    'Check the catalog files and report every problem with its file and line; writes nothing',
+    [
+      'curriculum catalog validate            # CATALOG_DIR, default ./catalog',
+      'curriculum catalog validate ./catalog --json',
+    ],
+  ).action(
     act(async (command) => {
       const dir = directory(command)
       const data = await readOrFail(dir, '')
@@ -42,10 +52,15 @@ export function registerCatalog(program: Command): void {
     }),
   )
 
-  defineCommand(catalog, 'import [dir]', 'Replace the stored catalog with the files, all at once, after checking every file', [
-    'curriculum catalog import              # CATALOG_DIR, default ./catalog',
-    'curriculum catalog import ./catalog --json',
-  ]).action(
+  defineCommand(
+    catalog,
+    'import [dir]',
+    'Replace the stored catalog with the files, all at once, after checking every file',
+    [
+      'curriculum catalog import              # CATALOG_DIR, default ./catalog',
+      'curriculum catalog import ./catalog --json',
+    ],
+  ).action(
     act(async (command) => {
       const dir = directory(command)
       const data = await readOrFail(dir, '; the stored catalog was not changed')

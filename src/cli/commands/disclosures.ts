@@ -4,7 +4,14 @@
  */
 import { type Command, Option } from 'commander'
 import type { DisclosureRow } from '../../storage/database.js'
-import { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureFilter, type DisclosureOutcome, listDisclosures } from '../../storage/disclosure-repository.js'
+import {
+  DISCLOSURE_ACTIONS,
+  DISCLOSURE_OUTCOMES,
+  type DisclosureAction,
+  type DisclosureFilter,
+  type DisclosureOutcome,
+  listDisclosures,
+} from '../../storage/disclosure-repository.js'
 import { act } from '../command-action.js'
 import { dateOption, defineCommand, limitOption, uuidOption } from '../options.js'
 import { plural, table } from '../output.js'
@@ -34,10 +41,15 @@ function disclosureJson(row: DisclosureRow) {
 }
 
 export function registerDisclosures(program: Command): void {
-  defineCommand(program, 'disclosures', 'List disclosure records (newest first): which key reached which student, when, and the outcome', [
-    'curriculum disclosures --student 11111111-1111-4111-8111-111111111111 --since 2026-01-01',
-    'curriculum disclosures --org "Acme Learning" --action progress.read --limit 50 --json',
-  ])
+  defineCommand(
+    program,
+    'disclosures',
+    'List disclosure records (newest first): which key reached which student, when, and the outcome',
+    [
+      'curriculum disclosures --student 11111111-1111-4111-8111-111111111111 --since 2026-01-01',
+      'curriculum disclosures --org "Acme Learning" --action progress.read --limit 50 --json',
+    ],
+  )
     .option('--student <uuid>', 'only this student', uuidOption)
     .option('--org <organisation>', 'only this organisation (id or exact name)')
     .option('--key <keyId>', 'only this key id (as `key list` shows it)')
@@ -52,7 +64,10 @@ export function registerDisclosures(program: Command): void {
         const rows = await withStorage(async ({ storage }) => {
           const filter: DisclosureFilter = { limit: options.limit }
           if (options.student !== undefined) filter.studentId = options.student
-          if (options.org !== undefined) filter.organisationId = (await (await import('../../storage/access-repository.js')).findOrganisation(storage.db, options.org)).id
+          if (options.org !== undefined)
+            filter.organisationId = (
+              await (await import('../../storage/access-repository.js')).findOrganisation(storage.db, options.org)
+            ).id
           if (options.key !== undefined) filter.keyId = options.key
           if (options.action !== undefined) filter.action = options.action
           if (options.outcome !== undefined) filter.outcome = options.outcome
@@ -60,7 +75,10 @@ export function registerDisclosures(program: Command): void {
           if (options.until !== undefined) filter.until = options.until
           return listDisclosures(storage.db, filter)
         })
-        const shown = rows.length === options.limit ? `${plural(rows.length, 'record')} (the limit; narrow the filter or raise --limit)` : plural(rows.length, 'record')
+        const shown =
+          rows.length === options.limit
+            ? `${plural(rows.length, 'record')} (the limit; narrow the filter or raise --limit)`
+            : plural(rows.length, 'record')
         return {
           data: { disclosures: rows.map(disclosureJson) },
           text:
@@ -69,7 +87,15 @@ export function registerDisclosures(program: Command): void {
               : [
                   ...table(
                     ['AT', 'ACTION', 'OUTCOME', 'STUDENT', 'ORGANISATION', 'KEY', 'REQUEST'],
-                    rows.map((row) => [row.at, row.action, row.outcome, row.student_id, row.organisation_id, row.key_id, row.request_id]),
+                    rows.map((row) => [
+                      row.at,
+                      row.action,
+                      row.outcome,
+                      row.student_id,
+                      row.organisation_id,
+                      row.key_id,
+                      row.request_id,
+                    ]),
                   ),
                   shown,
                 ],

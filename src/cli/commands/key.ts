@@ -28,17 +28,28 @@ function keyJson(row: ApiKeyRow, organisation?: string) {
   }
 }
 
-const SHOWN_ONCE = 'This key is shown only now and cannot be shown again: only its hash is stored. Keep it in a secret store.'
+const SHOWN_ONCE =
+  'This key is shown only now and cannot be shown again: only its hash is stored. Keep it in a secret store.'
 
 export function registerKey(program: Command): void {
-  const key = defineGroup(program, 'key', 'Create, list and revoke API keys', 'curriculum key list --org "Acme Learning"')
+  const key = defineGroup(
+    program,
+    'key',
+    'Create, list and revoke API keys',
+    'curriculum key list --org "Acme Learning"',
+  )
 
   defineCommand(key, 'create', 'Create an API key for an organisation; the key is printed once', [
     'curriculum key create --org "Acme Learning" --name "production" --scopes students:read,students:write --expires 2027-01-31',
   ])
     .requiredOption('--org <organisation>', 'organisation id or exact name')
     .requiredOption('--name <label>', 'a label to tell keys apart, e.g. "production"')
-    .option('--scopes <scopes>', 'comma-separated: students:read, students:write; none means catalog access only', scopesOption, [] as Scope[])
+    .option(
+      '--scopes <scopes>',
+      'comma-separated: students:read, students:write; none means catalog access only',
+      scopesOption,
+      [] as Scope[],
+    )
     .option('--expires <date>', 'date the key stops working; never if left out', dateOption)
     .action(
       act(async (command) => {
@@ -74,14 +85,20 @@ export function registerKey(program: Command): void {
       }),
     )
 
-  defineCommand(key, 'list', 'List API keys (never the keys themselves)', ['curriculum key list', 'curriculum key list --org "Acme Learning" --json'])
+  defineCommand(key, 'list', 'List API keys (never the keys themselves)', [
+    'curriculum key list',
+    'curriculum key list --org "Acme Learning" --json',
+  ])
     .option('--org <organisation>', 'only this organisation (id or exact name)')
     .action(
       act(async (command) => {
         const options = command.opts<{ org?: string }>()
         const { rows, names } = await withStorage(async ({ storage }) => {
-          const { findOrganisation, listApiKeys, listOrganisations } = await import('../../storage/access-repository.js')
-          const organisationId = options.org === undefined ? undefined : (await findOrganisation(storage.db, options.org)).id
+          const { findOrganisation, listApiKeys, listOrganisations } = await import(
+            '../../storage/access-repository.js'
+          )
+          const organisationId =
+            options.org === undefined ? undefined : (await findOrganisation(storage.db, options.org)).id
           const names = new Map((await listOrganisations(storage.db)).map((org) => [org.id, org.name]))
           return { rows: await listApiKeys(storage.db, organisationId), names }
         })
@@ -116,11 +133,19 @@ export function registerKey(program: Command): void {
       const [idOrPrefix] = command.processedArgs as [string]
       const now = systemClock.now()
       // Listings show the prefix followed by an ellipsis; accept it pasted back as it is.
-      const row = await withStorage(async ({ storage }) => (await import('../../storage/access-repository.js')).revokeApiKey(storage.db, idOrPrefix.replace(/…$/, ''), now))
+      const row = await withStorage(async ({ storage }) =>
+        (await import('../../storage/access-repository.js')).revokeApiKey(
+          storage.db,
+          idOrPrefix.replace(/…$/, ''),
+          now,
+        ),
+      )
       const already = row.revoked_at !== isoAt(now)
       return {
         data: { key: keyJson(row), alreadyRevoked: already },
-        text: already ? `key ${row.id} (${row.display_prefix}…) was already revoked at ${row.revoked_at}` : `revoked key ${row.id} (${row.display_prefix}…) at ${row.revoked_at}`,
+        text: already
+          ? `key ${row.id} (${row.display_prefix}…) was already revoked at ${row.revoked_at}`
+          : `revoked key ${row.id} (${row.display_prefix}…) at ${row.revoked_at}`,
       }
     }),
   )

@@ -5,7 +5,9 @@ import { defineCommand } from '../options.js'
 import { withStorage } from '../storage-session.js'
 
 export function registerMigrate(program: Command): void {
-  defineCommand(program, 'migrate', 'Apply pending database migrations (every command also does this first)', ['DATABASE_URL=sqlite:data/curriculum.db curriculum migrate']).action(
+  defineCommand(program, 'migrate', 'Apply pending database migrations (every command also does this first)', [
+    'DATABASE_URL=sqlite:data/curriculum.db curriculum migrate',
+  ]).action(
     act(async () => {
       const { applied } = await withStorage(async ({ migrated }) => migrated)
       return {

@@ -14,11 +14,18 @@ import { withStorage } from '../storage-session.js'
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
   for await (const chunk of process.stdin) chunks.push(chunk as Buffer)
-  return Buffer.concat(chunks).toString('utf8').replace(/\r?\n$/, '')
+  return Buffer.concat(chunks)
+    .toString('utf8')
+    .replace(/\r?\n$/, '')
 }
 
 export function registerOperator(program: Command): void {
-  const operator = defineGroup(program, 'operator', 'Create dashboard operator accounts', 'curriculum operator create --email ops@example.org')
+  const operator = defineGroup(
+    program,
+    'operator',
+    'Create dashboard operator accounts',
+    'curriculum operator create --email ops@example.org',
+  )
 
   defineCommand(operator, 'create', 'Create an operator account for the dashboard', [
     'curriculum operator create --email ops@example.org          # generates a password and prints it once',
@@ -42,12 +49,27 @@ export function registerOperator(program: Command): void {
           const { createAccount } = await import('../../storage/account-repository.js')
           const { recordAudit } = await import('../../storage/audit-repository.js')
           const row = await createAccount(storage.db, { email, passwordHash, role: 'operator' }, systemClock.now())
-          await recordAudit(storage.db, { actor: `cli:${process.env.USER ?? 'unknown'}`, action: 'operator.create', target: `account:${row.id}`, detail: { email } }, systemClock.now())
+          await recordAudit(
+            storage.db,
+            {
+              actor: `cli:${process.env.USER ?? 'unknown'}`,
+              action: 'operator.create',
+              target: `account:${row.id}`,
+              detail: { email },
+            },
+            systemClock.now(),
+          )
           return row
         })
         return {
-          data: { account: { id: account.id, email: account.email, role: account.role }, ...(generated ? { password } : {}) },
-          text: [`created operator ${account.email} (${account.id})`, ...(generated ? [`password (shown once): ${password}`] : [])],
+          data: {
+            account: { id: account.id, email: account.email, role: account.role },
+            ...(generated ? { password } : {}),
+          },
+          text: [
+            `created operator ${account.email} (${account.id})`,
+            ...(generated ? [`password (shown once): ${password}`] : []),
+          ],
         }
       }),
     )

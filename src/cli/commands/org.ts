@@ -15,8 +15,16 @@ function organisationJson(row: OrganisationRow) {
   return { id: row.id, name: row.name, status: row.status, createdAt: row.created_at }
 }
 
-function registerStatusChange(org: Command, name: 'suspend' | 'reinstate', status: OrganisationStatus, description: string): void {
-  defineCommand(org, `${name} <organisation>`, description, [`curriculum org ${name} "Acme Learning"`, `curriculum org ${name} 0b7f3a52-6c1e-4d1a-9f55-2f7f0c7e8a10 --json`]).action(
+function registerStatusChange(
+  org: Command,
+  name: 'suspend' | 'reinstate',
+  status: OrganisationStatus,
+  description: string,
+): void {
+  defineCommand(org, `${name} <organisation>`, description, [
+    `curriculum org ${name} "Acme Learning"`,
+    `curriculum org ${name} 0b7f3a52-6c1e-4d1a-9f55-2f7f0c7e8a10 --json`,
+  ]).action(
     act(async (command) => {
       const [idOrName] = command.processedArgs as [string]
       const { organisation, changed } = await withStorage(async ({ storage }) => {
@@ -26,14 +34,21 @@ function registerStatusChange(org: Command, name: 'suspend' | 'reinstate', statu
       })
       return {
         data: { organisation: organisationJson(organisation), changed },
-        text: changed ? `${organisation.name} (${organisation.id}) is now ${status}` : `${organisation.name} (${organisation.id}) was already ${status}`,
+        text: changed
+          ? `${organisation.name} (${organisation.id}) is now ${status}`
+          : `${organisation.name} (${organisation.id}) was already ${status}`,
       }
     }),
   )
 }
 
 export function registerOrg(program: Command): void {
-  const org = defineGroup(program, 'org', 'Manage partner organisations', 'curriculum org create --name "Acme Learning"')
+  const org = defineGroup(
+    program,
+    'org',
+    'Manage partner organisations',
+    'curriculum org create --name "Acme Learning"',
+  )
 
   defineCommand(org, 'create', 'Create a partner organisation', ['curriculum org create --name "Acme Learning"'])
     .requiredOption('--name <name>', 'organisation name, unique, 1 to 120 characters')
@@ -50,14 +65,27 @@ export function registerOrg(program: Command): void {
 
   defineCommand(org, 'list', 'List organisations', ['curriculum org list', 'curriculum org list --json']).action(
     act(async () => {
-      const rows = await withStorage(async ({ storage }) => (await import('../../storage/access-repository.js')).listOrganisations(storage.db))
+      const rows = await withStorage(async ({ storage }) =>
+        (await import('../../storage/access-repository.js')).listOrganisations(storage.db),
+      )
       return {
         data: { organisations: rows.map(organisationJson) },
-        text: rows.length === 0 ? 'no organisations' : table(['ID', 'NAME', 'STATUS', 'CREATED'], rows.map((row) => [row.id, row.name, row.status, row.created_at])),
+        text:
+          rows.length === 0
+            ? 'no organisations'
+            : table(
+                ['ID', 'NAME', 'STATUS', 'CREATED'],
+                rows.map((row) => [row.id, row.name, row.status, row.created_at]),
+              ),
       }
     }),
   )
 
-  registerStatusChange(org, 'suspend', 'suspended', 'Suspend an organisation: its keys are refused until it is reinstated')
+  registerStatusChange(
+    org,
+    'suspend',
+    'suspended',
+    'Suspend an organisation: its keys are refused until it is reinstated',
+  )
   registerStatusChange(org, 'reinstate', 'active', 'Reinstate a suspended organisation: its keys work again')
 }

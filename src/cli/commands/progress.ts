@@ -20,7 +20,10 @@ export const progressImport: ImportSpec<ProgressImportRow, { slug: RegExp }> = {
     const studentId = uuid(row, 'studentId')
     let lessonSlug = text(row, 'lessonSlug')
     if (lessonSlug !== null && !slug.test(lessonSlug)) {
-      row.report('lessonSlug', `must be <tier>/<lessonId>-<title-words>, such as explorer/e1-robots-follow-instructions (got "${lessonSlug}")`)
+      row.report(
+        'lessonSlug',
+        `must be <tier>/<lessonId>-<title-words>, such as explorer/e1-robots-follow-instructions (got "${lessonSlug}")`,
+      )
       lessonSlug = null
     }
     const status = oneOf(row, 'status', PROGRESS_STATUSES)
@@ -40,18 +43,41 @@ export const progressImport: ImportSpec<ProgressImportRow, { slug: RegExp }> = {
       row.report('completedAt', `must not be before startedAt (${startedAt})`)
       completedOk = false
     }
-    if (studentId === null || lessonSlug === null || status === null || xp === null || timeSeconds === null || startedAt === null || !completedOk) return null
+    if (
+      studentId === null ||
+      lessonSlug === null ||
+      status === null ||
+      xp === null ||
+      timeSeconds === null ||
+      startedAt === null ||
+      !completedOk
+    )
+      return null
     return { studentId, lessonSlug, status, xp, timeSeconds, startedAt, completedAt: completedAt ?? null }
   },
   key: (row) => `${row.studentId} ${row.lessonSlug}`,
-  duplicate: (row, firstLine) => ({ field: 'lessonSlug', message: `student ${row.studentId} already has a row for ${row.lessonSlug} on line ${firstLine}` }),
+  duplicate: (row, firstLine) => ({
+    field: 'lessonSlug',
+    message: `student ${row.studentId} already has a row for ${row.lessonSlug} on line ${firstLine}`,
+  }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
-  write: async (db, rows, _now, progress) => (await import('../../storage/student-import-repository.js')).upsertProgress(db, rows, progress),
+  write: async (db, rows, _now, progress) =>
+    (await import('../../storage/student-import-repository.js')).upsertProgress(db, rows, progress),
 }
 
 export function registerProgress(program: Command): void {
-  const group = defineGroup(program, 'progress', 'Import lesson progress for existing students', 'curriculum progress import progress.csv')
-  defineImportCommand(group, progressImport, 'Add or replace lesson progress from a CSV or JSON Lines file, all or nothing', [
-    'curriculum progress import progress.csv   # header: studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt',
-  ])
+  const group = defineGroup(
+    program,
+    'progress',
+    'Import lesson progress for existing students',
+    'curriculum progress import progress.csv',
+  )
+  defineImportCommand(
+    group,
+    progressImport,
+    'Add or replace lesson progress from a CSV or JSON Lines file, all or nothing',
+    [
+      'curriculum progress import progress.csv   # header: studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt',
+    ],
+  )
 }

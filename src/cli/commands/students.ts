@@ -30,11 +30,17 @@ export const studentImport: ImportSpec<StudentImportRow, void> = {
   student: { field: 'id', of: (row) => row.id, mustExist: false },
   key: (row) => row.id,
   duplicate: (row, firstLine) => ({ field: 'id', message: `student ${row.id} is already on line ${firstLine}` }),
-  write: async (db, rows, now, progress) => (await import('../../storage/student-import-repository.js')).upsertStudents(db, rows, now, progress),
+  write: async (db, rows, now, progress) =>
+    (await import('../../storage/student-import-repository.js')).upsertStudents(db, rows, now, progress),
 }
 
 export function registerStudents(program: Command): void {
-  const group = defineGroup(program, 'students', 'Import students (id, first name, tier)', 'curriculum students import students.csv')
+  const group = defineGroup(
+    program,
+    'students',
+    'Import students (id, first name, tier)',
+    'curriculum students import students.csv',
+  )
   defineImportCommand(group, studentImport, 'Add or update students from a CSV or JSON Lines file, all or nothing', [
     'curriculum students import students.csv      # header: id,firstName,tier',
     'curriculum students import students.jsonl --json',

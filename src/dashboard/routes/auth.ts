@@ -62,9 +62,13 @@ function signInForm(request: FastifyRequest, values: { email?: string; next?: st
 export function authRoutes(app: FastifyInstance, context: DashboardContext): void {
   const { storage, clock, limiters, sessions, guard } = context
 
-  app.get('/', { config: { dashboard: 'public' } }, (request, reply) => reply.redirect(request.account ? home(request.account.role) : '/dashboard/login', 303))
+  app.get('/', { config: { dashboard: 'public' } }, (request, reply) =>
+    reply.redirect(request.account ? home(request.account.role) : '/dashboard/login', 303),
+  )
 
-  app.get('/signup', { config: { dashboard: 'public' } }, (request, reply) => sendPage(request, reply, 'Create a partner account', signUpForm(request, {})))
+  app.get('/signup', { config: { dashboard: 'public' } }, (request, reply) =>
+    sendPage(request, reply, 'Create a partner account', signUpForm(request, {})),
+  )
 
   app.post('/signup', { config: { dashboard: 'public' } }, async (request, reply) => {
     const body = request.body as FormBody
@@ -74,7 +78,8 @@ export function authRoutes(app: FastifyInstance, context: DashboardContext): voi
     if (!isEmail(email)) errors.email = 'Enter an e-mail address like name@example.org.'
     const weak = passwordProblem(password, email)
     if (weak !== null) errors.password = weak
-    if (Object.keys(errors).length > 0) return sendPage(request, reply, 'Create a partner account', signUpForm(request, { email }, errors), 400)
+    if (Object.keys(errors).length > 0)
+      return sendPage(request, reply, 'Create a partner account', signUpForm(request, { email }, errors), 400)
     // Counted before any work, for new and existing addresses alike (else the limit would tell).
     const attempt = await limiters.signUpsByAddress.hit(addressKey(request.ip))
     if (!attempt.allowed) tooManyAttempts(attempt.resetMs)
@@ -105,7 +110,13 @@ export function authRoutes(app: FastifyInstance, context: DashboardContext): voi
       if (account === undefined || !matches) {
         await attempt.fail()
         const errors = { email: 'The e-mail address or the password is not right.' }
-        return sendPage(request, reply, 'Sign in', signInForm(request, { email, ...(next ? { next } : {}) }, errors), 401)
+        return sendPage(
+          request,
+          reply,
+          'Sign in',
+          signInForm(request, { email, ...(next ? { next } : {}) }, errors),
+          401,
+        )
       }
       attempt.succeed()
       // A partner's first sign-in: the sandbox and its first test key, shown once.

@@ -7,11 +7,23 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { nextOrganisationStatus, type OrganisationStatus } from '../../domain/application-state.js'
 import { isScope, SCOPES } from '../../domain/scopes.js'
 import { NotFoundError } from '../../domain/errors.js'
-import { endAgreements, listAgreements, listApiKeys, recordAgreement, revokeApiKey, setOrganisationStatus } from '../../storage/access-repository.js'
+import {
+  endAgreements,
+  listAgreements,
+  listApiKeys,
+  recordAgreement,
+  revokeApiKey,
+  setOrganisationStatus,
+} from '../../storage/access-repository.js'
 import { decideApplication, listApplications } from '../../storage/application-repository.js'
 import { listAudit, recordAudit } from '../../storage/audit-repository.js'
 import type { AgreementRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
-import { DISCLOSURE_ACTIONS, type DisclosureAction, type DisclosureFilter, listDisclosures } from '../../storage/disclosure-repository.js'
+import {
+  DISCLOSURE_ACTIONS,
+  type DisclosureAction,
+  type DisclosureFilter,
+  listDisclosures,
+} from '../../storage/disclosure-repository.js'
 import { inTransaction } from '../../storage/transaction.js'
 import type { DashboardContext } from '../dashboard-plugin.js'
 import { sendPage } from '../dashboard-plugin.js'
@@ -23,7 +35,6 @@ import { agreementBadge, agreementState, studentAccessSummary } from '../views/a
 import { keysTable } from '../views/keys-table.js'
 import { revokeConfirmPage } from '../views/revoke-confirm.js'
 import { UUID } from '../../domain/uuid.js'
-
 
 function csvCell(value: string): string {
   // Quote every cell; neutralise spreadsheet formulas (CSV injection).
@@ -39,7 +50,12 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
 
   async function organisation(id: string): Promise<OrganisationRow> {
     if (!UUID.test(id)) throw new NotFoundError(`no organisation ${id}`)
-    const row = await db.selectFrom('organisations').selectAll().where('id', '=', id).where('kind', '=', 'partner').executeTakeFirst()
+    const row = await db
+      .selectFrom('organisations')
+      .selectAll()
+      .where('id', '=', id)
+      .where('kind', '=', 'partner')
+      .executeTakeFirst()
     if (row === undefined) throw new NotFoundError(`no organisation ${id}`)
     return row
   }
@@ -66,11 +82,18 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
   }
 
   /** The review queue; `errors` (by field name) come back from a refused decision form. */
-  async function applicationsPage(request: FastifyRequest, reply: FastifyReply, errors: FieldErrors = {}, status = 200): Promise<FastifyReply> {
+  async function applicationsPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    errors: FieldErrors = {},
+    status = 200,
+  ): Promise<FastifyReply> {
     const all = await listApplications(db)
     const queue = all.filter((a) => a.state === 'submitted')
     const decided = all.filter((a) => a.state !== 'submitted').reverse()
-    const accounts = new Map((await db.selectFrom('accounts').select(['id', 'email']).execute()).map((a) => [a.id, a.email]))
+    const accounts = new Map(
+      (await db.selectFrom('accounts').select(['id', 'email']).execute()).map((a) => [a.id, a.email]),
+    )
     const body = html`<h2>Waiting for review (${queue.length})</h2>
 ${
   queue.length === 0
@@ -82,7 +105,10 @@ ${
   <dt>Submitted</dt><dd>${utcMinute(a.created_at)} by ${accounts.get(a.account_id) ?? a.account_id}</dd>
   <dt>Website</dt><dd>${a.website}</dd>
   <dt>Contact</dt><dd>${a.contact_name} (${a.contact_email})</dd>
-  <dt>Access asked for</dt><dd>Catalog${a.requested_scopes.split(' ').filter(Boolean).map((scope) => html`, <code>${scope}</code>`)}</dd>
+  <dt>Access asked for</dt><dd>Catalog${a.requested_scopes
+    .split(' ')
+    .filter(Boolean)
+    .map((scope) => html`, <code>${scope}</code>`)}</dd>
   <dt>Intended use</dt><dd>${a.intended_use}</dd>
 </dl>
 ${decisionForms(request, a, errors)}
@@ -95,10 +121,18 @@ ${
     ? html`<p class="empty">Nothing decided yet.</p>`
     : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Organisation</th><th scope="col">State</th><th scope="col">Decided</th><th scope="col">By</th><th scope="col">Reason</th></tr></thead>
 <tbody>${decided.map(
-        (a) => html`<tr><td>${a.organisation_id ? html`<a href="/dashboard/operator/organisations/${a.organisation_id}">${a.organisation_name}</a>` : a.organisation_name}</td><td><span class="state ${a.state}">${a.state}</span></td><td>${(a.decided_at ?? '').slice(0, 10)}</td><td>${a.decided_by}</td><td>${a.decision_reason ?? ''}</td></tr>`,
+        (a) =>
+          html`<tr><td>${a.organisation_id ? html`<a href="/dashboard/operator/organisations/${a.organisation_id}">${a.organisation_name}</a>` : a.organisation_name}</td><td><span class="state ${a.state}">${a.state}</span></td><td>${(a.decided_at ?? '').slice(0, 10)}</td><td>${a.decided_by}</td><td>${a.decision_reason ?? ''}</td></tr>`,
       )}</tbody></table></div>`
 }`
-    return sendPage(request, reply, 'Applications', html`${errorSummary(errors)}${body}`, status, '/dashboard/operator/applications')
+    return sendPage(
+      request,
+      reply,
+      'Applications',
+      html`${errorSummary(errors)}${body}`,
+      status,
+      '/dashboard/operator/applications',
+    )
   }
 
   app.get('/operator/applications', operator, async (request, reply) => applicationsPage(request, reply))
@@ -115,13 +149,24 @@ ${
     const { id } = request.params as { id: string }
     if (!UUID.test(id)) throw new NotFoundError(id)
     const reason = text(request.body as FormBody, `reason-${id}`)
-    if (reason === '') return applicationsPage(request, reply, { [`reason-${id}`]: 'Write the reason for the rejection: the partner sees it.' }, 400)
+    if (reason === '')
+      return applicationsPage(
+        request,
+        reply,
+        { [`reason-${id}`]: 'Write the reason for the rejection: the partner sees it.' },
+        400,
+      )
     await decideApplication(db, id, { event: 'reject', reason: reason.slice(0, 2000) }, actor(request), clock.now())
     return reply.redirect('/dashboard/operator/applications?notice=rejected', 303)
   })
 
   app.get('/operator/organisations', operator, async (request, reply) => {
-    const organisations = await db.selectFrom('organisations').selectAll().where('kind', '=', 'partner').orderBy('name').execute()
+    const organisations = await db
+      .selectFrom('organisations')
+      .selectAll()
+      .where('kind', '=', 'partner')
+      .orderBy('name')
+      .execute()
     const agreements = await listAgreements(db)
     const now = clock.now()
     const body =
@@ -129,7 +174,10 @@ ${
         ? html`<p class="empty">No organisation yet. Approving an application creates one.</p>`
         : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Organisation</th><th scope="col">Status</th><th scope="col">Granted</th><th scope="col">Agreement</th></tr></thead>
 <tbody>${organisations.map((o) => {
-            const summary = studentAccessSummary(agreements.filter((a) => a.organisation_id === o.id), now)
+            const summary = studentAccessSummary(
+              agreements.filter((a) => a.organisation_id === o.id),
+              now,
+            )
             return html`<tr><td><a href="/dashboard/operator/organisations/${o.id}">${o.name}</a></td><td><span class="state ${o.status}">${o.status}</span></td><td>${o.allowed_scopes === '' ? 'catalog' : o.allowed_scopes}</td><td>${summary}</td></tr>`
           })}</tbody></table></div>`
     return sendPage(request, reply, 'Organisations', body, 200, '/dashboard/operator/organisations')
@@ -145,7 +193,9 @@ ${
       state === 'active'
         ? 'It is in force: student endpoints work for this organisation.'
         : `It is not in force (it ${label}), so it does not open student endpoints${state === 'pending' ? ' before that day' : ''}. ${
-            anyInForce ? 'Another agreement is in force: student endpoints work meanwhile.' : 'Student endpoints stay refused.'
+            anyInForce
+              ? 'Another agreement is in force: student endpoints work meanwhile.'
+              : 'Student endpoints stay refused.'
           }`
     return html`<p class="notice" role="status">Agreement ${recorded.document_ref} was recorded. ${effect}</p>`
   }
@@ -155,7 +205,13 @@ ${
     errors: FieldErrors
   }
 
-  async function organisationPage(request: FastifyRequest, reply: FastifyReply, o: OrganisationRow, form?: AgreementForm, status = 200): Promise<FastifyReply> {
+  async function organisationPage(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    o: OrganisationRow,
+    form?: AgreementForm,
+    status = 200,
+  ): Promise<FastifyReply> {
     const [agreements, keys, accounts] = await Promise.all([
       listAgreements(db, o.id),
       listApiKeys(db, o.id),
@@ -198,25 +254,50 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     return sendPage(request, reply, o.name, body, status, '/dashboard/operator/organisations')
   }
 
-  app.get('/operator/organisations/:id', operator, async (request, reply) => organisationPage(request, reply, await organisation((request.params as { id: string }).id)))
+  app.get('/operator/organisations/:id', operator, async (request, reply) =>
+    organisationPage(request, reply, await organisation((request.params as { id: string }).id)),
+  )
 
   app.post('/operator/organisations/:id/agreements', operator, async (request, reply) => {
     const o = await organisation((request.params as { id: string }).id)
     const form = request.body as FormBody
     const values = { signed: text(form, 'signed'), expires: text(form, 'expires'), document: text(form, 'document') }
-    const date = (value: string) => (/^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00.000Z`) : Number.NaN)
+    const date = (value: string) =>
+      /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00.000Z`) : Number.NaN
     const signed = date(values.signed)
     const expires = values.expires === '' ? null : date(values.expires)
     const errors: FieldErrors = {}
     if (Number.isNaN(signed)) errors.signed = 'Enter the date the agreement was signed.'
-    if (expires !== null && Number.isNaN(expires)) errors.expires = 'Enter the expiry date as a date, or leave it empty.'
-    else if (expires !== null && !Number.isNaN(signed) && expires <= signed) errors.expires = 'The expiry date must be after the signing date.'
+    if (expires !== null && Number.isNaN(expires))
+      errors.expires = 'Enter the expiry date as a date, or leave it empty.'
+    else if (expires !== null && !Number.isNaN(signed) && expires <= signed)
+      errors.expires = 'The expiry date must be after the signing date.'
     if (values.document === '') errors.document = 'Enter the document reference: where the signed agreement is kept.'
-    else if (values.document.length > 200) errors.document = 'Shorten the document reference to 200 characters or fewer.'
+    else if (values.document.length > 200)
+      errors.document = 'Shorten the document reference to 200 characters or fewer.'
     if (Object.keys(errors).length > 0) return organisationPage(request, reply, o, { values, errors }, 400)
     const row = await inTransaction(db, async (trx) => {
-      const row = await recordAgreement(trx, { organisationId: o.id, signedAt: signed, expiresAt: expires, documentRef: values.document }, clock.now())
-      await recordAudit(trx, { actor: actor(request), action: 'agreement.record', target: `organisation:${o.id}`, detail: { organisation: o.name, agreementId: row.id, document: row.document_ref, signed: row.signed_at, expires: row.expires_at } }, clock.now())
+      const row = await recordAgreement(
+        trx,
+        { organisationId: o.id, signedAt: signed, expiresAt: expires, documentRef: values.document },
+        clock.now(),
+      )
+      await recordAudit(
+        trx,
+        {
+          actor: actor(request),
+          action: 'agreement.record',
+          target: `organisation:${o.id}`,
+          detail: {
+            organisation: o.name,
+            agreementId: row.id,
+            document: row.document_ref,
+            signed: row.signed_at,
+            expires: row.expires_at,
+          },
+        },
+        clock.now(),
+      )
       return row
     })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?recorded=${row.id}`, 303)
@@ -229,7 +310,16 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     if (agreement === undefined) throw new NotFoundError(agreementId)
     await inTransaction(db, async (trx) => {
       await endAgreements(trx, { agreementId }, clock.now())
-      await recordAudit(trx, { actor: actor(request), action: 'agreement.end', target: `organisation:${o.id}`, detail: { organisation: o.name, agreementId, document: agreement.document_ref } }, clock.now())
+      await recordAudit(
+        trx,
+        {
+          actor: actor(request),
+          action: 'agreement.end',
+          target: `organisation:${o.id}`,
+          detail: { organisation: o.name, agreementId, document: agreement.document_ref },
+        },
+        clock.now(),
+      )
     })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-ended`, 303)
   })
@@ -240,9 +330,21 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
       const status: OrganisationStatus = nextOrganisationStatus(o.status as OrganisationStatus, event)
       await inTransaction(db, async (trx) => {
         await setOrganisationStatus(trx, o.id, status)
-        await recordAudit(trx, { actor: actor(request), action: `organisation.${event}`, target: `organisation:${o.id}`, detail: { organisation: o.name } }, clock.now())
+        await recordAudit(
+          trx,
+          {
+            actor: actor(request),
+            action: `organisation.${event}`,
+            target: `organisation:${o.id}`,
+            detail: { organisation: o.name },
+          },
+          clock.now(),
+        )
       })
-      return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=${event === 'suspend' ? 'suspended' : 'reinstated'}`, 303)
+      return reply.redirect(
+        `/dashboard/operator/organisations/${o.id}?notice=${event === 'suspend' ? 'suspended' : 'reinstated'}`,
+        303,
+      )
     })
   }
 
@@ -252,7 +354,11 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     const key = (await listApiKeys(db, o.id)).find((k) => k.id === keyId)
     if (key === undefined) throw new NotFoundError(keyId)
     const base = `/dashboard/operator/organisations/${o.id}`
-    return revokeConfirmPage(request, reply, key, clock.now(), { action: `${base}/keys/${key.id}/revoke`, back: base, organisation: o.name })
+    return revokeConfirmPage(request, reply, key, clock.now(), {
+      action: `${base}/keys/${key.id}/revoke`,
+      back: base,
+      organisation: o.name,
+    })
   })
 
   app.post('/operator/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
@@ -262,13 +368,26 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     if (key === undefined) throw new NotFoundError(keyId)
     await inTransaction(db, async (trx) => {
       await revokeApiKey(trx, key.id, clock.now())
-      await recordAudit(trx, { actor: actor(request), action: 'key.revoke', target: `key:${key.id}`, detail: { organisation: o.name, prefix: key.display_prefix, name: key.name } }, clock.now())
+      await recordAudit(
+        trx,
+        {
+          actor: actor(request),
+          action: 'key.revoke',
+          target: `key:${key.id}`,
+          detail: { organisation: o.name, prefix: key.display_prefix, name: key.name },
+        },
+        clock.now(),
+      )
     })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=key-revoked`, 303)
   })
 
   /** The disclosure filter from the query string; bad values are ignored with a message. */
-  function disclosureFilter(query: Record<string, unknown>): { filter: DisclosureFilter; values: Record<string, string>; problems: string[] } {
+  function disclosureFilter(query: Record<string, unknown>): {
+    filter: DisclosureFilter
+    values: Record<string, string>
+    problems: string[]
+  } {
     const values: Record<string, string> = {}
     for (const name of ['student', 'organisation', 'key', 'action', 'since', 'until']) {
       const value = query[name]
@@ -276,11 +395,26 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     }
     const filter: DisclosureFilter = { limit: 1000 }
     const problems: string[] = []
-    if (values.student) UUID.test(values.student.toLowerCase()) ? (filter.studentId = values.student.toLowerCase()) : problems.push('The student must be a UUID.')
-    if (values.organisation) UUID.test(values.organisation) ? (filter.organisationId = values.organisation) : problems.push('Choose an organisation from the list.')
-    if (values.key) UUID.test(values.key) ? (filter.keyId = values.key) : problems.push('The key must be a key id (a UUID, as the keys table shows on the organisation page).')
-    if (values.action) (DISCLOSURE_ACTIONS as readonly string[]).includes(values.action) ? (filter.action = values.action as DisclosureAction) : problems.push('Unknown action.')
-    for (const [name, bound] of [['since', 'since'], ['until', 'until']] as const) {
+    if (values.student)
+      UUID.test(values.student.toLowerCase())
+        ? (filter.studentId = values.student.toLowerCase())
+        : problems.push('The student must be a UUID.')
+    if (values.organisation)
+      UUID.test(values.organisation)
+        ? (filter.organisationId = values.organisation)
+        : problems.push('Choose an organisation from the list.')
+    if (values.key)
+      UUID.test(values.key)
+        ? (filter.keyId = values.key)
+        : problems.push('The key must be a key id (a UUID, as the keys table shows on the organisation page).')
+    if (values.action)
+      (DISCLOSURE_ACTIONS as readonly string[]).includes(values.action)
+        ? (filter.action = values.action as DisclosureAction)
+        : problems.push('Unknown action.')
+    for (const [name, bound] of [
+      ['since', 'since'],
+      ['until', 'until'],
+    ] as const) {
       if (!values[name]) continue
       const at = Date.parse(`${values[name]}T00:00:00.000Z`)
       if (Number.isNaN(at)) problems.push(`The ${name} date must be a date.`)
@@ -291,7 +425,10 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
 
   app.get('/operator/disclosures', operator, async (request, reply) => {
     const { filter, values, problems } = disclosureFilter(request.query as Record<string, unknown>)
-    const [rows, organisations] = await Promise.all([listDisclosures(db, filter), db.selectFrom('organisations').select(['id', 'name', 'kind']).orderBy('name').execute()])
+    const [rows, organisations] = await Promise.all([
+      listDisclosures(db, filter),
+      db.selectFrom('organisations').select(['id', 'name', 'kind']).orderBy('name').execute(),
+    ])
     const names = new Map(organisations.map((o) => [o.id, o.name]))
     const query = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== '')).toString()
     const body = html`<form method="get" action="/dashboard/operator/disclosures" class="stack">
@@ -310,7 +447,8 @@ ${
     ? html`<p class="empty">No disclosure matches.</p>`
     : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Organisation</th><th scope="col">Key</th><th scope="col">Student</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Request id</th></tr></thead>
 <tbody>${rows.map(
-        (row) => html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td>${names.get(row.organisation_id) ?? row.organisation_id}</td><td><code>${row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
+        (row) =>
+          html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td>${names.get(row.organisation_id) ?? row.organisation_id}</td><td><code>${row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
       )}</tbody></table></div>`
 }`
     return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/operator/disclosures')
@@ -320,11 +458,28 @@ ${
     const { filter } = disclosureFilter(request.query as Record<string, unknown>)
     const rows = await listDisclosures(db, { ...filter, limit: 100_000 })
     const lines = [['at', 'organisation_id', 'key_id', 'student_id', 'action', 'outcome', 'request_id'].join(',')]
-    for (const row of rows) lines.push([row.at, row.organisation_id, row.key_id, row.student_id, row.action, row.outcome, row.request_id].map(csvCell).join(','))
-    await recordAudit(db, { actor: actor(request), action: 'disclosures.export', target: 'disclosures', detail: { rows: rows.length, filter } }, clock.now())
+    for (const row of rows)
+      lines.push(
+        [row.at, row.organisation_id, row.key_id, row.student_id, row.action, row.outcome, row.request_id]
+          .map(csvCell)
+          .join(','),
+      )
+    await recordAudit(
+      db,
+      {
+        actor: actor(request),
+        action: 'disclosures.export',
+        target: 'disclosures',
+        detail: { rows: rows.length, filter },
+      },
+      clock.now(),
+    )
     return reply
       .type('text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="disclosures-${new Date(clock.now()).toISOString().slice(0, 10)}.csv"`)
+      .header(
+        'content-disposition',
+        `attachment; filename="disclosures-${new Date(clock.now()).toISOString().slice(0, 10)}.csv"`,
+      )
       .send(`${lines.join('\r\n')}\r\n`)
   })
 

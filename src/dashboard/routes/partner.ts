@@ -6,7 +6,14 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { isAgreementActive, agreementWindow } from '../../domain/agreements.js'
 import { isScope, SCOPES, type Scope } from '../../domain/scopes.js'
-import { createApiKey, KeyLimitError, listAgreements, listApiKeys, type NewKey, revokeApiKey } from '../../storage/access-repository.js'
+import {
+  createApiKey,
+  KeyLimitError,
+  listAgreements,
+  listApiKeys,
+  type NewKey,
+  revokeApiKey,
+} from '../../storage/access-repository.js'
 import { applicationsOf, submitApplication } from '../../storage/application-repository.js'
 import type { AccountRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
 import { listDisclosures } from '../../storage/disclosure-repository.js'
@@ -15,7 +22,17 @@ import { usageOf } from '../../storage/usage-repository.js'
 import type { DashboardContext } from '../dashboard-plugin.js'
 import { sendPage } from '../dashboard-plugin.js'
 import { DashboardError } from '../dashboard-error.js'
-import { errorSummary, field, type FieldErrors, type FormBody, isEmail, isWebsite, list, text, textarea } from '../forms.js'
+import {
+  errorSummary,
+  field,
+  type FieldErrors,
+  type FormBody,
+  isEmail,
+  isWebsite,
+  list,
+  text,
+  textarea,
+} from '../forms.js'
 import { type Html, html } from '../html.js'
 import { csrfField } from '../layout.js'
 import { keysTable } from '../views/keys-table.js'
@@ -54,20 +71,34 @@ export function partnerRoutes(app: FastifyInstance, context: DashboardContext): 
   async function view(request: FastifyRequest): Promise<PartnerView> {
     const account = request.account!
     const organisation =
-      account.organisation_id === null ? undefined : await db.selectFrom('organisations').selectAll().where('id', '=', account.organisation_id).executeTakeFirst()
+      account.organisation_id === null
+        ? undefined
+        : await db.selectFrom('organisations').selectAll().where('id', '=', account.organisation_id).executeTakeFirst()
     const agreements = organisation === undefined ? [] : await listAgreements(db, organisation.id)
-    const agreementActive = isAgreementActive(agreements.map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)), clock.now())
+    const agreementActive = isAgreementActive(
+      agreements.map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)),
+      clock.now(),
+    )
     return { account, organisation, agreementActive, sandboxId: account.sandbox_organisation_id! }
   }
 
   /** Keys the partner may see and revoke: those of their sandbox and of their organisation. */
   async function ownKeys(v: PartnerView): Promise<{ test: ApiKeyRow[]; live: ApiKeyRow[] }> {
     const test = (await listApiKeys(db, v.sandboxId)).filter((key) => key.mode === 'test')
-    const live = v.organisation === undefined ? [] : (await listApiKeys(db, v.organisation.id)).filter((key) => key.mode === 'live')
+    const live =
+      v.organisation === undefined
+        ? []
+        : (await listApiKeys(db, v.organisation.id)).filter((key) => key.mode === 'live')
     return { test, live }
   }
 
-  function createKeyForm(request: FastifyRequest, mode: 'test' | 'live', allowed: readonly Scope[], studentScopesOpen: boolean, state?: KeyFormState): Html {
+  function createKeyForm(
+    request: FastifyRequest,
+    mode: 'test' | 'live',
+    allowed: readonly Scope[],
+    studentScopesOpen: boolean,
+    state?: KeyFormState,
+  ): Html {
     const values = state?.mode === mode ? state.values : undefined
     const errors = state?.mode === mode ? state.errors : {}
     return html`<details${values === undefined ? '' : html` open`}><summary>Create a ${mode} key</summary>
@@ -98,8 +129,18 @@ ${application.state === 'submitted' ? html`<p>Submitted on ${application.created
 ${application.state === 'rejected' ? html`<p>Reason: ${application.decision_reason}</p><p><a href="/dashboard/partner/application">Apply again</a></p>` : ''}`
   }
 
-  async function overview(request: FastifyRequest, reply: FastifyReply, v: PartnerView, keyForm?: KeyFormState, status = 200): Promise<FastifyReply> {
-    const [applications, keys, students] = await Promise.all([applicationsOf(db, v.account.id), ownKeys(v), sandboxStudents(db, v.sandboxId)])
+  async function overview(
+    request: FastifyRequest,
+    reply: FastifyReply,
+    v: PartnerView,
+    keyForm?: KeyFormState,
+    status = 200,
+  ): Promise<FastifyReply> {
+    const [applications, keys, students] = await Promise.all([
+      applicationsOf(db, v.account.id),
+      ownKeys(v),
+      sandboxStudents(db, v.sandboxId),
+    ])
     const now = clock.now()
     const allowed = (v.organisation?.allowed_scopes ?? '').split(' ').filter(isScope)
     const body = html`<section aria-labelledby="application-heading"><h2 id="application-heading">Live access</h2>
@@ -133,7 +174,11 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
     const v = await view(request)
     const form = request.body as FormBody
     const mode = text(form, 'mode') === 'live' ? 'live' : 'test'
-    const values = { name: text(form, `${mode}-name`), expires: text(form, `${mode}-expires`), scopes: list(form, 'scopes') }
+    const values = {
+      name: text(form, `${mode}-name`),
+      expires: text(form, `${mode}-expires`),
+      scopes: list(form, 'scopes'),
+    }
     const scopes = values.scopes.filter(isScope)
     const errors: FieldErrors = {}
     // Required, as GitHub requires a token's note: "live key" told nobody which integration it was.
@@ -145,23 +190,46 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
     }
     let organisationId = v.sandboxId
     if (mode === 'live') {
-      if (v.organisation === undefined) throw new DashboardError(403, 'No live access yet', 'Live keys come with an approved application. Use test keys meanwhile.')
-      if (v.organisation.status !== 'active') throw new DashboardError(403, 'Organisation suspended', 'Your organisation is suspended; keys cannot be created.')
+      if (v.organisation === undefined)
+        throw new DashboardError(
+          403,
+          'No live access yet',
+          'Live keys come with an approved application. Use test keys meanwhile.',
+        )
+      if (v.organisation.status !== 'active')
+        throw new DashboardError(
+          403,
+          'Organisation suspended',
+          'Your organisation is suspended; keys cannot be created.',
+        )
       const allowed = v.organisation.allowed_scopes.split(' ')
       const refused = scopes.filter((scope) => !allowed.includes(scope) || !v.agreementActive)
       if (refused.length > 0) {
-        throw new DashboardError(403, 'Scope not available', `Your organisation cannot give a live key ${refused.join(' or ')}: it was not granted, or no data-sharing agreement is in force.`)
+        throw new DashboardError(
+          403,
+          'Scope not available',
+          `Your organisation cannot give a live key ${refused.join(' or ')}: it was not granted, or no data-sharing agreement is in force.`,
+        )
       }
       organisationId = v.organisation.id
     }
     if (Object.keys(errors).length > 0) return overview(request, reply, v, { mode, values, errors }, 400)
-    const spec: NewKey = { organisationId, name: values.name, scopes, expiresAt, mode, createdBy: v.account.id, maxActiveKeys: context.maxKeysPerOrganisation }
+    const spec: NewKey = {
+      organisationId,
+      name: values.name,
+      scopes,
+      expiresAt,
+      mode,
+      createdBy: v.account.id,
+      maxActiveKeys: context.maxKeysPerOrganisation,
+    }
     const created = await createApiKey(db, spec, clock.now()).catch((error: unknown) => {
       if (error instanceof KeyLimitError) return error
       throw error
     })
     if (created instanceof KeyLimitError) {
-      errors[`${mode}-name`] = `Key limit reached: you already have ${created.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create this one.`
+      errors[`${mode}-name`] =
+        `Key limit reached: you already have ${created.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create this one.`
       return overview(request, reply, v, { mode, values, errors }, 409)
     }
     return showNewKey(request, reply, context, created)
@@ -170,7 +238,10 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
   app.get('/partner/keys/shown/:view', partner, async (request, reply) => {
     const { view: viewToken } = request.params as { view: string }
     const shown = await context.keyViews.open(request, viewToken)
-    const row = shown === undefined ? undefined : await db.selectFrom('api_keys').selectAll().where('id', '=', shown.keyId).executeTakeFirst()
+    const row =
+      shown === undefined
+        ? undefined
+        : await db.selectFrom('api_keys').selectAll().where('id', '=', shown.keyId).executeTakeFirst()
     if (shown === undefined || row === undefined) return keyGonePage(request, reply)
     return newKeyPage(request, reply, context, { ...shown, row, viewToken })
   })
@@ -186,19 +257,28 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
     const keys = await ownKeys(v)
     const key = [...keys.test, ...keys.live].find((k) => k.id === id)
     if (key === undefined) throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
-    return revokeConfirmPage(request, reply, key, clock.now(), { action: `/dashboard/partner/keys/${id}/revoke`, back: '/dashboard/partner' })
+    return revokeConfirmPage(request, reply, key, clock.now(), {
+      action: `/dashboard/partner/keys/${id}/revoke`,
+      back: '/dashboard/partner',
+    })
   })
 
   app.post('/partner/keys/:id/revoke', partner, async (request, reply) => {
     const v = await view(request)
     const { id } = request.params as { id: string }
     const keys = await ownKeys(v)
-    if (![...keys.test, ...keys.live].some((key) => key.id === id)) throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
+    if (![...keys.test, ...keys.live].some((key) => key.id === id))
+      throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
     await revokeApiKey(db, id, clock.now())
     return reply.redirect('/dashboard/partner?notice=key-revoked', 303)
   })
 
-  function applicationForm(request: FastifyRequest, values: Record<string, string | string[]>, errors: FieldErrors = {}, previous?: ApplicationRow): Html {
+  function applicationForm(
+    request: FastifyRequest,
+    values: Record<string, string | string[]>,
+    errors: FieldErrors = {},
+    previous?: ApplicationRow,
+  ): Html {
     const requested = (values.scopes as string[] | undefined) ?? []
     return html`${errorSummary(errors)}
 ${previous?.state === 'rejected' ? html`<p>Your previous application was rejected: ${previous.decision_reason}</p>` : ''}
@@ -231,12 +311,22 @@ ${previous?.state === 'rejected' ? html`<p>Your previous application was rejecte
 <dl>
   <dt>Website</dt><dd>${latest.website}</dd>
   <dt>Contact</dt><dd>${latest.contact_name} (${latest.contact_email})</dd>
-  <dt>Access asked for</dt><dd>Catalog${latest.requested_scopes.split(' ').filter(Boolean).map((scope) => html`, <code>${scope}</code>`)}</dd>
+  <dt>Access asked for</dt><dd>Catalog${latest.requested_scopes
+    .split(' ')
+    .filter(Boolean)
+    .map((scope) => html`, <code>${scope}</code>`)}</dd>
   <dt>Intended use</dt><dd>${latest.intended_use}</dd>
 </dl>`
       return sendPage(request, reply, 'Your application', body, 200, '/dashboard/partner/application')
     }
-    return sendPage(request, reply, 'Apply for live access', applicationForm(request, {}, {}, latest), 200, '/dashboard/partner/application')
+    return sendPage(
+      request,
+      reply,
+      'Apply for live access',
+      applicationForm(request, {}, {}, latest),
+      200,
+      '/dashboard/partner/application',
+    )
   })
 
   app.post('/partner/application', partner, async (request, reply) => {
@@ -252,17 +342,27 @@ ${previous?.state === 'rejected' ? html`<p>Your previous application was rejecte
       acknowledgement: text(form, 'acknowledgement'),
     }
     const errors: FieldErrors = {}
-    if (values.organisationName.length < 2 || values.organisationName.length > 120) errors.organisationName = 'Enter your organisation’s name (2 to 120 characters).'
+    if (values.organisationName.length < 2 || values.organisationName.length > 120)
+      errors.organisationName = 'Enter your organisation’s name (2 to 120 characters).'
     if (!isWebsite(values.website)) errors.website = 'Enter the website address, starting with https://'
-    if (values.contactName.length < 2 || values.contactName.length > 120) errors.contactName = 'Enter the name of a contact person.'
+    if (values.contactName.length < 2 || values.contactName.length > 120)
+      errors.contactName = 'Enter the name of a contact person.'
     if (!isEmail(values.contactEmail)) errors.contactEmail = 'Enter an e-mail address like name@example.org.'
-    if (values.intendedUse.length < 20 || values.intendedUse.length > 4000) errors.intendedUse = 'Describe the intended use in 20 to 4,000 characters.'
+    if (values.intendedUse.length < 20 || values.intendedUse.length > 4000)
+      errors.intendedUse = 'Describe the intended use in 20 to 4,000 characters.'
     if (values.scopes.length > 0 && values.acknowledgement !== 'yes') {
       errors.acknowledgement = 'Student access needs a signed data-sharing agreement: confirm that you understand.'
     }
     if (Object.keys(errors).length > 0) {
       const latest = (await applicationsOf(db, v.account.id))[0]
-      return sendPage(request, reply, 'Apply for live access', applicationForm(request, values, errors, latest), 400, '/dashboard/partner/application')
+      return sendPage(
+        request,
+        reply,
+        'Apply for live access',
+        applicationForm(request, values, errors, latest),
+        400,
+        '/dashboard/partner/application',
+      )
     }
     await submitApplication(db, { accountId: v.account.id, requestedScopes: values.scopes, ...values }, clock.now())
     return reply.redirect('/dashboard/partner/application?notice=application-submitted', 303)
@@ -274,14 +374,26 @@ ${previous?.state === 'rejected' ? html`<p>Your previous application was rejecte
     const all = [...keys.live, ...keys.test]
     const days = lastDays(clock.now())
     await context.flushUsage()
-    const counts = await usageOf(db, all.map((key) => key.id), days[0]!)
+    const counts = await usageOf(
+      db,
+      all.map((key) => key.id),
+      days[0]!,
+    )
     const body =
       all.length === 0
         ? html`<p class="empty">You have no keys yet.</p>`
         : html`<p>Requests per day for each of your keys over the last 30 days (UTC), and how many were refused with 429 (rate limit).</p>
 ${all.map(
-  (key, index) => html`<section class="card" aria-labelledby="usage-${index}"><h2 id="usage-${index}"><code>${key.display_prefix}…</code> ${key.name} <span class="hint">(${key.mode})</span></h2>
-${usageChart(`chart-${index}`, `key ${key.display_prefix}`, days, counts.filter((c) => c.keyId === key.id))}</section>`,
+  (
+    key,
+    index,
+  ) => html`<section class="card" aria-labelledby="usage-${index}"><h2 id="usage-${index}"><code>${key.display_prefix}…</code> ${key.name} <span class="hint">(${key.mode})</span></h2>
+${usageChart(
+  `chart-${index}`,
+  `key ${key.display_prefix}`,
+  days,
+  counts.filter((c) => c.keyId === key.id),
+)}</section>`,
 )}`
     return sendPage(request, reply, 'Usage', body, 200, '/dashboard/partner/usage')
   })
@@ -291,16 +403,23 @@ ${usageChart(`chart-${index}`, `key ${key.display_prefix}`, days, counts.filter(
     const organisations = [v.sandboxId, ...(v.organisation === undefined ? [] : [v.organisation.id])]
     const keys = await ownKeys(v)
     const prefixes = new Map([...keys.live, ...keys.test].map((key) => [key.id, `${key.display_prefix}…`]))
-    const rows = (await Promise.all(organisations.map((organisationId) => listDisclosures(db, { organisationId, limit: 500 })))).flat().sort((a, b) => (a.at < b.at ? 1 : -1))
+    const rows = (
+      await Promise.all(organisations.map((organisationId) => listDisclosures(db, { organisationId, limit: 500 })))
+    )
+      .flat()
+      .sort((a, b) => (a.at < b.at ? 1 : -1))
     const body =
       rows.length === 0
         ? html`<p class="empty">No student data has been read or changed with your keys yet.</p>`
         : html`<p>Every read or change of a student's data made with your organisation's keys (and your sandbox's), newest first. The operator keeps the same record.</p>
 <div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><caption class="visually-hidden">Disclosure log</caption>
 <thead><tr><th scope="col">When (UTC)</th><th scope="col">Key</th><th scope="col">Student</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Request id</th></tr></thead>
-<tbody>${rows.slice(0, 500).map(
-            (row) => html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td><code>${prefixes.get(row.key_id) ?? row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
-          )}</tbody></table></div>`
+<tbody>${rows
+            .slice(0, 500)
+            .map(
+              (row) =>
+                html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td><code>${prefixes.get(row.key_id) ?? row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
+            )}</tbody></table></div>`
     return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/partner/disclosures')
   })
 }

@@ -11,8 +11,10 @@ import { utcDay } from '../times.js'
 export type AgreementState = 'active' | 'pending' | 'expired' | 'ended'
 
 export function agreementState(row: AgreementRow, now: number): { state: AgreementState; label: string } {
-  if (row.ended_at !== null && Date.parse(row.ended_at) <= now) return { state: 'ended', label: `ended on ${utcDay(row.ended_at)}` }
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return { state: 'expired', label: `expired on ${utcDay(row.expires_at)}` }
+  if (row.ended_at !== null && Date.parse(row.ended_at) <= now)
+    return { state: 'ended', label: `ended on ${utcDay(row.ended_at)}` }
+  if (row.expires_at !== null && Date.parse(row.expires_at) <= now)
+    return { state: 'expired', label: `expired on ${utcDay(row.expires_at)}` }
   if (Date.parse(row.signed_at) > now) return { state: 'pending', label: `starts on ${utcDay(row.signed_at)}` }
   return { state: 'active', label: 'in force' }
 }
@@ -27,7 +29,10 @@ export function studentAccessSummary(rows: readonly AgreementRow[], now: number)
   const states = rows.map((row) => ({ row, ...agreementState(row, now) }))
   const inForce = states.find((s) => s.state === 'active')
   if (inForce !== undefined) return html`<span class="state active">in force</span> (${inForce.row.document_ref})`
-  const next = states.filter((s) => s.state === 'pending').sort((a, b) => (a.row.signed_at < b.row.signed_at ? -1 : 1))[0]
-  if (next !== undefined) return html`none in force; ${next.row.document_ref} <span class="state pending">${next.label}</span>`
+  const next = states
+    .filter((s) => s.state === 'pending')
+    .sort((a, b) => (a.row.signed_at < b.row.signed_at ? -1 : 1))[0]
+  if (next !== undefined)
+    return html`none in force; ${next.row.document_ref} <span class="state pending">${next.label}</span>`
   return html`none in force`
 }

@@ -17,7 +17,12 @@ export function keyState(row: ApiKeyRow, now: number): 'active' | 'revoked' | 'e
   return 'active'
 }
 
-export function keysTable(rows: readonly ApiKeyRow[], now: number, revokeAction: (row: ApiKeyRow) => string, caption: string): Html {
+export function keysTable(
+  rows: readonly ApiKeyRow[],
+  now: number,
+  revokeAction: (row: ApiKeyRow) => string,
+  caption: string,
+): Html {
   if (rows.length === 0) return html`<p class="empty">No keys yet.</p>`
   return html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table>
 <caption class="visually-hidden">${caption}</caption>

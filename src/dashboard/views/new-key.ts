@@ -36,7 +36,10 @@ export async function showNewKey(
  * students for a test key, one linked to the organisation for a live key (the partner's own
  * data; first name and tier only, as the API gives).
  */
-async function exampleStudent(db: Kysely<Database>, row: ApiKeyRow): Promise<{ id: string; first_name: string; tier: string } | undefined> {
+async function exampleStudent(
+  db: Kysely<Database>,
+  row: ApiKeyRow,
+): Promise<{ id: string; first_name: string; tier: string } | undefined> {
   return db
     .selectFrom('students as s')
     .innerJoin('student_organisations as so', 'so.student_id', 's.id')

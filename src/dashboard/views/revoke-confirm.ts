@@ -11,11 +11,22 @@ import { csrfField } from '../layout.js'
 import { utcMinute } from '../times.js'
 import { keyState } from './keys-table.js'
 
-export function revokeConfirmPage(request: FastifyRequest, reply: FastifyReply, row: ApiKeyRow, now: number, where: { action: string; back: string; organisation?: string }): FastifyReply {
+export function revokeConfirmPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  row: ApiKeyRow,
+  now: number,
+  where: { action: string; back: string; organisation?: string },
+): FastifyReply {
   const state = keyState(row, now)
   const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}…</code>, ${row.mode}${where.organisation === undefined ? '' : html`, of ${where.organisation}`})`
   if (state !== 'active') {
-    return sendPage(request, reply, 'Key not in force', html`<p>The key ${label} is ${state} already: nothing to revoke.</p><p><a href="${where.back}">Back</a></p>`)
+    return sendPage(
+      request,
+      reply,
+      'Key not in force',
+      html`<p>The key ${label} is ${state} already: nothing to revoke.</p><p><a href="${where.back}">Back</a></p>`,
+    )
   }
   const body = html`<p>You are about to revoke the key ${label}, created ${utcMinute(row.created_at)}, last used ${row.last_used_at === null ? 'never' : utcMinute(row.last_used_at)}.</p>
 <ul>

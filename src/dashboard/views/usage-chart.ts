@@ -28,7 +28,11 @@ function niceCeiling(max: number): number {
 
 export function usageChart(id: string, label: string, days: readonly string[], counts: readonly DailyCount[]): Html {
   const byDay = new Map(counts.map((count) => [count.day, count]))
-  const series = days.map((day) => ({ day, requests: byDay.get(day)?.requests ?? 0, throttled: byDay.get(day)?.throttled ?? 0 }))
+  const series = days.map((day) => ({
+    day,
+    requests: byDay.get(day)?.requests ?? 0,
+    throttled: byDay.get(day)?.throttled ?? 0,
+  }))
   const total = series.reduce((sum, d) => sum + d.requests, 0)
   const totalThrottled = series.reduce((sum, d) => sum + d.throttled, 0)
   const top = niceCeiling(Math.max(...series.map((d) => d.requests)))
@@ -45,11 +49,14 @@ export function usageChart(id: string, label: string, days: readonly string[], c
 <rect x="${x.toFixed(1)}" y="${y(d.requests).toFixed(1)}" width="${w.toFixed(1)}" height="${(y(accepted) - y(d.requests)).toFixed(1)}" fill="#b3261e"></rect></g>`
   })
   const ticks = [0, top / 2, top].map(
-    (value) => html`<line x1="${LEFT}" x2="${WIDTH - 8}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}" stroke="#c9d1d9"></line>
+    (
+      value,
+    ) => html`<line x1="${LEFT}" x2="${WIDTH - 8}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}" stroke="#c9d1d9"></line>
 <text x="${LEFT - 6}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#4d5560">${value}</text>`,
   )
   const labels = [0, Math.floor(series.length / 2), series.length - 1].map(
-    (i) => html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle" font-size="11" fill="#4d5560">${series[i]!.day.slice(5)}</text>`,
+    (i) =>
+      html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle" font-size="11" fill="#4d5560">${series[i]!.day.slice(5)}</text>`,
   )
   return html`<figure>
 <svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc" xmlns="http://www.w3.org/2000/svg">

@@ -11,10 +11,18 @@ import type { TypedApp } from '../app-types.js'
 import { matchesIfNoneMatch, type Representation } from '../catalog-representations.js'
 import { LessonsQuerySchema } from '../schemas/catalog.js'
 import { notFoundProblem } from '../problem-responses.js'
-import { AUTHENTICATED_PROBLEMS, ETAG_HEADER, jsonResponse, NOT_MODIFIED, problemResponses } from '../schemas/responses.js'
+import {
+  AUTHENTICATED_PROBLEMS,
+  ETAG_HEADER,
+  jsonResponse,
+  NOT_MODIFIED,
+  problemResponses,
+} from '../schemas/responses.js'
 
 const IF_NONE_MATCH = Type.Object({
-  'if-none-match': Type.Optional(Type.String({ description: 'An ETag from an earlier response; a match answers 304 with no body.' })),
+  'if-none-match': Type.Optional(
+    Type.String({ description: 'An ETag from an earlier response; a match answers 304 with no body.' }),
+  ),
 })
 
 function send(request: FastifyRequest, reply: FastifyReply, representation: Representation): FastifyReply {
@@ -49,7 +57,8 @@ export function catalogRoutes(app: TypedApp, catalog: CatalogState): void {
       schema: {
         operationId: 'listLessons',
         summary: 'List lessons',
-        description: 'All lessons, or with `tier` only that tier\'s, in catalog order. `total` counts the lessons returned.',
+        description:
+          "All lessons, or with `tier` only that tier's, in catalog order. `total` counts the lessons returned.",
         tags: ['Catalog'],
         headers: IF_NONE_MATCH,
         querystring: LessonsQuerySchema,
@@ -92,9 +101,20 @@ export function catalogRoutes(app: TypedApp, catalog: CatalogState): void {
       // endpoint exists.
       if (slug.split('/').length > 2) throw new ProblemError('route_not_found', notFoundProblem(request).detail)
       if (!SLUG.test(slug)) {
-        throw new ProblemError('invalid_request', `The lesson slug "${slug.slice(0, 100)}" does not have the form <tier>/<lessonId>-<title-words>.`, {
-          errors: [{ in: 'path', field: 'slug', detail: 'must have the form <tier>/<lessonId>-<title-words>, e.g. explorer/e1-robots-follow-instructions' }],
-        })
+        throw new ProblemError(
+          'invalid_request',
+          `The lesson slug "${slug.slice(0, 100)}" does not have the form <tier>/<lessonId>-<title-words>.`,
+          {
+            errors: [
+              {
+                in: 'path',
+                field: 'slug',
+                detail:
+                  'must have the form <tier>/<lessonId>-<title-words>, e.g. explorer/e1-robots-follow-instructions',
+              },
+            ],
+          },
+        )
       }
       const representation = catalog.current.lessonBySlug.get(slug)
       if (representation === undefined) throw new ProblemError('lesson_not_found', `No lesson has the slug "${slug}".`)

@@ -7,7 +7,8 @@ import type { TypedApp } from '../app-types.js'
 import { errorCatalogueTable, layout, REFERENCE_CSS, renderReference } from '../reference-page.js'
 
 /** No script, no third-party anything: the pages are static HTML and one stylesheet. */
-export const DOCS_CSP = "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+export const DOCS_CSP =
+  "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
 
 export function docsRoutes(app: TypedApp): void {
   let openApiJson: string | undefined
@@ -16,10 +17,8 @@ export function docsRoutes(app: TypedApp): void {
 
   const hidden = { hide: true }
 
-  app.get(
-    '/api/v1/openapi.json',
-    { schema: hidden },
-    (_request, reply) => reply.type('application/json; charset=utf-8').send(documentJson()),
+  app.get('/api/v1/openapi.json', { schema: hidden }, (_request, reply) =>
+    reply.type('application/json; charset=utf-8').send(documentJson()),
   )
 
   app.get('/docs', { schema: hidden }, (_request, reply) => {

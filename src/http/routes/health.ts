@@ -19,7 +19,10 @@ function withTimeout<T>(promise: Promise<T>, ms: number): Promise<T> {
   return Promise.race([promise, timeout]).finally(() => clearTimeout(timer))
 }
 
-export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: CatalogState; limiters: Limiters; timeoutMs: number }): void {
+export function healthRoutes(
+  app: TypedApp,
+  deps: { storage: Storage; catalog: CatalogState; limiters: Limiters; timeoutMs: number },
+): void {
   app.get(
     '/healthz',
     {
@@ -49,7 +52,10 @@ export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: C
               storage: Type.Object({ engine: Type.String(), status: Type.Literal('up') }),
               rateLimit: Type.Object(
                 { store: Type.Unsafe<LimiterStore>({ type: 'string', enum: ['memory', 'redis', 'memory-fallback'] }) },
-                { description: '`memory-fallback`: Redis is unreachable and this instance limits on its own until it returns.' },
+                {
+                  description:
+                    '`memory-fallback`: Redis is unreachable and this instance limits on its own until it returns.',
+                },
               ),
               catalogVersion: Type.Integer(),
             },
@@ -63,10 +69,14 @@ export function healthRoutes(app: TypedApp, deps: { storage: Storage; catalog: C
       try {
         await withTimeout(deps.storage.ping(), deps.timeoutMs)
       } catch (error) {
-        throw new ProblemError('storage_unavailable', 'Storage does not answer; this instance cannot serve student requests.', {
-          headers: { 'retry-after': '2' },
-          cause: error,
-        })
+        throw new ProblemError(
+          'storage_unavailable',
+          'Storage does not answer; this instance cannot serve student requests.',
+          {
+            headers: { 'retry-after': '2' },
+            cause: error,
+          },
+        )
       }
       return {
         status: 'ready' as const,

@@ -31,8 +31,14 @@ const HOME_HTML = `<!doctype html>
 export function homeRoutes(app: TypedApp): void {
   const hidden = { hide: true }
   app.get('/', { schema: hidden }, (_request, reply) =>
-    reply.header('content-security-policy', HOME_CSP).header('cache-control', 'public, max-age=3600').type('text/html; charset=utf-8').send(HOME_HTML),
+    reply
+      .header('content-security-policy', HOME_CSP)
+      .header('cache-control', 'public, max-age=3600')
+      .type('text/html; charset=utf-8')
+      .send(HOME_HTML),
   )
   // No icon of our own: "nothing here" without an error, cached for a day so it is asked once.
-  app.get('/favicon.ico', { schema: hidden }, (_request, reply) => reply.header('cache-control', 'public, max-age=86400').code(204).send())
+  app.get('/favicon.ico', { schema: hidden }, (_request, reply) =>
+    reply.header('cache-control', 'public, max-age=86400').code(204).send(),
+  )
 }

@@ -16,7 +16,13 @@ import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
 import { AUTHENTICATED_PROBLEMS, jsonResponse, problemResponses } from '../schemas/responses.js'
 
-const STUDENT_PROBLEMS = [...AUTHENTICATED_PROBLEMS, 'insufficient_scope', 'agreement_required', 'student_not_found', 'storage_unavailable'] as const
+const STUDENT_PROBLEMS = [
+  ...AUTHENTICATED_PROBLEMS,
+  'insufficient_scope',
+  'agreement_required',
+  'student_not_found',
+  'storage_unavailable',
+] as const
 
 function notFound(id: string): ProblemError {
   return new ProblemError('student_not_found', `No student with id ${id} is linked to your organisation.`)
@@ -27,7 +33,13 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
 
   function context(request: FastifyRequest): StudentAccess {
     const principal = principalOf(request)
-    return { at: clock.now(), requestId: request.id, keyId: principal.keyId, organisationId: principal.organisationId, sandbox: principal.sandbox }
+    return {
+      at: clock.now(),
+      requestId: request.id,
+      keyId: principal.keyId,
+      organisationId: principal.organisationId,
+      sandbox: principal.sandbox,
+    }
   }
 
   app.get(
@@ -45,7 +57,10 @@ export function studentRoutes(app: TypedApp, deps: { storage: Storage; catalog: 
         security: [{ bearerAuth: ['students:read'] }],
         params: StudentParamsSchema,
         querystring: { type: 'object', additionalProperties: false, properties: {} },
-        response: { 200: jsonResponse('StudentProgress', "The student's progress."), ...problemResponses(STUDENT_PROBLEMS) },
+        response: {
+          200: jsonResponse('StudentProgress', "The student's progress."),
+          ...problemResponses(STUDENT_PROBLEMS),
+        },
       },
     },
     async (request) => {

@@ -6,7 +6,11 @@ export const TierSchema = Type.Object(
   {
     id: TierIdSchema,
     label: Type.String({ description: 'Display name of the tier.', examples: ['Explorer'] }),
-    ageRange: Type.String({ pattern: '^[0-9]+-[0-9]+$', description: 'Age range written `<min>-<max>`.', examples: ['5-7'] }),
+    ageRange: Type.String({
+      pattern: '^[0-9]+-[0-9]+$',
+      description: 'Age range written `<min>-<max>`.',
+      examples: ['5-7'],
+    }),
     lessonCount: Type.Integer({ minimum: 0, description: 'Number of lessons in the tier.' }),
   },
   { $id: 'Tier', title: 'Tier', additionalProperties: false },
@@ -23,7 +27,11 @@ const lessonSummaryFields = {
     description: 'Lesson key, `<tier>/<lessonId>-<title-words>`; contains one `/`.',
     examples: ['explorer/e1-robots-follow-instructions'],
   }),
-  lessonId: Type.String({ pattern: LESSON_ID_PATTERN, description: 'Short lesson code within a tier: a letter plus digits.', examples: ['e1'] }),
+  lessonId: Type.String({
+    pattern: LESSON_ID_PATTERN,
+    description: 'Short lesson code within a tier: a letter plus digits.',
+    examples: ['e1'],
+  }),
   tier: TierIdSchema,
   title: Type.String({ description: 'Lesson title.' }),
   slideCount: Type.Integer({ minimum: 1, description: 'Number of slides.' }),
@@ -37,7 +45,9 @@ export const LessonSummarySchema = Type.Object(lessonSummaryFields, {
 
 export const LessonsResponseSchema = Type.Object(
   {
-    lessons: Type.Array(Type.Ref('LessonSummary'), { description: 'Lessons in catalog order: by tier, then by lesson number.' }),
+    lessons: Type.Array(Type.Ref('LessonSummary'), {
+      description: 'Lessons in catalog order: by tier, then by lesson number.',
+    }),
     total: Type.Integer({ minimum: 0, description: 'Number of lessons in `lessons`.' }),
   },
   { $id: 'LessonList', title: 'LessonList', additionalProperties: false },

@@ -40,13 +40,18 @@ export const FieldProblemSchema = Type.Object(
 
 export const ProblemSchema = Type.Object(
   {
-    type: Type.String({ description: 'URI reference documenting the problem type.', examples: ['/docs/errors#rate_limited'] }),
+    type: Type.String({
+      description: 'URI reference documenting the problem type.',
+      examples: ['/docs/errors#rate_limited'],
+    }),
     title: Type.String({ description: 'Short summary of the problem type; the same for every occurrence.' }),
     status: Type.Integer({ description: 'The HTTP status code.' }),
     detail: Type.String({ description: 'What went wrong this time, and what to do about it.' }),
     code: Type.Unsafe<string>({ type: 'string', enum: PROBLEM_CODES, description: 'Stable machine-readable code.' }),
     requestId: Type.String({ description: 'Identifier of this request; also in the `X-Request-Id` header.' }),
-    errors: Type.Optional(Type.Array(FieldProblemSchema, { description: 'Each validation problem (code `invalid_request`).' })),
+    errors: Type.Optional(
+      Type.Array(FieldProblemSchema, { description: 'Each validation problem (code `invalid_request`).' }),
+    ),
   },
   {
     $id: 'Problem',

@@ -6,13 +6,21 @@
 import { Type } from 'typebox'
 import { PROBLEM_CATALOG, type ProblemCode } from '../../errors.js'
 
-const REQUEST_ID = { type: 'string', description: 'Identifier of this request, also in problem bodies; quote it to the operator.' }
+const REQUEST_ID = {
+  type: 'string',
+  description: 'Identifier of this request, also in problem bodies; quote it to the operator.',
+}
 
 export const RATE_LIMIT_HEADERS = {
-  'RateLimit-Policy': { type: 'string', description: 'The quota policies (IETF draft-10): the key\'s own, `"default";q=<limit>;w=<window seconds>`, then its organisation\'s (all its keys together), `"organisation";q=<limit>;w=<window seconds>`.' },
+  'RateLimit-Policy': {
+    type: 'string',
+    description:
+      'The quota policies (IETF draft-10): the key\'s own, `"default";q=<limit>;w=<window seconds>`, then its organisation\'s (all its keys together), `"organisation";q=<limit>;w=<window seconds>`.',
+  },
   RateLimit: {
     type: 'string',
-    description: 'Current quota per policy (IETF draft-10): `"default";r=<requests left>;t=<seconds until one more is available>`, then `"organisation";r=...;t=...` once the key\'s own limit admitted the request.',
+    description:
+      'Current quota per policy (IETF draft-10): `"default";r=<requests left>;t=<seconds until one more is available>`, then `"organisation";r=...;t=...` once the key\'s own limit admitted the request.',
   },
   'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed per key in any rolling window.' },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window.' },
@@ -55,7 +63,12 @@ const STATUS_TEXT: Record<number, string> = {
 
 const STATUS_HEADERS: Record<number, Record<string, object>> = {
   401: { 'WWW-Authenticate': { type: 'string', description: 'RFC 6750 Bearer challenge.' } },
-  403: { 'WWW-Authenticate': { type: 'string', description: 'RFC 6750 challenge with `error="insufficient_scope"` and the scope needed.' } },
+  403: {
+    'WWW-Authenticate': {
+      type: 'string',
+      description: 'RFC 6750 challenge with `error="insufficient_scope"` and the scope needed.',
+    },
+  },
   405: { Allow: { type: 'string', description: 'Methods the endpoint accepts.' } },
   429: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },
   503: { 'Retry-After': { type: 'integer', description: 'Seconds to wait before retrying.' } },

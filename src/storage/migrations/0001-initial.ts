@@ -7,7 +7,13 @@ export async function up(db: Kysely<any>, engine: 'sqlite' | 'postgres'): Promis
     .addColumn('name', 'text', (c) => c.primaryKey())
     .addColumn('version', 'integer', (c) => c.notNull())
     .execute()
-  await db.insertInto('meta').values([{ name: 'catalog', version: 0 }, { name: 'access', version: 0 }]).execute()
+  await db
+    .insertInto('meta')
+    .values([
+      { name: 'catalog', version: 0 },
+      { name: 'access', version: 0 },
+    ])
+    .execute()
 
   await db.schema
     .createTable('tiers')
@@ -84,7 +90,11 @@ export async function up(db: Kysely<any>, engine: 'sqlite' | 'postgres'): Promis
     .addColumn('created_at', 'text', (c) => c.notNull())
     .addPrimaryKeyConstraint('student_organisations_pk', ['student_id', 'organisation_id'])
     .execute()
-  await db.schema.createIndex('student_organisations_organisation').on('student_organisations').column('organisation_id').execute()
+  await db.schema
+    .createIndex('student_organisations_organisation')
+    .on('student_organisations')
+    .column('organisation_id')
+    .execute()
 
   // No foreign key to lessons: progress outlives a lesson that a later import removes.
   await db.schema

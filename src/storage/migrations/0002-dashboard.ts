@@ -8,10 +8,19 @@ import type { Kysely } from 'kysely'
 export async function up(db: Kysely<any>, engine: 'sqlite' | 'postgres'): Promise<void> {
   // `partner` organisations come from approved applications (or the CLI); `sandbox` ones hold a
   // partner's synthetic test students and are reached only by test keys.
-  await db.schema.alterTable('organisations').addColumn('kind', 'text', (c) => c.notNull().defaultTo('partner')).execute()
+  await db.schema
+    .alterTable('organisations')
+    .addColumn('kind', 'text', (c) => c.notNull().defaultTo('partner'))
+    .execute()
   // Scopes the operator granted; keys of the organisation are created within them.
-  await db.schema.alterTable('organisations').addColumn('allowed_scopes', 'text', (c) => c.notNull().defaultTo('students:read students:write')).execute()
-  await db.schema.alterTable('students').addColumn('sandbox', 'integer', (c) => c.notNull().defaultTo(0)).execute()
+  await db.schema
+    .alterTable('organisations')
+    .addColumn('allowed_scopes', 'text', (c) => c.notNull().defaultTo('students:read students:write'))
+    .execute()
+  await db.schema
+    .alterTable('students')
+    .addColumn('sandbox', 'integer', (c) => c.notNull().defaultTo(0))
+    .execute()
   await db.schema.alterTable('api_keys').addColumn('created_by', 'text').execute()
 
   await db.schema
@@ -65,7 +74,9 @@ export async function up(db: Kysely<any>, engine: 'sqlite' | 'postgres'): Promis
 
   await db.schema
     .createTable('audit_log')
-    .addColumn('id', engine === 'postgres' ? 'bigserial' : 'integer', (c) => (engine === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement()))
+    .addColumn('id', engine === 'postgres' ? 'bigserial' : 'integer', (c) =>
+      engine === 'postgres' ? c.primaryKey() : c.primaryKey().autoIncrement(),
+    )
     .addColumn('at', 'text', (c) => c.notNull())
     .addColumn('actor', 'text', (c) => c.notNull())
     .addColumn('action', 'text', (c) => c.notNull())

@@ -31,7 +31,13 @@ if oldest[2] then reset = tonumber(oldest[2]) + window - now end
 return {allowed, limit - held, reset}
 `
 
-type SlidingHit = (key: string, limit: number, windowMs: number, record: '1' | '0', member: string) => Promise<[number, number, number]>
+type SlidingHit = (
+  key: string,
+  limit: number,
+  windowMs: number,
+  record: '1' | '0',
+  member: string,
+) => Promise<[number, number, number]>
 
 export class RedisLimiter implements RateLimiter {
   readonly limit: number
@@ -77,7 +83,18 @@ export class RedisLimiter implements RateLimiter {
   }
 
   async #call(key: string, record: '1' | '0', member = this.#member()): Promise<RateDecision> {
-    const [allowed, remaining, resetMs] = await this.#redis.curriculumSlidingHit!(this.#prefix + key, this.limit, this.windowMs, record, member)
-    return { allowed: allowed === 1, limit: this.limit, remaining: Math.max(0, remaining), resetMs: Math.max(0, resetMs) }
+    const [allowed, remaining, resetMs] = await this.#redis.curriculumSlidingHit!(
+      this.#prefix + key,
+      this.limit,
+      this.windowMs,
+      record,
+      member,
+    )
+    return {
+      allowed: allowed === 1,
+      limit: this.limit,
+      remaining: Math.max(0, remaining),
+      resetMs: Math.max(0, resetMs),
+    }
   }
 }
