@@ -29,7 +29,7 @@ const serviceHeaders = process.env.CEILING_HEADERS === 'service'
 const EXPOSED =
   'RateLimit, RateLimit-Policy, X-RateLimit-Limit, X-RateLimit-Remaining, X-RateLimit-Reset, Retry-After, ETag, X-Request-Id, WWW-Authenticate, Allow'
 
-const server = http.createServer((request, reply) => {
+const server = http.createServer((_request, reply) => {
   if (spinMs > 0) {
     const until = performance.now() + spinMs
     while (performance.now() < until);

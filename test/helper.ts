@@ -64,9 +64,29 @@ export async function createTestStorage(options: { catalog?: boolean; url?: stri
             await opened.close()
           },
         }
-  await migrate(storage)
+  await migrateBesideOtherTests(storage)
   if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
   return storage
+}
+
+/**
+ * Kysely's migrator looks for its tables by reading every table of the database, so on
+ * PostgreSQL a test file dropping its own schema at that moment can fail another file's
+ * migration with "schema ... does not exist" (3F000) naming the dropped schema. That race exists
+ * only between test files sharing one database; try again.
+ */
+async function migrateBesideOtherTests(storage: Storage): Promise<void> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await migrate(storage)
+      return
+    } catch (error) {
+      const otherSchemaGone =
+        (error as { code?: string }).code === '3F000' &&
+        !String((error as Error).message).includes(`"${storage.schema}"`)
+      if (!otherSchemaGone || attempt >= 5) throw error
+    }
+  }
 }
 
 export function testConfig(overrides: Record<string, string> = {}): Config {

@@ -45,12 +45,12 @@ export function formatProblemLine(problem: InputProblem): string {
 }
 
 export function writeJson(document: unknown): void {
-  process.stdout.write(JSON.stringify(document) + '\n')
+  process.stdout.write(`${JSON.stringify(document)}\n`)
 }
 
 export function writeText(text: string | readonly string[]): void {
   const lines = typeof text === 'string' ? [text] : text
-  if (lines.length > 0) process.stdout.write(lines.join('\n') + '\n')
+  if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`)
 }
 
 export function reportFailure(json: boolean, message: string, problems: readonly InputProblem[] = []): void {
@@ -61,7 +61,7 @@ export function reportFailure(json: boolean, message: string, problems: readonly
   // Problems are written in chunks: an import with a million bad rows must not build one string.
   let buffer = ''
   for (const problem of problems) {
-    buffer += formatProblemLine(problem) + '\n'
+    buffer += `${formatProblemLine(problem)}\n`
     if (buffer.length > 65_536) {
       process.stderr.write(buffer)
       buffer = ''

@@ -35,7 +35,10 @@ const PREFLIGHT_MAX_AGE = '7200'
 export function responseBasics(request: FastifyRequest, reply: FastifyReply, done: () => void): void {
   reply.header('x-request-id', request.id)
   // The dashboard is same-origin HTML with cookies: no CORS there.
-  if (request.url.startsWith('/dashboard')) return done()
+  if (request.url.startsWith('/dashboard')) {
+    done()
+    return
+  }
   reply.header('access-control-allow-origin', '*')
   reply.header('access-control-expose-headers', EXPOSED_HEADERS)
   if (request.method === 'OPTIONS') {

@@ -34,7 +34,7 @@ function write(dir: string, name: string, text: string): string {
   return file
 }
 
-const jsonl = (...rows: object[]) => rows.map((row) => JSON.stringify(row)).join('\n') + '\n'
+const jsonl = (...rows: object[]) => `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`
 
 /** A database with two organisations, and a folder for the import files. */
 async function setUp(): Promise<{ databaseUrl: string; dir: string; acme: string; beta: string }> {

@@ -105,9 +105,9 @@ describe('authorization matrix', () => {
         if (body.status === 401) {
           expect(challenge).toMatch(/^Bearer realm="curriculum-api"/)
           expect(challenge.includes('error="invalid_token"')).toBe(expected !== 'api_key_missing')
-          expect(res.headers['ratelimit']).toBeUndefined()
+          expect(res.headers.ratelimit).toBeUndefined()
         } else {
-          expect(res.headers['ratelimit']).toBeDefined()
+          expect(res.headers.ratelimit).toBeDefined()
         }
         if (expected === 'insufficient_scope') {
           const scope = request.method === 'GET' ? 'students:read' : 'students:write'

@@ -107,7 +107,7 @@ describe('fast path', () => {
       { url: `/api/v1/lessons/${slug}`, headers: { ...auth(keys.write), 'if-none-match': lesson.headers.etag! } },
       { url: '/api/v1/tiers', headers: { ...auth(keys.write), 'if-none-match': `W/${etag}` } },
       { url: '/api/v1/tiers', headers: { ...auth(keys.write), 'if-none-match': '*' } },
-      { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': '"something-else", ' + etag } },
+      { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': `"something-else", ${etag}` } },
       { url: '/api/v1/tiers', headers: { ...auth(keys.readWrite), 'if-none-match': '"something-else"' } },
       // One key past its limit of 4: the rest are 429 with Retry-After.
       ...Array.from({ length: 4 }, () => ({ url: '/api/v1/lessons?tier=explorer', headers: auth(keys.catalog) })),

@@ -273,7 +273,7 @@ describe('hostile requests', () => {
         if (r.contentType !== undefined) headers['content-type'] = r.contentType
         const options: InjectOptions = { method: r.method as 'GET', url: r.path, headers }
         if (r.body !== undefined && r.method !== 'GET' && r.method !== 'HEAD') options.payload = r.body
-        let res
+        let res: Awaited<ReturnType<typeof t.app.inject>>
         try {
           res = await t.app.inject(options)
         } catch (error) {

@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
+import { buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
+import { buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
 
 const run = promisify(execFile)
 const BIG = JSON.stringify({ tier: 'builder', pad: 'x'.repeat(2_000_000) })

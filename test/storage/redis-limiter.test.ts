@@ -13,7 +13,7 @@ import { openRedis, whenReady } from '../../src/storage/redis/redis-client.js'
 import { RedisLimiter } from '../../src/storage/redis/redis-limiter.js'
 import { freePort, hasRedisServer, OwnRedis, REDIS_URL } from '../support/services.js'
 
-const silent = { warn: () => {}, info: () => {} } as unknown as FastifyBaseLogger
+const _silent = { warn: () => {}, info: () => {} } as unknown as FastifyBaseLogger
 
 describe.skipIf(REDIS_URL === '')('RedisLimiter (shared Redis)', () => {
   const clients: Redis[] = []
