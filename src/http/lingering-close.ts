@@ -80,7 +80,8 @@ export function protectRefusedBodies(
 ): void {
   server.on('checkContinue', (request: IncomingMessage, response: ServerResponse) => {
     // Over the limit: answer 413 at once; the client never sends the body.
-    if (Number(request.headers['content-length']) <= bodyLimit) response.writeContinue()
+    // A chunked body (no length) is invited too: only a length over the limit is known in advance.
+    if (!(Number(request.headers['content-length']) > bodyLimit)) response.writeContinue()
     lingerOnClose(request.socket)
     handle(request, response)
   })

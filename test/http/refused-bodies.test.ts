@@ -86,4 +86,35 @@ describe('a refused body still gets its answer', () => {
       expect(stdout, expectHeader).toBe('413 application/problem+json; charset=utf-8')
     }
   })
+
+  it('curl, a small chunked body with Expect: 100-continue: invited at once and served', async () => {
+    // With a 20 s wait for "100 Continue", a body that is not invited would time the test out.
+    const { stdout } = await run(
+      'curl',
+      [
+        '-s',
+        '-o',
+        '/dev/null',
+        '-w',
+        '%{http_code}',
+        '--expect100-timeout',
+        '20',
+        '-X',
+        'POST',
+        '-H',
+        `Authorization: Bearer ${t.fixtures.keys.readWrite}`,
+        '-H',
+        'Content-Type: application/json',
+        '-H',
+        'Transfer-Encoding: chunked',
+        '-H',
+        'Expect: 100-continue',
+        '--data-binary',
+        '{"tier":"explorer"}',
+        url,
+      ],
+      { timeout: 10_000 },
+    )
+    expect(stdout).toBe('200')
+  })
 })
