@@ -20,3 +20,20 @@ export function agreementWindow(signedAt: string, expiresAt: string | null, ende
   const ends = [expiresAt, endedAt].filter((value): value is string => value !== null).map((value) => Date.parse(value))
   return { from: Date.parse(signedAt), until: ends.length === 0 ? null : Math.min(...ends) }
 }
+
+export type AgreementState = 'active' | 'pending' | 'expired' | 'ended'
+
+/**
+ * An agreement's state at `now`, the one rule the CLI and the dashboard both show: ended and
+ * expired win over active; pending means signed with a date still to come. (Active here is the
+ * same test as `isAgreementActive` on its window.)
+ */
+export function agreementState(
+  dates: { signedAt: string; expiresAt: string | null; endedAt: string | null },
+  now: number,
+): AgreementState {
+  if (dates.endedAt !== null && Date.parse(dates.endedAt) <= now) return 'ended'
+  if (dates.expiresAt !== null && Date.parse(dates.expiresAt) <= now) return 'expired'
+  if (Date.parse(dates.signedAt) > now) return 'pending'
+  return 'active'
+}

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { agreementWindow, isAgreementActive } from '../../src/domain/agreements.js'
+import { agreementState, agreementWindow, isAgreementActive } from '../../src/domain/agreements.js'
 import { firstNameProblem } from '../../src/domain/first-name.js'
 import { parseScopes } from '../../src/domain/scopes.js'
 
@@ -48,5 +48,27 @@ describe('scopes', () => {
     expect(parseScopes('students:write, students:read')).toEqual(['students:read', 'students:write'])
     expect(parseScopes('')).toEqual([])
     expect(() => parseScopes('students:read admin')).toThrow(/unknown scope "admin"/)
+  })
+})
+
+describe('agreement state', () => {
+  const day = (d: string) => `2026-${d}T00:00:00.000Z`
+  const now = Date.parse(day('06-15'))
+  it('is ended or expired before anything else, pending before its signing date, active otherwise', () => {
+    expect(agreementState({ signedAt: day('01-01'), expiresAt: day('12-31'), endedAt: null }, now)).toBe('active')
+    expect(agreementState({ signedAt: day('07-01'), expiresAt: null, endedAt: null }, now)).toBe('pending')
+    expect(agreementState({ signedAt: day('01-01'), expiresAt: day('06-15'), endedAt: null }, now)).toBe('expired')
+    expect(agreementState({ signedAt: day('07-01'), expiresAt: day('06-01'), endedAt: day('05-01') }, now)).toBe(
+      'ended',
+    )
+    // The same moment as the rule the API enforces.
+    for (const dates of [
+      { signedAt: day('01-01'), expiresAt: day('12-31'), endedAt: null },
+      { signedAt: day('07-01'), expiresAt: null, endedAt: null },
+      { signedAt: day('01-01'), expiresAt: day('06-15'), endedAt: null },
+    ]) {
+      const active = isAgreementActive([agreementWindow(dates.signedAt, dates.expiresAt, dates.endedAt)], now)
+      expect(agreementState(dates, now) === 'active').toBe(active)
+    }
   })
 })

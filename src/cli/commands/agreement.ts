@@ -4,20 +4,16 @@
  */
 import type { Command } from 'commander'
 import { systemClock } from '../../clock.js'
+import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
 import type { AgreementRow } from '../../storage/database.js'
 import { act } from '../command-action.js'
 import { dateOption, defineCommand, defineGroup, uuidOption } from '../options.js'
 import { CliError, plural, table, UsageError } from '../output.js'
 import { withStorage } from '../storage-session.js'
 
-type AgreementState = 'active' | 'pending' | 'expired' | 'ended'
-
-/** The state at `now`: ended and expired win over active; pending means signed with a future date. */
+/** The state at `now` (see domain/agreements.ts). */
 function agreementState(row: AgreementRow, now: number): AgreementState {
-  if (row.ended_at !== null && Date.parse(row.ended_at) <= now) return 'ended'
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'expired'
-  if (Date.parse(row.signed_at) > now) return 'pending'
-  return 'active'
+  return stateAt({ signedAt: row.signed_at, expiresAt: row.expires_at, endedAt: row.ended_at }, now)
 }
 
 function agreementJson(row: AgreementRow, now: number, organisation?: string) {

@@ -4,19 +4,26 @@
  * signed in the future, or one that has already expired, does not open student endpoints, and
  * the page must not say it does.
  */
+import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
 import type { AgreementRow } from '../../storage/database.js'
 import { type Html, html } from '../html.js'
 import { utcDay } from '../times.js'
 
-export type AgreementState = 'active' | 'pending' | 'expired' | 'ended'
+export type { AgreementState }
 
+/** The state (domain/agreements.ts decides it) and the words and date the operator reads. */
 export function agreementState(row: AgreementRow, now: number): { state: AgreementState; label: string } {
-  if (row.ended_at !== null && Date.parse(row.ended_at) <= now)
-    return { state: 'ended', label: `ended on ${utcDay(row.ended_at)}` }
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now)
-    return { state: 'expired', label: `expired on ${utcDay(row.expires_at)}` }
-  if (Date.parse(row.signed_at) > now) return { state: 'pending', label: `starts on ${utcDay(row.signed_at)}` }
-  return { state: 'active', label: 'in force' }
+  const state = stateAt({ signedAt: row.signed_at, expiresAt: row.expires_at, endedAt: row.ended_at }, now)
+  switch (state) {
+    case 'ended':
+      return { state, label: `ended on ${utcDay(row.ended_at!)}` }
+    case 'expired':
+      return { state, label: `expired on ${utcDay(row.expires_at!)}` }
+    case 'pending':
+      return { state, label: `starts on ${utcDay(row.signed_at)}` }
+    case 'active':
+      return { state, label: 'in force' }
+  }
 }
 
 export function agreementBadge(row: AgreementRow, now: number): Html {
