@@ -133,29 +133,18 @@ const path = fc.oneof(
 )
 
 // Mostly keys that pass authentication, so the requests reach validation, scopes and storage.
+const passingKey = fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>(
+  'catalog',
+  'read',
+  'write',
+  'readWrite',
+  'otherOrg',
+)
 const authorization = fc.oneof(
   fc.constant(undefined),
-  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>(
-    'catalog',
-    'read',
-    'write',
-    'readWrite',
-    'otherOrg',
-  ),
-  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>(
-    'catalog',
-    'read',
-    'write',
-    'readWrite',
-    'otherOrg',
-  ),
-  fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'otherOrg'>(
-    'catalog',
-    'read',
-    'write',
-    'readWrite',
-    'otherOrg',
-  ),
+  passingKey,
+  passingKey,
+  passingKey,
   fc.constantFrom<'catalog' | 'read' | 'write' | 'readWrite' | 'expired' | 'revoked' | 'noAgreement' | 'otherOrg'>(
     'catalog',
     'read',

@@ -37,6 +37,17 @@ describe('a refused body still gets its answer', () => {
     base = await t.app.listen({ port: 0, host: '127.0.0.1' })
     url = `${base}/api/v1/students/${STUDENTS.ada}/enroll`
   })
+
+  /** curl's POST of an enroll with the read-write key; `args` say what to send and print. */
+  async function curlEnroll(args: string[], options: { timeout?: number } = {}): Promise<string> {
+    const auth = `Authorization: Bearer ${t.fixtures.keys.readWrite}`
+    const { stdout } = await run(
+      'curl',
+      ['-s', '-o', '/dev/null', '-X', 'POST', '-H', auth, '-H', 'Content-Type: application/json', ...args, url],
+      options,
+    )
+    return stdout
+  }
   afterAll(async () => t?.close())
 
   it('Node fetch in another process, 2 MB and 20 MB bodies with a length and chunked, four of each in a row: every one answered 413', async () => {
@@ -65,23 +76,13 @@ describe('a refused body still gets its answer', () => {
     const file = path.join(tempDir(), 'big.json')
     fs.writeFileSync(file, BIG)
     for (const expectHeader of ['Expect: 100-continue', 'Expect:']) {
-      const { stdout } = await run('curl', [
-        '-s',
-        '-o',
-        '/dev/null',
+      const stdout = await curlEnroll([
         '-w',
         '%{http_code} %{content_type}',
-        '-X',
-        'POST',
-        '-H',
-        `Authorization: Bearer ${t.fixtures.keys.readWrite}`,
-        '-H',
-        'Content-Type: application/json',
         '-H',
         expectHeader,
         '--data-binary',
         `@${file}`,
-        url,
       ])
       expect(stdout, expectHeader).toBe('413 application/problem+json; charset=utf-8')
     }
@@ -89,29 +90,18 @@ describe('a refused body still gets its answer', () => {
 
   it('curl, a small chunked body with Expect: 100-continue: invited at once and served', async () => {
     // With a 20 s wait for "100 Continue", a body that is not invited would time the test out.
-    const { stdout } = await run(
-      'curl',
+    const stdout = await curlEnroll(
       [
-        '-s',
-        '-o',
-        '/dev/null',
         '-w',
         '%{http_code}',
         '--expect100-timeout',
         '20',
-        '-X',
-        'POST',
-        '-H',
-        `Authorization: Bearer ${t.fixtures.keys.readWrite}`,
-        '-H',
-        'Content-Type: application/json',
         '-H',
         'Transfer-Encoding: chunked',
         '-H',
         'Expect: 100-continue',
         '--data-binary',
         '{"tier":"explorer"}',
-        url,
       ],
       { timeout: 10_000 },
     )
