@@ -20,7 +20,7 @@ const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'import-under-load-'))
 const url = `sqlite:${path.join(dir, 'db.sqlite')}`
 const STUDENT = '11111111-1111-4111-8111-111111111111'
 
-const { openStorage } = await dist('storage/db.js')
+const { openStorage } = await dist('storage/connection.js')
 const { migrate } = await dist('storage/migrate.js')
 const { createOrganisation, recordAgreement, createApiKey } = await dist('storage/access-repository.js')
 const { upsertStudents, linkStudents } = await dist('storage/student-import-repository.js')

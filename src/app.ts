@@ -49,7 +49,7 @@ import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import { SlidingWindowLimiter } from './domain/sliding-window.js'
-import type { Storage } from './storage/db.js'
+import type { Storage } from './storage/connection.js'
 
 export interface AppOptions {
   config: Config

@@ -10,7 +10,7 @@ import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { createLogger } from './logger.js'
-import { openStorage, type Storage } from './storage/db.js'
+import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate } from './storage/migrate.js'
 

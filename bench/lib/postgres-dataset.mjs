@@ -109,7 +109,7 @@ export async function ensurePostgresDataset(files, manifest, { keep, log = conso
 }
 
 async function migrateAndImportCatalog() {
-  const { openStorage } = await importDist('storage/db.js')
+  const { openStorage } = await importDist('storage/connection.js')
   const { migrate } = await importDist('storage/migrate.js')
   const { readCatalogDir } = await importDist('catalog/catalog-files.js')
   const { replaceCatalog } = await importDist('storage/catalog-repository.js')

@@ -171,7 +171,7 @@ async function generate(files, wanted) {
   }
 
   // Schema and catalog through the service's own code, so the bench follows its migrations.
-  const { openStorage } = await importDist('storage/db.js')
+  const { openStorage } = await importDist('storage/connection.js')
   const { migrate } = await importDist('storage/migrate.js')
   const { readCatalogDir } = await importDist('catalog/catalog-files.js')
   const { replaceCatalog } = await importDist('storage/catalog-repository.js')

@@ -18,7 +18,7 @@ export async function reportError(json: boolean, error: unknown): Promise<void> 
   // Any other error comes from code that has run, so these imports cost nothing more.
   const [{ ConflictError, NotFoundError }, { isStorageUnavailable }] = await Promise.all([
     import('../domain/errors.js'),
-    import('../storage/db.js'),
+    import('../storage/connection.js'),
   ])
   if (error instanceof NotFoundError || error instanceof ConflictError || error instanceof ConfigError) {
     reportFailure(json, message)

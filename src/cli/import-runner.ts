@@ -18,8 +18,8 @@
  */
 import fs from 'node:fs'
 import type { Kysely } from 'kysely'
-import type { Database } from '../storage/database.js'
-import type { Engine } from '../storage/db.js'
+import type { Database } from '../storage/tables.js'
+import type { Engine } from '../storage/connection.js'
 import { ImportStaging } from './import-staging.js'
 import { UUID } from '../domain/uuid.js'
 import { CliError, plural, type InputProblem } from './output.js'

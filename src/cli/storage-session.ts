@@ -3,7 +3,7 @@
  * its schema up to date so every command works on a fresh database, and always closes it.
  */
 import { loadConfig, type Config } from '../config.js'
-import type { Storage } from '../storage/db.js'
+import type { Storage } from '../storage/connection.js'
 import type { MigrationReport } from '../storage/migrate.js'
 
 /**
@@ -34,7 +34,7 @@ export async function withStorage<T>(work: (session: Session) => Promise<T>): Pr
   // Loaded here rather than at start: see program.ts.
   const [{ sql }, { openStorage }, { migrate }] = await Promise.all([
     import('kysely'),
-    import('../storage/db.js'),
+    import('../storage/connection.js'),
     import('../storage/migrate.js'),
   ])
   const storage = openStorage(config.databaseUrl, {

@@ -4,7 +4,7 @@
  */
 import type { Clock } from '../clock.js'
 import type { Limiters } from '../services/limiters.js'
-import type { Storage } from '../storage/db.js'
+import type { Storage } from '../storage/connection.js'
 import type { KeyViews } from './key-views.js'
 import type { SessionSupport } from './session.js'
 import type { SignInGuard } from './sign-in-guard.js'

@@ -9,7 +9,7 @@
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { IllegalTransition } from '../domain/application-state.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
-import { isStorageUnavailable } from '../storage/db.js'
+import { isStorageUnavailable } from '../storage/connection.js'
 import { sharedSecret } from '../storage/settings-repository.js'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js'
 import type { DashboardContext, DashboardDeps } from './dashboard-context.js'

@@ -20,7 +20,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { isoAt } from '../clock.js'
-import type { ApiKeyRow, Database } from '../storage/database.js'
+import type { ApiKeyRow, Database } from '../storage/tables.js'
 import { addKeyView, deleteKeyView, findKeyView, keyViewId } from '../storage/key-view-repository.js'
 import type { SessionSupport } from './session.js'
 

@@ -13,7 +13,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { accountForSession, createSession, deleteSession } from '../storage/account-repository.js'
-import type { AccountRow, Database } from '../storage/database.js'
+import type { AccountRow, Database } from '../storage/tables.js'
 import { clearCookie, readCookie, setCookie } from './cookies.js'
 import { csrfToken, verifyCsrf } from './csrf.js'
 

@@ -90,3 +90,20 @@ export interface KeyRecord {
   readonly revokedAt: number | null
   readonly agreements: readonly AgreementWindow[]
 }
+
+export type KeyState = 'active' | 'revoked' | 'expired'
+
+/**
+ * One rule for the API, the dashboard and the CLI. A revocation takes effect when it is
+ * recorded, whatever time it carries: a revocation date ahead of this instance's clock (another
+ * instance's clock running fast) still means revoked. An expiry takes effect at its instant.
+ * `countActiveKeys` (access-repository.ts) is the same rule in SQL.
+ */
+export function keyState(
+  key: { readonly revokedAt: number | null; readonly expiresAt: number | null },
+  now: number,
+): KeyState {
+  if (key.revokedAt !== null) return 'revoked'
+  if (key.expiresAt !== null && key.expiresAt <= now) return 'expired'
+  return 'active'
+}

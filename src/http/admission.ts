@@ -18,7 +18,7 @@
  * fast path depends on it), and as promises otherwise.
  */
 import type { Clock } from '../clock.js'
-import { hashApiKey, isWellFormedApiKey, type KeyRecord } from '../domain/api-key.js'
+import { hashApiKey, isWellFormedApiKey, type KeyRecord, keyState } from '../domain/api-key.js'
 import type { RateDecision, RateLimiter, Reservation } from '../domain/sliding-window.js'
 import type { Problem } from '../errors.js'
 import type { KeyCache } from '../services/key-cache.js'
@@ -104,9 +104,8 @@ export function keyHashOf(header: string | undefined): { hash: string } | AuthFa
 /** A looked-up key, or why it cannot be used now. */
 export function usableKey(record: KeyRecord | null, now: number): KeyRecord | AuthFailure {
   if (record === null) return 'api_key_invalid'
-  if (record.revokedAt !== null && record.revokedAt <= now) return 'api_key_revoked'
-  if (record.expiresAt !== null && record.expiresAt <= now) return 'api_key_expired'
-  return record
+  const state = keyState(record, now)
+  return state === 'active' ? record : state === 'revoked' ? 'api_key_revoked' : 'api_key_expired'
 }
 
 export type Verdict =

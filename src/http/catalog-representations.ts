@@ -55,7 +55,7 @@ export function buildRepresentations(stored: StoredCatalog): CatalogRepresentati
   const summaries: LessonSummaryBody[] = []
   const lessonBySlug = new Map<string, Representation>()
   for (const row of stored.lessons) {
-    const tier = row.tier as TierId
+    const tier = row.tier
     counts.set(tier, (counts.get(tier) ?? 0) + 1)
     positions.set(row.slug, Number(row.position))
     const summary: LessonSummaryBody = {
@@ -74,10 +74,10 @@ export function buildRepresentations(stored: StoredCatalog): CatalogRepresentati
     lessonBySlug.set(row.slug, represent(stringifyLesson(lesson)))
   }
   const tiers: TierBody[] = stored.tiers.map((row) => ({
-    id: row.id as TierId,
+    id: row.id,
     label: row.label,
     ageRange: row.age_range,
-    lessonCount: counts.get(row.id as TierId) ?? 0,
+    lessonCount: counts.get(row.id) ?? 0,
   }))
   const lessonsByTier = new Map<TierId, Representation>()
   for (const id of TIER_IDS) {

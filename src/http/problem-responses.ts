@@ -12,7 +12,7 @@ import {
   type ProblemLocation,
   problemType,
 } from '../errors.js'
-import { isStorageUnavailable } from '../storage/db.js'
+import { isStorageUnavailable } from '../storage/connection.js'
 import { StorageFailureLog } from './storage-failure-log.js'
 import type { ProblemBody } from './schemas/common.js'
 

@@ -7,7 +7,7 @@
  */
 import type { Kysely } from 'kysely'
 import { type StoredCatalog, readCatalog } from '../storage/catalog-repository.js'
-import type { Database } from '../storage/database.js'
+import type { Database } from '../storage/tables.js'
 
 /** What a built catalog must expose to this module: the import it was built from. */
 export interface CatalogVersioned {

@@ -8,7 +8,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { accessChangesAfter } from '../storage/access-change-repository.js'
-import type { AccessChangeRow, Database } from '../storage/database.js'
+import type { AccessChangeRow, Database } from '../storage/tables.js'
 import { readVersions, type Versions } from '../storage/meta-repository.js'
 import type { CatalogState } from './catalog-state.js'
 import type { KeyCache } from './key-cache.js'

@@ -18,7 +18,7 @@
 import type { Kysely } from 'kysely'
 import type { KeyRecord } from '../domain/api-key.js'
 import { findKeyByHash } from '../storage/access-repository.js'
-import type { Database } from '../storage/database.js'
+import type { Database } from '../storage/tables.js'
 import type { Clock } from '../clock.js'
 
 interface Entry {

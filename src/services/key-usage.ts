@@ -11,7 +11,7 @@ import { setImmediate as yieldToRequests } from 'node:timers/promises'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { touchKeys } from '../storage/access-repository.js'
-import type { Database } from '../storage/database.js'
+import type { Database } from '../storage/tables.js'
 import { addUsage, type DailyCount } from '../storage/usage-repository.js'
 
 export const LAST_USED_PRECISION_MS = 5 * 60_000

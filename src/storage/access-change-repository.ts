@@ -4,7 +4,7 @@
  * last sequence number they have seen.
  */
 import { type Kysely, sql } from 'kysely'
-import type { AccessChangeKind, AccessChangeRow, Database } from './database.js'
+import type { AccessChangeKind, AccessChangeRow, Database } from './tables.js'
 
 export type AccessChange =
   | { kind: 'key_revoked'; keyId: string; organisationId: string }

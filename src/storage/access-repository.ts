@@ -12,7 +12,7 @@ import { agreementWindow } from '../domain/agreements.js'
 import { generateApiKey, type KeyMode, type KeyRecord } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
-import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './database.js'
+import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './tables.js'
 import { recordAccessChange } from './access-change-repository.js'
 import { preparedQuery } from './prepared-query.js'
 import { inTransaction } from './transaction.js'
@@ -151,7 +151,7 @@ export interface NewKey {
   maxActiveKeys?: number
 }
 
-/** Keys of an organisation that still work at `now`: neither revoked nor expired. */
+/** Keys of an organisation that still work at `now`: `keyState` in SQL (any revocation, or expiry at or before now). */
 export async function countActiveKeys(db: Kysely<Database>, organisationId: string, now: number): Promise<number> {
   const row = await db
     .selectFrom('api_keys')
@@ -190,7 +190,7 @@ export async function createApiKey(
       // Count and insert must be one step, or two creations at 9 of 10 both succeed. This no-op
       // update locks the organisation's row until commit on PostgreSQL (a concurrent creation
       // waits here, then counts after this one committed); SQLite transactions are
-      // BEGIN IMMEDIATE (db.ts), so they run one at a time anyway.
+      // BEGIN IMMEDIATE (connection.ts), so they run one at a time anyway.
       const locked = await trx
         .updateTable('organisations')
         .set((eb) => ({ status: eb.ref('status') }))
@@ -265,7 +265,7 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
     organisationId: first.organisationId,
     organisationActive: first.organisationStatus === 'active',
     sandbox: first.mode === 'test' && first.organisationKind === 'sandbox',
-    mode: first.mode === 'test' ? 'test' : 'live',
+    mode: first.mode,
     scopes: new Set(first.scopes.split(' ').filter(isScope)),
     expiresAt: first.expiresAt === null ? null : Date.parse(first.expiresAt),
     revokedAt: first.revokedAt === null ? null : Date.parse(first.revokedAt),

@@ -6,7 +6,7 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { ConflictError } from '../domain/errors.js'
-import type { AccountRow, Database } from './database.js'
+import type { AccountRow, Database } from './tables.js'
 
 export type Role = 'partner' | 'operator'
 

@@ -11,7 +11,7 @@ import { formatScopes, type Scope } from '../domain/scopes.js'
 import { NotFoundError } from '../domain/errors.js'
 import { createOrganisation } from './access-repository.js'
 import { recordAudit } from './audit-repository.js'
-import type { ApplicationRow, Database } from './database.js'
+import type { ApplicationRow, Database } from './tables.js'
 import { inTransaction } from './transaction.js'
 
 export interface NewApplication {
@@ -91,7 +91,7 @@ export async function decideApplication(
 ): Promise<ApplicationRow> {
   return inTransaction(db, async (trx) => {
     const application = await findApplication(trx, id)
-    const state = nextApplicationState(application.state as ApplicationState, decision.event)
+    const state = nextApplicationState(application.state, decision.event)
     let organisationId: string | null = null
     if (decision.event === 'approve') {
       const organisation = await createOrganisation(trx, application.organisation_name, now, {

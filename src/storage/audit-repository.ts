@@ -3,7 +3,7 @@
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { AuditRow, Database } from './database.js'
+import type { AuditRow, Database } from './tables.js'
 
 export interface AuditEntry {
   actor: string

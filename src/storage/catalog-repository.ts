@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely'
 import type { CatalogData } from '../catalog/catalog-files.js'
 import { inTransaction } from './transaction.js'
-import type { Database, LessonRow, TierRow } from './database.js'
+import type { Database, LessonRow, TierRow } from './tables.js'
 import { bumpVersion } from './meta-repository.js'
 
 export interface StoredCatalog {

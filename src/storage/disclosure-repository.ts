@@ -5,23 +5,16 @@
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { Database, DisclosureRow } from './database.js'
+import {
+  DISCLOSURE_ACTIONS,
+  DISCLOSURE_OUTCOMES,
+  type DisclosureAction,
+  type DisclosureOutcome,
+} from '../domain/disclosure.js'
+import type { Database, DisclosureRow } from './tables.js'
 import { preparedQuery } from './prepared-query.js'
 
-export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll'] as const
-export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
-
-export const DISCLOSURE_OUTCOMES = [
-  'disclosed',
-  'updated',
-  'unchanged',
-  'not_found',
-  'denied_scope',
-  'denied_agreement',
-  'denied_rate_limit',
-  'denied_suspended',
-] as const
-export type DisclosureOutcome = (typeof DISCLOSURE_OUTCOMES)[number]
+export { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureOutcome }
 
 /** Who is asking, and when: the part of a disclosure record the request supplies. */
 export interface DisclosureContext {
@@ -39,8 +32,8 @@ const insertDisclosure = preparedQuery(
     keyId: string,
     organisationId: string,
     studentId: string,
-    action: string,
-    outcome: string,
+    action: DisclosureAction,
+    outcome: DisclosureOutcome,
   ) =>
     db.insertInto('disclosures').values({
       at,

@@ -5,7 +5,7 @@
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { Database, KeyViewRow } from './database.js'
+import type { Database, KeyViewRow } from './tables.js'
 
 /** The row id for a view token: only its SHA-256 is stored, like a session token's. */
 export function keyViewId(viewToken: string): string {

@@ -5,7 +5,7 @@
  * evict only the keys concerned.
  */
 import { type Kysely, sql } from 'kysely'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 
 export type VersionName = 'catalog' | 'access'
 

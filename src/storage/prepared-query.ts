@@ -10,7 +10,7 @@
  *   const rows = await studentTier(trx, studentId)
  */
 import type { CompiledQuery, Compilable, Kysely } from 'kysely'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 
 type Args = readonly (string | number | null)[]
 

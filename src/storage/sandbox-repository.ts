@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 import type { StudentImportRow } from './student-import-repository.js'
 
 /** What synthetic progress needs to know of each lesson, in catalog order. */

@@ -4,7 +4,7 @@
  */
 import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 
 /** A random secret under `name`, the same for every instance sharing the database. */
 export async function sharedSecret(db: Kysely<Database>, name: string): Promise<Buffer> {

@@ -8,7 +8,7 @@ import { sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 
 /** Rows per statement: under SQLite's and PostgreSQL's bound-parameter limits for every table here. */
 const BATCH = 500

@@ -9,7 +9,7 @@ import type { ProgressEntry, ProgressStatus } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
 import { preparedQuery } from './prepared-query.js'
 import type { WriteQueue } from './write-queue.js'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 import { type DisclosureContext, recordDisclosure } from './disclosure-repository.js'
 
 /** Who is asking for a student: the disclosure context, and which students the key may reach. */
@@ -71,14 +71,14 @@ export async function readStudentProgress(
   for (const row of rows) {
     entries.push({
       lessonSlug: row.lessonSlug,
-      status: row.status as ProgressStatus,
+      status: row.status,
       xp: Number(row.xp),
       timeSeconds: Number(row.timeSeconds),
       startedAt: row.startedAt,
       completedAt: row.completedAt,
     })
   }
-  return { id: studentId, firstName: student.firstName, tier: student.tier as TierId, entries }
+  return { id: studentId, firstName: student.firstName, tier: student.tier, entries }
 }
 
 export interface Enrollment {
@@ -98,12 +98,12 @@ const linkQuery = preparedQuery((db, studentId: string, organisationId: string, 
     .where('s.sandbox', '=', sandbox),
 )
 
-const changeTierQuery = preparedQuery((db, tier: string, updatedAt: string, studentId: string) =>
+const changeTierQuery = preparedQuery((db, tier: TierId, updatedAt: string, studentId: string) =>
   db
     .updateTable('students')
-    .set({ tier: tier as TierId, tier_updated_at: updatedAt })
+    .set({ tier, tier_updated_at: updatedAt })
     .where('id', '=', studentId)
-    .where('tier', '<>', tier as TierId)
+    .where('tier', '<>', tier)
     .returning(['tier', 'tier_updated_at']),
 )
 
@@ -135,7 +135,7 @@ export async function enrollStudent(
     await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
     return {
       profileId: studentId,
-      tier: current.tier as TierId,
+      tier: current.tier,
       updatedAt: current.tier_updated_at,
       changed: updated !== undefined,
     }

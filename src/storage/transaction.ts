@@ -1,5 +1,5 @@
 import type { Kysely } from 'kysely'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 
 /**
  * Runs `work` in a transaction, or inside the caller's when `db` already is one, so that

@@ -3,7 +3,7 @@
  * the request path and added here in batches; both engines add with one upsert.
  */
 import { type Kysely, sql } from 'kysely'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 import { inTransaction } from './transaction.js'
 
 export interface DailyCount {

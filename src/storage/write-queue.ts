@@ -13,7 +13,7 @@
  * so there each unit simply runs on its own.
  */
 import { type Kysely, sql } from 'kysely'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 import { inTransaction } from './transaction.js'
 
 export interface WriteQueue {

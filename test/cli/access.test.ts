@@ -188,6 +188,7 @@ describe('organisations, agreements and keys', () => {
       'organisationId',
       'revokedAt',
       'scopes',
+      'state',
     ])
 
     version = await accessVersion()
@@ -198,6 +199,7 @@ describe('organisations, agreements and keys', () => {
     expect((await run('key', 'revoke', key.id)).stdout).toMatch(/was already revoked at/)
     const afterRevoke = jsonOf(await run('key', 'list', '--org', 'Acme Learning', '--json')).keys
     expect(afterRevoke[0].revokedAt).toBe(revoked.key.revokedAt)
+    expect(afterRevoke[0].state).toBe('revoked')
     const stillStored = await withStorage(databaseUrl, ({ db }) => findKeyByHash(db, hashApiKey(key.key)))
     expect(stillStored?.revokedAt).toBe(Date.parse(revoked.key.revokedAt))
 

@@ -6,7 +6,7 @@ import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { openStorage, type Storage } from '../../src/storage/db.js'
+import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { migrate } from '../../src/storage/migrate.js'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')

@@ -5,7 +5,12 @@ import {
   hashApiKey,
   isWellFormedApiKey,
   keyMode,
+  type KeyRecord,
+  keyState,
 } from '../../src/domain/api-key.js'
+import { usableKey } from '../../src/http/admission.js'
+import { keyRowState } from '../../src/storage/key-row-state.js'
+import type { ApiKeyRow } from '../../src/storage/tables.js'
 
 describe('API keys', () => {
   it('have a recognisable prefix, 190 random bits and a checksum', () => {
@@ -37,5 +42,38 @@ describe('API keys', () => {
     expect(isWellFormedApiKey(`${key}x`)).toBe(false)
     expect(isWellFormedApiKey(key.replace('cur_live_', 'cur_prod_'))).toBe(false)
     expect(isWellFormedApiKey('')).toBe(false)
+  })
+})
+
+describe('key state, one rule for the API, the dashboard and the CLI', () => {
+  const now = Date.parse('2026-06-01T12:00:00.000Z')
+  const record = (revokedAt: number | null, expiresAt: number | null): KeyRecord => ({
+    keyId: 'k',
+    organisationId: 'o',
+    organisationActive: true,
+    sandbox: false,
+    mode: 'live',
+    scopes: new Set(),
+    agreements: [],
+    revokedAt,
+    expiresAt,
+  })
+  const row = (revoked_at: string | null, expires_at: string | null) =>
+    ({ revoked_at, expires_at }) as unknown as ApiKeyRow
+
+  it('treats any recorded revocation as revoked, even one stamped ahead of this clock', () => {
+    // Another instance whose clock runs a minute fast revoked the key.
+    const ahead = now + 60_000
+    expect(keyState({ revokedAt: ahead, expiresAt: null }, now)).toBe('revoked')
+    expect(usableKey(record(ahead, null), now)).toBe('api_key_revoked')
+    expect(keyRowState(row(new Date(ahead).toISOString(), null), now)).toBe('revoked')
+  })
+
+  it('expires at the expiry instant, and revocation wins over expiry', () => {
+    expect(usableKey(record(null, now), now)).toBe('api_key_expired')
+    expect(usableKey(record(null, now + 1), now)).toMatchObject({ keyId: 'k' })
+    expect(keyRowState(row(null, new Date(now).toISOString()), now)).toBe('expired')
+    expect(keyRowState(row(null, new Date(now + 1).toISOString()), now)).toBe('active')
+    expect(keyState({ revokedAt: now - 1, expiresAt: now - 1 }, now)).toBe('revoked')
   })
 })

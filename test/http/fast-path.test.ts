@@ -12,7 +12,7 @@ import { ManualClock } from '../../src/clock.js'
 import { generateApiKey } from '../../src/domain/api-key.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { setOrganisationStatus } from '../../src/storage/access-repository.js'
-import type { Storage } from '../../src/storage/db.js'
+import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage, type Fixtures, seedFixtures, START, testConfig } from '../helper.js'
 
 interface Server {

@@ -11,7 +11,7 @@ import type { TypedApp } from '../../src/http/app-types.js'
 import { rawRequest } from '../support/raw-http.js'
 import { PROBLEM_CODES } from '../../src/errors.js'
 import { isTierId } from '../../src/domain/tiers.js'
-import type { Storage } from '../../src/storage/db.js'
+import type { Storage } from '../../src/storage/connection.js'
 import { bearer, buildTestApp, STUDENTS, testConfig, type TestContext } from '../helper.js'
 
 const RUNS = 2500

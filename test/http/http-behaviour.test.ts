@@ -1,9 +1,9 @@
 import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { sqliteFile } from '../../src/storage/db.js'
+import { sqliteFile } from '../../src/storage/connection.js'
 import { ManualClock } from '../../src/clock.js'
-import { openStorage } from '../../src/storage/db.js'
+import { openStorage } from '../../src/storage/connection.js'
 import {
   bearer,
   buildTestApp,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import type { TypedApp } from '../../src/http/app-types.js'
-import type { Storage } from '../../src/storage/db.js'
+import type { Storage } from '../../src/storage/connection.js'
 import { rawRequest } from '../support/raw-http.js'
 import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS, testConfig } from '../helper.js'
 

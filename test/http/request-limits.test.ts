@@ -8,7 +8,7 @@ import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { MAX_FIELD_PROBLEMS } from '../../src/http/problem-responses.js'
-import type { Storage } from '../../src/storage/db.js'
+import type { Storage } from '../../src/storage/connection.js'
 import {
   bearer,
   buildTestApp,

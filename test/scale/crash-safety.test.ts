@@ -11,7 +11,7 @@ import { sql } from 'kysely'
 import { afterAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { readCatalog } from '../../src/storage/catalog-repository.js'
-import { openStorage, sqliteFile, type Storage } from '../../src/storage/db.js'
+import { openStorage, sqliteFile, type Storage } from '../../src/storage/connection.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { CLI } from '../cli/cli-harness.js'
 import {

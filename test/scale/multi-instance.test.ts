@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Scope } from '../../src/domain/scopes.js'
 import { createApiKey } from '../../src/storage/access-repository.js'
 import { upsertStudents, linkStudents } from '../../src/storage/student-import-repository.js'
-import type { Storage } from '../../src/storage/db.js'
+import type { Storage } from '../../src/storage/connection.js'
 import { cli, jsonOf } from '../cli/cli-harness.js'
 import {
   CATALOG_DIR,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createApiKey } from '../../src/storage/access-repository.js'
-import { openStorage, type Storage } from '../../src/storage/db.js'
+import { openStorage, type Storage } from '../../src/storage/connection.js'
 import {
   bearer,
   createTestStorage,

@@ -3,7 +3,7 @@
  * stay, and the same query serves the plain connection and transactions.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/db.js'
+import type { Storage } from '../../src/storage/connection.js'
 import { preparedQuery } from '../../src/storage/prepared-query.js'
 import { createTestStorage } from '../helper.js'
 

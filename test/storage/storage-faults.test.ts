@@ -14,7 +14,7 @@ import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import type { TypedApp } from '../../src/http/app-types.js'
-import { isStorageUnavailable, type Storage } from '../../src/storage/db.js'
+import { isStorageUnavailable, type Storage } from '../../src/storage/connection.js'
 import { bearer, createTestStorage, type Fixtures, seedFixtures, STUDENTS, tempDir, testConfig } from '../helper.js'
 
 const SQLITE = process.env.TEST_DATABASE_URL === undefined
@@ -178,8 +178,8 @@ function pageLimitDisk(): FullDisk {
         key_id: 'filler',
         organisation_id: 'filler',
         student_id: STUDENTS.ben,
-        action: 'progress.read',
-        outcome: 'disclosed',
+        action: 'progress.read' as const,
+        outcome: 'disclosed' as const,
       }
       await expect(
         (async () => {

@@ -5,7 +5,7 @@
  */
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/db.js'
+import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage } from '../helper.js'
 
 const setting = (value: string) => ({ name: `write-queue-${value}`, value })

@@ -5,7 +5,7 @@
 import type { Command } from 'commander'
 import { systemClock } from '../../clock.js'
 import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
-import type { AgreementRow } from '../../storage/database.js'
+import type { AgreementRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
 import { dateOption, defineCommand, defineGroup, uuidOption } from '../options.js'
 import { CliError, plural, table, UsageError } from '../output.js'

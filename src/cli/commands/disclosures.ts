@@ -3,7 +3,7 @@
  * key, and what happened, as student-privacy law asks an operator to be able to show.
  */
 import { type Command, Option } from 'commander'
-import type { DisclosureRow } from '../../storage/database.js'
+import type { DisclosureRow } from '../../storage/tables.js'
 import {
   DISCLOSURE_ACTIONS,
   DISCLOSURE_OUTCOMES,

@@ -5,14 +5,15 @@
 import type { Command } from 'commander'
 import { isoAt, systemClock } from '../../clock.js'
 import type { Scope } from '../../domain/scopes.js'
-import type { ApiKeyRow } from '../../storage/database.js'
+import { keyRowState } from '../../storage/key-row-state.js'
+import type { ApiKeyRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
 import { dateOption, defineCommand, defineGroup, scopesOption } from '../options.js'
 import { table } from '../output.js'
 import { withStorage } from '../storage-session.js'
 
 /** Everything about a key except its secret and hash, which no listing ever shows. */
-function keyJson(row: ApiKeyRow, organisation?: string) {
+function keyJson(row: ApiKeyRow, organisation?: string, now = systemClock.now()) {
   return {
     id: row.id,
     displayPrefix: row.display_prefix,
@@ -25,6 +26,7 @@ function keyJson(row: ApiKeyRow, organisation?: string) {
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    state: keyRowState(row, now),
   }
 }
 
@@ -93,6 +95,7 @@ export function registerKey(program: Command): void {
     .action(
       act(async (command) => {
         const options = command.opts<{ org?: string }>()
+        const now = systemClock.now()
         const { rows, names } = await withStorage(async ({ storage }) => {
           const { findOrganisation, listApiKeys, listOrganisations } = await import(
             '../../storage/access-repository.js'
@@ -103,18 +106,30 @@ export function registerKey(program: Command): void {
           return { rows: await listApiKeys(storage.db, organisationId), names }
         })
         return {
-          data: { keys: rows.map((row) => keyJson(row, names.get(row.organisation_id))) },
+          data: { keys: rows.map((row) => keyJson(row, names.get(row.organisation_id), now)) },
           text:
             rows.length === 0
               ? 'no keys'
               : table(
-                  ['ID', 'PREFIX', 'NAME', 'ORGANISATION', 'SCOPES', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED'],
+                  [
+                    'ID',
+                    'PREFIX',
+                    'NAME',
+                    'ORGANISATION',
+                    'SCOPES',
+                    'STATE',
+                    'CREATED',
+                    'EXPIRES',
+                    'REVOKED',
+                    'LAST USED',
+                  ],
                   rows.map((row) => [
                     row.id,
                     `${row.display_prefix}…`,
                     row.name,
                     names.get(row.organisation_id),
                     row.scopes.replaceAll(' ', ','),
+                    keyRowState(row, now),
                     row.created_at,
                     row.expires_at,
                     row.revoked_at,

@@ -3,7 +3,7 @@
  * student's data only through such a link, so both ends must already exist.
  */
 import type { Command } from 'commander'
-import type { OrganisationRow } from '../../storage/database.js'
+import type { OrganisationRow } from '../../storage/tables.js'
 import type { LinkImportRow } from '../../storage/student-import-repository.js'
 import { defineImportCommand } from '../import-command.js'
 import { text, uuid } from '../import-fields.js'

@@ -5,7 +5,7 @@
 import type { Command } from 'commander'
 import { systemClock } from '../../clock.js'
 import type { OrganisationStatus } from '../../storage/access-repository.js'
-import type { OrganisationRow } from '../../storage/database.js'
+import type { OrganisationRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
 import { defineCommand, defineGroup } from '../options.js'
 import { table } from '../output.js'

@@ -17,7 +17,7 @@ import {
 } from '../../storage/access-repository.js'
 import { decideApplication, listApplications } from '../../storage/application-repository.js'
 import { listAudit, recordAudit } from '../../storage/audit-repository.js'
-import type { AgreementRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
+import type { AgreementRow, ApplicationRow, OrganisationRow } from '../../storage/tables.js'
 import {
   DISCLOSURE_ACTIONS,
   type DisclosureAction,
@@ -327,7 +327,7 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
   for (const event of ['suspend', 'reinstate'] as const) {
     app.post(`/operator/organisations/:id/${event}`, operator, async (request, reply) => {
       const o = await organisation((request.params as { id: string }).id)
-      const status: OrganisationStatus = nextOrganisationStatus(o.status as OrganisationStatus, event)
+      const status: OrganisationStatus = nextOrganisationStatus(o.status, event)
       await inTransaction(db, async (trx) => {
         await setOrganisationStatus(trx, o.id, status)
         await recordAudit(

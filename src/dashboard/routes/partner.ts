@@ -15,7 +15,7 @@ import {
   revokeApiKey,
 } from '../../storage/access-repository.js'
 import { applicationsOf, submitApplication } from '../../storage/application-repository.js'
-import type { AccountRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../storage/database.js'
+import type { AccountRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../storage/tables.js'
 import { listDisclosures } from '../../storage/disclosure-repository.js'
 import { sandboxStudents } from '../../storage/sandbox-repository.js'
 import { usageOf } from '../../storage/usage-repository.js'

@@ -5,7 +5,7 @@
  * the page must not say it does.
  */
 import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
-import type { AgreementRow } from '../../storage/database.js'
+import type { AgreementRow } from '../../storage/tables.js'
 import { type Html, html } from '../html.js'
 import { utcDay } from '../times.js'
 

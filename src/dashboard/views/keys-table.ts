@@ -3,18 +3,13 @@
  * force a link to the page that asks before revoking (revoke-confirm.ts; the same address takes
  * the POST). Never the key itself: it is not stored.
  */
-import type { ApiKeyRow } from '../../storage/database.js'
+import { keyRowState } from '../../storage/key-row-state.js'
+import type { ApiKeyRow } from '../../storage/tables.js'
 import { type Html, html } from '../html.js'
 import { utcMinute } from '../times.js'
 
 function day(iso: string | null): string {
   return iso === null ? '' : utcMinute(iso)
-}
-
-export function keyState(row: ApiKeyRow, now: number): 'active' | 'revoked' | 'expired' {
-  if (row.revoked_at !== null) return 'revoked'
-  if (row.expires_at !== null && Date.parse(row.expires_at) <= now) return 'expired'
-  return 'active'
 }
 
 export function keysTable(
@@ -29,7 +24,7 @@ export function keysTable(
 <thead><tr><th scope="col">Key</th><th scope="col">Name</th><th scope="col">Scopes</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
 <tbody>
 ${rows.map((row) => {
-  const state = keyState(row, now)
+  const state = keyRowState(row, now)
   return html`<tr>
   <td><code>${row.display_prefix}…</code></td>
   <td>${row.name}</td>

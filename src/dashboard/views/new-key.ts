@@ -8,7 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import { referenceSections, schemaSections } from '../../http/reference-page.js'
-import type { ApiKeyRow, Database } from '../../storage/database.js'
+import type { ApiKeyRow, Database } from '../../storage/tables.js'
 import type { DashboardContext } from '../dashboard-context.js'
 import { html, trusted } from '../html.js'
 import type { ShownKey } from '../key-views.js'

@@ -4,12 +4,12 @@
  * same address takes the POST). It works without JavaScript, unlike a confirm() dialog.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { ApiKeyRow } from '../../storage/database.js'
+import type { ApiKeyRow } from '../../storage/tables.js'
 import { html } from '../html.js'
 import { csrfField } from '../layout.js'
 import { sendPage } from '../send-page.js'
 import { utcMinute } from '../times.js'
-import { keyState } from './keys-table.js'
+import { keyRowState } from '../../storage/key-row-state.js'
 
 export function revokeConfirmPage(
   request: FastifyRequest,
@@ -18,7 +18,7 @@ export function revokeConfirmPage(
   now: number,
   where: { action: string; back: string; organisation?: string },
 ): FastifyReply {
-  const state = keyState(row, now)
+  const state = keyRowState(row, now)
   const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}…</code>, ${row.mode}${where.organisation === undefined ? '' : html`, of ${where.organisation}`})`
   if (state !== 'active') {
     return sendPage(

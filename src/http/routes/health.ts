@@ -7,7 +7,7 @@ import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { LimiterStore } from '../../services/fallback-limiter.js'
 import type { Limiters } from '../../services/limiters.js'
-import type { Storage } from '../../storage/db.js'
+import type { Storage } from '../../storage/connection.js'
 import type { TypedApp } from '../app-types.js'
 import { problemResponses } from '../schemas/responses.js'
 

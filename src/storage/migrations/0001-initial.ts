@@ -1,6 +1,6 @@
 import type { Kysely } from 'kysely'
 
-/** The whole v1 schema. Times are ISO 8601 UTC text; see database.ts. */
+/** The whole v1 schema. Times are ISO 8601 UTC text; see tables.ts. */
 export async function up(db: Kysely<any>, engine: 'sqlite' | 'postgres'): Promise<void> {
   await db.schema
     .createTable('meta')

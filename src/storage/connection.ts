@@ -20,7 +20,7 @@ import {
 } from 'kysely'
 import { createRequire } from 'node:module'
 import type PG from 'pg'
-import type { Database } from './database.js'
+import type { Database } from './tables.js'
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js'
 import { directWriteQueue, groupCommitWriteQueue, type WriteQueue } from './write-queue.js'
 

@@ -3,7 +3,19 @@
  * (`toISOString()`): fixed width, so they sort and compare as text on both SQLite and PostgreSQL,
  * and the same queries serve both engines.
  */
-import type { Generated, Insertable, Selectable } from 'kysely'
+import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
+import type { KeyMode } from '../domain/api-key.js'
+import type { ApplicationState, OrganisationStatus } from '../domain/application-state.js'
+import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.js'
+import type { ProgressStatus } from '../domain/progress.js'
+import type { TierId } from '../domain/tiers.js'
+
+/** A column the database fills on insert and the code never writes afterwards with another type. */
+type GeneratedAs<T> = ColumnType<T, T | undefined, T>
+
+/** `partner`, or `sandbox`: a partner's synthetic students, reached only by test keys. */
+export type OrganisationKind = 'partner' | 'sandbox'
+export type AccountRole = 'partner' | 'operator'
 
 export interface MetaTable {
   /** `catalog` or `access`; bumped in the same transaction as the change they announce. */
@@ -12,7 +24,7 @@ export interface MetaTable {
 }
 
 export interface TiersTable {
-  id: string
+  id: TierId
   label: string
   age_range: string
   position: number
@@ -20,7 +32,7 @@ export interface TiersTable {
 
 export interface LessonsTable {
   slug: string
-  tier: string
+  tier: TierId
   lesson_id: string
   title: string
   slide_count: number
@@ -37,11 +49,9 @@ export interface LessonsTable {
 export interface OrganisationsTable {
   id: string
   name: string
-  /** `active` or `suspended`. */
-  status: string
+  status: OrganisationStatus
   created_at: string
-  /** `partner`, or `sandbox`: a partner's synthetic students, reached only by test keys. */
-  kind: Generated<string>
+  kind: GeneratedAs<OrganisationKind>
   /** Space-separated scopes the operator granted; the organisation's keys stay within them. */
   allowed_scopes: Generated<string>
 }
@@ -66,7 +76,7 @@ export interface ApiKeysTable {
   key_hash: string
   /** Space-separated scopes (RFC 6749 3.3). */
   scopes: string
-  mode: string
+  mode: KeyMode
   created_at: string
   expires_at: string | null
   revoked_at: string | null
@@ -78,7 +88,7 @@ export interface ApiKeysTable {
 export interface StudentsTable {
   id: string
   first_name: string
-  tier: string
+  tier: TierId
   tier_updated_at: string
   created_at: string
   /** 1 for synthetic sandbox students (test keys only), 0 for real ones (live keys only). */
@@ -94,7 +104,7 @@ export interface StudentOrganisationsTable {
 export interface ProgressTable {
   student_id: string
   lesson_slug: string
-  status: string
+  status: ProgressStatus
   xp: number
   time_seconds: number
   started_at: string
@@ -108,10 +118,8 @@ export interface DisclosuresTable {
   key_id: string
   organisation_id: string
   student_id: string
-  /** `progress.read` or `enroll`. */
-  action: string
-  /** What happened: `disclosed`, `updated`, `unchanged`, `not_found`, `denied_scope`, `denied_agreement`, `denied_rate_limit`, `denied_suspended`. */
-  outcome: string
+  action: DisclosureAction
+  outcome: DisclosureOutcome
 }
 
 export interface AccountsTable {
@@ -120,8 +128,7 @@ export interface AccountsTable {
   email: string
   /** `scrypt$<N>$<r>$<p>$<salt>$<hash>` (base64url). */
   password_hash: string
-  /** `partner` or `operator`. */
-  role: string
+  role: AccountRole
   organisation_id: string | null
   sandbox_organisation_id: string | null
   created_at: string
@@ -145,8 +152,7 @@ export interface ApplicationsTable {
   intended_use: string
   /** Space-separated student scopes asked for (the catalog is always included). */
   requested_scopes: string
-  /** `submitted`, `approved` or `rejected`. */
-  state: string
+  state: ApplicationState
   decision_reason: string | null
   decided_by: string | null
   decided_at: string | null

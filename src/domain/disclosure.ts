@@ -1,0 +1,18 @@
+/**
+ * What a disclosure record says happened. Every student-endpoint request that reached a
+ * student's data, or was refused it, leaves one row (storage/disclosure-repository.ts).
+ */
+export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll'] as const
+export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
+
+export const DISCLOSURE_OUTCOMES = [
+  'disclosed',
+  'updated',
+  'unchanged',
+  'not_found',
+  'denied_scope',
+  'denied_agreement',
+  'denied_rate_limit',
+  'denied_suspended',
+] as const
+export type DisclosureOutcome = (typeof DISCLOSURE_OUTCOMES)[number]
