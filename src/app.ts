@@ -47,6 +47,7 @@ import { CatalogState } from './services/catalog-state.js'
 import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
+import { DisclosureSealer } from './services/disclosure-sealer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import { SlidingWindowLimiter } from './domain/sliding-window.js'
 import type { Storage } from './storage/connection.js'
@@ -62,8 +63,10 @@ export interface AppOptions {
   /** Answer hot catalog requests before Fastify (see http/fast-path.ts); on unless false. */
   fastPath?: boolean
   /**
-   * Look for changes made elsewhere every CHANGE_POLL_MS; on unless false (tests call
-   * `services.changes.check()` instead, so no poll can land between two of their steps).
+   * Background polls: look for changes made elsewhere every CHANGE_POLL_MS, and seal the
+   * disclosure log's complete segments every second. On unless false (tests call
+   * `services.changes.check()` and `services.sealer.run()` instead, so no poll can land between
+   * two of their steps).
    */
   pollChanges?: boolean
 }
@@ -74,6 +77,7 @@ export interface AppServices {
   readonly changes: ChangeWatcher
   readonly usage: KeyUsage
   readonly limiters: Limiters
+  readonly sealer: DisclosureSealer
 }
 
 declare module 'fastify' {
@@ -83,6 +87,8 @@ declare module 'fastify' {
 }
 
 const USAGE_FLUSH_MS = 30_000
+/** How often complete segments of the disclosure log are sealed. */
+const SEAL_INTERVAL_MS = 1000
 
 /** A bug in the fast path must not take the process down: Fastify answers instead. */
 function answerFast(
@@ -154,7 +160,14 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const usage = new KeyUsage(storage.db, clock)
   const catalog = await CatalogState.load(storage.db, buildRepresentations)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
-  app.decorate('services', { catalog, keys, changes, usage, limiters })
+  const sealer = new DisclosureSealer({
+    storage,
+    clock,
+    segmentRows: config.disclosureSegmentRows,
+    horizonMs: config.disclosureSealHorizonMs,
+    log: app.log,
+  })
+  app.decorate('services', { catalog, keys, changes, usage, limiters, sealer })
   app.decorateRequest('principal', null)
 
   for (const schema of [
@@ -225,6 +238,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)
+  sealer.start(options.pollChanges === false ? 0 : SEAL_INTERVAL_MS)
   const usageTimer = setInterval(
     () => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')),
     USAGE_FLUSH_MS,
@@ -234,6 +248,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   sweepTimer.unref()
   app.addHook('onClose', async () => {
     changes.stop()
+    await sealer.stop()
     clearInterval(usageTimer)
     clearInterval(sweepTimer)
     await usage.flush().catch(() => {})

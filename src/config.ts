@@ -45,6 +45,10 @@ export interface Config {
   readonly catalogDir: string
   /** How often each instance looks for catalog and access changes made elsewhere. */
   readonly changePollMs: number
+  /** Disclosure ids per sealed segment of the log (see storage/disclosure-log.ts). */
+  readonly disclosureSegmentRows: number
+  /** PostgreSQL: how long after a segment's last id its lookups are built, so that no slower transaction is still committing into it. */
+  readonly disclosureSealHorizonMs: number
   /** Redis for state shared by instances (rate limits); undefined keeps it in this process. */
   readonly redisUrl: string | undefined
   /** Prefix of every Redis key this service writes, so deployments can share a Redis. */
@@ -162,6 +166,8 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: boolean(env, 'SEED_DEMO', true),
     catalogDir: path.resolve(env.CATALOG_DIR?.trim() || 'catalog'),
     changePollMs: integer(env, 'CHANGE_POLL_MS', 1000, 50, 5000),
+    disclosureSegmentRows: integer(env, 'DISCLOSURE_SEGMENT_ROWS', 4096, 2, 1_048_576),
+    disclosureSealHorizonMs: integer(env, 'DISCLOSURE_SEAL_HORIZON_MS', 60_000, 0, 3_600_000),
     storageTimeoutMs: integer(env, 'STORAGE_TIMEOUT_MS', 2000, 50, 60_000),
     redisUrl: redisUrl(env),
     redisKeyPrefix: env.REDIS_KEY_PREFIX?.trim() || 'curriculum:',

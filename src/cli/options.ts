@@ -60,6 +60,14 @@ export function uuidOption(text: string): string {
   return text.toLowerCase()
 }
 
+/** A page cursor: the `next` a previous listing printed. */
+export function cursorOption(text: string): number {
+  const value = Number(text)
+  if (!/^\d{1,15}$/.test(text) || value < 1)
+    throw new InvalidArgumentError('expected the "next" number a previous listing printed.')
+  return value
+}
+
 export function limitOption(text: string): number {
   const value = Number(text)
   if (!/^\d+$/.test(text) || value < 1 || value > 100_000)

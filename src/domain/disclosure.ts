@@ -1,6 +1,6 @@
 /**
  * What a disclosure record says happened. Every student-endpoint request that reached a
- * student's data, or was refused it, leaves one row (storage/disclosure-repository.ts).
+ * student's data, or was refused it, leaves one row (storage/disclosure-log.ts).
  */
 export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]

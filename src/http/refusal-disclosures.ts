@@ -8,7 +8,7 @@ import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { ProblemCode } from '../errors.js'
 import type { KeyRecord } from '../domain/api-key.js'
-import { type DisclosureAction, type DisclosureOutcome, recordDisclosure } from '../storage/disclosure-repository.js'
+import { type DisclosureAction, type DisclosureOutcome, recordDisclosure } from '../storage/disclosure-log.js'
 import type { WriteQueue } from '../storage/write-queue.js'
 import { UUID } from '../domain/uuid.js'
 

@@ -8,6 +8,7 @@ import * as initial from './migrations/0001-initial.js'
 import * as dashboard from './migrations/0002-dashboard.js'
 import * as accessChanges from './migrations/0003-access-changes.js'
 import * as keyViews from './migrations/0004-key-views.js'
+import * as disclosureSegments from './migrations/0005-disclosure-segments.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
@@ -15,6 +16,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     '0002-dashboard': { up: (db) => dashboard.up(db, storage.engine) },
     '0003-access-changes': { up: (db) => accessChanges.up(db) },
     '0004-key-views': { up: (db) => keyViews.up(db) },
+    '0005-disclosure-segments': { up: (db) => disclosureSegments.up(db, storage.engine) },
   }
 }
 

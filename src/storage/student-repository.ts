@@ -5,12 +5,12 @@
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { ProgressEntry, ProgressStatus } from '../domain/progress.js'
+import type { ProgressEntry } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
 import { preparedQuery } from './prepared-query.js'
 import type { WriteQueue } from './write-queue.js'
 import type { Database } from './tables.js'
-import { type DisclosureContext, recordDisclosure } from './disclosure-repository.js'
+import { type DisclosureContext, recordDisclosure } from './disclosure-log.js'
 
 /** Who is asking for a student: the disclosure context, and which students the key may reach. */
 export interface StudentAccess extends DisclosureContext {

@@ -122,6 +122,26 @@ export interface DisclosuresTable {
   outcome: DisclosureOutcome
 }
 
+/** A sealed run of consecutive disclosure ids whose lookups are built (migration 0005, disclosure-log.ts). */
+export interface DisclosureSegmentsTable {
+  first_id: number
+  last_id: number
+  first_at: string | null
+  last_at: string | null
+  rows: number
+  sealed_at: string
+}
+
+/** `s`tudent, `o`rganisation or `k`ey: what a lookup entry finds disclosures by. */
+export type DisclosureDimension = 's' | 'o' | 'k'
+
+export interface DisclosureLookupTable {
+  segment: number
+  dimension: DisclosureDimension
+  value: string
+  id: number
+}
+
 export interface AccountsTable {
   id: string
   /** Lower-cased. */
@@ -222,6 +242,8 @@ export interface Database {
   student_organisations: StudentOrganisationsTable
   progress: ProgressTable
   disclosures: DisclosuresTable
+  disclosure_segments: DisclosureSegmentsTable
+  disclosure_lookup: DisclosureLookupTable
   accounts: AccountsTable
   sessions: SessionsTable
   applications: ApplicationsTable
@@ -241,6 +263,7 @@ export type NewApiKeyRow = Insertable<ApiKeysTable>
 export type StudentRow = Selectable<StudentsTable>
 export type ProgressRow = Selectable<ProgressTable>
 export type DisclosureRow = Selectable<DisclosuresTable>
+export type DisclosureSegmentRow = Selectable<DisclosureSegmentsTable>
 export type AccountRow = Selectable<AccountsTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
 export type AuditRow = Selectable<AuditLogTable>

@@ -1,10 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import {
-  type DisclosureAction,
-  type DisclosureOutcome,
-  recordDisclosure,
-} from '../../src/storage/disclosure-repository.js'
+import { type DisclosureAction, type DisclosureOutcome, recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, withStorage } from './cli-harness.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'

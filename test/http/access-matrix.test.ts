@@ -3,7 +3,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { generateApiKey } from '../../src/domain/api-key.js'
-import { listDisclosures } from '../../src/storage/disclosure-repository.js'
+import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { bearer, buildTestApp, type Fixtures, STUDENTS, type TestContext } from '../helper.js'
 
 type KeyKind = 'none' | 'garbage' | 'unknown' | keyof Fixtures['keys']

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { listDisclosures } from '../../src/storage/disclosure-repository.js'
+import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { bearer, buildTestApp, loadSampleCatalog, STUDENTS, type TestContext } from '../helper.js'
 
 const progressUrl = (id: string) => `/api/v1/students/${id}/progress`

@@ -10,10 +10,10 @@ import {
   type DisclosureAction,
   type DisclosureFilter,
   type DisclosureOutcome,
-  listDisclosures,
-} from '../../storage/disclosure-repository.js'
+  pageDisclosures,
+} from '../../storage/disclosure-log.js'
 import { act } from '../command-action.js'
-import { dateOption, defineCommand, limitOption, uuidOption } from '../options.js'
+import { cursorOption, dateOption, defineCommand, limitOption, uuidOption } from '../options.js'
 import { plural, table } from '../output.js'
 import { withStorage } from '../storage-session.js'
 
@@ -26,6 +26,7 @@ interface Options {
   since?: number
   until?: number
   limit: number
+  before?: number
 }
 
 function disclosureJson(row: DisclosureRow) {
@@ -48,6 +49,7 @@ export function registerDisclosures(program: Command): void {
     [
       'curriculum disclosures --student 11111111-1111-4111-8111-111111111111 --since 2026-01-01',
       'curriculum disclosures --org "Acme Learning" --action progress.read --limit 50 --json',
+      'curriculum disclosures --org "Acme Learning" --limit 50 --before 81234',
     ],
   )
     .option('--student <uuid>', 'only this student', uuidOption)
@@ -58,11 +60,12 @@ export function registerDisclosures(program: Command): void {
     .option('--since <date>', 'from this date or timestamp (inclusive)', dateOption)
     .option('--until <date>', 'before this date or timestamp (exclusive)', dateOption)
     .option('--limit <n>', 'at most this many records, 1 to 100000', limitOption, 1000)
+    .option('--before <next>', 'continue a listing: the "next" it printed (older records)', cursorOption)
     .action(
       act(async (command) => {
         const options = command.opts<Options>()
-        const rows = await withStorage(async ({ storage }) => {
-          const filter: DisclosureFilter = { limit: options.limit }
+        const { rows, next } = await withStorage(async ({ storage }) => {
+          const filter: DisclosureFilter = {}
           if (options.student !== undefined) filter.studentId = options.student
           if (options.org !== undefined)
             filter.organisationId = (
@@ -73,14 +76,14 @@ export function registerDisclosures(program: Command): void {
           if (options.outcome !== undefined) filter.outcome = options.outcome
           if (options.since !== undefined) filter.since = options.since
           if (options.until !== undefined) filter.until = options.until
-          return listDisclosures(storage.db, filter)
+          return pageDisclosures(storage.db, filter, options.limit, options.before)
         })
         const shown =
-          rows.length === options.limit
-            ? `${plural(rows.length, 'record')} (the limit; narrow the filter or raise --limit)`
-            : plural(rows.length, 'record')
+          next === null
+            ? plural(rows.length, 'record')
+            : `${plural(rows.length, 'record')}; older ones follow: add --before ${next}`
         return {
-          data: { disclosures: rows.map(disclosureJson) },
+          data: { disclosures: rows.map(disclosureJson), next },
           text:
             rows.length === 0
               ? 'no disclosure records match'

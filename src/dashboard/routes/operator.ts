@@ -23,7 +23,8 @@ import {
   type DisclosureAction,
   type DisclosureFilter,
   listDisclosures,
-} from '../../storage/disclosure-repository.js'
+  pageDisclosures,
+} from '../../storage/disclosure-log.js'
 import { inTransaction } from '../../storage/transaction.js'
 import type { DashboardContext } from '../dashboard-context.js'
 import { errorSummary, field, type FieldErrors, type FormBody, list, text, textarea } from '../forms.js'
@@ -382,19 +383,26 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=key-revoked`, 303)
   })
 
+  /** Rows per page of the disclosure log, and at most in one CSV export (newest first). */
+  const DISCLOSURE_PAGE = 200
+  const CSV_EXPORT_LIMIT = 100_000
+
   /** The disclosure filter from the query string; bad values are ignored with a message. */
   function disclosureFilter(query: Record<string, unknown>): {
     filter: DisclosureFilter
     values: Record<string, string>
     problems: string[]
+    before: number | undefined
   } {
     const values: Record<string, string> = {}
     for (const name of ['student', 'organisation', 'key', 'action', 'since', 'until']) {
       const value = query[name]
       values[name] = typeof value === 'string' ? value.trim() : ''
     }
-    const filter: DisclosureFilter = { limit: 1000 }
+    const filter: DisclosureFilter = {}
     const problems: string[] = []
+    const cursor =
+      typeof query.before === 'string' && /^\d{1,15}$/.test(query.before) ? Number(query.before) : undefined
     if (values.student)
       UUID.test(values.student.toLowerCase())
         ? (filter.studentId = values.student.toLowerCase())
@@ -420,13 +428,13 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
       if (Number.isNaN(at)) problems.push(`The ${name} date must be a date.`)
       else filter[bound] = name === 'until' ? at + 86_400_000 : at
     }
-    return { filter, values, problems }
+    return { filter, values, problems, before: cursor }
   }
 
   app.get('/operator/disclosures', operator, async (request, reply) => {
-    const { filter, values, problems } = disclosureFilter(request.query as Record<string, unknown>)
-    const [rows, organisations] = await Promise.all([
-      listDisclosures(db, filter),
+    const { filter, values, problems, before } = disclosureFilter(request.query as Record<string, unknown>)
+    const [{ rows, next }, organisations] = await Promise.all([
+      pageDisclosures(db, filter, DISCLOSURE_PAGE, before),
       db.selectFrom('organisations').select(['id', 'name', 'kind']).orderBy('name').execute(),
     ])
     const names = new Map(organisations.map((o) => [o.id, o.name]))
@@ -441,7 +449,7 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
   ${field('until', 'To (inclusive)', { type: 'date', value: values.until })}
   <div class="row"><button type="submit">Filter</button> <a href="/dashboard/operator/disclosures.csv${query ? `?${query}` : ''}">Export these as CSV</a></div>
 </form>
-<p>${rows.length} record${rows.length === 1 ? '' : 's'}${rows.length === 1000 ? ' (the newest 1,000; narrow the filter for more)' : ''}.</p>
+<p>${rows.length} record${rows.length === 1 ? '' : 's'}${before === undefined ? ', newest first' : ' older than the previous page'}.</p>
 ${
   rows.length === 0
     ? html`<p class="empty">No disclosure matches.</p>`
@@ -450,13 +458,18 @@ ${
         (row) =>
           html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td>${names.get(row.organisation_id) ?? row.organisation_id}</td><td><code>${row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
       )}</tbody></table></div>`
+}
+${
+  next === null
+    ? ''
+    : html`<p><a rel="next" href="/dashboard/operator/disclosures?${new URLSearchParams({ ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== '')), before: String(next) }).toString()}">Older records</a></p>`
 }`
     return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/operator/disclosures')
   })
 
   app.get('/operator/disclosures.csv', operator, async (request, reply) => {
     const { filter } = disclosureFilter(request.query as Record<string, unknown>)
-    const rows = await listDisclosures(db, { ...filter, limit: 100_000 })
+    const rows = await listDisclosures(db, { ...filter, limit: CSV_EXPORT_LIMIT })
     const lines = [['at', 'organisation_id', 'key_id', 'student_id', 'action', 'outcome', 'request_id'].join(',')]
     for (const row of rows)
       lines.push(

@@ -16,7 +16,7 @@ import {
 } from '../../storage/access-repository.js'
 import { applicationsOf, submitApplication } from '../../storage/application-repository.js'
 import type { AccountRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../storage/tables.js'
-import { listDisclosures } from '../../storage/disclosure-repository.js'
+import { listDisclosures } from '../../storage/disclosure-log.js'
 import { sandboxStudents } from '../../storage/sandbox-repository.js'
 import { usageOf } from '../../storage/usage-repository.js'
 import type { DashboardContext } from '../dashboard-context.js'

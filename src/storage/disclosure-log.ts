@@ -1,0 +1,308 @@
+/**
+ * The disclosure log: one row per student-endpoint request that reached a student's data or
+ * was refused it. It is the operator's record of who saw or changed which child's data, when,
+ * and under which key, as student-privacy law expects. Rows are only ever added, and every
+ * request that reaches or is refused a student's data writes its row here before it is answered.
+ *
+ * Cost that does not grow with the log. A request only appends a row (the primary key is the
+ * only index, and new ids land on its last page). The lookups by student, organisation and key
+ * are built afterwards, per *segment* of consecutive ids (`sealSegments`): one INSERT ... SELECT
+ * in key order per dimension, into a table whose primary key starts with the segment, so that
+ * building them appends too. A query reads the sealed segments through their lookups, newest
+ * first, and scans the unsealed tail by id: rows written a moment ago are always found.
+ */
+import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely'
+import { isoAt } from '../clock.js'
+import {
+  DISCLOSURE_ACTIONS,
+  DISCLOSURE_OUTCOMES,
+  type DisclosureAction,
+  type DisclosureOutcome,
+} from '../domain/disclosure.js'
+import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
+import { preparedQuery } from './prepared-query.js'
+
+export { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureOutcome }
+
+/** Who is asking, and when: the part of a disclosure record the request supplies. */
+export interface DisclosureContext {
+  readonly at: number
+  readonly requestId: string
+  readonly keyId: string
+  readonly organisationId: string
+}
+
+const insertDisclosure = preparedQuery(
+  (
+    db,
+    at: string,
+    requestId: string,
+    keyId: string,
+    organisationId: string,
+    studentId: string,
+    action: DisclosureAction,
+    outcome: DisclosureOutcome,
+  ) =>
+    db.insertInto('disclosures').values({
+      at,
+      request_id: requestId,
+      key_id: keyId,
+      organisation_id: organisationId,
+      student_id: studentId,
+      action,
+      outcome,
+    }),
+)
+
+export async function recordDisclosure(
+  db: Kysely<Database>,
+  context: DisclosureContext,
+  studentId: string,
+  action: DisclosureAction,
+  outcome: DisclosureOutcome,
+): Promise<void> {
+  await insertDisclosure(
+    db,
+    isoAt(context.at),
+    context.requestId,
+    context.keyId,
+    context.organisationId,
+    studentId,
+    action,
+    outcome,
+  )
+}
+
+export interface DisclosureFilter {
+  studentId?: string
+  organisationId?: string
+  keyId?: string
+  action?: DisclosureAction
+  outcome?: DisclosureOutcome
+  /** Inclusive lower bound, epoch ms. */
+  since?: number
+  /** Exclusive upper bound, epoch ms. */
+  until?: number
+}
+
+export interface DisclosurePage {
+  /** Newest first (by id, which is the order rows were written in). */
+  rows: DisclosureRow[]
+  /** Pass as `before` for the next (older) page; null when there is none. */
+  next: number | null
+}
+
+type Db = Kysely<Database>
+
+/** Segments whose lookups are read by one statement at most; groups grow 1, 2, 4... while they find little. */
+const MAX_GROUP = 512
+
+/**
+ * One page of the log, newest first. `before` (an id from `next`) continues an earlier page;
+ * rows written since then do not shift it.
+ */
+export async function pageDisclosures(
+  db: Db,
+  filter: DisclosureFilter,
+  limit: number,
+  before?: number,
+): Promise<DisclosurePage> {
+  const want = limit + 1
+  const segments = await overlappingSegments(db, filter, before)
+  const sealedEnd = await sealedUpTo(db)
+  const rows: DisclosureRow[] = await db
+    .selectFrom('disclosures as d')
+    .selectAll('d')
+    .where(matching(filter, before))
+    .where('d.id', '>', sealedEnd)
+    .orderBy('d.id', 'desc')
+    .limit(want)
+    .execute()
+  const dimension = lookupDimension(filter)
+  let group = 1
+  for (let i = 0; i < segments.length && rows.length < want; i += group, group = Math.min(group * 2, MAX_GROUP)) {
+    const chosen = segments.slice(i, i + group)
+    const found = rows.length
+    if (dimension === undefined) {
+      // Segments are contiguous, so a run of them is one primary-key range.
+      const range = db
+        .selectFrom('disclosures as d')
+        .selectAll('d')
+        .where(matching(filter, before))
+        .where('d.id', '>=', chosen.at(-1)!.first_id)
+        .where('d.id', '<=', chosen[0]!.last_id)
+      rows.push(
+        ...(await range
+          .orderBy('d.id', 'desc')
+          .limit(want - found)
+          .execute()),
+      )
+    } else {
+      const looked = db
+        .selectFrom('disclosure_lookup as l')
+        .innerJoin('disclosures as d', 'd.id', 'l.id')
+        .selectAll('d')
+        .where(matching(filter, before))
+        .where(
+          'l.segment',
+          'in',
+          chosen.map((segment) => segment.first_id),
+        )
+        .where('l.dimension', '=', dimension.dimension)
+        .where('l.value', '=', dimension.value)
+        .$if(before !== undefined, (q) => q.where('l.id', '<', before!))
+      rows.push(
+        ...(await looked
+          .orderBy('l.id', 'desc')
+          .limit(want - found)
+          .execute()),
+      )
+    }
+  }
+  for (const row of rows) row.id = Number(row.id)
+  const more = rows.length > limit
+  if (more) rows.length = limit
+  return { rows, next: more ? rows[limit - 1]!.id : null }
+}
+
+/** The newest `limit` rows that match (a shortcut over `pageDisclosures`). */
+export async function listDisclosures(
+  db: Db,
+  filter: DisclosureFilter & { limit?: number } = {},
+): Promise<DisclosureRow[]> {
+  const { limit = 1000, ...rest } = filter
+  return (await pageDisclosures(db, rest, limit)).rows
+}
+
+/** The most selective lookup the filter allows: a student has fewer rows than a key, a key fewer than an organisation. */
+function lookupDimension(filter: DisclosureFilter): { dimension: DisclosureDimension; value: string } | undefined {
+  if (filter.studentId !== undefined) return { dimension: 's', value: filter.studentId }
+  if (filter.keyId !== undefined) return { dimension: 'k', value: filter.keyId }
+  if (filter.organisationId !== undefined) return { dimension: 'o', value: filter.organisationId }
+  return undefined
+}
+
+/** The filter as one condition on the log's rows (aliased `d`). */
+function matching(filter: DisclosureFilter, before: number | undefined) {
+  return (eb: ExpressionBuilder<{ d: DisclosuresTable }, 'd'>) => {
+    const all: Expression<SqlBool>[] = []
+    if (before !== undefined) all.push(eb('d.id', '<', before))
+    if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
+    if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
+    if (filter.keyId !== undefined) all.push(eb('d.key_id', '=', filter.keyId))
+    if (filter.action !== undefined) all.push(eb('d.action', '=', filter.action))
+    if (filter.outcome !== undefined) all.push(eb('d.outcome', '=', filter.outcome))
+    if (filter.since !== undefined) all.push(eb('d.at', '>=', isoAt(filter.since)))
+    if (filter.until !== undefined) all.push(eb('d.at', '<', isoAt(filter.until)))
+    return eb.and(all)
+  }
+}
+
+/** Sealed segments that may hold matching rows, newest first. */
+async function overlappingSegments(db: Db, filter: DisclosureFilter, before: number | undefined) {
+  let query = db.selectFrom('disclosure_segments').select(['first_id', 'last_id'])
+  if (before !== undefined) query = query.where('first_id', '<', before)
+  if (filter.since !== undefined) query = query.where('last_at', '>=', isoAt(filter.since))
+  if (filter.until !== undefined) query = query.where('first_at', '<', isoAt(filter.until))
+  const rows = await query.orderBy('first_id', 'desc').execute()
+  return rows.map((row) => ({ first_id: Number(row.first_id), last_id: Number(row.last_id) }))
+}
+
+/** The last id covered by a sealed segment (0 before the first). */
+async function sealedUpTo(db: Db): Promise<number> {
+  const newest = await db
+    .selectFrom('disclosure_segments')
+    .select('last_id')
+    .orderBy('first_id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return newest === undefined ? 0 : Number(newest.last_id)
+}
+
+async function recordSegment(trx: Db, start: number, last: number, now: number): Promise<void> {
+  const stats = await trx
+    .selectFrom('disclosures')
+    .select((eb) => [
+      eb.fn.countAll<number | string>().as('rows'),
+      eb.fn.min('at').as('first_at'),
+      eb.fn.max('at').as('last_at'),
+    ])
+    .where('id', '>=', start)
+    .where('id', '<=', last)
+    .executeTakeFirstOrThrow()
+  await trx
+    .insertInto('disclosure_segments')
+    .values({
+      first_id: start,
+      last_id: last,
+      first_at: stats.first_at,
+      last_at: stats.last_at,
+      rows: Number(stats.rows),
+      sealed_at: isoAt(now),
+    })
+    .onConflict((oc) => oc.doNothing())
+    .execute()
+}
+
+const DIMENSIONS = [
+  ['s', 'student_id'],
+  ['o', 'organisation_id'],
+  ['k', 'key_id'],
+] as const
+
+export interface SealOptions {
+  /** Ids per segment. */
+  segmentRows: number
+  /**
+   * How old the first row after a segment must be before the segment is sealed. PostgreSQL
+   * hands out ids before commit, so a row with a lower id may still be committing; 0 on SQLite,
+   * whose single writer commits in id order.
+   */
+  horizonMs: number
+  now: number
+  /** Request-time writes, so that on SQLite sealing joins the shared commits instead of waiting for the lock. */
+  write: <T>(work: (trx: Db) => Promise<T>) => Promise<T>
+}
+
+/**
+ * Seals every complete segment after the last sealed one, oldest first; returns how many.
+ * Idempotent: instances racing to seal the same segment write the same rows, and the
+ * segment's own row, written last in the same transaction, is what makes it visible to queries.
+ */
+export async function sealSegments(db: Db, options: SealOptions): Promise<number> {
+  let sealed = 0
+  for (;;) {
+    const end = await sealedUpTo(db)
+    const first = await db
+      .selectFrom('disclosures')
+      .select('id')
+      .where('id', '>', end)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst()
+    if (first === undefined) return sealed
+    const start = Number(first.id)
+    const last = start + options.segmentRows - 1
+    const after = await db
+      .selectFrom('disclosures')
+      .select('at')
+      .where('id', '>', last)
+      .orderBy('id')
+      .limit(1)
+      .executeTakeFirst()
+    if (after === undefined || options.now - Date.parse(after.at) < options.horizonMs) return sealed
+    // One write per dimension: on SQLite each holds the single writer for a few milliseconds,
+    // and request writes are committed in between. The segment's row comes with the last one.
+    for (const [index, [dimension, column]] of DIMENSIONS.entries()) {
+      await options.write(async (trx) => {
+        // In key order, so that the rows land one after another at the end of the lookup's B-tree.
+        await sql`insert into disclosure_lookup (segment, dimension, value, id)
+          select ${start}, ${dimension}, ${sql.ref(column)}, id from disclosures
+          where id between ${start} and ${last} order by 3, 4
+          on conflict do nothing`.execute(trx)
+        if (index === DIMENSIONS.length - 1) await recordSegment(trx, start, last, options.now)
+      })
+    }
+    sealed++
+  }
+}
