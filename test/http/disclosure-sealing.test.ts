@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { pageDisclosures } from '../../src/storage/disclosure-log.js'
+import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+
+describe("the server's disclosure sealer", () => {
+  let t: TestContext
+  beforeAll(async () => {
+    t = await buildTestApp({
+      env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', DISCLOSURE_SEGMENT_ROWS: '3' },
+    })
+  })
+  afterAll(async () => t.close())
+
+  it('seals complete segments of the rows requests wrote, and every row stays findable by student, key and organisation', async () => {
+    const read = bearer(t.fixtures.keys.read)
+    const students = [STUDENTS.ada, STUDENTS.ben, STUDENTS.ada, STUDENTS.cleo, STUDENTS.ada, STUDENTS.ben, STUDENTS.ada]
+    for (const id of students) {
+      t.clock.advance(1000)
+      const res = await t.call({ url: `/api/v1/students/${id}/progress`, headers: read })
+      expect([200, 404]).toContain(res.statusCode)
+    }
+    const db = t.storage.db
+    const before = await pageDisclosures(db, { studentId: STUDENTS.ada }, 100)
+    expect(before.rows).toHaveLength(4)
+
+    // 7 rows, segments of 3: two are complete and followed by a later row. On PostgreSQL they
+    // are sealed only once the row after them is older than the horizon (60 s by default).
+    if (t.storage.engine === 'postgres') {
+      expect(await t.app.services.sealer.run()).toBe(0)
+      t.clock.advance(60_000)
+    }
+    expect(await t.app.services.sealer.run()).toBe(2)
+    expect(await t.app.services.sealer.run()).toBe(0)
+    const after = await pageDisclosures(db, { studentId: STUDENTS.ada }, 100)
+    expect(after.rows).toEqual(before.rows)
+    expect((await pageDisclosures(db, { keyId: t.fixtures.keyIds.read }, 100)).rows).toHaveLength(7)
+    const two = await pageDisclosures(db, { organisationId: before.rows[0]!.organisation_id }, 2)
+    const rest = await pageDisclosures(db, { organisationId: before.rows[0]!.organisation_id }, 100, two.next!)
+    expect([...two.rows, ...rest.rows].map((row) => row.request_id)).toEqual(
+      (await pageDisclosures(db, { keyId: t.fixtures.keyIds.read }, 100)).rows.map((row) => row.request_id),
+    )
+  })
+})
