@@ -6,6 +6,7 @@ import {
   listDisclosures,
   pageDisclosures,
   recordDisclosure,
+  recordDisclosures,
   sealSegments,
 } from '../../src/storage/disclosure-log.js'
 import type { DisclosureRow } from '../../src/storage/tables.js'
@@ -162,5 +163,28 @@ describe('the disclosure log', () => {
     expect(lookups).toHaveLength(20 * 3)
     const all = await storage.db.selectFrom('disclosures').selectAll().execute()
     expect(await allPages(storage, { keyId: KEYS[1] }, 3)).toEqual(expected(all, { keyId: KEYS[1] }))
+  })
+})
+
+describe('a list disclosure', () => {
+  it('writes one row per student, in as many statements as needed, all or nothing with its transaction', async () => {
+    const storage = await createTestStorage({ catalog: false })
+    try {
+      const ids = Array.from({ length: 1203 }, (_, i) => uuid(10_000 + i))
+      const context = { at: T0, requestId: 'req-list', keyId: KEYS[0]!, organisationId: ORGS[0]! }
+      await storage.writes.transaction((trx) => recordDisclosures(trx, context, ids, 'progress.read', 'disclosed'))
+      const rows = await listDisclosures(storage.db, { keyId: KEYS[0], limit: 5000 })
+      expect(rows.map((row) => row.student_id).sort()).toEqual([...ids].sort())
+      expect(new Set(rows.map((row) => row.request_id))).toEqual(new Set(['req-list']))
+      await expect(
+        storage.writes.transaction(async (trx) => {
+          await recordDisclosures(trx, { ...context, requestId: 'req-undone' }, ids, 'progress.read', 'disclosed')
+          throw new Error('the answer could not be sent')
+        }),
+      ).rejects.toThrow('could not be sent')
+      expect(await listDisclosures(storage.db, { keyId: KEYS[0], limit: 5000 })).toHaveLength(1203)
+    } finally {
+      await storage.close()
+    }
   })
 })
