@@ -11,10 +11,13 @@ import {
   endAgreements,
   listAgreements,
   listApiKeys,
+  listOrganisationsByName,
+  organisationById,
   recordAgreement,
   revokeApiKey,
   setOrganisationStatus,
 } from '../../storage/access-repository.js'
+import { accountEmails, accountsOf } from '../../storage/account-repository.js'
 import { decideApplication, listApplications } from '../../storage/application-repository.js'
 import { listAudit, recordAudit } from '../../storage/audit-repository.js'
 import type { AgreementRow, ApplicationRow, OrganisationRow } from '../../storage/tables.js'
@@ -50,12 +53,7 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
 
   async function organisation(id: string): Promise<OrganisationRow> {
     if (!UUID.test(id)) throw new NotFoundError(`no organisation ${id}`)
-    const row = await db
-      .selectFrom('organisations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('kind', '=', 'partner')
-      .executeTakeFirst()
+    const row = await organisationById(db, id, 'partner')
     if (row === undefined) throw new NotFoundError(`no organisation ${id}`)
     return row
   }
@@ -91,9 +89,7 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
     const all = await listApplications(db)
     const queue = all.filter((a) => a.state === 'submitted')
     const decided = all.filter((a) => a.state !== 'submitted').reverse()
-    const accounts = new Map(
-      (await db.selectFrom('accounts').select(['id', 'email']).execute()).map((a) => [a.id, a.email]),
-    )
+    const accounts = await accountEmails(db)
     const body = html`<h2>Waiting for review (${queue.length})</h2>
 ${
   queue.length === 0
@@ -161,12 +157,7 @@ ${
   })
 
   app.get('/operator/organisations', operator, async (request, reply) => {
-    const organisations = await db
-      .selectFrom('organisations')
-      .selectAll()
-      .where('kind', '=', 'partner')
-      .orderBy('name')
-      .execute()
+    const organisations = await listOrganisationsByName(db, 'partner')
     const agreements = await listAgreements(db)
     const now = clock.now()
     const body =
@@ -215,7 +206,7 @@ ${
     const [agreements, keys, accounts] = await Promise.all([
       listAgreements(db, o.id),
       listApiKeys(db, o.id),
-      db.selectFrom('accounts').select(['email', 'created_at']).where('organisation_id', '=', o.id).execute(),
+      accountsOf(db, o.id),
     ])
     const now = clock.now()
     const base = `/dashboard/operator/organisations/${o.id}`
@@ -425,10 +416,7 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
 
   app.get('/operator/disclosures', operator, async (request, reply) => {
     const { filter, values, problems } = disclosureFilter(request.query as Record<string, unknown>)
-    const [rows, organisations] = await Promise.all([
-      listDisclosures(db, filter),
-      db.selectFrom('organisations').select(['id', 'name', 'kind']).orderBy('name').execute(),
-    ])
+    const [rows, organisations] = await Promise.all([listDisclosures(db, filter), listOrganisationsByName(db)])
     const names = new Map(organisations.map((o) => [o.id, o.name]))
     const query = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== '')).toString()
     const body = html`<form method="get" action="/dashboard/operator/disclosures" class="stack">

@@ -8,10 +8,12 @@ import { isAgreementActive, agreementWindow } from '../../domain/agreements.js'
 import { isScope, SCOPES, type Scope } from '../../domain/scopes.js'
 import {
   createApiKey,
+  findApiKey,
   KeyLimitError,
   listAgreements,
   listApiKeys,
   type NewKey,
+  organisationById,
   revokeApiKey,
 } from '../../storage/access-repository.js'
 import { applicationsOf, submitApplication } from '../../storage/application-repository.js'
@@ -71,9 +73,7 @@ export function partnerRoutes(app: FastifyInstance, context: DashboardContext): 
   async function view(request: FastifyRequest): Promise<PartnerView> {
     const account = request.account!
     const organisation =
-      account.organisation_id === null
-        ? undefined
-        : await db.selectFrom('organisations').selectAll().where('id', '=', account.organisation_id).executeTakeFirst()
+      account.organisation_id === null ? undefined : await organisationById(db, account.organisation_id)
     const agreements = organisation === undefined ? [] : await listAgreements(db, organisation.id)
     const agreementActive = isAgreementActive(
       agreements.map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)),
@@ -238,10 +238,7 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
   app.get('/partner/keys/shown/:view', partner, async (request, reply) => {
     const { view: viewToken } = request.params as { view: string }
     const shown = await context.keyViews.open(request, viewToken)
-    const row =
-      shown === undefined
-        ? undefined
-        : await db.selectFrom('api_keys').selectAll().where('id', '=', shown.keyId).executeTakeFirst()
+    const row = shown === undefined ? undefined : await findApiKey(db, shown.keyId)
     if (shown === undefined || row === undefined) return keyGonePage(request, reply)
     return newKeyPage(request, reply, context, { ...shown, row, viewToken })
   })

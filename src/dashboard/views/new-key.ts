@@ -6,9 +6,9 @@
  * another: only the key's hash is kept.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
 import { referenceSections, schemaSections } from '../../http/reference-page.js'
-import type { ApiKeyRow, Database } from '../../storage/tables.js'
+import { exampleStudent } from '../../storage/example-student-repository.js'
+import type { ApiKeyRow } from '../../storage/tables.js'
 import type { DashboardContext } from '../dashboard-context.js'
 import { html, trusted } from '../html.js'
 import type { ShownKey } from '../key-views.js'
@@ -31,27 +31,6 @@ export async function showNewKey(
   return reply.redirect(`/dashboard/partner/keys/shown/${viewToken}`, 303)
 }
 
-/**
- * A student the key can reach, to make the commands work as pasted: one of the sandbox's made-up
- * students for a test key, one linked to the organisation for a live key (the partner's own
- * data; first name and tier only, as the API gives).
- */
-async function exampleStudent(
-  db: Kysely<Database>,
-  row: ApiKeyRow,
-): Promise<{ id: string; first_name: string; tier: string } | undefined> {
-  return db
-    .selectFrom('students as s')
-    .innerJoin('student_organisations as so', 'so.student_id', 's.id')
-    .select(['s.id', 's.first_name', 's.tier'])
-    .where('so.organisation_id', '=', row.organisation_id)
-    .where('s.sandbox', '=', row.mode === 'test' ? 1 : 0)
-    .orderBy('s.first_name')
-    .orderBy('s.id')
-    .limit(1)
-    .executeTakeFirst()
-}
-
 export async function newKeyPage(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -65,7 +44,9 @@ export async function newKeyPage(
   const { key, row } = shown
   const scopes = row.scopes.split(' ').filter(Boolean)
   const usesStudent = scopes.length > 0
-  const student = usesStudent ? await exampleStudent(context.storage.db, row) : undefined
+  const student = usesStudent
+    ? await exampleStudent(context.storage.db, row.organisation_id, row.mode === 'test')
+    : undefined
   const studentId = student?.id ?? STUDENT_PLACEHOLDER
   const examples = [`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/tiers`]
   if (scopes.includes('students:read')) {
