@@ -7,6 +7,7 @@ import type { SwaggerOptions } from '@fastify/swagger'
 import { Type } from 'typebox'
 import type { Config } from '../config.js'
 import { SLUG_PATTERN } from '../domain/slug.js'
+import { API_PREFIX } from './api-prefix.js'
 
 export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress and sets a student's tier.
 
@@ -69,8 +70,8 @@ export function openApiOptions(config: Config): SwaggerOptions {
     transform: ({ schema, url }) => {
       // The dashboard is HTML for people, not part of the API.
       if (url.startsWith('/dashboard')) return { schema: { ...schema, hide: true } as typeof schema, url }
-      if (url !== '/api/v1/lessons/*') return { schema, url }
-      return { schema: { ...schema, params: SLUG_PARAMS } as typeof schema, url: '/api/v1/lessons/:slug' }
+      if (url !== `${API_PREFIX}/lessons/*`) return { schema, url }
+      return { schema: { ...schema, params: SLUG_PARAMS } as typeof schema, url: `${API_PREFIX}/lessons/:slug` }
     },
   }
 }

@@ -4,6 +4,7 @@
  * Content-Security-Policy.
  */
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
+import { OPENAPI_PATH } from './api-prefix.js'
 import { escapeHtml } from './html-escape.js'
 
 type Json = Record<string, any>
@@ -217,7 +218,7 @@ export function renderReference(doc: Json): string {
   return layout(
     `${doc.info?.title ?? 'API'} reference`,
     `<header><h1>${escapeHtml(doc.info?.title)} <small>v${escapeHtml(doc.info?.version)}</small></h1>
-<p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code> · <a href="/api/v1/openapi.json">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
+<p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code> · <a href="${OPENAPI_PATH}">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
 ${paragraphs(doc.info?.description)}
 <nav aria-label="Endpoints"><h2>Endpoints</h2><ul><li><a href="#examples">Running the examples</a></li>${nav}</ul></nav>
 ${TRYING_THE_EXAMPLES}

@@ -6,6 +6,7 @@
  * another: only the key's hash is kept.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { API_PREFIX } from '../../http/api-prefix.js'
 import { referenceSections, schemaSections } from '../../http/reference-page.js'
 import { exampleStudent } from '../../storage/example-student-repository.js'
 import type { ApiKeyRow } from '../../storage/tables.js'
@@ -48,14 +49,14 @@ export async function newKeyPage(
     ? await exampleStudent(context.storage.db, row.organisation_id, row.mode === 'test')
     : undefined
   const studentId = student?.id ?? STUDENT_PLACEHOLDER
-  const examples = [`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/tiers`]
+  const examples = [`curl -H 'Authorization: Bearer ${key}' ${base}${API_PREFIX}/tiers`]
   if (scopes.includes('students:read')) {
-    examples.push(`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/students/${studentId}/progress`)
+    examples.push(`curl -H 'Authorization: Bearer ${key}' ${base}${API_PREFIX}/students/${studentId}/progress`)
   }
   if (scopes.includes('students:write')) {
     // The student's own tier: the command works, and changes nothing about the student.
     examples.push(
-      `curl -X POST -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"tier":"${student?.tier ?? 'builder'}"}' ${base}/api/v1/students/${studentId}/enroll`,
+      `curl -X POST -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"tier":"${student?.tier ?? 'builder'}"}' ${base}${API_PREFIX}/students/${studentId}/enroll`,
     )
   }
   const whose = row.mode === 'test' ? 'one of your sandbox’s made-up students' : 'a student linked to your organisation'

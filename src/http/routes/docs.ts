@@ -3,6 +3,7 @@
  * the OpenAPI document, a readable reference rendered from it, and the error catalogue
  * (the target of every problem's `type`).
  */
+import { OPENAPI_PATH } from '../api-prefix.js'
 import type { TypedApp } from '../app-types.js'
 import { errorCatalogueTable, layout, REFERENCE_CSS, renderReference } from '../reference-page.js'
 
@@ -17,7 +18,7 @@ export function docsRoutes(app: TypedApp): void {
 
   const hidden = { hide: true }
 
-  app.get('/api/v1/openapi.json', { schema: hidden }, (_request, reply) =>
+  app.get(OPENAPI_PATH, { schema: hidden }, (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(documentJson()),
   )
 
