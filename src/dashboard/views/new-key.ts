@@ -56,18 +56,36 @@ export async function newKeyPage(
   if (scopes.includes('students:write')) {
     // The student's own tier: the command works, and changes nothing about the student.
     examples.push(
-      `curl -X POST -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"tier":"${student?.tier ?? 'builder'}"}' ${base}${API_PREFIX}/students/${studentId}/enroll`,
+      [
+        'curl -X POST',
+        `-H 'Authorization: Bearer ${key}'`,
+        `-H 'Content-Type: application/json'`,
+        `-d '{"tier":"${student?.tier ?? 'builder'}"}'`,
+        `${base}${API_PREFIX}/students/${studentId}/enroll`,
+      ].join(' '),
     )
   }
   const whose = row.mode === 'test' ? 'one of your sandbox’s made-up students' : 'a student linked to your organisation'
+  const unchanged =
+    student !== undefined && scopes.includes('students:write')
+      ? html` (the enrolment sets the tier the student has, ${student.tier}, so nothing changes)`
+      : ''
+  const named = student === undefined ? '' : html`; the student is ${student.first_name}, ${whose}${unchanged}`
   const intro =
     !usesStudent || student !== undefined
-      ? html`<p>These commands work as pasted${student ? html`; the student is ${student.first_name}, ${whose}${scopes.includes('students:write') ? html` (the enrolment sets the tier the student has, ${student.tier}, so nothing changes)` : ''}` : ''}:</p>`
-      : html`<p>The first command works as pasted. In the others, replace <code>${STUDENT_PLACEHOLDER}</code> with the id of one of your students: none is linked to your organisation yet (the operator links them).</p>`
-  const body = html`${shown.welcome ? html`<p>Your account and your sandbox are ready. The sandbox holds made-up students with progress; test keys reach them and the real catalog, and never a real child's data.</p>` : ''}
+      ? html`<p>These commands work as pasted${named}:</p>`
+      : html`<p>The first command works as pasted.
+In the others, replace <code>${STUDENT_PLACEHOLDER}</code> with the id of one of your students:
+none is linked to your organisation yet (the operator links them).</p>`
+  const welcome = html`<p>Your account and your sandbox are ready. The sandbox holds made-up students with progress;
+test keys reach them and the real catalog, and never a real child's data.</p>`
+  const until = utcMinute(new Date(shown.expiresAt).toISOString())
+  const body = html`${shown.welcome ? welcome : ''}
 <section class="card" aria-labelledby="key-heading">
   <h2 id="key-heading">${row.mode === 'test' ? 'Your test key' : 'Your new live key'}: ${row.name}</h2>
-  <p><strong>Copy it now.</strong> This page shows it until ${utcMinute(new Date(shown.expiresAt).toISOString())}, in this browser session only (reloading is safe). After that only a hash of it is kept, so nobody can show it to you again; if you lose it, revoke it and create another.</p>
+  <p><strong>Copy it now.</strong> This page shows it until ${until}, in this browser session only (reloading is safe).
+  After that only a hash of it is kept, so nobody can show it to you again;
+  if you lose it, revoke it and create another.</p>
   <label for="new-key">API key (${scopes.length === 0 ? 'catalog only' : scopes.join(', ')})</label>
   <input id="new-key" class="secret" type="text" readonly value="${key}" data-copy>
   <form method="post" action="/dashboard/partner/keys/shown/${shown.viewToken}/hide">
@@ -89,8 +107,11 @@ ${examples.map((example, index) => html`<pre id="example-${index}" class="exampl
 
 /** A view that is over (or was never this session's): say so, and how to get a key now. */
 export function keyGonePage(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const body = html`<p>A new key is shown once: on this page, to the browser session that created it, for 10 minutes or until you hide it. Its time is over, it was hidden, or this is another session, so it is not shown here; only a hash of it is kept.</p>
-<p>If you copied it, it keeps working. If not, create another key on your overview and revoke the one you cannot use.</p>
+  const body = html`<p>A new key is shown once: on this page, to the browser session that created it,
+for 10 minutes or until you hide it. Its time is over, it was hidden, or this is another session,
+so it is not shown here; only a hash of it is kept.</p>
+<p>If you copied it, it keeps working.
+If not, create another key on your overview and revoke the one you cannot use.</p>
 <p><a class="button" href="/dashboard/partner">Go to your overview</a></p>`
   return sendPage(request, reply, 'This key is no longer shown', body, 410)
 }
