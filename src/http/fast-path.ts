@@ -62,7 +62,10 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return tier === undefined ? undefined : current.lessonsByTier.get(tier)
   }
 
-  /** What every answer carries (response-basics.ts does the same for the router), and the limits when a key was identified. */
+  /**
+   * What every answer carries (response-basics.ts does the same for the router), and the limits
+   * when a key was identified.
+   */
   function headersFor(requestId: string, rate: RateState | undefined, now: number): Record<string, string> {
     const basics = {
       'x-request-id': requestId,

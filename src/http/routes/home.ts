@@ -21,8 +21,10 @@ const HOME_HTML = `<!doctype html>
 <main>
 <h1>Curriculum API</h1>
 <ul>
-<li><a href="/docs">API reference</a>: every endpoint, with examples (<a href="${OPENAPI_PATH}">OpenAPI document</a>)</li>
-<li><a href="/dashboard">Dashboard</a>: partners sign up, get a sandbox with a test key, apply for live access and manage keys</li>
+<li><a href="/docs">API reference</a>: every endpoint, with examples
+(<a href="${OPENAPI_PATH}">OpenAPI document</a>)</li>
+<li><a href="/dashboard">Dashboard</a>: partners sign up, get a sandbox with a test key,
+apply for live access and manage keys</li>
 </ul>
 </main>
 </body>
