@@ -47,7 +47,10 @@ export interface Config {
   readonly changePollMs: number
   /** Disclosure ids per sealed segment of the log (see storage/disclosure-log.ts). */
   readonly disclosureSegmentRows: number
-  /** PostgreSQL: how long after a segment's last id its lookups are built, so that no slower transaction is still committing into it. */
+  /**
+   * PostgreSQL: how long after a segment's last id its lookups are built, so that no slower
+   * transaction is still committing into it.
+   */
   readonly disclosureSealHorizonMs: number
   /** Redis for state shared by instances (rate limits); undefined keeps it in this process. */
   readonly redisUrl: string | undefined

@@ -9,7 +9,8 @@ export const PROBLEM_CATALOG = {
     status: 400,
     title: 'Invalid request',
     description:
-      'A path segment, query parameter or body field is missing, unknown or has a wrong value. `errors` lists each problem.',
+      'A path segment, query parameter or body field is missing, unknown or has a wrong value. ' +
+      '`errors` lists each problem.',
   },
   malformed_json: {
     status: 400,
@@ -26,7 +27,8 @@ export const PROBLEM_CATALOG = {
     status: 401,
     title: 'API key not recognised',
     description:
-      'The bearer token is not a key this service issued. Check that it was copied whole; keys are created in the dashboard.',
+      'The bearer token is not a key this service issued. ' +
+      'Check that it was copied whole; keys are created in the dashboard.',
   },
   api_key_expired: {
     status: 401,
@@ -37,19 +39,23 @@ export const PROBLEM_CATALOG = {
     status: 401,
     title: 'API key revoked',
     description:
-      'The key was revoked, by your organisation in the dashboard or by the operator, and can no longer be used. Create a new key in the dashboard.',
+      'The key was revoked, by your organisation in the dashboard or by the operator, and can no longer be used. ' +
+      'Create a new key in the dashboard.',
   },
   insufficient_scope: {
     status: 403,
     title: 'Insufficient scope',
     description:
-      'The key lacks the scope this endpoint needs (`students:read` or `students:write`); the `WWW-Authenticate` header names it. Create a key with that scope in the dashboard: any scope on a test key, the scopes granted to your organisation on a live key.',
+      'The key lacks the scope this endpoint needs (`students:read` or `students:write`); ' +
+      'the `WWW-Authenticate` header names it. Create a key with that scope in the dashboard: ' +
+      'any scope on a test key, the scopes granted to your organisation on a live key.',
   },
   agreement_required: {
     status: 403,
     title: 'Data-sharing agreement required',
     description:
-      "A live key's student endpoints need an active signed data-sharing agreement on the key's organisation, recorded by the operator. Sandbox test keys need none.",
+      "A live key's student endpoints need an active signed data-sharing agreement on the key's organisation, " +
+      'recorded by the operator. Sandbox test keys need none.',
   },
   organisation_suspended: {
     status: 403,

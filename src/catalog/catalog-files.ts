@@ -314,7 +314,8 @@ export function readCatalogDir(dir: string): CatalogReadResult {
           file: name,
           line: 1,
           message:
-            'lesson file names have the form <lessonId>-<title-words>.yaml: a letter and digits, then lower-case words joined by hyphens',
+            'lesson file names have the form <lessonId>-<title-words>.yaml: ' +
+            'a letter and digits, then lower-case words joined by hyphens',
         })
         continue
       }

@@ -21,11 +21,13 @@ import { registerStudents } from './commands/students.js'
 export function buildProgram(options: { json: boolean }): Command {
   const program = new Command('curriculum')
     .description(
-      'Operate the Curriculum API: database, catalog, organisations, agreements, keys, student imports and the disclosure log',
+      'Operate the Curriculum API: database, catalog, organisations, agreements, keys, ' +
+        'student imports and the disclosure log',
     )
     .addHelpText(
       'after',
-      '\nEvery command reads DATABASE_URL (and CATALOG_DIR) like the server does, and takes --json.\n\nExample:\n  $ DATABASE_URL=sqlite:data/curriculum.db curriculum org list\n',
+      '\nEvery command reads DATABASE_URL (and CATALOG_DIR) like the server does, and takes --json.\n' +
+        '\nExample:\n  $ DATABASE_URL=sqlite:data/curriculum.db curriculum org list\n',
     )
     .option('--json', 'print one JSON document on stdout instead of text')
     // Otherwise commander lets a group's --json swallow the one after a subcommand.

@@ -4,14 +4,23 @@
  * copy buttons.
  */
 export const DASHBOARD_CSS = `
-:root { color-scheme: light; --fg: #1b1f24; --muted: #4d5560; --line: #c9d1d9; --accent: #0a4fa8; --bg: #ffffff; --soft: #f4f6f8; --ok: #0b6b3a; --bad: #a4161a; }
+:root {
+  color-scheme: light; --fg: #1b1f24; --muted: #4d5560; --line: #c9d1d9; --accent: #0a4fa8; --bg: #ffffff;
+  --soft: #f4f6f8; --ok: #0b6b3a; --bad: #a4161a;
+}
 * { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: var(--bg); }
+body {
+  margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+  background: var(--bg);
+}
 a { color: var(--accent); }
 :focus-visible { outline: 3px solid #1f6feb; outline-offset: 2px; }
 .skip { position: absolute; left: -999px; top: 0; background: #fff; padding: .5rem 1rem; }
 .skip:focus { left: .5rem; z-index: 10; }
-header.site { display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; padding: .75rem 1.25rem; border-bottom: 1px solid var(--line); background: var(--soft); }
+header.site {
+  display: flex; flex-wrap: wrap; gap: .5rem 1.5rem; align-items: center; padding: .75rem 1.25rem;
+  border-bottom: 1px solid var(--line); background: var(--soft);
+}
 .brand { margin: 0; font-weight: 700; }
 .brand a { color: var(--fg); text-decoration: none; }
 .brand span { color: var(--muted); font-weight: 400; }
@@ -30,14 +39,18 @@ form.stack { display: grid; gap: 1rem; max-width: 36rem; }
 label { font-weight: 600; display: block; }
 .hint { color: var(--muted); font-size: .9rem; margin: .15rem 0 .35rem; }
 input[type=text], input[type=email], input[type=password], input[type=url], input[type=date], textarea, select {
-  width: 100%; padding: .5rem .6rem; font: inherit; border: 1px solid #6e7781; border-radius: 6px; background: #fff; color: var(--fg);
+  width: 100%; padding: .5rem .6rem; font: inherit; border: 1px solid #6e7781; border-radius: 6px; background: #fff;
+  color: var(--fg);
 }
 input[aria-invalid="true"], textarea[aria-invalid="true"] { border-color: var(--bad); border-width: 2px; }
 fieldset { border: 1px solid var(--line); border-radius: 6px; padding: .5rem 1rem 1rem; }
 legend { font-weight: 600; padding: 0 .25rem; }
 .check { display: flex; gap: .5rem; align-items: flex-start; font-weight: 400; margin: .35rem 0; }
 .check input { margin-top: .3rem; }
-button, .button { font: inherit; padding: .5rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
+button, .button {
+  font: inherit; padding: .5rem 1rem; border-radius: 6px; border: 1px solid var(--accent); background: var(--accent);
+  color: #fff; cursor: pointer; text-decoration: none; display: inline-block;
+}
 button.secondary { background: #fff; color: var(--accent); }
 button.danger, .button.danger { background: var(--bad); border-color: var(--bad); color: #fff; }
 button.link { background: none; border: none; color: var(--accent); text-decoration: underline; padding: 0; }
@@ -47,18 +60,31 @@ table { border-collapse: collapse; width: 100%; margin: .5rem 0 1rem; }
 th, td { border-bottom: 1px solid var(--line); padding: .45rem .5rem; text-align: left; vertical-align: top; }
 th { background: var(--soft); }
 code, pre, .secret { font: 14px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; }
-pre { background: var(--soft); padding: .75rem; border-radius: 6px; overflow-x: auto; white-space: pre-wrap; word-break: break-all; }
+pre {
+  background: var(--soft); padding: .75rem; border-radius: 6px; overflow-x: auto; white-space: pre-wrap;
+  word-break: break-all;
+}
 .secret { width: 100%; padding: .5rem; border: 2px solid var(--ok); border-radius: 6px; background: #f0fff4; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: .25rem 1rem 1rem; margin: 1rem 0; }
 .state { display: inline-block; padding: .1rem .5rem; border-radius: 999px; font-size: .9rem; border: 1px solid; }
 .state.submitted, .state.pending { color: #7a4b00; border-color: #7a4b00; }
 .state.approved, .state.active { color: var(--ok); border-color: var(--ok); }
-.state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked { color: var(--bad); border-color: var(--bad); }
+.state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked {
+  color: var(--bad); border-color: var(--bad);
+}
 .empty { color: var(--muted); font-style: italic; }
-.visually-hidden { position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; border: 0; overflow: hidden; clip: rect(0 0 0 0); white-space: nowrap; }
+.visually-hidden {
+  position: absolute; width: 1px; height: 1px; margin: -1px; padding: 0; border: 0; overflow: hidden;
+  clip: rect(0 0 0 0); white-space: nowrap;
+}
 svg.chart { width: 100%; height: auto; max-width: 760px; }
 details summary { cursor: pointer; color: var(--accent); }
-@media (max-width: 600px) { header.site { padding: .5rem .75rem; } .signout { margin-left: 0; } main { padding: .75rem; } th, td { padding: .35rem; } }
+@media (max-width: 600px) {
+  header.site { padding: .5rem .75rem; }
+  .signout { margin-left: 0; }
+  main { padding: .75rem; }
+  th, td { padding: .35rem; }
+}
 `
 
 /** Adds a working "Copy" button next to every element marked data-copy; without it, the text can be selected. */

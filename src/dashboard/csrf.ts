@@ -55,7 +55,8 @@ export function verifyCsrf(request: FastifyRequest, expected: string): void {
     throw new DashboardError(
       403,
       'Sent from another site',
-      'This form was not sent from a page of this dashboard, so nothing was changed. Open the dashboard yourself and try again there.',
+      'This form was not sent from a page of this dashboard, so nothing was changed. ' +
+        'Open the dashboard yourself and try again there.',
     )
   }
   const sent = (request.body as Record<string, unknown> | undefined)?._csrf

@@ -25,8 +25,16 @@ import { createSessionSupport } from './session.js'
 import { createSignInGuard } from './sign-in-guard.js'
 
 /** script-src 'self' allows only /dashboard/assets/dashboard.js; no inline script or style. */
-export const DASHBOARD_CSP =
-  "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'"
+export const DASHBOARD_CSP = [
+  "default-src 'none'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "connect-src 'self'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+  "base-uri 'none'",
+].join('; ')
 
 function securityHeaders(reply: FastifyReply): void {
   reply.header('content-security-policy', DASHBOARD_CSP)

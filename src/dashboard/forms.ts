@@ -36,7 +36,9 @@ function labelled(name: string, label: string, options: FieldOptions): { before:
     before: html`<label for="${name}">${label}</label>
   ${options.hint ? html`<p class="hint" id="${name}-hint">${options.hint}</p>` : ''}
   ${error ? html`<p class="field-error" id="${name}-error">${error}</p>` : ''}`,
-    aria: html`${options.required ? html` required` : ''}${describedBy ? html` aria-describedby="${describedBy}"` : ''}${error ? html` aria-invalid="true"` : ''}`,
+    aria: html`${options.required ? html` required` : ''}${
+      describedBy ? html` aria-describedby="${describedBy}"` : ''
+    }${error ? html` aria-invalid="true"` : ''}`,
   }
 }
 
@@ -44,7 +46,9 @@ export function field(name: string, label: string, options: FieldOptions = {}): 
   const { before, aria } = labelled(name, label, options)
   return html`<div>
   ${before}
-  <input id="${name}" name="${name}" type="${options.type ?? 'text'}" value="${options.value ?? ''}"${options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''}${aria}>
+  <input id="${name}" name="${name}" type="${options.type ?? 'text'}" value="${options.value ?? ''}"${
+    options.autocomplete ? html` autocomplete="${options.autocomplete}"` : ''
+  }${aria}>
 </div>`
 }
 

@@ -18,7 +18,8 @@ const NOTICES: Record<string, string> = {
   'key-hidden': 'The key is hidden and will not be shown again; only its hash is kept.',
   'signed-out': 'You are signed out.',
   'signed-up':
-    'If this address is new, your partner account is ready: sign in with the password you chose to get your sandbox and first test key. If it had an account already, sign in with that account’s password.',
+    'If this address is new, your partner account is ready: sign in with the password you chose to get your sandbox ' +
+    'and first test key. If it had an account already, sign in with that account’s password.',
   approved: 'The application was approved and the organisation created.',
   rejected: 'The application was rejected; the partner sees your reason.',
   'agreement-recorded': 'The agreement was recorded; its state is in the table below.',

@@ -10,6 +10,7 @@ import { formatProblem, readCatalogDir } from '../catalog/catalog-files.js'
 import type { TierId } from '../domain/tiers.js'
 import { hashPassword } from '../domain/passwords.js'
 import { ConflictError } from '../domain/errors.js'
+import { API_PREFIX } from '../http/api-prefix.js'
 import { createApiKey, createOrganisation, recordAgreement } from '../storage/access-repository.js'
 import { createAccount } from '../storage/account-repository.js'
 import { replaceCatalog } from '../storage/catalog-repository.js'
@@ -125,9 +126,9 @@ export function demoBanner(seed: DemoSeed, baseUrl: string): string {
     '',
     ' Try:',
     `   curl -H 'Authorization: Bearer ${seed.catalogKey}' \\`,
-    `     ${baseUrl}/api/v1/tiers`,
+    `     ${baseUrl}${API_PREFIX}/tiers`,
     `   curl -H 'Authorization: Bearer ${seed.studentKey}' \\`,
-    `     ${baseUrl}/api/v1/students/${student.id}/progress`,
+    `     ${baseUrl}${API_PREFIX}/students/${student.id}/progress`,
     ` API reference: ${baseUrl}/docs`,
     '',
     ` Dashboard: ${baseUrl}/dashboard`,

@@ -13,7 +13,10 @@ export function firstNameProblem(value: unknown): string | null {
   if (name.trim() !== name || name === '') return 'must not be empty or have leading or trailing spaces'
   if (name.length > MAX_LENGTH) return `must be at most ${MAX_LENGTH} characters`
   if (!FIRST_NAME.test(name)) {
-    return 'must be a first name only: one word of letters, hyphens and apostrophes (write compound names as Anne-Marie); no surname, digits or e-mail address'
+    return (
+      'must be a first name only: one word of letters, hyphens and apostrophes ' +
+      '(write compound names as Anne-Marie); no surname, digits or e-mail address'
+    )
   }
   return null
 }

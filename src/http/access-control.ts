@@ -73,7 +73,8 @@ export function requireScope(scope: Scope, options: { writes: WriteQueue; clock:
   const noAgreement: Problem = {
     code: 'agreement_required',
     detail:
-      'Student data needs an active signed data-sharing agreement on your organisation; none is in force. Contact the operator.',
+      'Student data needs an active signed data-sharing agreement on your organisation; ' +
+      'none is in force. Contact the operator.',
   }
   return async function checkScope(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     const record = request.principal

@@ -66,7 +66,9 @@ function retryAfter(ms: number): string {
 export function tooManyFailures(blocked: RateDecision): Problem {
   return {
     code: 'too_many_failed_authentications',
-    detail: `Too many requests from your address failed authentication; retry in ${retryAfter(blocked.resetMs)} seconds.`,
+    detail:
+      'Too many requests from your address failed authentication; ' +
+      `retry in ${retryAfter(blocked.resetMs)} seconds.`,
     headers: { 'retry-after': retryAfter(blocked.resetMs) },
   }
 }
@@ -74,7 +76,9 @@ export function tooManyFailures(blocked: RateDecision): Problem {
 export function rateLimited(decision: RateDecision, windowMs: number): Problem {
   return {
     code: 'rate_limited',
-    detail: `This key made ${decision.limit} requests in the last ${windowMs / 1000} seconds; retry in ${retryAfter(decision.resetMs)} seconds.`,
+    detail:
+      `This key made ${decision.limit} requests in the last ${windowMs / 1000} seconds; ` +
+      `retry in ${retryAfter(decision.resetMs)} seconds.`,
     headers: { 'retry-after': retryAfter(decision.resetMs) },
   }
 }

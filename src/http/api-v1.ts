@@ -26,8 +26,6 @@ import { notFoundProblem, sendProblem } from './problem-responses.js'
 import { catalogRoutes } from './routes/catalog.js'
 import { studentRoutes } from './routes/students.js'
 
-export const API_PREFIX = '/api/v1'
-
 export interface ApiV1Options {
   access: AccessControlOptions
   storage: Storage

@@ -87,9 +87,13 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
   const { status, title } = PROBLEM_CATALOG[known.code]
   const body = JSON.stringify({ type: problemType(known.code), title, status, detail: known.detail, code: known.code })
   if (socket.writable) {
-    socket.write(
-      `HTTP/1.1 ${status} ${title}\r\nContent-Type: application/problem+json; charset=utf-8\r\nContent-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
-    )
+    const head = [
+      `HTTP/1.1 ${status} ${title}`,
+      'Content-Type: application/problem+json; charset=utf-8',
+      `Content-Length: ${Buffer.byteLength(body)}`,
+      'Connection: close',
+    ]
+    socket.write(`${head.join('\r\n')}\r\n\r\n${body}`)
   }
   socket.destroy()
 }

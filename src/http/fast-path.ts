@@ -25,6 +25,7 @@ import { TIER_IDS } from '../domain/tiers.js'
 import { PROBLEM_CATALOG, type Problem } from '../errors.js'
 import type { CatalogState } from '../services/catalog-state.js'
 import type { AccessControlOptions } from './access-control.js'
+import { API_PREFIX } from './api-prefix.js'
 import { logAccess } from './access-log.js'
 import { Admission, type Verdict } from './admission.js'
 import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
@@ -42,8 +43,10 @@ export interface FastPathOptions extends AccessControlOptions {
 /** Answers the request and returns true, or returns false having touched nothing. */
 export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean
 
-const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`/api/v1/lessons?tier=${tier}`, tier]))
-const LESSON_PREFIX = '/api/v1/lessons/'
+const TIERS_URL = `${API_PREFIX}/tiers`
+const LESSONS_URL = `${API_PREFIX}/lessons`
+const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`${LESSONS_URL}?tier=${tier}`, tier]))
+const LESSON_PREFIX = `${LESSONS_URL}/`
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
 export function createFastPath(options: FastPathOptions): FastPath {
@@ -52,14 +55,17 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
   function representationFor(url: string): Representation | undefined {
     const current = catalog.current
-    if (url === '/api/v1/tiers') return current.tiers
-    if (url === '/api/v1/lessons') return current.lessons
+    if (url === TIERS_URL) return current.tiers
+    if (url === LESSONS_URL) return current.lessons
     if (url.startsWith(LESSON_PREFIX)) return current.lessonBySlug.get(url.slice(LESSON_PREFIX.length))
     const tier = LESSONS_BY_TIER.get(url)
     return tier === undefined ? undefined : current.lessonsByTier.get(tier)
   }
 
-  /** What every answer carries (response-basics.ts does the same for the router), and the limits when a key was identified. */
+  /**
+   * What every answer carries (response-basics.ts does the same for the router), and the limits
+   * when a key was identified.
+   */
   function headersFor(requestId: string, rate: RateState | undefined, now: number): Record<string, string> {
     const basics = {
       'x-request-id': requestId,

@@ -7,21 +7,25 @@ import type { SwaggerOptions } from '@fastify/swagger'
 import { Type } from 'typebox'
 import type { Config } from '../config.js'
 import { SLUG_PATTERN } from '../domain/slug.js'
+import { API_PREFIX } from './api-prefix.js'
 
-export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress and sets a student's tier.
+export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress
+and sets a student's tier.
 
-**Authentication.** Every \`/api/v1\` request carries \`Authorization: Bearer <API key>\`; keys are never accepted in the URL.
-You create your keys yourself in the [dashboard](/dashboard). Sign up, and on your first sign-in you get a sandbox at once:
-made-up students with progress and a first test key (\`cur_test_...\`), which reaches the real catalog and the sandbox's
-students, never a real child's data, and needs no agreement. For real students, apply for live access in the dashboard;
-once the operator approves it, you create live keys (\`cur_live_...\`) there, within the scopes you were granted.
+**Authentication.** Every \`/api/v1\` request carries \`Authorization: Bearer <API key>\`; keys are never
+accepted in the URL. You create your keys yourself in the [dashboard](/dashboard). Sign up, and on your first
+sign-in you get a sandbox at once: made-up students with progress and a first test key (\`cur_test_...\`),
+which reaches the real catalog and the sandbox's students, never a real child's data, and needs no agreement.
+For real students, apply for live access in the dashboard; once the operator approves it, you create live keys
+(\`cur_live_...\`) there, within the scopes you were granted.
 
 **Student data.** The student endpoints need the matching scope (\`students:read\`, \`students:write\`). With a live key
 they also need an active signed data-sharing agreement, which the operator records on your organisation. They return
 first names only, and every call is recorded in the disclosure log, which you can read in the dashboard.
 
 **Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
-authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`; a 429 carries \`Retry-After\`.
+authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`;
+a 429 carries \`Retry-After\`.
 
 **Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; see [the error catalogue](/docs/errors).
 
@@ -57,7 +61,8 @@ export function openApiOptions(config: Config): SwaggerOptions {
             type: 'http',
             scheme: 'bearer',
             description:
-              'An API key created in the dashboard: a test key (`cur_test_...`) for the sandbox, or a live key (`cur_live_...`) once live access is approved.',
+              'An API key created in the dashboard: a test key (`cur_test_...`) for the sandbox, ' +
+              'or a live key (`cur_live_...`) once live access is approved.',
           },
         },
       },
@@ -69,8 +74,8 @@ export function openApiOptions(config: Config): SwaggerOptions {
     transform: ({ schema, url }) => {
       // The dashboard is HTML for people, not part of the API.
       if (url.startsWith('/dashboard')) return { schema: { ...schema, hide: true } as typeof schema, url }
-      if (url !== '/api/v1/lessons/*') return { schema, url }
-      return { schema: { ...schema, params: SLUG_PARAMS } as typeof schema, url: '/api/v1/lessons/:slug' }
+      if (url !== `${API_PREFIX}/lessons/*`) return { schema, url }
+      return { schema: { ...schema, params: SLUG_PARAMS } as typeof schema, url: `${API_PREFIX}/lessons/:slug` }
     },
   }
 }

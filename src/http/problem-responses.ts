@@ -126,7 +126,8 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimi
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
       return new ProblemError(
         'unsupported_media_type',
-        `Send the body as JSON with Content-Type: application/json (got ${request.headers['content-type'] ?? 'no Content-Type'}).`,
+        'Send the body as JSON with Content-Type: application/json ' +
+          `(got ${request.headers['content-type'] ?? 'no Content-Type'}).`,
       )
     case 'FST_ERR_CTP_INVALID_CONTENT_LENGTH':
       return new ProblemError('invalid_request', 'The Content-Length header does not match the body.')

@@ -4,6 +4,7 @@
  * Content-Security-Policy.
  */
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
+import { OPENAPI_PATH } from './api-prefix.js'
 import { escapeHtml } from './html-escape.js'
 
 type Json = Record<string, any>
@@ -38,14 +39,32 @@ function resolve(doc: Json, schema: Json | undefined): Json {
   return doc.components?.schemas?.[name] ?? {}
 }
 
+/** A table row; the cells are markup already. */
+function row(cells: readonly string[], attributes = ''): string {
+  return `<tr${attributes}>${cells.map((cell) => `<td>${cell}</td>`).join('')}</tr>`
+}
+
+/** A table; the rows are markup already. */
+function table(headings: readonly string[], rows: string): string {
+  const head = headings.map((heading) => `<th>${heading}</th>`).join('')
+  return `<table><thead><tr>${head}</tr></thead><tbody>${rows}</tbody></table>`
+}
+
+/** A name in code type, marked when it may be left out. */
+function nameCell(name: string, required: boolean): string {
+  return `<code>${escapeHtml(name)}</code>${required ? '' : ' <small>optional</small>'}`
+}
+
 function typeLabel(doc: Json, schema: Json | undefined): string {
   if (schema === undefined) return ''
   if (schema.$ref !== undefined) {
     const name = String(schema.$ref).replace('#/components/schemas/', '')
     return `<a href="#schema-${escapeHtml(name)}">${escapeHtml(name)}</a>`
   }
-  if (schema.enum !== undefined)
-    return `${escapeHtml(schema.type ?? '')} (${schema.enum.map((v: unknown) => `<code>${escapeHtml(v)}</code>`).join(' | ')})`
+  if (schema.enum !== undefined) {
+    const values = schema.enum.map((v: unknown) => `<code>${escapeHtml(v)}</code>`).join(' | ')
+    return `${escapeHtml(schema.type ?? '')} (${values})`
+  }
   if (schema.anyOf !== undefined) return schema.anyOf.map((s: Json) => typeLabel(doc, s)).join(' or ')
   if (schema.type === 'array') return `array of ${typeLabel(doc, schema.items)}`
   if (schema.type === 'object' && schema.patternProperties !== undefined) {
@@ -62,12 +81,15 @@ function fieldTable(doc: Json, schema: Json): string {
   if (properties === undefined) return `<p>${typeLabel(doc, schema)}</p>`
   const required = new Set<string>(resolved.required ?? [])
   const rows = Object.entries(properties)
-    .map(
-      ([name, prop]) =>
-        `<tr><td><code>${escapeHtml(name)}</code>${required.has(name) ? '' : ' <small>optional</small>'}</td><td>${typeLabel(doc, prop as Json)}</td><td>${inlineMarkdown((prop as Json).description ?? '')}</td></tr>`,
+    .map(([name, prop]) =>
+      row([
+        nameCell(name, required.has(name)),
+        typeLabel(doc, prop as Json),
+        inlineMarkdown((prop as Json).description ?? ''),
+      ]),
     )
     .join('\n')
-  return `<table><thead><tr><th>Field</th><th>Type</th><th>Description</th></tr></thead><tbody>${rows}</tbody></table>`
+  return table(['Field', 'Type', 'Description'], rows)
 }
 
 /**
@@ -92,9 +114,13 @@ function operationSection(doc: Json, method: string, path: string, operation: Js
   const id = escapeHtml(operation.operationId ?? `${method}-${path}`)
   const params = (operation.parameters ?? []) as Json[]
   const paramRows = params
-    .map(
-      (p) =>
-        `<tr><td><code>${escapeHtml(p.name)}</code>${p.required ? '' : ' <small>optional</small>'}</td><td>${escapeHtml(p.in)}</td><td>${typeLabel(doc, p.schema)}</td><td>${inlineMarkdown(p.description ?? p.schema?.description ?? '')}</td></tr>`,
+    .map((p) =>
+      row([
+        nameCell(p.name, Boolean(p.required)),
+        escapeHtml(p.in),
+        typeLabel(doc, p.schema),
+        inlineMarkdown(p.description ?? p.schema?.description ?? ''),
+      ]),
     )
     .join('\n')
   const body = operation.requestBody?.content?.['application/json']?.schema as Json | undefined
@@ -102,17 +128,21 @@ function operationSection(doc: Json, method: string, path: string, operation: Js
     .map(([status, response]) => {
       const r = response as Json
       const schema = (Object.values(r.content ?? {})[0] as Json | undefined)?.schema as Json | undefined
-      return `<tr><td><code>${escapeHtml(status)}</code></td><td>${inlineMarkdown(r.description ?? '')}</td><td>${schema ? typeLabel(doc, schema) : 'no body'}</td></tr>`
+      return row([
+        `<code>${escapeHtml(status)}</code>`,
+        inlineMarkdown(r.description ?? ''),
+        schema ? typeLabel(doc, schema) : 'no body',
+      ])
     })
     .join('\n')
   return `<section class="operation" id="${id}" aria-labelledby="${id}-title">
 <h3 id="${id}-title"><span class="method ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
 <p class="summary">${inlineMarkdown(operation.summary ?? '')}</p>
 ${paragraphs(operation.description)}
-${paramRows ? `<h4>Parameters</h4><table><thead><tr><th>Name</th><th>In</th><th>Type</th><th>Description</th></tr></thead><tbody>${paramRows}</tbody></table>` : ''}
+${paramRows ? `<h4>Parameters</h4>${table(['Name', 'In', 'Type', 'Description'], paramRows)}` : ''}
 ${body ? `<h4>Request body (<code>application/json</code>)</h4>${fieldTable(doc, body)}` : ''}
 <h4>Responses</h4>
-<table><thead><tr><th>Status</th><th>Meaning</th><th>Body</th></tr></thead><tbody>${responses}</tbody></table>
+${table(['Status', 'Meaning', 'Body'], responses)}
 <h4>Example</h4>
 ${curl(doc, method, path, operation, example)}
 </section>`
@@ -121,9 +151,15 @@ ${curl(doc, method, path, operation, example)}
 export function errorCatalogueTable(): string {
   const rows = PROBLEM_CODES.map((code) => {
     const entry = PROBLEM_CATALOG[code]
-    return `<tr id="${code}"><td><code>${code}</code></td><td>${entry.status}</td><td>${escapeHtml(entry.title)}</td><td>${inlineMarkdown(entry.description)}</td></tr>`
+    const cells = [
+      `<code>${code}</code>`,
+      String(entry.status),
+      escapeHtml(entry.title),
+      inlineMarkdown(entry.description),
+    ]
+    return row(cells, ` id="${code}"`)
   }).join('\n')
-  return `<table><thead><tr><th>code</th><th>Status</th><th>Title</th><th>When</th></tr></thead><tbody>${rows}</tbody></table>`
+  return table(['code', 'Status', 'Title', 'When'], rows)
 }
 
 export function layout(title: string, body: string): string {
@@ -171,32 +207,38 @@ export function referenceSections(doc: Json, key = '$API_KEY', studentId = '$STU
   const operations = operationsOf(doc)
   const example = { key, studentId }
   return ((doc.tags ?? []) as Json[])
-    .map(
-      (tag) =>
-        `<section aria-labelledby="tag-${escapeHtml(tag.name)}"><h2 id="tag-${escapeHtml(tag.name)}">${escapeHtml(tag.name)}</h2>${paragraphs(tag.description)}${operations
-          .filter((o) => o.tag === tag.name)
-          .map((o) => operationSection(doc, o.method, o.path, o.operation, example))
-          .join('\n')}</section>`,
-    )
+    .map((tag) => {
+      const name = escapeHtml(tag.name)
+      const sections = operations
+        .filter((o) => o.tag === tag.name)
+        .map((o) => operationSection(doc, o.method, o.path, o.operation, example))
+        .join('\n')
+      const heading = `<h2 id="tag-${name}">${name}</h2>`
+      return `<section aria-labelledby="tag-${name}">${heading}${paragraphs(tag.description)}${sections}</section>`
+    })
     .join('\n')
 }
 
 /** One section per schema, with the `schema-<name>` ids that the endpoint sections link to. */
 export function schemaSections(doc: Json): string {
   return Object.entries(doc.components?.schemas ?? {})
-    .map(
-      ([name, schema]) =>
-        `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${paragraphs((schema as Json).description)}${fieldTable(doc, schema as Json)}</section>`,
-    )
+    .map(([name, schema]) => {
+      const description = paragraphs((schema as Json).description)
+      const fields = fieldTable(doc, schema as Json)
+      return `<section id="schema-${escapeHtml(name)}"><h3>${escapeHtml(name)}</h3>${description}${fields}</section>`
+    })
     .join('\n')
 }
 
 /** How to run the page's examples: the two variables they use, and where a partner gets them. */
 const TRYING_THE_EXAMPLES = `<section aria-labelledby="examples"><h2 id="examples">Running the examples</h2>
-<p>Each endpoint below ends with a curl example. They read your key from <code>API_KEY</code> and a student's id from <code>STUDENT_ID</code>; set both in your shell, then paste the examples as they are:</p>
+<p>Each endpoint below ends with a curl example. They read your key from <code>API_KEY</code>
+and a student's id from <code>STUDENT_ID</code>; set both in your shell, then paste the examples as they are:</p>
 <pre><code>export API_KEY=cur_test_...    # your key
 export STUDENT_ID=...          # one of your students' ids</code></pre>
-<p>Your first test key (<code>cur_test_...</code>) is on the <a href="/dashboard">dashboard</a>'s welcome page after your first sign-in, with these examples filled in; your overview there lists your sandbox students' ids. A live key (<code>cur_live_...</code>) works the same way on your own students.</p></section>`
+<p>Your first test key (<code>cur_test_...</code>) is on the <a href="/dashboard">dashboard</a>'s welcome page
+after your first sign-in, with these examples filled in; your overview there lists your sandbox students' ids.
+A live key (<code>cur_live_...</code>) works the same way on your own students.</p></section>`
 
 /** The whole reference page, for any reader: the examples use shell variables. */
 export function renderReference(doc: Json): string {
@@ -206,10 +248,10 @@ export function renderReference(doc: Json): string {
       (tag) =>
         `<li>${escapeHtml(tag.name)}<ul>${operations
           .filter((o) => o.tag === tag.name)
-          .map(
-            (o) =>
-              `<li><a href="#${escapeHtml(o.operation.operationId)}">${escapeHtml(o.operation.summary ?? o.path)}</a></li>`,
-          )
+          .map((o) => {
+            const summary = escapeHtml(o.operation.summary ?? o.path)
+            return `<li><a href="#${escapeHtml(o.operation.operationId)}">${summary}</a></li>`
+          })
           .join('')}</ul></li>`,
     )
     .join('')
@@ -217,12 +259,16 @@ export function renderReference(doc: Json): string {
   return layout(
     `${doc.info?.title ?? 'API'} reference`,
     `<header><h1>${escapeHtml(doc.info?.title)} <small>v${escapeHtml(doc.info?.version)}</small></h1>
-<p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code> · <a href="/api/v1/openapi.json">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
+<p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code>
+· <a href="${OPENAPI_PATH}">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
 ${paragraphs(doc.info?.description)}
 <nav aria-label="Endpoints"><h2>Endpoints</h2><ul><li><a href="#examples">Running the examples</a></li>${nav}</ul></nav>
 ${TRYING_THE_EXAMPLES}
 ${referenceSections(doc)}
-<section aria-labelledby="errors"><h2 id="errors">Errors</h2><p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>, <code>status</code>, <code>detail</code>, a stable <code>code</code> and the <code>requestId</code>.</p>${errorCatalogueTable()}</section>
+<section aria-labelledby="errors"><h2 id="errors">Errors</h2>
+<p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>,
+<code>status</code>, <code>detail</code>, a stable <code>code</code> and the <code>requestId</code>.</p>
+${errorCatalogueTable()}</section>
 <section aria-labelledby="schemas"><h2 id="schemas">Schemas</h2>${schemas}</section>`,
   )
 }
@@ -230,13 +276,19 @@ ${referenceSections(doc)}
 export const REFERENCE_CSS = `
 :root { color-scheme: light; --fg: #1b1f24; --muted: #57606a; --line: #d0d7de; --accent: #0a58ca; --code: #f3f4f6; }
 * { box-sizing: border-box; }
-body { margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg); background: #fff; }
+body {
+  margin: 0; font: 16px/1.55 system-ui, -apple-system, "Segoe UI", Roboto, sans-serif; color: var(--fg);
+  background: #fff;
+}
 main { max-width: 960px; margin: 0 auto; padding: 1rem 1.25rem 4rem; }
 a { color: var(--accent); }
 a:focus-visible, button:focus-visible { outline: 3px solid #1f6feb; outline-offset: 2px; }
 h1 small { color: var(--muted); font-weight: normal; font-size: .6em; }
 h2 { border-bottom: 1px solid var(--line); padding-bottom: .3rem; margin-top: 2.5rem; }
-code, pre { font: 14px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code); border-radius: 4px; }
+code, pre {
+  font: 14px/1.45 ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; background: var(--code);
+  border-radius: 4px;
+}
 code { padding: .1em .3em; }
 pre { padding: .75rem; overflow-x: auto; }
 pre code { padding: 0; }
@@ -245,7 +297,10 @@ th, td { border: 1px solid var(--line); padding: .35rem .5rem; text-align: left;
 th { background: #f6f8fa; }
 small { color: var(--muted); }
 .operation { border: 1px solid var(--line); border-radius: 8px; padding: 0 1rem 1rem; margin: 1.25rem 0; }
-.method { display: inline-block; min-width: 3.5rem; text-align: center; border-radius: 4px; color: #fff; font-size: .8em; padding: .1em .4em; }
+.method {
+  display: inline-block; min-width: 3.5rem; text-align: center; border-radius: 4px; color: #fff; font-size: .8em;
+  padding: .1em .4em;
+}
 .method.get { background: #0b6b3a; } .method.post { background: #0a4fa8; }
 nav ul { padding-left: 1.2rem; }
 `

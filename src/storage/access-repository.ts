@@ -12,7 +12,7 @@ import { agreementWindow } from '../domain/agreements.js'
 import { generateApiKey, type KeyMode, type KeyRecord } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
-import type { AgreementRow, ApiKeyRow, Database, OrganisationRow } from './tables.js'
+import type { AgreementRow, ApiKeyRow, Database, OrganisationKind, OrganisationRow } from './tables.js'
 import { recordAccessChange } from './access-change-repository.js'
 import { preparedQuery } from './prepared-query.js'
 import { inTransaction } from './transaction.js'
@@ -73,6 +73,27 @@ export async function findOrganisation(db: Kysely<Database>, idOrName: string): 
 
 export async function listOrganisations(db: Kysely<Database>): Promise<OrganisationRow[]> {
   return db.selectFrom('organisations').selectAll().orderBy('created_at').orderBy('name').execute()
+}
+
+/** The organisation with this id, if it is of `kind` when one is given. */
+export async function organisationById(
+  db: Kysely<Database>,
+  id: string,
+  kind?: OrganisationKind,
+): Promise<OrganisationRow | undefined> {
+  let query = db.selectFrom('organisations').selectAll().where('id', '=', id)
+  if (kind !== undefined) query = query.where('kind', '=', kind)
+  return query.executeTakeFirst()
+}
+
+/** Alphabetical, as people look names up in a list or a menu. */
+export async function listOrganisationsByName(
+  db: Kysely<Database>,
+  kind?: OrganisationKind,
+): Promise<OrganisationRow[]> {
+  let query = db.selectFrom('organisations').selectAll()
+  if (kind !== undefined) query = query.where('kind', '=', kind)
+  return query.orderBy('name').execute()
 }
 
 export interface NewAgreement {
@@ -209,6 +230,10 @@ export async function listApiKeys(db: Kysely<Database>, organisationId?: string)
   let query = db.selectFrom('api_keys').selectAll()
   if (organisationId !== undefined) query = query.where('organisation_id', '=', organisationId)
   return query.orderBy('created_at').execute()
+}
+
+export async function findApiKey(db: Kysely<Database>, id: string): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
 /** Revokes a key named by id or by its display prefix; revoking twice keeps the first time. */

@@ -83,6 +83,22 @@ export async function findAccount(db: Kysely<Database>, id: string): Promise<Acc
   return db.selectFrom('accounts').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+export async function accountEmails(db: Kysely<Database>): Promise<Map<string, string>> {
+  const rows = await db.selectFrom('accounts').select(['id', 'email']).execute()
+  return new Map(rows.map((row) => [row.id, row.email]))
+}
+
+export async function accountsOf(
+  db: Kysely<Database>,
+  organisationId: string,
+): Promise<{ email: string; created_at: string }[]> {
+  return db
+    .selectFrom('accounts')
+    .select(['email', 'created_at'])
+    .where('organisation_id', '=', organisationId)
+    .execute()
+}
+
 function tokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }

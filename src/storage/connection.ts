@@ -218,6 +218,16 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
 
 const SQLITE_UNAVAILABLE = /^SQLITE_(BUSY|LOCKED|IOERR|CANTOPEN|FULL|PROTOCOL|READONLY)/
 const NODE_UNAVAILABLE = new Set(['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', 'ENOTFOUND', 'EHOSTUNREACH'])
+/** node-postgres errors that carry no code, known by their message. */
+const DRIVER_UNAVAILABLE = new RegExp(
+  [
+    'timeout exceeded when trying to connect',
+    'Connection terminated',
+    'Query read timeout',
+    'Client has encountered a connection error',
+  ].join('|'),
+  'i',
+)
 
 /**
  * True when an error means "storage cannot serve right now" (answer 503, retry later) rather
@@ -234,7 +244,5 @@ export function isStorageUnavailable(error: unknown): boolean {
     // 40001/40P01 serialization failure and deadlock.
     if (/^(08|53|57|58)/.test(code) || code === '25006' || code === '40001' || code === '40P01') return true
   }
-  return /timeout exceeded when trying to connect|Connection terminated|Query read timeout|Client has encountered a connection error/i.test(
-    error.message,
-  )
+  return DRIVER_UNAVAILABLE.test(error.message)
 }

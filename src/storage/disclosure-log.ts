@@ -207,7 +207,7 @@ export async function listDisclosures(
   return (await pageDisclosures(db, rest, limit)).rows
 }
 
-/** The most selective lookup the filter allows: a student has fewer rows than a key, a key fewer than an organisation. */
+/** The most selective lookup the filter allows: a student has fewer rows than a key, a key than an organisation. */
 function lookupDimension(filter: DisclosureFilter): { dimension: DisclosureDimension; value: string } | undefined {
   if (filter.studentId !== undefined) return { dimension: 's', value: filter.studentId }
   if (filter.keyId !== undefined) return { dimension: 'k', value: filter.keyId }

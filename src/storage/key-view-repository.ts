@@ -22,7 +22,10 @@ export async function addKeyView(db: Kysely<Database>, row: KeyViewRow, now: num
   await db.insertInto('key_views').values(row).execute()
 }
 
-/** The account's view for this token while its time is not up, or undefined (none, another account's, or expired and now deleted). */
+/**
+ * The account's view for this token while its time is not up, or undefined (none, another
+ * account's, or expired and now deleted).
+ */
 export async function findKeyView(
   db: Kysely<Database>,
   viewToken: string,

@@ -67,7 +67,8 @@ export async function upsertStudents(
           .column('id')
           .doUpdateSet({
             first_name: (eb) => eb.ref('excluded.first_name'),
-            tier_updated_at: sql<string>`case when students.tier <> excluded.tier then excluded.tier_updated_at else students.tier_updated_at end`,
+            tier_updated_at: sql<string>`case when students.tier <> excluded.tier
+              then excluded.tier_updated_at else students.tier_updated_at end`,
             tier: (eb) => eb.ref('excluded.tier'),
           })
           .where('students.sandbox', '=', 0),

@@ -39,7 +39,8 @@ export function registerAgreement(program: Command): void {
   )
 
   defineCommand(agreement, 'record', 'Record a signed data-sharing agreement for an organisation', [
-    'curriculum agreement record --org "Acme Learning" --signed 2026-01-31 --expires 2027-01-31 --document DSA-2026-014',
+    'curriculum agreement record --org "Acme Learning" --signed 2026-01-31 ' +
+      '--expires 2027-01-31 --document DSA-2026-014',
   ])
     .requiredOption('--org <organisation>', 'organisation id or exact name')
     .requiredOption(
@@ -71,7 +72,9 @@ export function registerAgreement(program: Command): void {
         const state = agreementState(row, now)
         return {
           data: { agreement: agreementJson(row, now, organisation.name) },
-          text: `recorded agreement ${row.id} for ${organisation.name}: signed ${row.signed_at}, expires ${row.expires_at ?? 'never'} (${state})`,
+          text:
+            `recorded agreement ${row.id} for ${organisation.name}: ` +
+            `signed ${row.signed_at}, expires ${row.expires_at ?? 'never'} (${state})`,
         }
       }),
     )

@@ -72,7 +72,9 @@ export function registerCatalog(program: Command): void {
       })
       return {
         data: { dir, tiers: data.tiers.length, lessons: data.lessons.length, catalogVersion: version },
-        text: `imported ${plural(data.tiers.length, 'tier')} and ${plural(data.lessons.length, 'lesson')} from ${dir}; catalog version ${version}`,
+        text:
+          `imported ${plural(data.tiers.length, 'tier')} and ${plural(data.lessons.length, 'lesson')} ` +
+          `from ${dir}; catalog version ${version}`,
       }
     }),
   )

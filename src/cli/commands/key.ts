@@ -42,7 +42,8 @@ export function registerKey(program: Command): void {
   )
 
   defineCommand(key, 'create', 'Create an API key for an organisation; the key is printed once', [
-    'curriculum key create --org "Acme Learning" --name "production" --scopes students:read,students:write --expires 2027-01-31',
+    'curriculum key create --org "Acme Learning" --name "production" ' +
+      '--scopes students:read,students:write --expires 2027-01-31',
   ])
     .requiredOption('--org <organisation>', 'organisation id or exact name')
     .requiredOption('--name <label>', 'a label to tell keys apart, e.g. "production"')

@@ -77,7 +77,8 @@ export function registerProgress(program: Command): void {
     progressImport,
     'Add or replace lesson progress from a CSV or JSON Lines file, all or nothing',
     [
-      'curriculum progress import progress.csv   # header: studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt',
+      'curriculum progress import progress.csv   # header: ' +
+        'studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt',
     ],
   )
 }

@@ -37,11 +37,24 @@ function home(role: string): string {
 
 function signUpForm(request: FastifyRequest, values: { email?: string }, errors: FieldErrors = {}) {
   return html`${errorSummary(errors)}
-<p>Create a partner account. You get a sandbox as soon as you sign in: test keys that work on the real catalog and on made-up students, before any review.</p>
+<p>Create a partner account. You get a sandbox as soon as you sign in: test keys that work on the real catalog
+and on made-up students, before any review.</p>
 <form method="post" action="/dashboard/signup" class="stack" novalidate>
   ${csrfField(request)}
-  ${field('email', 'Work e-mail address', { type: 'email', value: values.email ?? '', autocomplete: 'email', required: true, errors })}
-  ${field('password', 'Password', { type: 'password', autocomplete: 'new-password', required: true, errors, hint: 'At least 12 characters. A few words together are easy to remember and hard to guess.' })}
+  ${field('email', 'Work e-mail address', {
+    type: 'email',
+    value: values.email ?? '',
+    autocomplete: 'email',
+    required: true,
+    errors,
+  })}
+  ${field('password', 'Password', {
+    type: 'password',
+    autocomplete: 'new-password',
+    required: true,
+    errors,
+    hint: 'At least 12 characters. A few words together are easy to remember and hard to guess.',
+  })}
   <div><button type="submit">Create account</button></div>
 </form>
 <p>Already have an account? <a href="/dashboard/login">Sign in</a>.</p>`
@@ -52,7 +65,13 @@ function signInForm(request: FastifyRequest, values: { email?: string; next?: st
 <form method="post" action="/dashboard/login" class="stack" novalidate>
   ${csrfField(request)}
   ${values.next ? html`<input type="hidden" name="next" value="${values.next}">` : ''}
-  ${field('email', 'E-mail address', { type: 'email', value: values.email ?? '', autocomplete: 'username', required: true, errors })}
+  ${field('email', 'E-mail address', {
+    type: 'email',
+    value: values.email ?? '',
+    autocomplete: 'username',
+    required: true,
+    errors,
+  })}
   ${field('password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, errors })}
   <div><button type="submit">Sign in</button></div>
 </form>

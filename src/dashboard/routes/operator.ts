@@ -11,10 +11,13 @@ import {
   endAgreements,
   listAgreements,
   listApiKeys,
+  listOrganisationsByName,
+  organisationById,
   recordAgreement,
   revokeApiKey,
   setOrganisationStatus,
 } from '../../storage/access-repository.js'
+import { accountEmails, accountsOf } from '../../storage/account-repository.js'
 import { decideApplication, listApplications } from '../../storage/application-repository.js'
 import { listAudit, recordAudit } from '../../storage/audit-repository.js'
 import type { AgreementRow, ApplicationRow, OrganisationRow } from '../../storage/tables.js'
@@ -35,6 +38,7 @@ import { utcDay, utcMinute } from '../times.js'
 import { agreementBadge, agreementState, studentAccessSummary } from '../views/agreement-state.js'
 import { keysTable } from '../views/keys-table.js'
 import { revokeConfirmPage } from '../views/revoke-confirm.js'
+import { ACTION_HEADING, scrollTable, stateBadge, tableRow } from '../views/table.js'
 import { UUID } from '../../domain/uuid.js'
 
 function csvCell(value: string): string {
@@ -51,12 +55,7 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
 
   async function organisation(id: string): Promise<OrganisationRow> {
     if (!UUID.test(id)) throw new NotFoundError(`no organisation ${id}`)
-    const row = await db
-      .selectFrom('organisations')
-      .selectAll()
-      .where('id', '=', id)
-      .where('kind', '=', 'partner')
-      .executeTakeFirst()
+    const row = await organisationById(db, id, 'partner')
     if (row === undefined) throw new NotFoundError(`no organisation ${id}`)
     return row
   }
@@ -70,13 +69,21 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
   ${csrfField(request)}
   <fieldset><legend>Grant</legend>
     <label class="check"><input type="checkbox" checked disabled> Catalog</label>
-    ${SCOPES.map((scope) => html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${requested.includes(scope) ? html` checked` : ''}> <code>${scope}</code>${requested.includes(scope) ? ' (asked for)' : ''}</label>`)}
+    ${SCOPES.map((scope) => {
+      const asked = requested.includes(scope)
+      const box = html`<input type="checkbox" name="scopes" value="${scope}"${asked ? html` checked` : ''}>`
+      return html`<label class="check">${box} <code>${scope}</code>${asked ? ' (asked for)' : ''}</label>`
+    })}
   </fieldset>
   <div><button type="submit">Approve</button></div>
 </form>
 <form method="post" action="/dashboard/operator/applications/${application.id}/reject" class="stack">
   ${csrfField(request)}
-  ${textarea(`reason-${application.id}`, 'Reason for rejection', { hint: 'The partner sees it.', required: true, errors })}
+  ${textarea(`reason-${application.id}`, 'Reason for rejection', {
+    hint: 'The partner sees it.',
+    required: true,
+    errors,
+  })}
   <div><button type="submit" class="danger">Reject</button></div>
 </form>
 </div>`
@@ -92,9 +99,21 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
     const all = await listApplications(db)
     const queue = all.filter((a) => a.state === 'submitted')
     const decided = all.filter((a) => a.state !== 'submitted').reverse()
-    const accounts = new Map(
-      (await db.selectFrom('accounts').select(['id', 'email']).execute()).map((a) => [a.id, a.email]),
-    )
+    const accounts = await accountEmails(db)
+    const decidedTable = scrollTable({
+      headings: ['Organisation', 'State', 'Decided', 'By', 'Reason'],
+      rows: decided.map((a) =>
+        tableRow([
+          a.organisation_id
+            ? html`<a href="/dashboard/operator/organisations/${a.organisation_id}">${a.organisation_name}</a>`
+            : a.organisation_name,
+          stateBadge(a.state),
+          (a.decided_at ?? '').slice(0, 10),
+          a.decided_by,
+          a.decision_reason ?? '',
+        ]),
+      ),
+    })
     const body = html`<h2>Waiting for review (${queue.length})</h2>
 ${
   queue.length === 0
@@ -117,15 +136,7 @@ ${decisionForms(request, a, errors)}
       )
 }
 <h2>Decided</h2>
-${
-  decided.length === 0
-    ? html`<p class="empty">Nothing decided yet.</p>`
-    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Organisation</th><th scope="col">State</th><th scope="col">Decided</th><th scope="col">By</th><th scope="col">Reason</th></tr></thead>
-<tbody>${decided.map(
-        (a) =>
-          html`<tr><td>${a.organisation_id ? html`<a href="/dashboard/operator/organisations/${a.organisation_id}">${a.organisation_name}</a>` : a.organisation_name}</td><td><span class="state ${a.state}">${a.state}</span></td><td>${(a.decided_at ?? '').slice(0, 10)}</td><td>${a.decided_by}</td><td>${a.decision_reason ?? ''}</td></tr>`,
-      )}</tbody></table></div>`
-}`
+${decided.length === 0 ? html`<p class="empty">Nothing decided yet.</p>` : decidedTable}`
     return sendPage(
       request,
       reply,
@@ -162,25 +173,26 @@ ${
   })
 
   app.get('/operator/organisations', operator, async (request, reply) => {
-    const organisations = await db
-      .selectFrom('organisations')
-      .selectAll()
-      .where('kind', '=', 'partner')
-      .orderBy('name')
-      .execute()
+    const organisations = await listOrganisationsByName(db, 'partner')
     const agreements = await listAgreements(db)
     const now = clock.now()
     const body =
       organisations.length === 0
         ? html`<p class="empty">No organisation yet. Approving an application creates one.</p>`
-        : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Organisation</th><th scope="col">Status</th><th scope="col">Granted</th><th scope="col">Agreement</th></tr></thead>
-<tbody>${organisations.map((o) => {
-            const summary = studentAccessSummary(
-              agreements.filter((a) => a.organisation_id === o.id),
-              now,
-            )
-            return html`<tr><td><a href="/dashboard/operator/organisations/${o.id}">${o.name}</a></td><td><span class="state ${o.status}">${o.status}</span></td><td>${o.allowed_scopes === '' ? 'catalog' : o.allowed_scopes}</td><td>${summary}</td></tr>`
-          })}</tbody></table></div>`
+        : scrollTable({
+            headings: ['Organisation', 'Status', 'Granted', 'Agreement'],
+            rows: organisations.map((o) =>
+              tableRow([
+                html`<a href="/dashboard/operator/organisations/${o.id}">${o.name}</a>`,
+                stateBadge(o.status),
+                o.allowed_scopes === '' ? 'catalog' : o.allowed_scopes,
+                studentAccessSummary(
+                  agreements.filter((a) => a.organisation_id === o.id),
+                  now,
+                ),
+              ]),
+            ),
+          })
     return sendPage(request, reply, 'Organisations', body, 200, '/dashboard/operator/organisations')
   })
 
@@ -190,14 +202,14 @@ ${
     if (recorded === undefined) return html``
     const { state, label } = agreementState(recorded, now)
     const anyInForce = agreements.some((a) => agreementState(a, now).state === 'active')
+    const meanwhile = anyInForce
+      ? 'Another agreement is in force: student endpoints work meanwhile.'
+      : 'Student endpoints stay refused.'
     const effect =
       state === 'active'
         ? 'It is in force: student endpoints work for this organisation.'
-        : `It is not in force (it ${label}), so it does not open student endpoints${state === 'pending' ? ' before that day' : ''}. ${
-            anyInForce
-              ? 'Another agreement is in force: student endpoints work meanwhile.'
-              : 'Student endpoints stay refused.'
-          }`
+        : `It is not in force (it ${label}), so it does not open student endpoints` +
+          `${state === 'pending' ? ' before that day' : ''}. ${meanwhile}`
     return html`<p class="notice" role="status">Agreement ${recorded.document_ref} was recorded. ${effect}</p>`
   }
 
@@ -216,38 +228,68 @@ ${
     const [agreements, keys, accounts] = await Promise.all([
       listAgreements(db, o.id),
       listApiKeys(db, o.id),
-      db.selectFrom('accounts').select(['email', 'created_at']).where('organisation_id', '=', o.id).execute(),
+      accountsOf(db, o.id),
     ])
     const now = clock.now()
     const base = `/dashboard/operator/organisations/${o.id}`
     const errors = form?.errors ?? {}
+    const active = o.status === 'active'
+    const endButton = (a: AgreementRow) =>
+      html`<button type="submit" class="danger" aria-label="End agreement ${a.document_ref}">End</button>`
+    const endForm = (a: AgreementRow) =>
+      html`<form method="post" action="${base}/agreements/${a.id}/end">${csrfField(request)}${endButton(a)}</form>`
+    const agreementsTable = scrollTable({
+      headings: ['Document', 'Signed', 'Expires', 'State', ACTION_HEADING],
+      rows: agreements.map((a) => {
+        const { state } = agreementState(a, now)
+        return tableRow([
+          a.document_ref,
+          utcDay(a.signed_at),
+          a.expires_at === null ? 'never' : utcDay(a.expires_at),
+          agreementBadge(a, now),
+          state === 'active' || state === 'pending' ? endForm(a) : '',
+        ])
+      }),
+    })
     const body = html`${recordedNotice(agreements, (request.query as Record<string, unknown>).recorded, now)}
-<p>Status: <span class="state ${o.status}">${o.status}</span>. Granted: ${o.allowed_scopes === '' ? 'catalog only' : o.allowed_scopes}. Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}. Data-sharing agreement: ${studentAccessSummary(agreements, now)}.</p>
-<form method="post" action="${base}/${o.status === 'active' ? 'suspend' : 'reinstate'}">
+<p>Status: ${stateBadge(o.status)}. Granted: ${o.allowed_scopes === '' ? 'catalog only' : o.allowed_scopes}.
+Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}.
+Data-sharing agreement: ${studentAccessSummary(agreements, now)}.</p>
+<form method="post" action="${base}/${active ? 'suspend' : 'reinstate'}">
   ${csrfField(request)}
-  <button type="submit" class="${o.status === 'active' ? 'danger' : ''}">${o.status === 'active' ? 'Suspend organisation (refuse all its keys)' : 'Reinstate organisation'}</button>
+  <button type="submit" class="${active ? 'danger' : ''}">${
+    active ? 'Suspend organisation (refuse all its keys)' : 'Reinstate organisation'
+  }</button>
 </form>
 <h2>Data-sharing agreements</h2>
 ${
   agreements.length === 0
     ? html`<p class="empty">No agreement recorded. Student endpoints are refused until one is in force.</p>`
-    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Document</th><th scope="col">Signed</th><th scope="col">Expires</th><th scope="col">State</th><th scope="col"><span class="visually-hidden">Action</span></th></tr></thead>
-<tbody>${agreements.map((a) => {
-        const { state } = agreementState(a, now)
-        return html`<tr><td>${a.document_ref}</td><td>${utcDay(a.signed_at)}</td><td>${a.expires_at === null ? 'never' : utcDay(a.expires_at)}</td><td>${agreementBadge(a, now)}</td><td>${
-          state === 'active' || state === 'pending'
-            ? html`<form method="post" action="${base}/agreements/${a.id}/end">${csrfField(request)}<button type="submit" class="danger" aria-label="End agreement ${a.document_ref}">End</button></form>`
-            : ''
-        }</td></tr>`
-      })}</tbody></table></div>`
+    : agreementsTable
 }
 <details${form === undefined ? '' : html` open`}><summary>Record a signed agreement</summary>
 ${errorSummary(errors)}
 <form method="post" action="${base}/agreements" class="stack" novalidate>
   ${csrfField(request)}
-  ${field('signed', 'Signed on', { type: 'date', required: true, value: form?.values.signed ?? '', errors, hint: 'The agreement is in force from 00:00 UTC that day.' })}
-  ${field('expires', 'Expires on (optional)', { type: 'date', value: form?.values.expires ?? '', errors, hint: 'At 00:00 UTC that day; after the signing date.' })}
-  ${field('document', 'Document reference', { required: true, value: form?.values.document ?? '', errors, hint: 'Where the signed document is kept, e.g. DSA-2026-014.' })}
+  ${field('signed', 'Signed on', {
+    type: 'date',
+    required: true,
+    value: form?.values.signed ?? '',
+    errors,
+    hint: 'The agreement is in force from 00:00 UTC that day.',
+  })}
+  ${field('expires', 'Expires on (optional)', {
+    type: 'date',
+    value: form?.values.expires ?? '',
+    errors,
+    hint: 'At 00:00 UTC that day; after the signing date.',
+  })}
+  ${field('document', 'Document reference', {
+    required: true,
+    value: form?.values.document ?? '',
+    errors,
+    hint: 'Where the signed document is kept, e.g. DSA-2026-014.',
+  })}
   <div><button type="submit">Record agreement</button></div>
 </form></details>
 <h2>Keys</h2>
@@ -435,35 +477,56 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     const { filter, values, problems, before } = disclosureFilter(request.query as Record<string, unknown>)
     const [{ rows, next }, organisations] = await Promise.all([
       pageDisclosures(db, filter, DISCLOSURE_PAGE, before),
-      db.selectFrom('organisations').select(['id', 'name', 'kind']).orderBy('name').execute(),
+      listOrganisationsByName(db),
     ])
     const names = new Map(organisations.map((o) => [o.id, o.name]))
     const query = new URLSearchParams(Object.entries(values).filter(([, v]) => v !== '')).toString()
+    const chosen = (value: string, option: string) => (value === option ? html` selected` : '')
+    const organisationOptions = organisations.map(
+      (o) => html`<option value="${o.id}"${chosen(values.organisation ?? '', o.id)}>${o.name}</option>`,
+    )
+    const actionOptions = DISCLOSURE_ACTIONS.map(
+      (a) => html`<option value="${a}"${chosen(values.action ?? '', a)}>${a}</option>`,
+    )
+    const problemList =
+      problems.length > 0
+        ? html`<div class="error-summary" role="alert"><ul>${problems.map((p) => html`<li>${p}</li>`)}</ul></div>`
+        : ''
+    const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`
+    const csvHref = `/dashboard/operator/disclosures.csv${query ? `?${query}` : ''}`
+    const olderHref = `/dashboard/operator/disclosures?${new URLSearchParams([
+      ...Object.entries(values).filter(([, v]) => v !== ''),
+      ['before', String(next)],
+    ]).toString()}`
+    const table = scrollTable({
+      headings: ['When (UTC)', 'Organisation', 'Key', 'Student', 'Action', 'Outcome', 'Request id'],
+      rows: rows.map((row) =>
+        tableRow([
+          row.at.replace('T', ' ').slice(0, 19),
+          names.get(row.organisation_id) ?? row.organisation_id,
+          html`<code>${row.key_id}</code>`,
+          html`<code>${row.student_id}</code>`,
+          row.action,
+          row.outcome,
+          html`<code>${row.request_id}</code>`,
+        ]),
+      ),
+    })
     const body = html`<form method="get" action="/dashboard/operator/disclosures" class="stack">
-  ${problems.length > 0 ? html`<div class="error-summary" role="alert"><ul>${problems.map((p) => html`<li>${p}</li>`)}</ul></div>` : ''}
+  ${problemList}
   ${field('student', 'Student id', { value: values.student })}
-  <div><label for="organisation">Organisation</label><select id="organisation" name="organisation"><option value="">Any</option>${organisations.map((o) => html`<option value="${o.id}"${values.organisation === o.id ? html` selected` : ''}>${o.name}</option>`)}</select></div>
+  <div><label for="organisation">Organisation</label>
+    <select id="organisation" name="organisation"><option value="">Any</option>${organisationOptions}</select></div>
   ${field('key', 'Key id', { value: values.key })}
-  <div><label for="action">Action</label><select id="action" name="action"><option value="">Any</option>${DISCLOSURE_ACTIONS.map((a) => html`<option value="${a}"${values.action === a ? html` selected` : ''}>${a}</option>`)}</select></div>
+  <div><label for="action">Action</label>
+    <select id="action" name="action"><option value="">Any</option>${actionOptions}</select></div>
   ${field('since', 'From (inclusive)', { type: 'date', value: values.since })}
   ${field('until', 'To (inclusive)', { type: 'date', value: values.until })}
-  <div class="row"><button type="submit">Filter</button> <a href="/dashboard/operator/disclosures.csv${query ? `?${query}` : ''}">Export these as CSV</a></div>
+  <div class="row"><button type="submit">Filter</button> <a href="${csvHref}">Export these as CSV</a></div>
 </form>
-<p>${rows.length} record${rows.length === 1 ? '' : 's'}${before === undefined ? ', newest first' : ' older than the previous page'}.</p>
-${
-  rows.length === 0
-    ? html`<p class="empty">No disclosure matches.</p>`
-    : html`<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Organisation</th><th scope="col">Key</th><th scope="col">Student</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Request id</th></tr></thead>
-<tbody>${rows.map(
-        (row) =>
-          html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td>${names.get(row.organisation_id) ?? row.organisation_id}</td><td><code>${row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
-      )}</tbody></table></div>`
-}
-${
-  next === null
-    ? ''
-    : html`<p><a rel="next" href="/dashboard/operator/disclosures?${new URLSearchParams({ ...Object.fromEntries(Object.entries(values).filter(([, v]) => v !== '')), before: String(next) }).toString()}">Older records</a></p>`
-}`
+<p>${plural(rows.length, 'record')}${before === undefined ? ', newest first' : ' older than the previous page'}.</p>
+${rows.length === 0 ? html`<p class="empty">No disclosure matches.</p>` : table}
+${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</a></p>`}`
     return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/operator/disclosures')
   })
 
@@ -501,8 +564,18 @@ ${
     const body =
       rows.length === 0
         ? html`<p class="empty">No operator action yet.</p>`
-        : html`<p>Every operator action, newest first.</p><div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">When (UTC)</th><th scope="col">Who</th><th scope="col">What</th><th scope="col">Target</th><th scope="col">Details</th></tr></thead>
-<tbody>${rows.map((row) => html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td>${row.actor}</td><td>${row.action}</td><td><code>${row.target}</code></td><td><code>${row.detail}</code></td></tr>`)}</tbody></table></div>`
+        : html`<p>Every operator action, newest first.</p>${scrollTable({
+            headings: ['When (UTC)', 'Who', 'What', 'Target', 'Details'],
+            rows: rows.map((row) =>
+              tableRow([
+                row.at.replace('T', ' ').slice(0, 19),
+                row.actor,
+                row.action,
+                html`<code>${row.target}</code>`,
+                html`<code>${row.detail}</code>`,
+              ]),
+            ),
+          })}`
     return sendPage(request, reply, 'Audit log', body, 200, '/dashboard/operator/audit')
   })
 }

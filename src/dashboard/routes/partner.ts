@@ -8,10 +8,12 @@ import { isAgreementActive, agreementWindow } from '../../domain/agreements.js'
 import { isScope, SCOPES, type Scope } from '../../domain/scopes.js'
 import {
   createApiKey,
+  findApiKey,
   KeyLimitError,
   listAgreements,
   listApiKeys,
   type NewKey,
+  organisationById,
   revokeApiKey,
 } from '../../storage/access-repository.js'
 import { applicationsOf, submitApplication } from '../../storage/application-repository.js'
@@ -37,6 +39,7 @@ import { csrfField } from '../layout.js'
 import { sendPage } from '../send-page.js'
 import { keysTable } from '../views/keys-table.js'
 import { revokeConfirmPage } from '../views/revoke-confirm.js'
+import { scrollTable, stateBadge, tableRow } from '../views/table.js'
 import { keyGonePage, newKeyPage, showNewKey } from '../views/new-key.js'
 import { lastDays, usageChart } from '../views/usage-chart.js'
 
@@ -59,10 +62,6 @@ interface PartnerView {
   sandboxId: string
 }
 
-function stateBadge(state: string): Html {
-  return html`<span class="state ${state}">${state}</span>`
-}
-
 export function partnerRoutes(app: FastifyInstance, context: DashboardContext): void {
   const { storage, clock } = context
   const db = storage.db
@@ -71,9 +70,7 @@ export function partnerRoutes(app: FastifyInstance, context: DashboardContext): 
   async function view(request: FastifyRequest): Promise<PartnerView> {
     const account = request.account!
     const organisation =
-      account.organisation_id === null
-        ? undefined
-        : await db.selectFrom('organisations').selectAll().where('id', '=', account.organisation_id).executeTakeFirst()
+      account.organisation_id === null ? undefined : await organisationById(db, account.organisation_id)
     const agreements = organisation === undefined ? [] : await listAgreements(db, organisation.id)
     const agreementActive = isAgreementActive(
       agreements.map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)),
@@ -106,27 +103,48 @@ ${errorSummary(errors)}
 <form method="post" action="/dashboard/partner/keys" class="stack" novalidate>
   ${csrfField(request)}
   <input type="hidden" name="mode" value="${mode}">
-  ${field(`${mode}-name`, 'Name', { value: values?.name ?? '', hint: 'Required. What uses the key, to tell keys apart, e.g. "staging server".', required: true, errors })}
+  ${field(`${mode}-name`, 'Name', {
+    value: values?.name ?? '',
+    hint: 'Required. What uses the key, to tell keys apart, e.g. "staging server".',
+    required: true,
+    errors,
+  })}
   <fieldset><legend>Scopes (the catalog is always included)</legend>
   ${SCOPES.map((scope) => {
     const enabled = allowed.includes(scope) && (mode === 'test' || studentScopesOpen)
     const checked = enabled && (values === undefined || values.scopes.includes(scope))
-    return html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${checked ? html` checked` : ''}${enabled ? '' : html` disabled`}> ${SCOPE_LABELS[scope]}${enabled ? '' : html` <span class="hint">(${allowed.includes(scope) ? 'needs an active data-sharing agreement' : 'not granted to your organisation'})</span>`}</label>`
+    const why = allowed.includes(scope) ? 'needs an active data-sharing agreement' : 'not granted to your organisation'
+    const box = html`<input type="checkbox" name="scopes" value="${scope}"${checked ? html` checked` : ''}${
+      enabled ? '' : html` disabled`
+    }>`
+    return html`<label class="check">${box} ${SCOPE_LABELS[scope]}${
+      enabled ? '' : html` <span class="hint">(${why})</span>`
+    }</label>`
   })}
   </fieldset>
-  ${field(`${mode}-expires`, 'Expires on (optional)', { type: 'date', value: values?.expires ?? '', hint: 'At 00:00 UTC that day. Leave empty for a key that does not expire.', errors })}
+  ${field(`${mode}-expires`, 'Expires on (optional)', {
+    type: 'date',
+    value: values?.expires ?? '',
+    hint: 'At 00:00 UTC that day. Leave empty for a key that does not expire.',
+    errors,
+  })}
   <div><button type="submit">Create ${mode} key</button></div>
 </form></details>`
   }
 
   function applicationSummary(application: ApplicationRow | undefined): Html {
     if (application === undefined) {
-      return html`<p>To reach real students' data, apply for live access. Review takes 3-5 business days; your sandbox works meanwhile.</p>
+      return html`<p>To reach real students' data, apply for live access.
+Review takes 3-5 business days; your sandbox works meanwhile.</p>
 <p><a class="button" href="/dashboard/partner/application">Apply for live access</a></p>`
     }
-    return html`<p>Application for <strong>${application.organisation_name}</strong>: ${stateBadge(application.state)}</p>
-${application.state === 'submitted' ? html`<p>Submitted on ${application.created_at.slice(0, 10)}. Review takes 3-5 business days.</p>` : ''}
-${application.state === 'rejected' ? html`<p>Reason: ${application.decision_reason}</p><p><a href="/dashboard/partner/application">Apply again</a></p>` : ''}`
+    const submitted = html`<p>Submitted on ${application.created_at.slice(0, 10)}. Review takes 3-5 business days.</p>`
+    const rejected = html`<p>Reason: ${application.decision_reason}</p>
+<p><a href="/dashboard/partner/application">Apply again</a></p>`
+    const state = stateBadge(application.state)
+    return html`<p>Application for <strong>${application.organisation_name}</strong>: ${state}</p>
+${application.state === 'submitted' ? submitted : ''}
+${application.state === 'rejected' ? rejected : ''}`
   }
 
   async function overview(
@@ -143,26 +161,36 @@ ${application.state === 'rejected' ? html`<p>Reason: ${application.decision_reas
     ])
     const now = clock.now()
     const allowed = (v.organisation?.allowed_scopes ?? '').split(' ').filter(isScope)
+    const revokeAction = (row: ApiKeyRow) => `/dashboard/partner/keys/${row.id}/revoke`
+    const live = (organisation: OrganisationRow) => {
+      const granted = allowed.length === 0 ? 'the catalog' : allowed.map((scope) => html`<code>${scope}</code> `)
+      const agreement = v.agreementActive
+        ? stateBadge('active')
+        : html`<strong>none in force</strong> (student scopes need one; the operator records it)`
+      return html`<p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
+Granted: ${granted}. Data-sharing agreement: ${agreement}.</p>
+<h3>Live keys</h3>
+${keysTable(keys.live, now, revokeAction, 'Live keys')}
+${
+  organisation.status === 'active'
+    ? createKeyForm(request, 'live', allowed, v.agreementActive, keyForm)
+    : html`<p>Your organisation is suspended: keys cannot be created. Contact the operator.</p>`
+}`
+    }
     const body = html`<section aria-labelledby="application-heading"><h2 id="application-heading">Live access</h2>
 ${applicationSummary(applications[0])}
-${
-  v.organisation === undefined
-    ? ''
-    : html`<p>Organisation <strong>${v.organisation.name}</strong>: ${stateBadge(v.organisation.status)}. Granted: ${
-        allowed.length === 0 ? 'the catalog' : allowed.map((scope) => html`<code>${scope}</code> `)
-      }. Data-sharing agreement: ${v.agreementActive ? stateBadge('active') : html`<strong>none in force</strong> (student scopes need one; the operator records it)`}.</p>
-<h3>Live keys</h3>
-${keysTable(keys.live, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Live keys')}
-${v.organisation.status === 'active' ? createKeyForm(request, 'live', allowed, v.agreementActive, keyForm) : html`<p>Your organisation is suspended: keys cannot be created. Contact the operator.</p>`}`
-}
+${v.organisation === undefined ? '' : live(v.organisation)}
 </section>
 <section aria-labelledby="sandbox-heading"><h2 id="sandbox-heading">Sandbox</h2>
-<p>Test keys (<code>cur_test_…</code>) reach the real catalog and these made-up students, never a real child's data, and need no agreement.</p>
-<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><caption class="visually-hidden">Sandbox students</caption>
-<thead><tr><th scope="col">First name</th><th scope="col">Tier</th><th scope="col">Student id</th></tr></thead>
-<tbody>${students.map((s) => html`<tr><td>${s.first_name}</td><td>${s.tier}</td><td><code>${s.id}</code></td></tr>`)}</tbody></table></div>
+<p>Test keys (<code>cur_test_…</code>) reach the real catalog and these made-up students,
+never a real child's data, and need no agreement.</p>
+${scrollTable({
+  caption: 'Sandbox students',
+  headings: ['First name', 'Tier', 'Student id'],
+  rows: students.map((s) => tableRow([s.first_name, s.tier, html`<code>${s.id}</code>`])),
+})}
 <h3>Test keys</h3>
-${keysTable(keys.test, now, (row) => `/dashboard/partner/keys/${row.id}/revoke`, 'Test keys')}
+${keysTable(keys.test, now, revokeAction, 'Test keys')}
 ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
 </section>`
     return sendPage(request, reply, 'Overview', body, status, '/dashboard/partner')
@@ -208,7 +236,8 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
         throw new DashboardError(
           403,
           'Scope not available',
-          `Your organisation cannot give a live key ${refused.join(' or ')}: it was not granted, or no data-sharing agreement is in force.`,
+          `Your organisation cannot give a live key ${refused.join(' or ')}: ` +
+            'it was not granted, or no data-sharing agreement is in force.',
         )
       }
       organisationId = v.organisation.id
@@ -229,7 +258,8 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
     })
     if (created instanceof KeyLimitError) {
       errors[`${mode}-name`] =
-        `Key limit reached: you already have ${created.limit} active ${mode} keys, the most allowed. Revoke a key you no longer use, then create this one.`
+        `Key limit reached: you already have ${created.limit} active ${mode} keys, the most allowed. ` +
+        'Revoke a key you no longer use, then create this one.'
       return overview(request, reply, v, { mode, values, errors }, 409)
     }
     return showNewKey(request, reply, context, created)
@@ -238,10 +268,7 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
   app.get('/partner/keys/shown/:view', partner, async (request, reply) => {
     const { view: viewToken } = request.params as { view: string }
     const shown = await context.keyViews.open(request, viewToken)
-    const row =
-      shown === undefined
-        ? undefined
-        : await db.selectFrom('api_keys').selectAll().where('id', '=', shown.keyId).executeTakeFirst()
+    const row = shown === undefined ? undefined : await findApiKey(db, shown.keyId)
     if (shown === undefined || row === undefined) return keyGonePage(request, reply)
     return newKeyPage(request, reply, context, { ...shown, row, viewToken })
   })
@@ -280,24 +307,68 @@ ${createKeyForm(request, 'test', SCOPES, true, keyForm)}
     previous?: ApplicationRow,
   ): Html {
     const requested = (values.scopes as string[] | undefined) ?? []
+    const value = (name: string) => String(values[name] ?? '')
+    const acknowledgementError = errors.acknowledgement
+      ? html`<p class="field-error" id="acknowledgement-error">${errors.acknowledgement}</p>`
+      : ''
+    const acknowledgementBox = html`<input type="checkbox" id="acknowledgement" name="acknowledgement" value="yes"${
+      values.acknowledgement === 'yes' ? html` checked` : ''
+    }${errors.acknowledgement ? html` aria-invalid="true" aria-describedby="acknowledgement-error"` : ''}>`
+    const rejected =
+      previous?.state === 'rejected'
+        ? html`<p>Your previous application was rejected: ${previous.decision_reason}</p>`
+        : ''
     return html`${errorSummary(errors)}
-${previous?.state === 'rejected' ? html`<p>Your previous application was rejected: ${previous.decision_reason}</p>` : ''}
-<p>Review takes <strong>3-5 business days</strong>. Your sandbox and test keys keep working meanwhile; the review only delays live student data.</p>
+${rejected}
+<p>Review takes <strong>3-5 business days</strong>. Your sandbox and test keys keep working meanwhile;
+the review only delays live student data.</p>
 <form method="post" action="/dashboard/partner/application" class="stack" novalidate>
   ${csrfField(request)}
-  ${field('organisationName', 'Organisation name', { value: String(values.organisationName ?? ''), required: true, errors, autocomplete: 'organization' })}
-  ${field('website', 'Website', { type: 'url', value: String(values.website ?? ''), required: true, errors, hint: 'e.g. https://www.example.org' })}
-  ${field('contactName', 'Contact person', { value: String(values.contactName ?? ''), required: true, errors, autocomplete: 'name' })}
-  ${field('contactEmail', 'Contact e-mail address', { type: 'email', value: String(values.contactEmail ?? ''), required: true, errors, autocomplete: 'email' })}
-  ${textarea('intendedUse', 'Intended use', { value: String(values.intendedUse ?? ''), required: true, errors, hint: 'What your application does with the curriculum and, if you ask for it, with students’ data.' })}
+  ${field('organisationName', 'Organisation name', {
+    value: value('organisationName'),
+    required: true,
+    errors,
+    autocomplete: 'organization',
+  })}
+  ${field('website', 'Website', {
+    type: 'url',
+    value: value('website'),
+    required: true,
+    errors,
+    hint: 'e.g. https://www.example.org',
+  })}
+  ${field('contactName', 'Contact person', {
+    value: value('contactName'),
+    required: true,
+    errors,
+    autocomplete: 'name',
+  })}
+  ${field('contactEmail', 'Contact e-mail address', {
+    type: 'email',
+    value: value('contactEmail'),
+    required: true,
+    errors,
+    autocomplete: 'email',
+  })}
+  ${textarea('intendedUse', 'Intended use', {
+    value: value('intendedUse'),
+    required: true,
+    errors,
+    hint: 'What your application does with the curriculum and, if you ask for it, with students’ data.',
+  })}
   <fieldset aria-describedby="scopes-hint"><legend>Access asked for</legend>
     <p class="hint" id="scopes-hint">The catalog (tiers and lessons) is always included.</p>
     <label class="check"><input type="checkbox" checked disabled> Catalog: tiers and lessons</label>
-    ${SCOPES.map((scope) => html`<label class="check"><input type="checkbox" name="scopes" value="${scope}"${requested.includes(scope) ? html` checked` : ''}> ${SCOPE_LABELS[scope]}</label>`)}
+    ${SCOPES.map((scope) => {
+      const checked = requested.includes(scope) ? html` checked` : ''
+      const box = html`<input type="checkbox" name="scopes" value="${scope}"${checked}>`
+      return html`<label class="check">${box} ${SCOPE_LABELS[scope]}</label>`
+    })}
   </fieldset>
   <div>
-    ${errors.acknowledgement ? html`<p class="field-error" id="acknowledgement-error">${errors.acknowledgement}</p>` : ''}
-    <label class="check"><input type="checkbox" id="acknowledgement" name="acknowledgement" value="yes"${values.acknowledgement === 'yes' ? html` checked` : ''}${errors.acknowledgement ? html` aria-invalid="true" aria-describedby="acknowledgement-error"` : ''}> I understand that student access needs a signed data-sharing agreement with the operator first, and that student endpoints return first names only.</label>
+    ${acknowledgementError}
+    <label class="check">${acknowledgementBox} I understand that student access needs a signed data-sharing agreement
+with the operator first, and that student endpoints return first names only.</label>
   </div>
   <div><button type="submit">Submit application</button></div>
 </form>`
@@ -368,6 +439,10 @@ ${previous?.state === 'rejected' ? html`<p>Your previous application was rejecte
     return reply.redirect('/dashboard/partner/application?notice=application-submitted', 303)
   })
 
+  function keyHeading(key: ApiKeyRow): Html {
+    return html`<code>${key.display_prefix}…</code> ${key.name} <span class="hint">(${key.mode})</span>`
+  }
+
   app.get('/partner/usage', partner, async (request, reply) => {
     const v = await view(request)
     const keys = await ownKeys(v)
@@ -382,12 +457,13 @@ ${previous?.state === 'rejected' ? html`<p>Your previous application was rejecte
     const body =
       all.length === 0
         ? html`<p class="empty">You have no keys yet.</p>`
-        : html`<p>Requests per day for each of your keys over the last 30 days (UTC), and how many were refused with 429 (rate limit).</p>
+        : html`<p>Requests per day for each of your keys over the last 30 days (UTC),
+and how many were refused with 429 (rate limit).</p>
 ${all.map(
   (
     key,
     index,
-  ) => html`<section class="card" aria-labelledby="usage-${index}"><h2 id="usage-${index}"><code>${key.display_prefix}…</code> ${key.name} <span class="hint">(${key.mode})</span></h2>
+  ) => html`<section class="card" aria-labelledby="usage-${index}"><h2 id="usage-${index}">${keyHeading(key)}</h2>
 ${usageChart(
   `chart-${index}`,
   `key ${key.display_prefix}`,
@@ -408,18 +484,28 @@ ${usageChart(
     )
       .flat()
       .sort((a, b) => (a.at < b.at ? 1 : -1))
+    const table = scrollTable({
+      caption: 'Disclosure log',
+      headings: ['When (UTC)', 'Key', 'Student', 'Action', 'Outcome', 'Request id'],
+      rows: rows
+        .slice(0, 500)
+        .map((row) =>
+          tableRow([
+            row.at.replace('T', ' ').slice(0, 19),
+            html`<code>${prefixes.get(row.key_id) ?? row.key_id}</code>`,
+            html`<code>${row.student_id}</code>`,
+            row.action,
+            row.outcome,
+            html`<code>${row.request_id}</code>`,
+          ]),
+        ),
+    })
     const body =
       rows.length === 0
         ? html`<p class="empty">No student data has been read or changed with your keys yet.</p>`
-        : html`<p>Every read or change of a student's data made with your organisation's keys (and your sandbox's), newest first. The operator keeps the same record.</p>
-<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><caption class="visually-hidden">Disclosure log</caption>
-<thead><tr><th scope="col">When (UTC)</th><th scope="col">Key</th><th scope="col">Student</th><th scope="col">Action</th><th scope="col">Outcome</th><th scope="col">Request id</th></tr></thead>
-<tbody>${rows
-            .slice(0, 500)
-            .map(
-              (row) =>
-                html`<tr><td>${row.at.replace('T', ' ').slice(0, 19)}</td><td><code>${prefixes.get(row.key_id) ?? row.key_id}</code></td><td><code>${row.student_id}</code></td><td>${row.action}</td><td>${row.outcome}</td><td><code>${row.request_id}</code></td></tr>`,
-            )}</tbody></table></div>`
+        : html`<p>Every read or change of a student's data made with your organisation's keys (and your sandbox's),
+newest first. The operator keeps the same record.</p>
+${table}`
     return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/partner/disclosures')
   })
 }

@@ -6,9 +6,10 @@
  * another: only the key's hash is kept.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import type { Kysely } from 'kysely'
+import { API_PREFIX } from '../../http/api-prefix.js'
 import { referenceSections, schemaSections } from '../../http/reference-page.js'
-import type { ApiKeyRow, Database } from '../../storage/tables.js'
+import { exampleStudent } from '../../storage/example-student-repository.js'
+import type { ApiKeyRow } from '../../storage/tables.js'
 import type { DashboardContext } from '../dashboard-context.js'
 import { html, trusted } from '../html.js'
 import type { ShownKey } from '../key-views.js'
@@ -31,27 +32,6 @@ export async function showNewKey(
   return reply.redirect(`/dashboard/partner/keys/shown/${viewToken}`, 303)
 }
 
-/**
- * A student the key can reach, to make the commands work as pasted: one of the sandbox's made-up
- * students for a test key, one linked to the organisation for a live key (the partner's own
- * data; first name and tier only, as the API gives).
- */
-async function exampleStudent(
-  db: Kysely<Database>,
-  row: ApiKeyRow,
-): Promise<{ id: string; first_name: string; tier: string } | undefined> {
-  return db
-    .selectFrom('students as s')
-    .innerJoin('student_organisations as so', 'so.student_id', 's.id')
-    .select(['s.id', 's.first_name', 's.tier'])
-    .where('so.organisation_id', '=', row.organisation_id)
-    .where('s.sandbox', '=', row.mode === 'test' ? 1 : 0)
-    .orderBy('s.first_name')
-    .orderBy('s.id')
-    .limit(1)
-    .executeTakeFirst()
-}
-
 export async function newKeyPage(
   request: FastifyRequest,
   reply: FastifyReply,
@@ -65,27 +45,47 @@ export async function newKeyPage(
   const { key, row } = shown
   const scopes = row.scopes.split(' ').filter(Boolean)
   const usesStudent = scopes.length > 0
-  const student = usesStudent ? await exampleStudent(context.storage.db, row) : undefined
+  const student = usesStudent
+    ? await exampleStudent(context.storage.db, row.organisation_id, row.mode === 'test')
+    : undefined
   const studentId = student?.id ?? STUDENT_PLACEHOLDER
-  const examples = [`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/tiers`]
+  const examples = [`curl -H 'Authorization: Bearer ${key}' ${base}${API_PREFIX}/tiers`]
   if (scopes.includes('students:read')) {
-    examples.push(`curl -H 'Authorization: Bearer ${key}' ${base}/api/v1/students/${studentId}/progress`)
+    examples.push(`curl -H 'Authorization: Bearer ${key}' ${base}${API_PREFIX}/students/${studentId}/progress`)
   }
   if (scopes.includes('students:write')) {
     // The student's own tier: the command works, and changes nothing about the student.
     examples.push(
-      `curl -X POST -H 'Authorization: Bearer ${key}' -H 'Content-Type: application/json' -d '{"tier":"${student?.tier ?? 'builder'}"}' ${base}/api/v1/students/${studentId}/enroll`,
+      [
+        'curl -X POST',
+        `-H 'Authorization: Bearer ${key}'`,
+        `-H 'Content-Type: application/json'`,
+        `-d '{"tier":"${student?.tier ?? 'builder'}"}'`,
+        `${base}${API_PREFIX}/students/${studentId}/enroll`,
+      ].join(' '),
     )
   }
   const whose = row.mode === 'test' ? 'one of your sandbox’s made-up students' : 'a student linked to your organisation'
+  const unchanged =
+    student !== undefined && scopes.includes('students:write')
+      ? html` (the enrolment sets the tier the student has, ${student.tier}, so nothing changes)`
+      : ''
+  const named = student === undefined ? '' : html`; the student is ${student.first_name}, ${whose}${unchanged}`
   const intro =
     !usesStudent || student !== undefined
-      ? html`<p>These commands work as pasted${student ? html`; the student is ${student.first_name}, ${whose}${scopes.includes('students:write') ? html` (the enrolment sets the tier the student has, ${student.tier}, so nothing changes)` : ''}` : ''}:</p>`
-      : html`<p>The first command works as pasted. In the others, replace <code>${STUDENT_PLACEHOLDER}</code> with the id of one of your students: none is linked to your organisation yet (the operator links them).</p>`
-  const body = html`${shown.welcome ? html`<p>Your account and your sandbox are ready. The sandbox holds made-up students with progress; test keys reach them and the real catalog, and never a real child's data.</p>` : ''}
+      ? html`<p>These commands work as pasted${named}:</p>`
+      : html`<p>The first command works as pasted.
+In the others, replace <code>${STUDENT_PLACEHOLDER}</code> with the id of one of your students:
+none is linked to your organisation yet (the operator links them).</p>`
+  const welcome = html`<p>Your account and your sandbox are ready. The sandbox holds made-up students with progress;
+test keys reach them and the real catalog, and never a real child's data.</p>`
+  const until = utcMinute(new Date(shown.expiresAt).toISOString())
+  const body = html`${shown.welcome ? welcome : ''}
 <section class="card" aria-labelledby="key-heading">
   <h2 id="key-heading">${row.mode === 'test' ? 'Your test key' : 'Your new live key'}: ${row.name}</h2>
-  <p><strong>Copy it now.</strong> This page shows it until ${utcMinute(new Date(shown.expiresAt).toISOString())}, in this browser session only (reloading is safe). After that only a hash of it is kept, so nobody can show it to you again; if you lose it, revoke it and create another.</p>
+  <p><strong>Copy it now.</strong> This page shows it until ${until}, in this browser session only (reloading is safe).
+  After that only a hash of it is kept, so nobody can show it to you again;
+  if you lose it, revoke it and create another.</p>
   <label for="new-key">API key (${scopes.length === 0 ? 'catalog only' : scopes.join(', ')})</label>
   <input id="new-key" class="secret" type="text" readonly value="${key}" data-copy>
   <form method="post" action="/dashboard/partner/keys/shown/${shown.viewToken}/hide">
@@ -107,8 +107,11 @@ ${examples.map((example, index) => html`<pre id="example-${index}" class="exampl
 
 /** A view that is over (or was never this session's): say so, and how to get a key now. */
 export function keyGonePage(request: FastifyRequest, reply: FastifyReply): FastifyReply {
-  const body = html`<p>A new key is shown once: on this page, to the browser session that created it, for 10 minutes or until you hide it. Its time is over, it was hidden, or this is another session, so it is not shown here; only a hash of it is kept.</p>
-<p>If you copied it, it keeps working. If not, create another key on your overview and revoke the one you cannot use.</p>
+  const body = html`<p>A new key is shown once: on this page, to the browser session that created it,
+for 10 minutes or until you hide it. Its time is over, it was hidden, or this is another session,
+so it is not shown here; only a hash of it is kept.</p>
+<p>If you copied it, it keeps working.
+If not, create another key on your overview and revoke the one you cannot use.</p>
 <p><a class="button" href="/dashboard/partner">Go to your overview</a></p>`
   return sendPage(request, reply, 'This key is no longer shown', body, 410)
 }

@@ -19,7 +19,8 @@ export function revokeConfirmPage(
   where: { action: string; back: string; organisation?: string },
 ): FastifyReply {
   const state = keyRowState(row, now)
-  const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}…</code>, ${row.mode}${where.organisation === undefined ? '' : html`, of ${where.organisation}`})`
+  const of = where.organisation === undefined ? '' : html`, of ${where.organisation}`
+  const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}…</code>, ${row.mode}${of})`
   if (state !== 'active') {
     return sendPage(
       request,
@@ -28,9 +29,12 @@ export function revokeConfirmPage(
       html`<p>The key ${label} is ${state} already: nothing to revoke.</p><p><a href="${where.back}">Back</a></p>`,
     )
   }
-  const body = html`<p>You are about to revoke the key ${label}, created ${utcMinute(row.created_at)}, last used ${row.last_used_at === null ? 'never' : utcMinute(row.last_used_at)}.</p>
+  const created = utcMinute(row.created_at)
+  const lastUsed = row.last_used_at === null ? 'never' : utcMinute(row.last_used_at)
+  const body = html`<p>You are about to revoke the key ${label}, created ${created}, last used ${lastUsed}.</p>
 <ul>
-  <li>Every integration that uses it gets <strong>401 Unauthorized</strong> within seconds, on every instance of the API.</li>
+  <li>Every integration that uses it gets <strong>401 Unauthorized</strong> within seconds,
+  on every instance of the API.</li>
   <li>It cannot be undone. To reach the API again, create a new key and put it where this one was.</li>
 </ul>
 <form method="post" action="${where.action}" class="row">

@@ -5,6 +5,7 @@
  */
 import type { DailyCount } from '../../storage/usage-repository.js'
 import { type Html, html } from '../html.js'
+import { scrollTable, tableRow } from './table.js'
 
 const WIDTH = 760
 const HEIGHT = 220
@@ -40,34 +41,43 @@ export function usageChart(id: string, label: string, days: readonly string[], c
   const plotHeight = HEIGHT - TOP - BOTTOM
   const slot = plotWidth / series.length
   const y = (value: number) => TOP + plotHeight - (value / top) * plotHeight
+  /** A bar from `from` up to `to` (request counts), in one of the chart's two colours. */
+  const rect = (x: number, w: number, from: number, to: number, fill: string) =>
+    html`<rect x="${x.toFixed(1)}" y="${y(to).toFixed(1)}" width="${w.toFixed(1)}"
+ height="${(y(from) - y(to)).toFixed(1)}" fill="${fill}"></rect>`
   const bars = series.map((d, i) => {
     const x = LEFT + i * slot + 2
     const w = Math.max(1, slot - 4)
     const accepted = d.requests - d.throttled
     return html`<g><title>${d.day}: ${d.requests} requests, ${d.throttled} refused with 429</title>
-<rect x="${x.toFixed(1)}" y="${y(accepted).toFixed(1)}" width="${w.toFixed(1)}" height="${(y(0) - y(accepted)).toFixed(1)}" fill="#0a4fa8"></rect>
-<rect x="${x.toFixed(1)}" y="${y(d.requests).toFixed(1)}" width="${w.toFixed(1)}" height="${(y(accepted) - y(d.requests)).toFixed(1)}" fill="#b3261e"></rect></g>`
+${rect(x, w, 0, accepted, '#0a4fa8')}
+${rect(x, w, accepted, d.requests, '#b3261e')}</g>`
   })
-  const ticks = [0, top / 2, top].map(
-    (
-      value,
-    ) => html`<line x1="${LEFT}" x2="${WIDTH - 8}" y1="${y(value).toFixed(1)}" y2="${y(value).toFixed(1)}" stroke="#c9d1d9"></line>
-<text x="${LEFT - 6}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#4d5560">${value}</text>`,
-  )
+  const ticks = [0, top / 2, top].map((value) => {
+    const at = y(value).toFixed(1)
+    return html`<line x1="${LEFT}" x2="${WIDTH - 8}" y1="${at}" y2="${at}" stroke="#c9d1d9"></line>
+<text x="${LEFT - 6}" y="${(y(value) + 4).toFixed(1)}" text-anchor="end" font-size="11" fill="#4d5560">${value}</text>`
+  })
   const labels = [0, Math.floor(series.length / 2), series.length - 1].map(
     (i) =>
-      html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle" font-size="11" fill="#4d5560">${series[i]!.day.slice(5)}</text>`,
+      html`<text x="${(LEFT + i * slot + slot / 2).toFixed(1)}" y="${HEIGHT - 8}" text-anchor="middle"
+ font-size="11" fill="#4d5560">${series[i]!.day.slice(5)}</text>`,
   )
   return html`<figure>
-<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc" xmlns="http://www.w3.org/2000/svg">
+<svg class="chart" viewBox="0 0 ${WIDTH} ${HEIGHT}" role="img" aria-labelledby="${id}-title ${id}-desc"
+ xmlns="http://www.w3.org/2000/svg">
 <title id="${id}-title">Requests per day with ${label}</title>
-<desc id="${id}-desc">${total} requests in the last ${series.length} days, ${totalThrottled} of them refused with 429.</desc>
+<desc id="${id}-desc">${total} requests in the last ${series.length} days,
+${totalThrottled} of them refused with 429.</desc>
 ${ticks}${bars}${labels}
 </svg>
-<figcaption>${total} requests in ${series.length} days; <span class="legend-accepted">blue: accepted</span>, <span class="legend-throttled">red: refused with 429</span> (${totalThrottled}).</figcaption>
+<figcaption>${total} requests in ${series.length} days; <span class="legend-accepted">blue: accepted</span>,
+<span class="legend-throttled">red: refused with 429</span> (${totalThrottled}).</figcaption>
 </figure>
 <details><summary>Figures by day</summary>
-<div class="table-wrap" tabindex="0" role="region" aria-label="Scrollable table"><table><thead><tr><th scope="col">Day</th><th scope="col">Requests</th><th scope="col">429s</th></tr></thead>
-<tbody>${series.filter((d) => d.requests > 0).map((d) => html`<tr><td>${d.day}</td><td>${d.requests}</td><td>${d.throttled}</td></tr>`)}</tbody></table></div>
+${scrollTable({
+  headings: ['Day', 'Requests', '429s'],
+  rows: series.filter((d) => d.requests > 0).map((d) => tableRow([d.day, d.requests, d.throttled])),
+})}
 </details>`
 }

@@ -3,12 +3,19 @@
  * the OpenAPI document, a readable reference rendered from it, and the error catalogue
  * (the target of every problem's `type`).
  */
+import { OPENAPI_PATH } from '../api-prefix.js'
 import type { TypedApp } from '../app-types.js'
 import { errorCatalogueTable, layout, REFERENCE_CSS, renderReference } from '../reference-page.js'
 
 /** No script, no third-party anything: the pages are static HTML and one stylesheet. */
-export const DOCS_CSP =
-  "default-src 'none'; style-src 'self'; img-src 'self' data:; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
+export const DOCS_CSP = [
+  "default-src 'none'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "base-uri 'none'",
+  "form-action 'none'",
+  "frame-ancestors 'none'",
+].join('; ')
 
 export function docsRoutes(app: TypedApp): void {
   let openApiJson: string | undefined
@@ -17,7 +24,7 @@ export function docsRoutes(app: TypedApp): void {
 
   const hidden = { hide: true }
 
-  app.get('/api/v1/openapi.json', { schema: hidden }, (_request, reply) =>
+  app.get(OPENAPI_PATH, { schema: hidden }, (_request, reply) =>
     reply.type('application/json; charset=utf-8').send(documentJson()),
   )
 
@@ -29,7 +36,9 @@ export function docsRoutes(app: TypedApp): void {
   app.get('/docs/errors', { schema: hidden }, (_request, reply) => {
     const html = layout(
       'Curriculum API errors',
-      `<h1>Error catalogue</h1><p>Every error response is <code>application/problem+json</code> (RFC 9457). The <code>code</code> field is stable: a published code keeps its meaning. <a href="/docs">API reference</a></p>${errorCatalogueTable()}`,
+      `<h1>Error catalogue</h1><p>Every error response is <code>application/problem+json</code> (RFC 9457).
+The <code>code</code> field is stable: a published code keeps its meaning. <a href="/docs">API reference</a></p>
+${errorCatalogueTable()}`,
     )
     return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(html)
   })

@@ -4,6 +4,7 @@
  * (neither on the page nor in its console). Both are hidden from the OpenAPI document: they
  * are not part of the API.
  */
+import { OPENAPI_PATH } from '../api-prefix.js'
 import type { TypedApp } from '../app-types.js'
 
 const HOME_CSP = "default-src 'none'; style-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'"
@@ -20,8 +21,10 @@ const HOME_HTML = `<!doctype html>
 <main>
 <h1>Curriculum API</h1>
 <ul>
-<li><a href="/docs">API reference</a>: every endpoint, with examples (<a href="/api/v1/openapi.json">OpenAPI document</a>)</li>
-<li><a href="/dashboard">Dashboard</a>: partners sign up, get a sandbox with a test key, apply for live access and manage keys</li>
+<li><a href="/docs">API reference</a>: every endpoint, with examples
+(<a href="${OPENAPI_PATH}">OpenAPI document</a>)</li>
+<li><a href="/dashboard">Dashboard</a>: partners sign up, get a sandbox with a test key,
+apply for live access and manage keys</li>
 </ul>
 </main>
 </body>

@@ -56,7 +56,8 @@ export function studentRoutes(
         summary: 'Get student progress',
         description:
           'Needs the `students:read` scope and an active data-sharing agreement. Returns the first name only. ' +
-          'Students not linked to your organisation answer 404, like unknown ids. Every call is recorded in the disclosure log.',
+          'Students not linked to your organisation answer 404, like unknown ids. ' +
+          'Every call is recorded in the disclosure log.',
         tags: ['Students'],
         security: [{ bearerAuth: ['students:read'] }],
         params: StudentParamsSchema,
@@ -92,8 +93,9 @@ export function studentRoutes(
         operationId: 'enrollStudent',
         summary: 'Set student tier',
         description:
-          'Needs the `students:write` scope and an active data-sharing agreement. Setting the tier the student already has ' +
-          'changes nothing and returns the stored `updatedAt`, so retrying is safe. Every call is recorded in the disclosure log.',
+          'Needs the `students:write` scope and an active data-sharing agreement. ' +
+          'Setting the tier the student already has changes nothing and returns the stored `updatedAt`, ' +
+          'so retrying is safe. Every call is recorded in the disclosure log.',
         tags: ['Students'],
         security: [{ bearerAuth: ['students:write'] }],
         params: StudentParamsSchema,

@@ -15,12 +15,15 @@ export const RATE_LIMIT_HEADERS = {
   'RateLimit-Policy': {
     type: 'string',
     description:
-      'The quota policies (IETF draft-10): the key\'s own, `"default";q=<limit>;w=<window seconds>`, then its organisation\'s (all its keys together), `"organisation";q=<limit>;w=<window seconds>`.',
+      'The quota policies (IETF draft-10): the key\'s own, `"default";q=<limit>;w=<window seconds>`, ' +
+      'then its organisation\'s (all its keys together), `"organisation";q=<limit>;w=<window seconds>`.',
   },
   RateLimit: {
     type: 'string',
     description:
-      'Current quota per policy (IETF draft-10): `"default";r=<requests left>;t=<seconds until one more is available>`, then `"organisation";r=...;t=...` once the key\'s own limit admitted the request.',
+      'Current quota per policy (IETF draft-10): ' +
+      '`"default";r=<requests left>;t=<seconds until one more is available>`, ' +
+      'then `"organisation";r=...;t=...` once the key\'s own limit admitted the request.',
   },
   'X-RateLimit-Limit': { type: 'integer', description: 'Requests allowed per key in any rolling window.' },
   'X-RateLimit-Remaining': { type: 'integer', description: 'Requests left in the current window.' },
