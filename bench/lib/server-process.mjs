@@ -18,7 +18,18 @@ const SERVICE_VARIABLES = [
   'LOG_LEVEL',
   'RATE_LIMIT',
   'RATE_LIMIT_WINDOW_SECONDS',
+  'ORGANISATION_RATE_LIMIT',
+  'MAX_KEYS_PER_ORGANISATION',
   'AUTH_FAILURE_LIMIT',
+  'SIGN_IN_FAILURE_LIMIT',
+  'SIGN_UP_LIMIT',
+  'HEADERS_TIMEOUT_MS',
+  'REQUEST_TIMEOUT_MS',
+  'KEEP_ALIVE_TIMEOUT_MS',
+  'MAX_CONNECTIONS_PER_ADDRESS',
+  'DISCLOSURE_SEGMENT_ROWS',
+  'DISCLOSURE_SEAL_HORIZON_MS',
+  'REDIS_COMMAND_TIMEOUT_MS',
   'BODY_LIMIT_BYTES',
   'TRUST_PROXY',
   'SEED_DEMO',
@@ -48,11 +59,23 @@ export function freePort() {
   })
 }
 
-/** Production settings plus `overrides`; nothing else from the calling shell reaches the service. */
+/**
+ * Production settings plus `overrides`; nothing else from the calling shell reaches the service.
+ * The organisation limit is lifted: the dataset spreads 50,000 keys over 500 organisations, so
+ * at the rates measured every organisation would be over its 300 a minute, and the scenarios
+ * measure what a request costs, not that limit (the hammer scenario measures a key's own 429).
+ */
 export function serviceEnv(overrides) {
   const env = { ...process.env }
   for (const name of SERVICE_VARIABLES) delete env[name]
-  return { ...env, NODE_ENV: 'production', LOG_LEVEL: 'warn', SEED_DEMO: 'false', ...overrides }
+  return {
+    ...env,
+    NODE_ENV: 'production',
+    LOG_LEVEL: 'warn',
+    SEED_DEMO: 'false',
+    ORGANISATION_RATE_LIMIT: '10000000',
+    ...overrides,
+  }
 }
 
 async function answers(url) {

@@ -1,0 +1,111 @@
+/**
+ * Two builds side by side, rounds interleaved so that the machine's other load falls on both:
+ *
+ *   node bench/compare.mjs <other checkout> [--only tiers,lessons,lesson,hammer-429] [--rounds 3] [--seconds 5]
+ *
+ * Each side runs its own dist/server.js on its own copy of its bench dataset (bench/.data/rows-2m,
+ * made by `npm run bench` in that checkout: the migrations may differ), pinned as the bench pins
+ * the service. Prints, per scenario, each side's median req/s and req/s per CPU-second of the
+ * server, and the ratio of this checkout to the other. Run `npm run build` in both first.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { parseArgs } from 'node:util'
+import { benchSettings, measure } from './lib/measure.mjs'
+import { ROOT } from './lib/paths.mjs'
+import { SERVER_CPU } from './lib/pinning.mjs'
+import { serviceEnv, startServer } from './lib/server-process.mjs'
+import { ensureWrk } from './lib/wrk.mjs'
+
+const { values, positionals } = parseArgs({
+  allowPositionals: true,
+  options: {
+    only: { type: 'string', default: 'tiers,lessons,lesson,hammer-429' },
+    rounds: { type: 'string', default: '3' },
+    seconds: { type: 'string', default: '5' },
+  },
+})
+if (positionals.length !== 1) {
+  console.error('usage: node bench/compare.mjs <other checkout> [--only ids] [--rounds n] [--seconds s]')
+  process.exit(2)
+}
+ensureWrk()
+
+function side(root, label) {
+  const data = path.join(root, 'bench', '.data', 'rows-2m')
+  const database = path.join(data, 'dataset.db')
+  if (!fs.existsSync(database)) throw new Error(`${label}: no dataset at ${database}; run npm run bench there once`)
+  const copy = path.join(data, 'compare.db')
+  return { label, root, database, copy, keys: path.join(data, 'keys.txt') }
+}
+
+const sides = [side(path.resolve(positionals[0]), 'other'), side(ROOT, 'this')]
+const slug = 'explorer/e1-robots-follow-instructions'
+const scenarios = {
+  tiers: { path: '/api/v1/tiers', expect: [200] },
+  lessons: { path: '/api/v1/lessons', expect: [200] },
+  'lessons-tier': { path: '/api/v1/lessons?tier=builder', expect: [200] },
+  lesson: { path: `/api/v1/lessons/${slug}`, expect: [200] },
+  'hammer-429': { path: '/api/v1/tiers', expect: [200, 429], hammer: true },
+}
+const chosen = values.only.split(',').filter((id) => scenarios[id] !== undefined)
+const settings = { ...benchSettings(), duration: Number(values.seconds), warmup: 2 }
+const results = new Map()
+
+for (let round = 0; round < Number(values.rounds); round++) {
+  // Alternate which side goes first, so neither always runs on a warmer or quieter machine.
+  const order = round % 2 === 0 ? sides : [...sides].reverse()
+  for (const s of order) {
+    fs.copyFileSync(s.database, s.copy)
+    for (const suffix of ['-wal', '-shm']) fs.rmSync(s.copy + suffix, { force: true })
+    const server = await startServer({
+      label: s.label,
+      env: serviceEnv({ DATABASE_URL: `sqlite:${s.copy}` }),
+      cpu: SERVER_CPU,
+      script: path.join(s.root, 'dist', 'server.js'),
+    })
+    try {
+      for (const id of chosen) {
+        const scenario = scenarios[id]
+        const keys = scenario.hammer ? fs.readFileSync(s.keys, 'utf8').split('\n', 1) : undefined
+        let file = s.keys
+        if (keys !== undefined) {
+          file = path.join(path.dirname(s.copy), 'one-key.txt')
+          fs.writeFileSync(file, `${keys[0]}\n`)
+        }
+        const row = await measure(
+          server,
+          { lua: { mode: 'catalog', file, path: scenario.path }, expect: scenario.expect },
+          settings,
+        )
+        const key = `${id}/${s.label}`
+        if (!results.has(key)) results.set(key, [])
+        results.get(key).push({ rps: row.rps, perCpu: row.rps / Math.max(row.serverCpu ?? 1, 0.01) })
+        console.error(
+          `round ${round + 1} ${s.label} ${id}: ${Math.round(row.rps)} req/s at ${Math.round((row.serverCpu ?? 0) * 100)}% CPU, ` +
+            `statuses ${JSON.stringify(row.statuses)}, errors ${row.errors}`,
+        )
+      }
+    } finally {
+      await server.stop()
+    }
+  }
+}
+
+const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
+console.log(
+  `| scenario | other req/s | this req/s | other req/s per CPU | this req/s per CPU | this / other (per CPU) |`,
+)
+console.log('| --- | --- | --- | --- | --- | --- |')
+for (const id of chosen) {
+  const [a, b] = ['other', 'this'].map((label) => results.get(`${id}/${label}`))
+  const [ar, br, ac, bc] = [
+    a.map((r) => r.rps),
+    b.map((r) => r.rps),
+    a.map((r) => r.perCpu),
+    b.map((r) => r.perCpu),
+  ].map(median)
+  console.log(
+    `| ${id} | ${Math.round(ar).toLocaleString('en')} | ${Math.round(br).toLocaleString('en')} | ${Math.round(ac).toLocaleString('en')} | ${Math.round(bc).toLocaleString('en')} | ${(bc / ac).toFixed(2)} |`,
+  )
+}
