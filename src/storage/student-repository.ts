@@ -3,6 +3,7 @@
  * Every read or change of a student's data writes its disclosure record in the same call,
  * before anything is returned to the caller.
  */
+import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
@@ -25,17 +26,17 @@ export interface StudentProgress {
   entries: ProgressEntry[]
 }
 
-const visibleStudentQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
+const visibleStudent = (db: Kysely<Database>, studentId: string, organisationId: string, sandbox: number) =>
   db
     .selectFrom('students as s')
     .innerJoin('student_organisations as so', 'so.student_id', 's.id')
     .select(['s.first_name as firstName', 's.tier as tier'])
     .where('s.id', '=', studentId)
     .where('so.organisation_id', '=', organisationId)
-    .where('s.sandbox', '=', sandbox),
-)
+    .where('s.sandbox', '=', sandbox)
 
-const progressQuery = preparedQuery((db, studentId: string) =>
+/** The columns in this order: the synchronous path reads them as arrays. */
+const progressOf = (db: Kysely<Database>, studentId: string) =>
   db
     .selectFrom('progress')
     .select([
@@ -46,8 +47,58 @@ const progressQuery = preparedQuery((db, studentId: string) =>
       'started_at as startedAt',
       'completed_at as completedAt',
     ])
-    .where('student_id', '=', studentId),
-)
+    .where('student_id', '=', studentId)
+
+const visibleStudentQuery = preparedQuery(visibleStudent)
+const progressQuery = preparedQuery(progressOf)
+
+type ProgressTuple = [string, ProgressEntry['status'], number, number, string, string | null]
+
+interface SyncStatements {
+  student: SQLite.Statement<[string, string, number], { firstName: string; tier: TierId }>
+  progress: SQLite.Statement<[string], ProgressTuple>
+}
+
+const syncStatements = new WeakMap<SQLite.Database, SyncStatements>()
+
+/**
+ * The same two statements, prepared once on the read-only connection (`Storage.reader`); the
+ * SQL is Kysely's own, so it is exactly what the asynchronous path sends.
+ */
+function statementsOn(db: Kysely<Database>, reader: SQLite.Database): SyncStatements {
+  let statements = syncStatements.get(reader)
+  if (statements === undefined) {
+    statements = {
+      student: reader.prepare(visibleStudent(db, '', '', 0).compile().sql),
+      progress: reader.prepare<[string], ProgressTuple>(progressOf(db, '').compile().sql).raw(true),
+    }
+    syncStatements.set(reader, statements)
+  }
+  return statements
+}
+
+/** The student and progress rows, read synchronously when there is a reader connection. */
+async function lookUp(
+  db: Kysely<Database>,
+  reader: SQLite.Database | undefined,
+  studentId: string,
+  context: StudentAccess,
+): Promise<{ student: { firstName: string; tier: TierId } | undefined; rows: ProgressTuple[] }> {
+  const sandbox = context.sandbox ? 1 : 0
+  if (reader !== undefined) {
+    const statements = statementsOn(db, reader)
+    const student = statements.student.get(studentId, context.organisationId, sandbox)
+    return { student, rows: student === undefined ? [] : statements.progress.all(studentId) }
+  }
+  const [student] = await visibleStudentQuery(db, studentId, context.organisationId, sandbox)
+  const rows =
+    student === undefined
+      ? []
+      : (await progressQuery(db, studentId)).map(
+          (row): ProgressTuple => [row.lessonSlug, row.status, row.xp, row.timeSeconds, row.startedAt, row.completedAt],
+        )
+  return { student, rows }
+}
 
 /**
  * The student and their progress, or undefined when the student is not linked to the
@@ -60,23 +111,24 @@ export async function readStudentProgress(
   writes: WriteQueue,
   studentId: string,
   context: StudentAccess,
+  reader?: SQLite.Database,
 ): Promise<StudentProgress | undefined> {
-  const [student] = await visibleStudentQuery(db, studentId, context.organisationId, context.sandbox ? 1 : 0)
-  const rows = student === undefined ? [] : await progressQuery(db, studentId)
+  const { student, rows } = await lookUp(db, reader, studentId, context)
   await writes.statement((trx) =>
     recordDisclosure(trx, context, studentId, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
   )
   if (student === undefined) return undefined
-  const entries: ProgressEntry[] = []
-  for (const row of rows) {
-    entries.push({
-      lessonSlug: row.lessonSlug,
-      status: row.status,
-      xp: Number(row.xp),
-      timeSeconds: Number(row.timeSeconds),
-      startedAt: row.startedAt,
-      completedAt: row.completedAt,
-    })
+  const entries: ProgressEntry[] = new Array(rows.length)
+  for (let i = 0; i < rows.length; i++) {
+    const [lessonSlug, status, xp, timeSeconds, startedAt, completedAt] = rows[i]!
+    entries[i] = {
+      lessonSlug,
+      status,
+      xp: Number(xp),
+      timeSeconds: Number(timeSeconds),
+      startedAt,
+      completedAt,
+    }
   }
   return { id: studentId, firstName: student.firstName, tier: student.tier, entries }
 }

@@ -70,7 +70,7 @@ export function studentRoutes(
     },
     async (request) => {
       const id = request.params.id.toLowerCase()
-      const student = await readStudentProgress(storage.db, storage.writes, id, context(request))
+      const student = await readStudentProgress(storage.db, storage.writes, id, context(request), storage.reader)
       if (student === undefined) throw notFound(id)
       const index = catalog.current
       const progress = sortInCatalogOrder(student.entries, index)

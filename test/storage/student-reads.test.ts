@@ -1,0 +1,53 @@
+import { sql } from 'kysely'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Storage } from '../../src/storage/connection.js'
+import { enrollStudent, readStudentProgress } from '../../src/storage/student-repository.js'
+import { createTestStorage, type Fixtures, START, STUDENTS, seedFixtures } from '../helper.js'
+
+describe('progress reads', () => {
+  let storage: Storage
+  let fixtures: Fixtures
+  beforeAll(async () => {
+    storage = await createTestStorage()
+    fixtures = await seedFixtures(storage, START)
+  })
+  afterAll(async () => storage.close())
+
+  const access = () => ({
+    at: START,
+    requestId: `req-${Math.random()}`,
+    keyId: fixtures.keyIds.read,
+    organisationId: fixtures.orgs.acme,
+    sandbox: false,
+  })
+  const read = () => readStudentProgress(storage.db, storage.writes, STUDENTS.ada, access(), storage.reader)
+
+  it('use the read-only connection on a SQLite file, and answer what is committed, never a write in flight', async () => {
+    expect(storage.reader !== undefined).toBe(storage.engine === 'sqlite')
+    const before = (await read())!
+    let release!: () => void
+    const latch = new Promise<void>((resolve) => (release = resolve))
+    let updated!: () => void
+    const written = new Promise<void>((resolve) => (updated = resolve))
+    const failing = storage.writes.transaction(async (trx) => {
+      await sql`update students set tier = 'pioneer' where id = ${STUDENTS.ada}`.execute(trx)
+      updated()
+      await latch
+      throw new Error('undone')
+    })
+    await written
+    // On SQLite the old path would wait for the open transaction, then its disclosure with it.
+    const during = read()
+    release()
+    await expect(failing).rejects.toThrow('undone')
+    expect((await during)!.tier).toBe(before.tier)
+    expect((await read())!.tier).toBe(before.tier)
+  })
+
+  it('answer an acknowledged enroll at once (read-your-writes)', async () => {
+    const target = (await read())!.tier === 'builder' ? 'explorer' : 'builder'
+    const enrolled = await enrollStudent(storage.writes, STUDENTS.ada, target, access(), START + 1000)
+    expect(enrolled?.tier).toBe(target)
+    expect((await read())!.tier).toBe(target)
+  })
+})
