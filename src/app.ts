@@ -49,6 +49,7 @@ import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
+import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import { SlidingWindowLimiter } from './domain/sliding-window.js'
 import type { Storage } from './storage/connection.js'
@@ -79,6 +80,7 @@ export interface AppServices {
   readonly usage: KeyUsage
   readonly limiters: Limiters
   readonly sealer: DisclosureSealer
+  readonly webhooks: WebhookDeliverer
 }
 
 declare module 'fastify' {
@@ -90,6 +92,8 @@ declare module 'fastify' {
 const USAGE_FLUSH_MS = 30_000
 /** How often complete segments of the disclosure log are sealed. */
 const SEAL_INTERVAL_MS = 1000
+/** How often the webhook outbox is looked at for due deliveries. */
+const WEBHOOK_POLL_MS = 1000
 
 /** A bug in the fast path must not take the process down: Fastify answers instead. */
 function answerFast(
@@ -168,7 +172,14 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     horizonMs: config.disclosureSealHorizonMs,
     log: app.log,
   })
-  app.decorate('services', { catalog, keys, changes, usage, limiters, sealer })
+  const webhooks = new WebhookDeliverer({
+    storage,
+    clock,
+    log: app.log,
+    timeoutMs: config.webhookTimeoutMs,
+    allowLoopback: config.webhookAllowLoopback,
+  })
+  app.decorate('services', { catalog, keys, changes, usage, limiters, sealer, webhooks })
   app.decorateRequest('principal', null)
 
   for (const schema of [
@@ -240,6 +251,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)
   sealer.start(options.pollChanges === false ? 0 : SEAL_INTERVAL_MS)
+  webhooks.start(options.pollChanges === false ? 0 : WEBHOOK_POLL_MS)
   const usageTimer = setInterval(
     () => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')),
     USAGE_FLUSH_MS,
@@ -250,6 +262,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   app.addHook('onClose', async () => {
     changes.stop()
     await sealer.stop()
+    await webhooks.stop()
     clearInterval(usageTimer)
     clearInterval(sweepTimer)
     await usage.flush().catch(() => {})

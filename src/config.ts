@@ -52,6 +52,10 @@ export interface Config {
    * transaction is still committing into it.
    */
   readonly disclosureSealHorizonMs: number
+  /** Deadline of one webhook delivery attempt. */
+  readonly webhookTimeoutMs: number
+  /** Local development and tests only: webhooks may go to loopback addresses (and plain http there). */
+  readonly webhookAllowLoopback: boolean
   /** Redis for state shared by instances (rate limits); undefined keeps it in this process. */
   readonly redisUrl: string | undefined
   /** Prefix of every Redis key this service writes, so deployments can share a Redis. */
@@ -169,6 +173,8 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: boolean(env, 'SEED_DEMO', true),
     catalogDir: path.resolve(env.CATALOG_DIR?.trim() || 'catalog'),
     changePollMs: integer(env, 'CHANGE_POLL_MS', 1000, 50, 5000),
+    webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    webhookAllowLoopback: boolean(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
     disclosureSegmentRows: integer(env, 'DISCLOSURE_SEGMENT_ROWS', 4096, 2, 1_048_576),
     disclosureSealHorizonMs: integer(env, 'DISCLOSURE_SEAL_HORIZON_MS', 60_000, 0, 3_600_000),
     storageTimeoutMs: integer(env, 'STORAGE_TIMEOUT_MS', 2000, 50, 60_000),

@@ -2,7 +2,7 @@
  * What a disclosure record says happened. Every student-endpoint request that reached a
  * student's data, or was refused it, leaves one row (storage/disclosure-log.ts).
  */
-export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll'] as const
+export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll', 'webhook'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
 
 export const DISCLOSURE_OUTCOMES = [

@@ -9,6 +9,7 @@ import * as dashboard from './migrations/0002-dashboard.js'
 import * as accessChanges from './migrations/0003-access-changes.js'
 import * as keyViews from './migrations/0004-key-views.js'
 import * as disclosureSegments from './migrations/0005-disclosure-segments.js'
+import * as webhooks from './migrations/0007-webhooks.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
@@ -17,6 +18,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     '0003-access-changes': { up: (db) => accessChanges.up(db) },
     '0004-key-views': { up: (db) => keyViews.up(db) },
     '0005-disclosure-segments': { up: (db) => disclosureSegments.up(db, storage.engine) },
+    '0007-webhooks': { up: (db) => webhooks.up(db) },
   }
 }
 

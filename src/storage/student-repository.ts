@@ -12,6 +12,7 @@ import { preparedQuery } from './prepared-query.js'
 import type { WriteQueue } from './write-queue.js'
 import type { Database } from './tables.js'
 import { type DisclosureContext, recordDisclosure } from './disclosure-log.js'
+import { announceStudentEvent } from './webhook-repository.js'
 
 /** Who is asking for a student: the disclosure context, and which students the key may reach. */
 export interface StudentAccess extends DisclosureContext {
@@ -184,6 +185,10 @@ export async function enrollStudent(
     }
     const [updated] = await changeTierQuery(trx, tier, isoAt(now), studentId)
     const current = updated ?? (await tierQuery(trx, studentId))[0]!
+    if (updated !== undefined) {
+      const data = { profileId: studentId, tier: current.tier, updatedAt: current.tier_updated_at }
+      await announceStudentEvent(trx, studentId, 'student.tier_changed', data, now)
+    }
     await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
     return {
       profileId: studentId,

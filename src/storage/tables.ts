@@ -142,6 +142,44 @@ export interface DisclosureLookupTable {
   id: number
 }
 
+export type WebhookEventType = 'student.tier_changed' | 'progress.updated' | 'catalog.published' | 'webhook.test'
+export type DeliveryState = 'pending' | 'delivered' | 'failed'
+
+/** Migration 0007; src/webhooks. */
+export interface WebhookEndpointsTable {
+  id: string
+  organisation_id: string
+  mode: KeyMode
+  url: string
+  events: string
+  secret: string
+  previous_secret: string | null
+  previous_secret_until: string | null
+  status: 'enabled' | 'disabled'
+  disabled_reason: string | null
+  failing_since: string | null
+  created_at: string
+  created_by: string | null
+}
+
+export interface WebhookDeliveriesTable {
+  id: string
+  endpoint_id: string
+  event_type: WebhookEventType
+  payload: string
+  student_id: string | null
+  created_at: string
+  state: DeliveryState
+  attempts: number
+  next_attempt_at: string | null
+  lease_until: string | null
+  last_attempt_at: string | null
+  last_status: number | null
+  last_latency_ms: number | null
+  last_error: string | null
+  last_response: string | null
+}
+
 export interface AccountsTable {
   id: string
   /** Lower-cased. */
@@ -244,6 +282,8 @@ export interface Database {
   disclosures: DisclosuresTable
   disclosure_segments: DisclosureSegmentsTable
   disclosure_lookup: DisclosureLookupTable
+  webhook_endpoints: WebhookEndpointsTable
+  webhook_deliveries: WebhookDeliveriesTable
   accounts: AccountsTable
   sessions: SessionsTable
   applications: ApplicationsTable
@@ -264,6 +304,8 @@ export type StudentRow = Selectable<StudentsTable>
 export type ProgressRow = Selectable<ProgressTable>
 export type DisclosureRow = Selectable<DisclosuresTable>
 export type DisclosureSegmentRow = Selectable<DisclosureSegmentsTable>
+export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>
+export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
 export type AccountRow = Selectable<AccountsTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
 export type AuditRow = Selectable<AuditLogTable>

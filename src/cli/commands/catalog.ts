@@ -4,6 +4,7 @@
  * broken file never reaches partners and a failed import leaves the old catalog in place.
  */
 import type { Command } from 'commander'
+import { systemClock } from '../../clock.js'
 import { loadConfig } from '../../config.js'
 import { act } from '../command-action.js'
 import { defineCommand, defineGroup } from '../options.js'
@@ -67,8 +68,16 @@ export function registerCatalog(program: Command): void {
       const version = await withStorage(async ({ storage }) => {
         const { replaceCatalog } = await import('../../storage/catalog-repository.js')
         const { readVersions } = await import('../../storage/meta-repository.js')
-        await replaceCatalog(storage.db, data)
-        return (await readVersions(storage.db)).catalog
+        const { announceCatalogPublished } = await import('../../storage/webhook-repository.js')
+        const { inTransaction } = await import('../../storage/transaction.js')
+        // Subscribed endpoints hear of the new catalog if, and only if, it was stored.
+        return inTransaction(storage.db, async (trx) => {
+          await replaceCatalog(trx, data)
+          const published = (await readVersions(trx)).catalog
+          const summary = { catalogVersion: published, tiers: data.tiers.length, lessons: data.lessons.length }
+          await announceCatalogPublished(trx, summary, systemClock.now())
+          return published
+        })
       })
       return {
         data: { dir, tiers: data.tiers.length, lessons: data.lessons.length, catalogVersion: version },

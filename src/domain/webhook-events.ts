@@ -1,0 +1,23 @@
+/** The events a partner can subscribe an endpoint to, and how failed deliveries are retried. */
+export const WEBHOOK_EVENTS = ['student.tier_changed', 'progress.updated', 'catalog.published'] as const
+export type SubscribableEvent = (typeof WEBHOOK_EVENTS)[number]
+
+export function isWebhookEvent(value: string): value is SubscribableEvent {
+  return (WEBHOOK_EVENTS as readonly string[]).includes(value)
+}
+
+/**
+ * Waits before each retry after a failed attempt (the Standard Webhooks schedule): attempts at
+ * 0, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h and 10 h later, 27.6 hours in all, so a receiver that is
+ * down for a day still gets the event.
+ */
+export const RETRY_DELAYS_MS = [5_000, 300_000, 1_800_000, 7_200_000, 18_000_000, 36_000_000, 36_000_000] as const
+
+/** An endpoint whose every attempt has failed for this long is disabled. */
+export const DISABLE_AFTER_FAILING_MS = 3 * 24 * 60 * 60 * 1000
+
+/** When the attempt after `attempts` failed ones is due, or null when there is none left. */
+export function nextAttemptAt(attempts: number, failedAt: number): number | null {
+  const delay = RETRY_DELAYS_MS[attempts - 1]
+  return delay === undefined ? null : failedAt + delay
+}

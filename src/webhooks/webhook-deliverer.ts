@@ -1,0 +1,92 @@
+/**
+ * Drains the webhook outbox: claims due deliveries (a lease keeps other instances off them),
+ * signs each per Standard Webhooks with the endpoint's secrets, sends it under the SSRF rules,
+ * and records the outcome (the retry schedule is in domain/webhook-events.ts). Every instance
+ * runs one; a restarted or killed instance loses nothing, since the outbox is in storage.
+ */
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../clock.js'
+import { signatureHeader } from '../domain/webhook-signature.js'
+import type { Storage } from '../storage/connection.js'
+import { claimDue, type DueDelivery, recordAttempt, signingSecrets } from '../storage/webhook-repository.js'
+import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
+
+export interface DelivererOptions {
+  storage: Storage
+  clock: Clock
+  log: FastifyBaseLogger
+  /** Deadline of one attempt. */
+  timeoutMs: number
+  /** Local development and tests only: loopback endpoints (and plain http to them) allowed. */
+  allowLoopback: boolean
+  /** Deliveries sent at once by this instance. */
+  batch?: number
+  resolve?: SendOptions['resolve']
+}
+
+/** Longer than an attempt can take, so a lease never ends while its delivery is being sent. */
+const LEASE_MARGIN_MS = 30_000
+
+export class WebhookDeliverer {
+  readonly #options: DelivererOptions
+  #running: Promise<number> | undefined
+  #timer: NodeJS.Timeout | undefined
+
+  constructor(options: DelivererOptions) {
+    this.#options = options
+  }
+
+  /** Sends what is due; calls made while a run is under way share it. Resolves to how many attempts were made. */
+  run(): Promise<number> {
+    this.#running ??= this.#drain().finally(() => {
+      this.#running = undefined
+    })
+    return this.#running
+  }
+
+  start(intervalMs: number): void {
+    if (intervalMs === 0) return
+    this.#timer = setInterval(() => {
+      this.run().catch((err: unknown) => this.#options.log.warn({ err }, 'could not deliver webhooks'))
+    }, intervalMs)
+    this.#timer.unref()
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    await this.#running?.catch(() => {})
+  }
+
+  async #drain(): Promise<number> {
+    const { storage, clock, timeoutMs } = this.#options
+    let attempts = 0
+    for (;;) {
+      const due = await storage.writes.statement((db) =>
+        claimDue(db, clock.now(), timeoutMs + LEASE_MARGIN_MS, this.#options.batch ?? 16, storage.engine),
+      )
+      if (due.length === 0) return attempts
+      await Promise.all(due.map((delivery) => this.#deliver(delivery)))
+      attempts += due.length
+    }
+  }
+
+  async #deliver(delivery: DueDelivery): Promise<void> {
+    const { storage, clock } = this.#options
+    const now = clock.now()
+    const timestamp = Math.floor(now / 1000)
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Curriculum-API-Webhooks/1',
+      'webhook-id': delivery.id,
+      'webhook-timestamp': String(timestamp),
+      'webhook-signature': signatureHeader(signingSecrets(delivery, now), delivery.id, timestamp, delivery.payload),
+    }
+    let attempt: Attempt
+    try {
+      attempt = await sendWebhook(new URL(delivery.url), headers, delivery.payload, this.#options)
+    } catch (error) {
+      attempt = { ok: false, status: null, latencyMs: 0, error: String(error), response: '' }
+    }
+    await storage.writes.transaction((trx) => recordAttempt(trx, delivery, attempt, clock.now()))
+  }
+}
