@@ -247,6 +247,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
+    webhookAllowLoopback: config.webhookAllowLoopback,
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)

@@ -28,6 +28,8 @@ export interface DashboardDeps {
   flushUsage: () => Promise<void>
   /** MAX_KEYS_PER_ORGANISATION: active keys an organisation may hold. */
   maxKeysPerOrganisation: number
+  /** WEBHOOK_ALLOW_LOOPBACK: endpoints on loopback accepted (local development and tests). */
+  webhookAllowLoopback: boolean
 }
 
 export interface DashboardContext extends DashboardDeps {

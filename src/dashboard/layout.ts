@@ -46,6 +46,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/partner', 'Overview'),
             link('/dashboard/partner/application', 'Application'),
             link('/dashboard/partner/usage', 'Usage'),
+            link('/dashboard/partner/webhooks', 'Webhooks'),
             link('/dashboard/partner/disclosures', 'Disclosure log'),
           ]
   return html`<nav aria-label="Dashboard"><ul>${items}<li><a href="/docs">API reference</a></li></ul></nav>`

@@ -1,0 +1,112 @@
+/** A partner registers a webhook endpoint in the dashboard, sees its secret once, tests it and reads its log. */
+import http from 'node:http'
+import type { AddressInfo } from 'node:net'
+import { Webhook } from 'standardwebhooks'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, type TestContext } from '../helper.js'
+import { DashboardClient } from './dashboard-client.js'
+
+describe('the webhook pages', () => {
+  let t: TestContext
+  let alice: DashboardClient
+  let bob: DashboardClient
+  let receiver: http.Server
+  let base: string
+  const received: { headers: http.IncomingHttpHeaders; body: string }[] = []
+
+  beforeAll(async () => {
+    t = await buildTestApp({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } })
+    alice = new DashboardClient(t.app, '192.0.2.10')
+    bob = new DashboardClient(t.app, '192.0.2.11')
+    expect((await alice.signUp('alice@partner.example')).statusCode).toBe(200)
+    expect((await bob.signUp('bob@partner.example')).statusCode).toBe(200)
+    receiver = http.createServer((req, res) => {
+      let body = ''
+      req.on('data', (chunk) => (body += chunk))
+      req.on('end', () => {
+        received.push({ headers: req.headers, body })
+        res.end('ok')
+      })
+    })
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve))
+    base = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`
+  })
+  afterAll(async () => {
+    receiver.closeAllConnections()
+    receiver.close()
+    await t.close()
+  })
+
+  it('refuse an internal or non-https URL and an empty event list, keeping what was typed', async () => {
+    for (const url of ['http://10.0.0.8/hook', 'https://169.254.169.254/x', 'ftp://example.com/x']) {
+      const res = await alice.post('/dashboard/partner/webhooks', { url, mode: 'test', events: ['catalog.published'] })
+      expect(res.statusCode, url).toBe(400)
+      expect(res.body).toContain(url)
+    }
+    const none = await alice.post('/dashboard/partner/webhooks', { url: `${base}/hook`, mode: 'test' })
+    expect(none.statusCode).toBe(400)
+    expect(none.body).toContain('Choose at least one event')
+    // Live endpoints need an approved organisation.
+    const live = await alice.post('/dashboard/partner/webhooks', {
+      url: `${base}/hook`,
+      mode: 'live',
+      events: ['catalog.published'],
+    })
+    expect(live.statusCode).toBe(400)
+  })
+
+  it('show the secret once, send a signed test event, resend it, roll the secret, and keep other partners out', async () => {
+    const created = await alice.post('/dashboard/partner/webhooks', {
+      url: `${base}/hook`,
+      mode: 'test',
+      events: ['student.tier_changed', 'catalog.published'],
+    })
+    expect(created.statusCode).toBe(200)
+    const secret = /whsec_[A-Za-z0-9+/=]+/.exec(created.body)?.[0]
+    expect(secret).toBeDefined()
+    const page = /href="(\/dashboard\/partner\/webhooks\/[0-9a-f-]{36})"/.exec(created.body)![1]!
+    const list = await alice.get('/dashboard/partner/webhooks')
+    expect(list.body).toContain(`${base}/hook`)
+    expect(list.body).not.toContain(secret!)
+    expect((await alice.get(page)).body).not.toContain(secret!)
+
+    expect((await alice.post(`${page}/test`)).statusCode).toBe(303)
+    expect(await t.app.services.webhooks.run()).toBe(1)
+    const [first] = received
+    const headers = {
+      'webhook-id': String(first!.headers['webhook-id']),
+      'webhook-timestamp': String(first!.headers['webhook-timestamp']),
+      'webhook-signature': String(first!.headers['webhook-signature']),
+    }
+    // The test clock is not the real one; the reference verifier checks signatures apart from freshness.
+    expect(() => new Webhook(secret!).verify(first!.body, headers)).toThrow(/timestamp/)
+    expect(first!.headers['webhook-signature']).toBe(
+      (await import('../../src/domain/webhook-signature.js')).signWebhook(
+        secret!,
+        headers['webhook-id'],
+        Number(headers['webhook-timestamp']),
+        first!.body,
+      ),
+    )
+    expect(JSON.parse(first!.body)).toMatchObject({ type: 'webhook.test' })
+    const log = await alice.get(page)
+    expect(log.body).toContain(headers['webhook-id'])
+    expect(log.body).toContain('200')
+
+    expect((await alice.post(`${page}/deliveries/${headers['webhook-id']}/resend`)).statusCode).toBe(303)
+    expect(await t.app.services.webhooks.run()).toBe(1)
+    expect(received[1]!.headers['webhook-id']).toBe(headers['webhook-id'])
+
+    const rolled = await alice.post(`${page}/roll`)
+    const newSecret = /whsec_[A-Za-z0-9+/=]+/.exec(rolled.body)?.[0]
+    expect(newSecret).toBeDefined()
+    expect(newSecret).not.toBe(secret)
+
+    for (const path of [page, `${page}/test`, `${page}/roll`, `${page}/disable`]) {
+      const res = path === page ? await bob.get(path) : await bob.post(path)
+      expect(res.statusCode, path).toBe(404)
+    }
+    expect((await alice.post(`${page}/disable`)).statusCode).toBe(303)
+    expect((await alice.get(page)).body).toContain('Enable')
+  })
+})
