@@ -252,6 +252,16 @@ async function sealedUpTo(db: Db): Promise<number> {
   return newest === undefined ? 0 : Number(newest.last_id)
 }
 
+function firstRowAfter(db: Db, id: number) {
+  return db
+    .selectFrom('disclosures')
+    .select(['id', 'at'])
+    .where('id', '>', id)
+    .orderBy('id')
+    .limit(1)
+    .executeTakeFirst()
+}
+
 async function recordSegment(trx: Db, start: number, last: number, now: number): Promise<void> {
   const stats = await trx
     .selectFrom('disclosures')
@@ -305,24 +315,11 @@ export interface SealOptions {
 export async function sealSegments(db: Db, options: SealOptions): Promise<number> {
   let sealed = 0
   for (;;) {
-    const end = await sealedUpTo(db)
-    const first = await db
-      .selectFrom('disclosures')
-      .select('id')
-      .where('id', '>', end)
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst()
+    const first = await firstRowAfter(db, await sealedUpTo(db))
     if (first === undefined) return sealed
     const start = Number(first.id)
     const last = start + options.segmentRows - 1
-    const after = await db
-      .selectFrom('disclosures')
-      .select('at')
-      .where('id', '>', last)
-      .orderBy('id')
-      .limit(1)
-      .executeTakeFirst()
+    const after = await firstRowAfter(db, last)
     if (after === undefined || options.now - Date.parse(after.at) < options.horizonMs) return sealed
     // One write per dimension: on SQLite each holds the single writer for a few milliseconds,
     // and request writes are committed in between. The segment's row comes with the last one.

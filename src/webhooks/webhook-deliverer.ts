@@ -7,6 +7,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.js'
 import { signatureHeader } from '../domain/webhook-signature.js'
+import { PeriodicTask } from '../services/periodic-task.js'
 import type { Storage } from '../storage/connection.js'
 import { claimDue, type DueDelivery, recordAttempt, signingSecrets } from '../storage/webhook-repository.js'
 import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
@@ -27,34 +28,13 @@ export interface DelivererOptions {
 /** Longer than an attempt can take, so a lease never ends while its delivery is being sent. */
 const LEASE_MARGIN_MS = 30_000
 
-export class WebhookDeliverer {
+/** `run()` resolves to how many attempts were made. */
+export class WebhookDeliverer extends PeriodicTask {
   readonly #options: DelivererOptions
-  #running: Promise<number> | undefined
-  #timer: NodeJS.Timeout | undefined
 
   constructor(options: DelivererOptions) {
+    super(() => this.#drain(), options.log, 'could not deliver webhooks')
     this.#options = options
-  }
-
-  /** Sends what is due; calls made while a run is under way share it. Resolves to how many attempts were made. */
-  run(): Promise<number> {
-    this.#running ??= this.#drain().finally(() => {
-      this.#running = undefined
-    })
-    return this.#running
-  }
-
-  start(intervalMs: number): void {
-    if (intervalMs === 0) return
-    this.#timer = setInterval(() => {
-      this.run().catch((err: unknown) => this.#options.log.warn({ err }, 'could not deliver webhooks'))
-    }, intervalMs)
-    this.#timer.unref()
-  }
-
-  async stop(): Promise<void> {
-    clearInterval(this.#timer)
-    await this.#running?.catch(() => {})
   }
 
   async #drain(): Promise<number> {

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../src/domain/passwords.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import { buildTestApp, type TestContext } from '../helper.js'
-import { DashboardClient } from './dashboard-client.js'
+import { DashboardClient, signedInOperator } from './dashboard-client.js'
 
 describe('dashboard CSRF protection', () => {
   let t: TestContext
@@ -20,14 +20,8 @@ describe('dashboard CSRF protection', () => {
 
   beforeAll(async () => {
     t = await buildTestApp()
-    await createAccount(
-      t.storage.db,
-      { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
-      t.clock.now(),
-    )
-    operator = new DashboardClient(t.app, '192.0.2.4')
+    operator = await signedInOperator(t, '192.0.2.4')
     attacker = new DashboardClient(t.app, '203.0.113.66')
-    expect((await operator.signIn('ops@example.org', 'operator password 2026')).statusCode).toBe(303)
     suspend = `/dashboard/operator/organisations/${t.fixtures.orgs.acme}/suspend`
   })
   afterAll(async () => t.close())

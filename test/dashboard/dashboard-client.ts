@@ -3,7 +3,10 @@
  * the CSRF field the way a page's form would.
  */
 import type { LightMyRequestResponse } from 'fastify'
+import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
+import { createAccount } from '../../src/storage/account-repository.js'
+import type { TestContext } from '../helper.js'
 
 export class DashboardClient {
   readonly #app: TypedApp
@@ -97,4 +100,19 @@ export class DashboardClient {
   async signIn(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {
     return this.post('/dashboard/login', { email, password })
   }
+}
+
+export const OPERATOR = { email: 'ops@example.org', password: 'operator password 2026' }
+
+/** Creates the operator account on the test app and returns a client signed in as it from `ip`. */
+export async function signedInOperator(t: TestContext, ip: string): Promise<DashboardClient> {
+  await createAccount(
+    t.storage.db,
+    { email: OPERATOR.email, passwordHash: await hashPassword(OPERATOR.password), role: 'operator' },
+    t.clock.now(),
+  )
+  const operator = new DashboardClient(t.app, ip)
+  const signIn = await operator.signIn(OPERATOR.email, OPERATOR.password)
+  if (signIn.statusCode !== 303) throw new Error(`operator sign-in answered ${signIn.statusCode}`)
+  return operator
 }

@@ -1,23 +1,15 @@
 /** The operator's disclosure log page pages through the log, newest first, filters kept. */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashPassword } from '../../src/domain/passwords.js'
-import { createAccount } from '../../src/storage/account-repository.js'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
-import { DashboardClient } from './dashboard-client.js'
+import { type DashboardClient, signedInOperator } from './dashboard-client.js'
 
 describe('the operator disclosure log page', () => {
   let t: TestContext
   let operator: DashboardClient
   beforeAll(async () => {
     t = await buildTestApp()
-    await createAccount(
-      t.storage.db,
-      { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
-      t.clock.now(),
-    )
-    operator = new DashboardClient(t.app, '192.0.2.4')
-    expect((await operator.signIn('ops@example.org', 'operator password 2026')).statusCode).toBe(303)
+    operator = await signedInOperator(t, '192.0.2.4')
   })
   afterAll(async () => t.close())
 

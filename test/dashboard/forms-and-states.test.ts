@@ -4,11 +4,9 @@
  * the input kept; a key needs a name; the website must be https; times say UTC.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { hashPassword } from '../../src/domain/passwords.js'
-import { createAccount } from '../../src/storage/account-repository.js'
 import { listApiKeys } from '../../src/storage/access-repository.js'
 import { buildTestApp, type TestContext } from '../helper.js'
-import { DashboardClient } from './dashboard-client.js'
+import { DashboardClient, signedInOperator } from './dashboard-client.js'
 
 describe('dashboard forms and states', () => {
   let t: TestContext
@@ -18,13 +16,7 @@ describe('dashboard forms and states', () => {
 
   beforeAll(async () => {
     t = await buildTestApp()
-    await createAccount(
-      t.storage.db,
-      { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
-      t.clock.now(),
-    )
-    operator = new DashboardClient(t.app, '192.0.2.70')
-    expect((await operator.signIn('ops@example.org', 'operator password 2026')).statusCode).toBe(303)
+    operator = await signedInOperator(t, '192.0.2.70')
     partner = new DashboardClient(t.app, '192.0.2.71')
     await partner.signUp('forms@partner.example')
     org = t.fixtures.orgs.gamma // no agreement yet

@@ -1,0 +1,43 @@
+/**
+ * Background work that runs every so often on each instance (sealing the disclosure log,
+ * draining the webhook outbox): calls made while a run is under way share it, a timer drives it
+ * in the server, and tests call `run` themselves instead (no timer races a test's steps).
+ */
+import type { FastifyBaseLogger } from 'fastify'
+
+export class PeriodicTask {
+  readonly #work: () => Promise<number>
+  readonly #log: FastifyBaseLogger
+  readonly #failure: string
+  #running: Promise<number> | undefined
+  #timer: NodeJS.Timeout | undefined
+
+  /** `work` resolves to how much it did; `failure` is the warning logged when a timed run fails. */
+  constructor(work: () => Promise<number>, log: FastifyBaseLogger, failure: string) {
+    this.#work = work
+    this.#log = log
+    this.#failure = failure
+  }
+
+  run(): Promise<number> {
+    this.#running ??= this.#work().finally(() => {
+      this.#running = undefined
+    })
+    return this.#running
+  }
+
+  /** Runs every `intervalMs` (0: never). */
+  start(intervalMs: number): void {
+    if (intervalMs === 0) return
+    this.#timer = setInterval(() => {
+      this.run().catch((err: unknown) => this.#log.warn({ err }, this.#failure))
+    }, intervalMs)
+    this.#timer.unref()
+  }
+
+  /** Stops the timer and waits for a run under way. */
+  async stop(): Promise<void> {
+    clearInterval(this.#timer)
+    await this.#running?.catch(() => {})
+  }
+}
