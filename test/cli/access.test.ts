@@ -249,7 +249,14 @@ describe('organisations, agreements and keys', () => {
     const first = await cli(['migrate', '--json'], { databaseUrl })
     expect(jsonOf(first)).toEqual({
       ok: true,
-      applied: ['0001-initial', '0002-dashboard', '0003-access-changes', '0004-key-views', '0005-disclosure-segments'],
+      applied: [
+        '0001-initial',
+        '0002-dashboard',
+        '0003-access-changes',
+        '0004-key-views',
+        '0005-disclosure-segments',
+        '0006-student-changes',
+      ],
     })
     const second = await cli(['migrate'], { databaseUrl })
     expect(second.stdout).toBe('the database is up to date\n')
