@@ -8,7 +8,8 @@ import { Type } from 'typebox'
 import type { Config } from '../config.js'
 import { SLUG_PATTERN } from '../domain/slug.js'
 
-export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress and sets a student's tier.
+export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress and sets a student's tier,
+lists your organisation's students and gives a feed of every change to their tiers and progress, to keep a copy in sync.
 
 **Authentication.** Every \`/api/v1\` request carries \`Authorization: Bearer <API key>\`; keys are never accepted in the URL.
 You create your keys yourself in the [dashboard](/dashboard). Sign up, and on your first sign-in you get a sandbox at once:
@@ -18,7 +19,8 @@ once the operator approves it, you create live keys (\`cur_live_...\`) there, wi
 
 **Student data.** The student endpoints need the matching scope (\`students:read\`, \`students:write\`). With a live key
 they also need an active signed data-sharing agreement, which the operator records on your organisation. They return
-first names only, and every call is recorded in the disclosure log, which you can read in the dashboard.
+first names only, and every call is recorded in the disclosure log (a list: one record per student in it), which you can
+read in the dashboard.
 
 **Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
 authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`; a 429 carries \`Retry-After\`.
@@ -49,6 +51,11 @@ export function openApiOptions(config: Config): SwaggerOptions {
       tags: [
         { name: 'Catalog', description: 'Curriculum tiers and lessons. Any valid key may read them.' },
         { name: 'Students', description: 'Student progress and tier. Scoped keys and a data-sharing agreement only.' },
+        {
+          name: 'Sync',
+          description:
+            'Find your students and keep a copy of their tiers and progress in sync: the roster, paged by id, and a feed of every change in commit order. Scope `students:read` and a data-sharing agreement.',
+        },
         { name: 'Operations', description: 'Liveness and readiness probes; no key needed.' },
       ],
       components: {
