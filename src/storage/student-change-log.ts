@@ -16,7 +16,7 @@
  * The price: on PostgreSQL, writers of changes queue on that row from their bump to their
  * commit. Each writer therefore bumps it as its last statement but the log rows themselves.
  */
-import { type Kysely, sql } from 'kysely'
+import { type CompiledQuery, type Kysely, sql } from 'kysely'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange, StudentChangeType } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
@@ -25,8 +25,10 @@ import type { Database } from './tables.js'
 
 const COUNTER = 'student_changes'
 
-/** Rows per INSERT: 11 values each, under SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
-const INSERT_CHUNK = 500
+/** Rows per INSERT at most: 11 values each, under SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
+const INSERT_CHUNK = 512
+
+const COLUMNS = 11
 
 const bumpCounter = preparedQuery((db, by: number) =>
   db
@@ -42,12 +44,46 @@ const insertTierChange = preparedQuery((db, seq: number, studentId: string, chan
     .values({ seq, student_id: studentId, kind: 'tier_changed', changed_at: changedAt, tier }),
 )
 
-function row(seq: number, change: NewStudentChange) {
-  const base = { seq, student_id: change.studentId, kind: change.type, changed_at: change.changedAt }
+/** A change as the values of one log row, in the order of the compiled INSERT's columns. */
+function rowValues(seq: number, change: NewStudentChange): (string | number | null)[] {
   if (change.type === 'tier_changed')
-    return {
-      ...base,
-      tier: change.tier,
+    return [seq, change.studentId, change.type, change.changedAt, change.tier, null, null, null, null, null, null]
+  const { entry } = change
+  return [
+    seq,
+    change.studentId,
+    change.type,
+    change.changedAt,
+    null,
+    entry.lessonSlug,
+    entry.status,
+    entry.xp,
+    entry.timeSeconds,
+    entry.startedAt,
+    entry.completedAt,
+  ]
+}
+
+const compiledInserts = new WeakMap<object, Map<number, CompiledQuery>>()
+
+/**
+ * The INSERT of `rows` log rows, compiled once per engine and row count. An import writes
+ * thousands of rows per transaction, and on SQLite that transaction holds the only write lock:
+ * building the multi-row statement anew each time cost more than running it. Counts are
+ * powers of two, so that a few statements are ever compiled.
+ */
+function insertStatement(db: Kysely<Database>, rows: number): CompiledQuery {
+  const adapter = db.getExecutor().adapter
+  let bySize = compiledInserts.get(adapter)
+  if (bySize === undefined) compiledInserts.set(adapter, (bySize = new Map()))
+  let query = bySize.get(rows)
+  if (query === undefined) {
+    const placeholder = {
+      seq: 0,
+      student_id: '',
+      kind: 'tier_changed' as const,
+      changed_at: '',
+      tier: null,
       lesson_slug: null,
       status: null,
       xp: null,
@@ -55,17 +91,14 @@ function row(seq: number, change: NewStudentChange) {
       started_at: null,
       completed_at: null,
     }
-  const { entry } = change
-  return {
-    ...base,
-    tier: null,
-    lesson_slug: entry.lessonSlug,
-    status: entry.status,
-    xp: entry.xp,
-    time_seconds: entry.timeSeconds,
-    started_at: entry.startedAt,
-    completed_at: entry.completedAt,
+    query = db
+      .insertInto('student_changes')
+      .values(Array.from({ length: rows }, () => placeholder))
+      .compile()
+    if (query.parameters.length !== rows * COLUMNS) throw new Error('student_changes insert: unexpected parameters')
+    bySize.set(rows, query)
   }
+  return query
 }
 
 /**
@@ -92,11 +125,13 @@ export async function recordStudentChanges(trx: Kysely<Database>, changes: reado
     await insertTierChange(trx, seq + 1, change.studentId, change.changedAt, change.tier)
     return
   }
-  for (let from = 0; from < changes.length; from += INSERT_CHUNK) {
-    await trx
-      .insertInto('student_changes')
-      .values(changes.slice(from, from + INSERT_CHUNK).map((change) => row(++seq, change)))
-      .execute()
+  for (let from = 0; from < changes.length; ) {
+    // The largest power of two that fits what is left, up to INSERT_CHUNK.
+    const rows = Math.min(INSERT_CHUNK, 2 ** Math.floor(Math.log2(changes.length - from)))
+    const parameters: (string | number | null)[] = []
+    for (const change of changes.slice(from, from + rows)) parameters.push(...rowValues(++seq, change))
+    await trx.executeQuery({ ...insertStatement(trx, rows), parameters })
+    from += rows
   }
 }
 
