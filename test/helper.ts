@@ -72,19 +72,24 @@ export async function createTestStorage(options: { catalog?: boolean; url?: stri
 /**
  * Kysely's migrator looks for its tables by reading every table of the database, so on
  * PostgreSQL a test file dropping its own schema at that moment can fail another file's
- * migration with "schema ... does not exist" (3F000) naming the dropped schema. That race exists
- * only between test files sharing one database; try again.
+ * migration with "schema ... does not exist" (3F000) naming the dropped schema, or with
+ * `column "mode" of relation "api_keys" does not exist` (42703; "relation ... does not exist",
+ * 42P01, alike) when that read looks up a column of a table being dropped meanwhile. Those races
+ * exist only between test files sharing one database; try again (a migration of our own that
+ * fails so fails every attempt).
  */
+const OTHER_SCHEMA_RACES = new Set(['3F000', '42703', '42P01'])
+
 async function migrateBesideOtherTests(storage: Storage): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await migrate(storage)
       return
     } catch (error) {
-      const otherSchemaGone =
-        (error as { code?: string }).code === '3F000' &&
+      const otherSchemaChanging =
+        OTHER_SCHEMA_RACES.has(String((error as { code?: string }).code)) &&
         !String((error as Error).message).includes(`"${storage.schema}"`)
-      if (!otherSchemaGone || attempt >= 5) throw error
+      if (!otherSchemaChanging || attempt >= 5) throw error
     }
   }
 }
