@@ -44,6 +44,7 @@ import {
 } from './http/schemas/catalog.js'
 import { ProblemSchema } from './http/schemas/common.js'
 import { EnrollmentSchema, ProgressEntrySchema, StudentProgressSchema } from './http/schemas/students.js'
+import { ProgressChangeSchema, ProgressChangesSchema, RosterSchema, RosterStudentSchema } from './http/schemas/sync.js'
 import { CatalogState } from './services/catalog-state.js'
 import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
@@ -192,6 +193,10 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     ProgressEntrySchema,
     StudentProgressSchema,
     EnrollmentSchema,
+    RosterStudentSchema,
+    RosterSchema,
+    ProgressChangeSchema,
+    ProgressChangesSchema,
   ]) {
     app.addSchema(schema)
   }

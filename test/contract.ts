@@ -80,7 +80,17 @@ export class Contract {
 /** The documented path template an actual URL belongs to, or undefined when none does. */
 export function documentedPath(url: string): string | undefined {
   const path = url.split('?')[0]!
-  if (path === '/api/v1/tiers' || path === '/api/v1/lessons' || path === '/healthz' || path === '/readyz') return path
+  if (
+    [
+      '/api/v1/tiers',
+      '/api/v1/lessons',
+      '/api/v1/students',
+      '/api/v1/progress/changes',
+      '/healthz',
+      '/readyz',
+    ].includes(path)
+  )
+    return path
   if (/^\/api\/v1\/lessons\/.+/.test(path)) return '/api/v1/lessons/{slug}'
   if (/^\/api\/v1\/students\/[^/]+\/progress$/.test(path)) return '/api/v1/students/{id}/progress'
   if (/^\/api\/v1\/students\/[^/]+\/enroll$/.test(path)) return '/api/v1/students/{id}/enroll'

@@ -72,19 +72,24 @@ export async function createTestStorage(options: { catalog?: boolean; url?: stri
 /**
  * Kysely's migrator looks for its tables by reading every table of the database, so on
  * PostgreSQL a test file dropping its own schema at that moment can fail another file's
- * migration with "schema ... does not exist" (3F000) naming the dropped schema. That race exists
- * only between test files sharing one database; try again.
+ * migration with "schema ... does not exist" (3F000) naming the dropped schema, or with
+ * `column "mode" of relation "api_keys" does not exist` (42703; "relation ... does not exist",
+ * 42P01, alike) when that read looks up a column of a table being dropped meanwhile. Those races
+ * exist only between test files sharing one database; try again (a migration of our own that
+ * fails so fails every attempt).
  */
+const OTHER_SCHEMA_RACES = new Set(['3F000', '42703', '42P01'])
+
 async function migrateBesideOtherTests(storage: Storage): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
       await migrate(storage)
       return
     } catch (error) {
-      const otherSchemaGone =
-        (error as { code?: string }).code === '3F000' &&
+      const otherSchemaChanging =
+        OTHER_SCHEMA_RACES.has(String((error as { code?: string }).code)) &&
         !String((error as Error).message).includes(`"${storage.schema}"`)
-      if (!otherSchemaGone || attempt >= 5) throw error
+      if (!otherSchemaChanging || attempt >= 5) throw error
     }
   }
 }
@@ -179,63 +184,67 @@ export async function seedFixtures(storage: Storage, now: number): Promise<Fixtu
     now,
   )
   const t = (days: number) => new Date(now - days * DAY).toISOString()
-  await upsertProgress(db, [
-    // Out of catalog order on purpose; one lesson of another tier; one lesson no longer in the catalog.
-    {
-      studentId: STUDENTS.ada,
-      lessonSlug: 'explorer/e2-steps-in-order',
-      status: 'in_progress',
-      xp: 20,
-      timeSeconds: 300,
-      startedAt: t(2),
-      completedAt: null,
-    },
-    {
-      studentId: STUDENTS.ada,
-      lessonSlug: 'explorer/e1-robots-follow-instructions',
-      status: 'completed',
-      xp: 100,
-      timeSeconds: 900,
-      startedAt: t(5),
-      completedAt: t(4),
-    },
-    {
-      studentId: STUDENTS.ada,
-      lessonSlug: 'builder/b1-what-is-an-algorithm',
-      status: 'completed',
-      xp: 120,
-      timeSeconds: 1200,
-      startedAt: t(3),
-      completedAt: t(3),
-    },
-    {
-      studentId: STUDENTS.ada,
-      lessonSlug: 'explorer/e99-retired-lesson',
-      status: 'completed',
-      xp: 10,
-      timeSeconds: 60,
-      startedAt: t(9),
-      completedAt: t(8),
-    },
-    {
-      studentId: STUDENTS.ben,
-      lessonSlug: 'builder/b2-loops-save-time',
-      status: 'completed',
-      xp: 80,
-      timeSeconds: 700,
-      startedAt: t(6),
-      completedAt: t(5),
-    },
-    {
-      studentId: STUDENTS.cleo,
-      lessonSlug: 'innovator/i1-hello-python',
-      status: 'in_progress',
-      xp: 5,
-      timeSeconds: 100,
-      startedAt: t(1),
-      completedAt: null,
-    },
-  ])
+  await upsertProgress(
+    db,
+    [
+      // Out of catalog order on purpose; one lesson of another tier; one lesson no longer in the catalog.
+      {
+        studentId: STUDENTS.ada,
+        lessonSlug: 'explorer/e2-steps-in-order',
+        status: 'in_progress',
+        xp: 20,
+        timeSeconds: 300,
+        startedAt: t(2),
+        completedAt: null,
+      },
+      {
+        studentId: STUDENTS.ada,
+        lessonSlug: 'explorer/e1-robots-follow-instructions',
+        status: 'completed',
+        xp: 100,
+        timeSeconds: 900,
+        startedAt: t(5),
+        completedAt: t(4),
+      },
+      {
+        studentId: STUDENTS.ada,
+        lessonSlug: 'builder/b1-what-is-an-algorithm',
+        status: 'completed',
+        xp: 120,
+        timeSeconds: 1200,
+        startedAt: t(3),
+        completedAt: t(3),
+      },
+      {
+        studentId: STUDENTS.ada,
+        lessonSlug: 'explorer/e99-retired-lesson',
+        status: 'completed',
+        xp: 10,
+        timeSeconds: 60,
+        startedAt: t(9),
+        completedAt: t(8),
+      },
+      {
+        studentId: STUDENTS.ben,
+        lessonSlug: 'builder/b2-loops-save-time',
+        status: 'completed',
+        xp: 80,
+        timeSeconds: 700,
+        startedAt: t(6),
+        completedAt: t(5),
+      },
+      {
+        studentId: STUDENTS.cleo,
+        lessonSlug: 'innovator/i1-hello-python',
+        status: 'in_progress',
+        xp: 5,
+        timeSeconds: 100,
+        startedAt: t(1),
+        completedAt: null,
+      },
+    ],
+    now,
+  )
   const keys = Object.fromEntries(Object.entries(made).map(([name, value]) => [name, value.key])) as Fixtures['keys']
   const keyIds = Object.fromEntries(
     Object.entries(made).map(([name, value]) => [name, value.row.id]),

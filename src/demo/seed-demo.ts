@@ -69,7 +69,7 @@ export async function seedDemoIfEmpty(
         students.map((student) => ({ studentId: student.id, organisationId: organisation.id })),
         now,
       )
-      await upsertProgress(trx, syntheticProgress(read.catalog.lessons, students, now))
+      await upsertProgress(trx, syntheticProgress(read.catalog.lessons, students, now), now)
       const catalogKey = await createApiKey(
         trx,
         { organisationId: organisation.id, name: 'demo catalog key', scopes: [], expiresAt: null },

@@ -25,6 +25,7 @@ import { methodGuard } from './method-guards.js'
 import { notFoundProblem, sendProblem } from './problem-responses.js'
 import { catalogRoutes } from './routes/catalog.js'
 import { studentRoutes } from './routes/students.js'
+import { syncRoutes } from './routes/sync.js'
 
 export interface ApiV1Options {
   access: AccessControlOptions
@@ -61,6 +62,7 @@ export async function apiV1(api: TypedApp, options: ApiV1Options): Promise<void>
 
   catalogRoutes(api, options.catalog)
   studentRoutes(api, { storage: options.storage, catalog: options.catalog, clock: options.clock })
+  syncRoutes(api, { storage: options.storage, clock: options.clock })
 
   for (const [url, allowed] of methods) methodGuard(api, url, [...allowed])
 

@@ -10,7 +10,8 @@ import { SLUG_PATTERN } from '../domain/slug.js'
 import { API_PREFIX } from './api-prefix.js'
 
 export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress
-and sets a student's tier.
+and sets a student's tier, lists your organisation's students and gives a feed of every change to their tiers
+and progress, to keep a copy in sync.
 
 **Authentication.** Every \`/api/v1\` request carries \`Authorization: Bearer <API key>\`; keys are never
 accepted in the URL. You create your keys yourself in the [dashboard](/dashboard). Sign up, and on your first
@@ -21,7 +22,8 @@ For real students, apply for live access in the dashboard; once the operator app
 
 **Student data.** The student endpoints need the matching scope (\`students:read\`, \`students:write\`). With a live key
 they also need an active signed data-sharing agreement, which the operator records on your organisation. They return
-first names only, and every call is recorded in the disclosure log, which you can read in the dashboard.
+first names only, and every call is recorded in the disclosure log (a list: one record per student in it), which you can
+read in the dashboard.
 
 **Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
 authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`;
@@ -53,6 +55,11 @@ export function openApiOptions(config: Config): SwaggerOptions {
       tags: [
         { name: 'Catalog', description: 'Curriculum tiers and lessons. Any valid key may read them.' },
         { name: 'Students', description: 'Student progress and tier. Scoped keys and a data-sharing agreement only.' },
+        {
+          name: 'Sync',
+          description:
+            'Find your students and keep a copy of their tiers and progress in sync: the roster, paged by id, and a feed of every change in commit order. Scope `students:read` and a data-sharing agreement.',
+        },
         { name: 'Operations', description: 'Liveness and readiness probes; no key needed.' },
       ],
       components: {

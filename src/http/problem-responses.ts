@@ -81,7 +81,14 @@ function describe(error: AjvError, location: ProblemLocation): { field: string; 
       return { field: name, detail: `must be one of: ${(error.params.allowedValues as unknown[]).join(', ')}` }
     case 'type': {
       const type = String(error.params.type)
-      const expected = type === 'object' ? 'a JSON object' : type === 'array' ? 'a JSON array' : `a ${type}`
+      const expected =
+        type === 'object'
+          ? 'a JSON object'
+          : type === 'array'
+            ? 'a JSON array'
+            : type === 'integer'
+              ? 'an integer'
+              : `a ${type}`
       return {
         field: name,
         detail: `must be ${expected}${location === 'query' && type === 'string' ? ' (give the parameter once)' : ''}`,

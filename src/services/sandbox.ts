@@ -75,7 +75,7 @@ export async function createSandbox(
       students.map((student) => ({ studentId: student.id, organisationId: organisation.id })),
       now,
     )
-    await upsertProgress(trx, syntheticProgress(lessons, students, now, now % 1000))
+    await upsertProgress(trx, syntheticProgress(lessons, students, now, now % 1000), now)
     return organisation
   })
 }

@@ -9,6 +9,7 @@ import * as dashboard from './migrations/0002-dashboard.js'
 import * as accessChanges from './migrations/0003-access-changes.js'
 import * as keyViews from './migrations/0004-key-views.js'
 import * as disclosureSegments from './migrations/0005-disclosure-segments.js'
+import * as studentChanges from './migrations/0006-student-changes.js'
 import * as webhooks from './migrations/0007-webhooks.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
@@ -18,6 +19,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     '0003-access-changes': { up: (db) => accessChanges.up(db) },
     '0004-key-views': { up: (db) => keyViews.up(db) },
     '0005-disclosure-segments': { up: (db) => disclosureSegments.up(db, storage.engine) },
+    '0006-student-changes': { up: (db) => studentChanges.up(db, storage.engine) },
     '0007-webhooks': { up: (db) => webhooks.up(db) },
   }
 }
@@ -26,7 +28,11 @@ export interface MigrationReport {
   applied: string[]
 }
 
-export async function migrate(storage: Storage): Promise<MigrationReport> {
+/**
+ * Applies every migration not applied yet, or only those up to and including `upTo` (to test a
+ * migration over data written before it).
+ */
+export async function migrate(storage: Storage, upTo?: string): Promise<MigrationReport> {
   if (storage.schema !== undefined) {
     await sql`create schema if not exists ${sql.id(storage.schema)}`.execute(storage.db)
   }
@@ -37,7 +43,7 @@ export async function migrate(storage: Storage): Promise<MigrationReport> {
     // Without it Kysely would find another schema's migration tables and skip creating its own.
     ...(storage.schema === undefined ? {} : { migrationTableSchema: storage.schema }),
   })
-  const { error, results } = await migrator.migrateToLatest()
+  const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo))
   if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
   return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) }
 }

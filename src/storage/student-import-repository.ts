@@ -2,13 +2,22 @@
  * Bulk writes for student imports: students, their organisation links, their progress.
  * Callers validate every row first and call these inside one transaction, so an import is
  * all or nothing. Rows are written in multi-row statements to keep large imports fast.
+ * Tier and progress changes are appended to the student change log in the same transaction
+ * (student-change-log.ts), after every row of the call is written, which is why each call runs
+ * in one even when the caller has none. A caller that writes more rows other writers may also
+ * lock (students, progress) after one of these, in the same transaction, risks a deadlock on
+ * PostgreSQL: write those first.
  */
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
+import type { NewStudentChange } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
+import { recordStudentChanges } from './student-change-log.js'
+import { announceStudentChanges } from './webhook-repository.js'
 import type { Database } from './tables.js'
+import { inTransaction } from './transaction.js'
 
 /** Rows per statement: under SQLite's and PostgreSQL's bound-parameter limits for every table here. */
 const BATCH = 500
@@ -40,6 +49,12 @@ export type Progress = (done: number) => void
  * time. A sandbox (synthetic) student is never updated: an import is for real children, and
  * writing a real name into a sandbox row would show it to test keys, which need no agreement.
  * Importers refuse such rows beforehand (see `storedStudents`); this is the last guard.
+ *
+ * A new student's tier and every changed tier go to the change log, in the same transaction.
+ * Which rows those are is read from what the upsert returns: `tier_updated_at` becomes this
+ * import's time exactly when the row is new or its tier changed (RETURNING shows only the new
+ * row on both engines, so the old tier cannot be compared there; reading it beforehand could
+ * miss an enroll committed in between).
  */
 export async function upsertStudents(
   db: Kysely<Database>,
@@ -48,34 +63,47 @@ export async function upsertStudents(
   progress?: Progress,
 ): Promise<void> {
   const at = isoAt(now)
-  let done = 0
-  for (const batch of batches(rows)) {
-    await db
-      .insertInto('students')
-      .values(
-        batch.map((row) => ({
-          id: row.id,
-          first_name: row.firstName,
-          tier: row.tier,
-          tier_updated_at: at,
-          created_at: at,
-          sandbox: 0,
-        })),
-      )
-      .onConflict((oc) =>
-        oc
-          .column('id')
-          .doUpdateSet({
-            first_name: (eb) => eb.ref('excluded.first_name'),
-            tier_updated_at: sql<string>`case when students.tier <> excluded.tier
-              then excluded.tier_updated_at else students.tier_updated_at end`,
-            tier: (eb) => eb.ref('excluded.tier'),
-          })
-          .where('students.sandbox', '=', 0),
-      )
-      .execute()
-    progress?.((done += batch.length))
-  }
+  const ifTierChanged = (column: 'tier_updated_at' | 'updated_at') =>
+    sql<string>`case when students.tier <> excluded.tier then excluded.${sql.ref(column)} else students.${sql.ref(column)} end`
+  await inTransaction(db, async (trx) => {
+    const changes: NewStudentChange[] = []
+    let done = 0
+    for (const batch of batches(rows)) {
+      const written = await trx
+        .insertInto('students')
+        .values(
+          batch.map((row) => ({
+            id: row.id,
+            first_name: row.firstName,
+            tier: row.tier,
+            tier_updated_at: at,
+            updated_at: at,
+            created_at: at,
+            sandbox: 0,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .column('id')
+            .doUpdateSet({
+              first_name: (eb) => eb.ref('excluded.first_name'),
+              tier_updated_at: ifTierChanged('tier_updated_at'),
+              updated_at: ifTierChanged('updated_at'),
+              tier: (eb) => eb.ref('excluded.tier'),
+            })
+            .where('students.sandbox', '=', 0),
+        )
+        .returning(['id', 'tier', 'tier_updated_at'])
+        .execute()
+      for (const row of written)
+        if (row.tier_updated_at === at)
+          changes.push({ type: 'tier_changed', studentId: row.id, tier: row.tier, changedAt: at })
+      progress?.((done += batch.length))
+    }
+    await announceStudentChanges(trx, changes, Date.parse(at))
+    // After every row is written: see recordStudentChanges.
+    await recordStudentChanges(trx, changes)
+  })
 }
 
 export async function linkStudents(
@@ -96,38 +124,77 @@ export async function linkStudents(
   }
 }
 
+/**
+ * Adds or replaces progress entries. Entries that are new or differ from the stored ones go to
+ * the change log, with their students' `updated_at`, in the same transaction; an entry written
+ * again unchanged changes nothing, so running an import twice logs nothing the second time.
+ */
 export async function upsertProgress(
   db: Kysely<Database>,
   rows: readonly ProgressImportRow[],
+  now: number,
   progress?: Progress,
 ): Promise<void> {
-  let done = 0
-  for (const batch of batches(rows)) {
-    await db
-      .insertInto('progress')
-      .values(
-        batch.map((row) => ({
-          student_id: row.studentId,
-          lesson_slug: row.lessonSlug,
-          status: row.status,
-          xp: row.xp,
-          time_seconds: row.timeSeconds,
-          started_at: row.startedAt,
-          completed_at: row.completedAt,
-        })),
-      )
-      .onConflict((oc) =>
-        oc.columns(['student_id', 'lesson_slug']).doUpdateSet({
-          status: (eb) => eb.ref('excluded.status'),
-          xp: (eb) => eb.ref('excluded.xp'),
-          time_seconds: (eb) => eb.ref('excluded.time_seconds'),
-          started_at: (eb) => eb.ref('excluded.started_at'),
-          completed_at: (eb) => eb.ref('excluded.completed_at'),
-        }),
-      )
-      .execute()
-    progress?.((done += batch.length))
-  }
+  const at = isoAt(now)
+  await inTransaction(db, async (trx) => {
+    const changes: NewStudentChange[] = []
+    let done = 0
+    for (const batch of batches(rows)) {
+      const written = await trx
+        .insertInto('progress')
+        .values(
+          batch.map((row) => ({
+            student_id: row.studentId,
+            lesson_slug: row.lessonSlug,
+            status: row.status,
+            xp: row.xp,
+            time_seconds: row.timeSeconds,
+            started_at: row.startedAt,
+            completed_at: row.completedAt,
+          })),
+        )
+        .onConflict((oc) =>
+          oc
+            .columns(['student_id', 'lesson_slug'])
+            .doUpdateSet({
+              status: (eb) => eb.ref('excluded.status'),
+              xp: (eb) => eb.ref('excluded.xp'),
+              time_seconds: (eb) => eb.ref('excluded.time_seconds'),
+              started_at: (eb) => eb.ref('excluded.started_at'),
+              completed_at: (eb) => eb.ref('excluded.completed_at'),
+            })
+            .where(
+              sql<boolean>`progress.status <> excluded.status or progress.xp <> excluded.xp
+                or progress.time_seconds <> excluded.time_seconds or progress.started_at <> excluded.started_at
+                or progress.completed_at is distinct from excluded.completed_at`,
+            ),
+        )
+        .returning(['student_id', 'lesson_slug', 'status', 'xp', 'time_seconds', 'started_at', 'completed_at'])
+        .execute()
+      if (written.length > 0) {
+        const students = [...new Set(written.map((row) => row.student_id))]
+        await trx.updateTable('students').set({ updated_at: at }).where('id', 'in', students).execute()
+      }
+      for (const row of written)
+        changes.push({
+          type: 'progress_updated',
+          studentId: row.student_id,
+          entry: {
+            lessonSlug: row.lesson_slug,
+            status: row.status,
+            xp: Number(row.xp),
+            timeSeconds: Number(row.time_seconds),
+            startedAt: row.started_at,
+            completedAt: row.completed_at,
+          },
+          changedAt: at,
+        })
+      progress?.((done += batch.length))
+    }
+    await announceStudentChanges(trx, changes, Date.parse(at))
+    // After every row is written: see recordStudentChanges.
+    await recordStudentChanges(trx, changes)
+  })
 }
 
 /** The students among `ids` that are stored, by id, and whether each is a sandbox (synthetic) student. */

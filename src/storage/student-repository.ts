@@ -13,6 +13,7 @@ import type { WriteQueue } from './write-queue.js'
 import type { Database } from './tables.js'
 import { type DisclosureContext, recordDisclosure } from './disclosure-log.js'
 import { announceStudentEvent } from './webhook-repository.js'
+import { recordStudentChanges } from './student-change-log.js'
 
 /** Who is asking for a student: the disclosure context, and which students the key may reach. */
 export interface StudentAccess extends DisclosureContext {
@@ -154,7 +155,7 @@ const linkQuery = preparedQuery((db, studentId: string, organisationId: string, 
 const changeTierQuery = preparedQuery((db, tier: TierId, updatedAt: string, studentId: string) =>
   db
     .updateTable('students')
-    .set({ tier, tier_updated_at: updatedAt })
+    .set({ tier, tier_updated_at: updatedAt, updated_at: updatedAt })
     .where('id', '=', studentId)
     .where('tier', '<>', tier)
     .returning(['tier', 'tier_updated_at']),
@@ -168,7 +169,8 @@ const tierQuery = preparedQuery((db, studentId: string) =>
  * Sets a student's tier. Setting the tier the student already has changes nothing and returns
  * the stored time, so a retried request is harmless. The conditional update makes concurrent
  * enrolls serialise on the student's row: the last one wins, and tier and time stay paired.
- * Resolves once the change and its disclosure record are committed together.
+ * A change goes to the student change log; setting the same tier again logs nothing.
+ * Resolves once the change, its log entry and its disclosure record are committed together.
  */
 export async function enrollStudent(
   writes: WriteQueue,
@@ -183,13 +185,17 @@ export async function enrollStudent(
       await recordDisclosure(trx, context, studentId, 'enroll', 'not_found')
       return undefined
     }
-    const [updated] = await changeTierQuery(trx, tier, isoAt(now), studentId)
+    const at = isoAt(now)
+    const [updated] = await changeTierQuery(trx, tier, at, studentId)
     const current = updated ?? (await tierQuery(trx, studentId))[0]!
     if (updated !== undefined) {
       const data = { profileId: studentId, tier: current.tier, updatedAt: current.tier_updated_at }
       await announceStudentEvent(trx, studentId, 'student.tier_changed', data, now)
     }
     await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
+    // Last: the change log's counter is held from here to the commit.
+    if (updated !== undefined)
+      await recordStudentChanges(trx, [{ type: 'tier_changed', studentId, tier: updated.tier, changedAt: at }])
     return {
       profileId: studentId,
       tier: current.tier,

@@ -8,6 +8,7 @@ import type { KeyMode } from '../domain/api-key.js'
 import type { ApplicationState, OrganisationStatus } from '../domain/application-state.js'
 import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.js'
 import type { ProgressStatus } from '../domain/progress.js'
+import type { StudentChangeType } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
 
 /** A column the database fills on insert and the code never writes afterwards with another type. */
@@ -18,7 +19,10 @@ export type OrganisationKind = 'partner' | 'sandbox'
 export type AccountRole = 'partner' | 'operator'
 
 export interface MetaTable {
-  /** `catalog` or `access`; bumped in the same transaction as the change they announce. */
+  /**
+   * `catalog` or `access`: bumped in the same transaction as the change they announce;
+   * `student_changes`: the last sequence number of the student change log.
+   */
   name: string
   version: number
 }
@@ -93,6 +97,11 @@ export interface StudentsTable {
   created_at: string
   /** 1 for synthetic sandbox students (test keys only), 0 for real ones (live keys only). */
   sandbox: Generated<number>
+  /**
+   * When the student's tier or progress last changed (the time of their latest entry in
+   * `student_changes`); null on rows written without it, which then read `tier_updated_at`.
+   */
+  updated_at: string | null
 }
 
 export interface StudentOrganisationsTable {
@@ -120,6 +129,23 @@ export interface DisclosuresTable {
   student_id: string
   action: DisclosureAction
   outcome: DisclosureOutcome
+}
+
+/** One change of a student's tier or progress, numbered in commit order (migration 0006, student-change-log.ts). */
+export interface StudentChangesTable {
+  seq: number
+  student_id: string
+  kind: StudentChangeType
+  changed_at: string
+  /** tier_changed: the tier now set. */
+  tier: TierId | null
+  /** progress_updated: the entry as it now is. */
+  lesson_slug: string | null
+  status: ProgressStatus | null
+  xp: number | null
+  time_seconds: number | null
+  started_at: string | null
+  completed_at: string | null
 }
 
 /** A sealed run of consecutive disclosure ids whose lookups are built (migration 0005, disclosure-log.ts). */
@@ -280,6 +306,7 @@ export interface Database {
   student_organisations: StudentOrganisationsTable
   progress: ProgressTable
   disclosures: DisclosuresTable
+  student_changes: StudentChangesTable
   disclosure_segments: DisclosureSegmentsTable
   disclosure_lookup: DisclosureLookupTable
   webhook_endpoints: WebhookEndpointsTable

@@ -8,6 +8,8 @@ import { randomBytes, randomUUID } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { KeyMode } from '../domain/api-key.js'
+import type { ProgressEntry } from '../domain/progress.js'
+import type { NewStudentChange } from '../domain/student-change.js'
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, type SubscribableEvent } from '../domain/webhook-events.js'
 import { generateWebhookSecret } from '../domain/webhook-signature.js'
 import { recordDisclosure } from './disclosure-log.js'
@@ -191,6 +193,38 @@ export async function announceStudentEvent(
     )
     .execute()
   return enqueue(trx, endpoints, type, data, studentId, now)
+}
+
+/**
+ * Announces what an import changed: a `student.tier_changed` per student whose tier changed (its
+ * last tier), and one `progress.updated` per student with the entries that changed. Costs one
+ * query when no endpoint is enabled at all, the usual case.
+ */
+export async function announceStudentChanges(
+  trx: Db,
+  changes: readonly NewStudentChange[],
+  now: number,
+): Promise<void> {
+  if (changes.length === 0) return
+  const anyEndpoint = await trx
+    .selectFrom('webhook_endpoints')
+    .select('id')
+    .where('status', '=', 'enabled')
+    .limit(1)
+    .executeTakeFirst()
+  if (anyEndpoint === undefined) return
+  const tiers = new Map<string, { tier: string; updatedAt: string }>()
+  const entries = new Map<string, ProgressEntry[]>()
+  for (const change of changes) {
+    if (change.type === 'tier_changed') tiers.set(change.studentId, { tier: change.tier, updatedAt: change.changedAt })
+    else entries.set(change.studentId, [...(entries.get(change.studentId) ?? []), change.entry])
+  }
+  for (const [studentId, { tier, updatedAt }] of tiers) {
+    await announceStudentEvent(trx, studentId, 'student.tier_changed', { profileId: studentId, tier, updatedAt }, now)
+  }
+  for (const [studentId, progress] of entries) {
+    await announceStudentEvent(trx, studentId, 'progress.updated', { profileId: studentId, progress }, now)
+  }
 }
 
 /** Announces a newly published catalog to every enabled endpoint that subscribed to it. */

@@ -255,6 +255,7 @@ describe('organisations, agreements and keys', () => {
         '0003-access-changes',
         '0004-key-views',
         '0005-disclosure-segments',
+        '0006-student-changes',
         '0007-webhooks',
       ],
     })

@@ -18,6 +18,10 @@ export interface PartnerRun {
   enrolledTier: string
   updatedAt: string
   missingLessonCode: string | undefined
+  roster: string[]
+  rosterPages: number
+  changesAfterEnroll: { type: string; profileId: string; tier: string | undefined }[]
+  changesFromBeginning: number
 }
 
 export async function runPartnerClient(
@@ -48,6 +52,28 @@ export async function runPartnerClient(
 
   const missing = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug: 'explorer/e404-not-here' } } })
 
+  // The roster two at a time, following `next` to the end.
+  const rosterPage = async (cursor: string | null) => {
+    const page = await students.GET('/api/v1/students', {
+      params: { query: cursor === null ? { limit: 2 } : { limit: 2, cursor } },
+    })
+    if (page.data === undefined) throw new Error(`roster: ${page.response.status}`)
+    return page.data
+  }
+  const roster: string[] = []
+  let rosterPages = 0
+  let cursor: string | null = null
+  do {
+    const page = await rosterPage(cursor)
+    roster.push(...page.students.map((student) => student.profileId))
+    rosterPages++
+    cursor = page.next
+  } while (cursor !== null)
+
+  // The change feed from now, so that the enroll below is the change it shows next.
+  const now = await students.GET('/api/v1/progress/changes')
+  if (now.data === undefined) throw new Error(`changes: ${now.response.status}`)
+
   const progress = await students.GET('/api/v1/students/{id}/progress', { params: { path: { id: studentId } } })
   if (progress.data === undefined) throw new Error(`progress: ${progress.response.status}`)
   const enrolled = await students.POST('/api/v1/students/{id}/enroll', {
@@ -55,6 +81,12 @@ export async function runPartnerClient(
     body: { tier: 'innovator' },
   })
   if (enrolled.data === undefined) throw new Error(`enroll: ${enrolled.response.status}`)
+
+  const after = await students.GET('/api/v1/progress/changes', { params: { query: { cursor: now.data.next } } })
+  const beginning = await students.GET('/api/v1/progress/changes', {
+    params: { query: { from: 'beginning', limit: 500 } },
+  })
+  if (after.data === undefined || beginning.data === undefined) throw new Error('changes')
 
   return {
     tierIds,
@@ -68,5 +100,14 @@ export async function runPartnerClient(
     enrolledTier: enrolled.data.tier,
     updatedAt: enrolled.data.updatedAt,
     missingLessonCode: missing.error?.code,
+    roster,
+    rosterPages,
+    changesAfterEnroll: after.data.changes.map((change) => ({
+      type: change.type,
+      profileId: change.profileId,
+      tier: change.tier,
+    })),
+    // Everything but the enroll: the fixtures' tiers and progress entries of the key's students.
+    changesFromBeginning: beginning.data.changes.length - 1,
   }
 }

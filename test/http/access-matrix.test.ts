@@ -7,7 +7,16 @@ import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { bearer, buildTestApp, type Fixtures, STUDENTS, type TestContext } from '../helper.js'
 
 type KeyKind = 'none' | 'garbage' | 'unknown' | keyof Fixtures['keys']
-type Endpoint = 'tiers' | 'lessons' | 'lesson' | 'progress' | 'enroll' | 'otherProgress' | 'otherEnroll'
+type Endpoint =
+  | 'tiers'
+  | 'lessons'
+  | 'lesson'
+  | 'progress'
+  | 'enroll'
+  | 'otherProgress'
+  | 'otherEnroll'
+  | 'roster'
+  | 'changes'
 
 const REQUESTS: Record<Endpoint, { method: 'GET' | 'POST'; url: string; payload?: object }> = {
   tiers: { method: 'GET', url: '/api/v1/tiers' },
@@ -17,6 +26,8 @@ const REQUESTS: Record<Endpoint, { method: 'GET' | 'POST'; url: string; payload?
   enroll: { method: 'POST', url: `/api/v1/students/${STUDENTS.ben}/enroll`, payload: { tier: 'builder' } },
   otherProgress: { method: 'GET', url: `/api/v1/students/${STUDENTS.cleo}/progress` },
   otherEnroll: { method: 'POST', url: `/api/v1/students/${STUDENTS.cleo}/enroll`, payload: { tier: 'innovator' } },
+  roster: { method: 'GET', url: '/api/v1/students' },
+  changes: { method: 'GET', url: '/api/v1/progress/changes?from=beginning' },
 }
 
 const CATALOG_OK = { tiers: 200, lessons: 200, lesson: 200 }
@@ -36,6 +47,8 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     enroll: 'insufficient_scope',
     otherProgress: 'insufficient_scope',
     otherEnroll: 'insufficient_scope',
+    roster: 'insufficient_scope',
+    changes: 'insufficient_scope',
   },
   read: {
     ...CATALOG_OK,
@@ -43,6 +56,8 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     enroll: 'insufficient_scope',
     otherProgress: 'student_not_found',
     otherEnroll: 'insufficient_scope',
+    roster: 200,
+    changes: 200,
   },
   write: {
     ...CATALOG_OK,
@@ -50,6 +65,8 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     enroll: 200,
     otherProgress: 'insufficient_scope',
     otherEnroll: 'student_not_found',
+    roster: 'insufficient_scope',
+    changes: 'insufficient_scope',
   },
   readWrite: {
     ...CATALOG_OK,
@@ -57,6 +74,8 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     enroll: 200,
     otherProgress: 'student_not_found',
     otherEnroll: 'student_not_found',
+    roster: 200,
+    changes: 200,
   },
   noAgreement: {
     ...CATALOG_OK,
@@ -64,9 +83,19 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     enroll: 'agreement_required',
     otherProgress: 'agreement_required',
     otherEnroll: 'agreement_required',
+    roster: 'agreement_required',
+    changes: 'agreement_required',
   },
   // Beta's key: Ben is linked to Beta too, Cleo only to Beta.
-  otherOrg: { ...CATALOG_OK, progress: 200, enroll: 200, otherProgress: 200, otherEnroll: 200 },
+  otherOrg: {
+    ...CATALOG_OK,
+    progress: 200,
+    enroll: 200,
+    otherProgress: 200,
+    otherEnroll: 200,
+    roster: 200,
+    changes: 200,
+  },
 }
 
 describe('authorization matrix', () => {
@@ -142,7 +171,7 @@ describe('authorization matrix', () => {
   it('writes refusals of student data to the disclosure log', async () => {
     await t.call({ url: `/api/v1/students/${STUDENTS.dev}/progress`, headers: bearer(t.fixtures.keys.catalog) })
     await t.call({ url: `/api/v1/students/${STUDENTS.dev}/progress`, headers: bearer(t.fixtures.keys.noAgreement) })
-    const denied = await listDisclosures(t.storage.db, { studentId: STUDENTS.dev })
+    const denied = await listDisclosures(t.storage.db, { studentId: STUDENTS.dev, action: 'progress.read' })
     expect(denied.map((row) => row.outcome).sort()).toEqual(['denied_agreement', 'denied_scope'])
   })
 

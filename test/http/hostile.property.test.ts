@@ -114,6 +114,21 @@ const path = fc.oneof(
       ),
     )
     .map(([base, pairs]) => `${base}?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`),
+  fc
+    .tuple(
+      fc.constantFrom('/api/v1/students', '/api/v1/progress/changes'),
+      fc.array(
+        fc.tuple(
+          fc.oneof(fc.constantFrom('cursor', 'limit', 'tier', 'from'), printable(10)),
+          fc.oneof(
+            hostileSegment,
+            fc.constantFrom('1', '500', '501', '0', '-1', '1e3', 'beginning', 'now', 'builder', ''),
+          ),
+        ),
+        { maxLength: 4 },
+      ),
+    )
+    .map(([base, pairs]) => `${base}?${pairs.map(([k, v]) => `${k}=${v}`).join('&')}`),
   hostileSegment.map((segment) => `/api/v1/${segment}`),
   hostileSegment.map((segment) => `/${segment}`),
   fc.constantFrom(

@@ -69,6 +69,8 @@ describe('HTTP behaviour', () => {
         ['POST', `/api/v1/students/${STUDENTS.ada}/progress`, 'GET, HEAD'],
         ['GET', `/api/v1/students/${STUDENTS.ada}/enroll`, 'POST'],
         ['PATCH', `/api/v1/students/${STUDENTS.ada}/enroll`, 'POST'],
+        ['DELETE', '/api/v1/students', 'GET, HEAD'],
+        ['POST', '/api/v1/progress/changes', 'GET, HEAD'],
       ]
       for (const [method, url, allow] of cases) {
         const res = await t.call({ method: method as 'GET', url, headers: key })
@@ -150,6 +152,8 @@ describe('HTTP behaviour', () => {
         '/api/v1/lessons/{slug}',
         '/api/v1/students/{id}/progress',
         '/api/v1/students/{id}/enroll',
+        '/api/v1/students',
+        '/api/v1/progress/changes',
       ]) {
         expect(reference).toContain(`<code>${path}</code>`)
       }

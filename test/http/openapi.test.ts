@@ -23,7 +23,7 @@ describe('OpenAPI document', () => {
   })
   afterAll(async () => t.close())
 
-  it('is OpenAPI 3.1 and describes exactly the contract endpoints', () => {
+  it('is OpenAPI 3.1 and describes exactly the contract endpoints and the v1 additions (roster and sync)', () => {
     expect(doc.openapi).toBe('3.1.0')
     const operations = Object.entries(doc.paths).flatMap(([p, item]) =>
       Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`),
@@ -35,6 +35,8 @@ describe('OpenAPI document', () => {
         'GET /api/v1/lessons/{slug}',
         'GET /api/v1/students/{id}/progress',
         'POST /api/v1/students/{id}/enroll',
+        'GET /api/v1/students',
+        'GET /api/v1/progress/changes',
         'GET /healthz',
         'GET /readyz',
       ].sort(),
@@ -48,6 +50,8 @@ describe('OpenAPI document', () => {
       'get /api/v1/lessons/{slug}': ['200', '304', '400', '401', '403', '404', '429', '500'],
       'get /api/v1/students/{id}/progress': ['200', '400', '401', '403', '404', '429', '500', '503'],
       'post /api/v1/students/{id}/enroll': ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503'],
+      'get /api/v1/students': ['200', '400', '401', '403', '429', '500', '503'],
+      'get /api/v1/progress/changes': ['200', '400', '401', '403', '429', '500', '503'],
     }
     for (const [key, statuses] of Object.entries(expected)) {
       const [method, p] = key.split(' ') as [string, string]
@@ -117,6 +121,10 @@ describe('OpenAPI document', () => {
       enrolledTier: 'innovator',
       updatedAt: new Date(t.clock.now()).toISOString(),
       missingLessonCode: 'lesson_not_found',
+      roster: [STUDENTS.ada, STUDENTS.ben, STUDENTS.dev],
+      rosterPages: 2,
+      changesAfterEnroll: [{ type: 'tier_changed', profileId: STUDENTS.ben, tier: 'innovator' }],
+      changesFromBeginning: 8,
     })
   })
 

@@ -6,6 +6,7 @@ import { ManualClock } from '../../src/clock.js'
 import { RETRY_DELAYS_MS } from '../../src/domain/webhook-events.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
+import { upsertProgress } from '../../src/storage/student-import-repository.js'
 import { enrollStudent } from '../../src/storage/student-repository.js'
 import {
   announceCatalogPublished,
@@ -145,6 +146,36 @@ describe('webhooks', () => {
       expect(new Webhook(secret).verify(got.body, headers)).toMatchObject({ type: 'catalog.published' })
     }
     expect(String(got.headers['webhook-signature']).split(' ')).toHaveLength(2)
+  })
+
+  it('announces an import: one progress.updated per student with the entries that changed, nothing for a rerun', async () => {
+    await createEndpoint(
+      storage.db,
+      { organisationId: fixtures.orgs.acme, mode: 'live', url: `${base}/progress`, events: ['progress.updated'] },
+      clock.now(),
+    )
+    const entry = (lessonSlug: string, xp: number) => ({
+      studentId: STUDENTS.dev,
+      lessonSlug,
+      status: 'in_progress' as const,
+      xp,
+      timeSeconds: 60,
+      startedAt: '2026-03-01T10:00:00.000Z',
+      completedAt: null,
+    })
+    const rows = [entry('explorer/e1-robots-follow-instructions', 7), entry('explorer/e2-steps-in-order', 9)]
+    clock.advance(1000)
+    await upsertProgress(storage.db, rows, clock.now())
+    clock.advance(1000)
+    await upsertProgress(storage.db, rows, clock.now())
+    await deliverer().run()
+    const got = receiver.received.filter((r) => r.path === '/progress')
+    expect(got).toHaveLength(1)
+    const body = JSON.parse(got[0]!.body) as { type: string; data: { profileId: string; progress: { xp: number }[] } }
+    expect(body.type).toBe('progress.updated')
+    expect(body.data.profileId).toBe(STUDENTS.dev)
+    expect(body.data.progress.map((p) => p.xp)).toEqual([7, 9])
+    expect(JSON.stringify(body)).not.toMatch(/firstName|displayName/)
   })
 
   it('reaches only the organisations linked to the student, with an agreement, in the mode of the student', async () => {

@@ -61,8 +61,8 @@ export const progressImport: ImportSpec<ProgressImportRow, { slug: RegExp }> = {
     message: `student ${row.studentId} already has a row for ${row.lessonSlug} on line ${firstLine}`,
   }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
-  write: async (db, rows, _now, progress) =>
-    (await import('../../storage/student-import-repository.js')).upsertProgress(db, rows, progress),
+  write: async (db, rows, now, progress) =>
+    (await import('../../storage/student-import-repository.js')).upsertProgress(db, rows, now, progress),
 }
 
 export function registerProgress(program: Command): void {
