@@ -75,8 +75,10 @@ export async function ensurePostgresDataset(files, manifest, { keep, log = conso
   try {
     const stored = keep ? await storedManifest(client) : undefined
     if (stored?.datasetId === manifest.datasetId && stored?.migrations === manifest.migrations) {
-      // The last run's disclosure log goes, as on SQLite.
-      await client.query(`truncate "${SCHEMA}".disclosures`)
+      // The last run's disclosure log goes, with the segments and lookups sealed over it.
+      await client.query(
+        `truncate "${SCHEMA}".disclosures, "${SCHEMA}".disclosure_lookup, "${SCHEMA}".disclosure_segments`,
+      )
       return { url: postgresServiceUrl(), seconds: 0, reused: true }
     }
     const started = performance.now()

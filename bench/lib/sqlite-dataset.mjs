@@ -355,14 +355,14 @@ function isoFormatter(start, days) {
   }
 }
 
-function randomInt(n) {
+export function randomInt(n) {
   return Math.floor(Math.random() * n)
 }
 
 /** Inserts rows through one prepared statement of ROWS_PER_STATEMENT rows, in one transaction. */
 const ROWS_PER_STATEMENT = 100
 
-function bulk(db, table, columns, produce) {
+export function bulk(db, table, columns, produce) {
   const row = `(${columns.map(() => '?').join(',')})`
   const statement = (rows) =>
     db.prepare(`insert into ${table} (${columns.join(',')}) values ${Array(rows).fill(row).join(',')}`)
@@ -385,6 +385,8 @@ function bulk(db, table, columns, produce) {
 /**
  * Makes a reused dataset start every run alike: the disclosure log written by the last run is
  * emptied and key usage times cleared. (Enrolls of the last run stay: they only change tiers.)
+ * The catalog scenarios and the scaling datasets start from this empty log; progress and enroll
+ * run on copies whose log holds a given number of rows (disclosure-dataset.mjs).
  */
 export function resetDataset(file) {
   const db = new SQLite(file)
