@@ -24,12 +24,26 @@
  * service-sql.mjs wrote). GET /readyz answers 200; GET /api/v1/tiers checks the key and answers
  * {} (only so that the bench's key-cache fill works here as on the service).
  */
-import { hash, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { SERVICE_DIST } from './lib/paths.mjs'
+import {
+  bearer,
+  catalogIndex,
+  keyEntry,
+  keyHash,
+  notFound,
+  problem,
+  progressBody,
+  readBody,
+  route,
+  send,
+  tierOf,
+  unavailable,
+} from './lib/reference-responses.mjs'
 
 const file = process.env.REFERENCE_DATABASE
 const statements = JSON.parse(fs.readFileSync(process.env.REFERENCE_SQL, 'utf8'))
@@ -67,32 +81,17 @@ const release = writer.prepare('release unit')
 const rollbackTo = writer.prepare('rollback to unit')
 
 // The catalog, for the order of progress entries and the summary (the service keeps it in memory too).
-const positions = new Map()
-const lessonCounts = new Map()
-for (const { slug, tier, position } of reader.prepare('select slug, tier, position from lessons').all()) {
-  positions.set(slug, Number(position))
-  lessonCounts.set(tier, (lessonCounts.get(tier) ?? 0) + 1)
-}
-const TIERS = new Set(['explorer', 'builder', 'innovator'])
+const index = catalogIndex(reader.prepare('select slug, tier, position from lessons').all())
 
 /** Keys by their plaintext: the record, or null for a key that is not valid. */
 const keys = new Map()
 
 function principal(request) {
-  const header = request.headers.authorization
-  if (header === undefined || !header.startsWith('Bearer ')) return undefined
-  const token = header.slice(7)
+  const token = bearer(request)
+  if (token === undefined) return undefined
   let entry = keys.get(token)
   if (entry === undefined) {
-    const row = keyByHash.statement.get(...keyByHash.args({ hash: hash('sha256', token, 'hex') }))
-    entry =
-      row === undefined || row.revokedAt !== null
-        ? null
-        : {
-            keyId: row.keyId,
-            organisationId: row.organisationId,
-            sandbox: row.mode === 'test' && row.organisationKind === 'sandbox' ? 1 : 0,
-          }
+    entry = keyEntry(keyByHash.statement.get(...keyByHash.args({ hash: keyHash(token) })))
     keys.set(token, entry)
   }
   return entry ?? undefined
@@ -148,28 +147,6 @@ function disclose(values, action, outcome) {
   insertDisclosure.statement.run(...insertDisclosure.args(values))
 }
 
-const JSON_TYPE = 'application/json; charset=utf-8'
-
-function send(reply, status, body, type = JSON_TYPE) {
-  reply.writeHead(status, { 'content-type': type, 'content-length': Buffer.byteLength(body) })
-  reply.end(body)
-}
-
-function problem(reply, status, code, detail) {
-  send(
-    reply,
-    status,
-    JSON.stringify({ type: `https://curriculum.example/problems/${code}`, title: code, status, detail }),
-    'application/problem+json; charset=utf-8',
-  )
-}
-
-function notFound(reply, id) {
-  problem(reply, 404, 'student_not_found', `No student with id ${id} is linked to your organisation.`)
-}
-
-const rank = (slug) => positions.get(slug) ?? Number.MAX_SAFE_INTEGER
-
 function progress(reply, key, id) {
   const values = {
     studentId: id,
@@ -185,50 +162,16 @@ function progress(reply, key, id) {
     () => disclose(values, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
     false,
     (error) => {
-      if (error !== undefined) return problem(reply, 503, 'storage_unavailable', 'Try again shortly.')
-      if (student === undefined) return notFound(reply, id)
-      const entries = new Array(rows.length)
-      let completedLessons = 0
-      let totalXp = 0
-      let totalTimeSeconds = 0
-      for (let i = 0; i < rows.length; i++) {
-        const [lessonSlug, status, xp, timeSeconds, startedAt, completedAt] = rows[i]
-        entries[i] = { lessonSlug, status, xp: Number(xp), timeSeconds: Number(timeSeconds), startedAt, completedAt }
-        totalXp += entries[i].xp
-        totalTimeSeconds += entries[i].timeSeconds
-        if (status === 'completed' && lessonSlug.slice(0, lessonSlug.indexOf('/')) === student.tier) completedLessons++
-      }
-      entries.sort(
-        (a, b) =>
-          rank(a.lessonSlug) - rank(b.lessonSlug) ||
-          (a.lessonSlug < b.lessonSlug ? -1 : a.lessonSlug > b.lessonSlug ? 1 : 0),
-      )
-      send(
-        reply,
-        200,
-        JSON.stringify({
-          profileId: id,
-          displayName: student.firstName,
-          tier: student.tier,
-          progress: entries,
-          summary: {
-            totalLessons: lessonCounts.get(student.tier) ?? 0,
-            completedLessons,
-            totalXp,
-            totalTimeSeconds,
-          },
-        }),
-      )
+      if (error !== undefined) unavailable(reply)
+      else if (student === undefined) notFound(reply, id)
+      else send(reply, 200, progressBody(index, id, student, rows))
     },
   )
 }
 
 function enroll(reply, key, id, body) {
-  let tier
-  try {
-    tier = JSON.parse(body).tier
-  } catch {}
-  if (!TIERS.has(tier)) return problem(reply, 400, 'validation_failed', 'tier must be explorer, builder or innovator')
+  const tier = tierOf(body)
+  if (tier === undefined) return problem(reply, 400, 'validation_failed', 'tier must be explorer, builder or innovator')
   const now = new Date().toISOString()
   const values = {
     studentId: id,
@@ -253,34 +196,21 @@ function enroll(reply, key, id, body) {
     },
     true,
     (error, result) => {
-      if (error !== undefined) return problem(reply, 503, 'storage_unavailable', 'Try again shortly.')
-      if (result === undefined) return notFound(reply, id)
-      send(reply, 200, JSON.stringify(result))
+      if (error !== undefined) unavailable(reply)
+      else if (result === undefined) notFound(reply, id)
+      else send(reply, 200, JSON.stringify(result))
     },
   )
 }
 
-const STUDENTS = '/api/v1/students/'
-
 const server = http.createServer((request, reply) => {
-  const url = request.url
-  if (url === '/readyz') return send(reply, 200, '{"status":"ready"}')
+  const target = route(request)
+  if (target.kind === 'ready') return send(reply, 200, '{"status":"ready"}')
   const key = principal(request)
   if (key === undefined) return problem(reply, 401, 'invalid_api_key', 'The API key is not valid.')
-  if (url === '/api/v1/tiers' && request.method === 'GET') return send(reply, 200, '{}')
-  if (url.startsWith(STUDENTS)) {
-    const slash = url.indexOf('/', STUDENTS.length)
-    const id = url.slice(STUDENTS.length, slash).toLowerCase()
-    const action = url.slice(slash + 1)
-    if (action === 'progress' && request.method === 'GET') return progress(reply, key, id)
-    if (action === 'enroll' && request.method === 'POST') {
-      let body = ''
-      request.setEncoding('utf8')
-      request.on('data', (chunk) => (body += chunk))
-      request.on('end', () => enroll(reply, key, id, body))
-      return
-    }
-  }
+  if (target.kind === 'tiers') return send(reply, 200, '{}')
+  if (target.kind === 'progress') return progress(reply, key, target.id)
+  if (target.kind === 'enroll') return readBody(request, (body) => enroll(reply, key, target.id, body))
   problem(reply, 404, 'not_found', 'No such route.')
 })
 server.keepAliveTimeout = 65_000

@@ -22,7 +22,7 @@ const wrkVersion = ensureWrk()
 const { benchSettings, describe, measure } = await import('./lib/measure.mjs')
 const { DATASETS, ensureSqliteDataset, resetDataset } = await import('./lib/sqlite-dataset.mjs')
 const { disclosureSizes, ensureLogDataset, restoreLog, sizeLabel } = await import('./lib/disclosure-dataset.mjs')
-const { writeServiceSql } = await import('./lib/service-sql.mjs')
+const { capturePostgresSql, captureSqliteSql, writeServiceSql } = await import('./lib/service-sql.mjs')
 const { serviceEnv, startServer } = await import('./lib/server-process.mjs')
 const { machine } = await import('./lib/process-stats.mjs')
 const { hasTaskset, LOAD_CPU, SERVER_CPU } = await import('./lib/pinning.mjs')
@@ -265,7 +265,7 @@ async function main() {
   // Progress reads and enrolls at each disclosure-log size, each followed by the reference.
   if (wanted('progress') || wanted('enroll')) {
     const sqlFile = path.join(DATA_DIR, 'service-sql.json')
-    await writeServiceSql(dataset.database, sqlFile)
+    await writeServiceSql(captureSqliteSql(dataset.database), sqlFile)
     setup.push(
       `Disclosure log sizes for progress and enroll: ${logSizes.map((n) => sizeLabel(n)).join(', ')} rows (BENCH_DISCLOSURE_ROWS); targets and open-loop rows at the largest`,
     )
@@ -381,7 +381,13 @@ async function main() {
       'USAGE_FLUSH_MS was not found in dist/app.js, so the measured runs were not placed between key-usage flushes.',
     )
   }
-  const stalled = rows.filter((r) => r.latencyMs.max > 1000 && r.engine !== 'node:http' && r.scenario.id !== 'key-fill')
+  const stalled = rows.filter(
+    (r) =>
+      r.latencyMs.max > 1000 &&
+      r.engine !== 'node:http' &&
+      r.scenario.id !== 'key-fill' &&
+      !r.scenario.id.startsWith('reference-'),
+  )
   const crossCheck = rows.find((r) => r.scenario.id === 'progress-node-client')
   if (stalled.length > 0) {
     notes.push(
@@ -564,7 +570,11 @@ async function runPostgres(dataset, context) {
   })
   const label = 'PostgreSQL + Redis, 2 workers'
   try {
-    const list = [...scenarios.catalogScenarios(context), scenarios.progressScenario(context)]
+    const list = [
+      ...scenarios.catalogScenarios(context),
+      scenarios.progressScenario(context),
+      scenarios.enrollScenario(context),
+    ]
       .filter((s) => wanted(s.id))
       .map((s) => ({ ...s, target: undefined }))
     const group = await runScenarioGroup({
@@ -585,6 +595,42 @@ async function runPostgres(dataset, context) {
       'GET /api/v1/tiers, first request of each key (key-cache fill)',
     )
     rows.push(...group.rows, ...(fill ? [fill] : []))
+
+    // The reference beside the service's student rows, from an empty log too.
+    const students = list.filter((s) => s.id === 'progress' || s.id === 'enroll')
+    if (students.length > 0) {
+      log('reference server (node:http + node-postgres), 2 workers')
+      const sqlFile = path.join(DATA_DIR, 'service-sql-postgres.json')
+      await writeServiceSql(capturePostgresSql(postgres.POSTGRES_URL, postgres.SCHEMA), sqlFile)
+      await postgres.emptyDisclosureLog()
+      const reference = await runScenarioGroup({
+        startServer: () =>
+          start({
+            label: 'reference (postgres)',
+            env: {
+              ...process.env,
+              REFERENCE_POSTGRES_URL: postgres.POSTGRES_URL,
+              REFERENCE_SCHEMA: postgres.SCHEMA,
+              REFERENCE_SQL: sqlFile,
+              REFERENCE_WORKERS: '2',
+            },
+            cpu: undefined,
+            script: path.join(BENCH_DIR, 'reference-postgres-server.mjs'),
+          }),
+        stopServer: stop,
+        scenarios: students.map((s) => scenarios.referenceScenario(s, { postgres: true })),
+        fill: scenarios.keyCacheFill({ file: dataset.keys, count: dataset.manifest.keys }),
+        refill: false,
+        settings,
+        log,
+        measureScenario: measuring('postgres', 'node:http + node-postgres, 2 workers'),
+      })
+      rows.push(...reference.rows)
+      for (const service of group.rows.filter((r) => students.includes(r.scenario))) {
+        const match = reference.rows.find((r) => r.scenario.id === `reference-${service.scenario.id}`)
+        if (match !== undefined) referencePairs.push([service, match])
+      }
+    }
   } finally {
     await postgres
       .clearRedisPrefix(prefix)
@@ -598,7 +644,9 @@ async function runPostgres(dataset, context) {
       "Key cache: one server for the whole group after one fill (one request per key, which reaches only one of the two workers' caches), so these rows include " +
       `key lookups as they happen in steady use: each worker reads each key on its first request there and again once its entry is ${keyTtlText()} old. ` +
       '(Refilling both caches before each pair of scenarios, as on SQLite, would take longer than the scenarios.) ' +
-      'Its progress row starts from an empty disclosure log (emptied before measuring, as before the SQLite log-size axis); the log sizes and the reference rows are SQLite only.',
+      'Its progress and enroll rows start from an empty disclosure log (emptied before measuring, as before the SQLite log-size axis; the log sizes are SQLite only), ' +
+      'and so does the reference beside them (bench/reference-postgres-server.mjs: node:http + node-postgres, two workers with a pool of 10 each, the SQL captured from the service for PostgreSQL, ' +
+      'the disclosure insert on its own and the enroll in BEGIN ... COMMIT as the service sends them; no Redis).',
   )
 }
 

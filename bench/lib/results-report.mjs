@@ -78,6 +78,7 @@ export function referenceTable(pairs) {
   return markdownTable(
     [
       'Path',
+      'Engine',
       'Disclosure log rows',
       'Service req/s',
       'Reference req/s',
@@ -91,7 +92,8 @@ export function referenceTable(pairs) {
         cpuUs(service) !== undefined && cpuUs(reference) !== undefined ? cpuUs(service) - cpuUs(reference) : undefined
       return [
         service.scenario.id,
-        service.scenario.disclosureRows === undefined ? '-' : int(service.scenario.disclosureRows),
+        service.engineLabel,
+        service.scenario.disclosureRows === undefined ? '0 (emptied)' : int(service.scenario.disclosureRows),
         int(service.rps),
         int(reference.rps),
         (service.rps / reference.rps).toFixed(2),
@@ -153,9 +155,9 @@ export function writeResultsMarkdown(run) {
     ...(run.references.length === 0
       ? []
       : [
-          '## Service vs. reference (same SQL, storage and group commit)',
+          '## Service vs. reference (same SQL and storage settings)',
           '',
-          'Each service row next to bench/reference-sqlite-server.mjs on the same dataset copy, core and wrk script (see notes for what the reference does and leaves out). ' +
+          'Each service row next to its reference server (bench/reference-sqlite-server.mjs on the same dataset copy and core, bench/reference-postgres-server.mjs on the same schema), same wrk script (see notes for what the references do and leave out). ' +
             '"Service / reference" is the share of the bare server\'s throughput the service reaches; "our own µs" is the CPU the service spends per request beyond the reference\'s (server CPU time / requests).',
           '',
           referenceTable(run.references),

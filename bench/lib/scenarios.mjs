@@ -102,14 +102,16 @@ export function openLoopAt(scenario, peakRps) {
 }
 
 /**
- * A student scenario against bench/reference-sqlite-server.mjs: the same requests, wrk script
- * and dataset copy; no target (it is what the service is compared with).
+ * A student scenario against a reference server (bench/reference-sqlite-server.mjs, or with
+ * `postgres` reference-postgres-server.mjs): the same requests, wrk script and data; no target
+ * (it is what the service is compared with).
  */
-export function referenceScenario(scenario) {
+export function referenceScenario(scenario, { postgres = false } = {}) {
+  const server = postgres ? 'node:http + node-postgres, same SQL' : 'node:http + better-sqlite3, same SQL, group commit'
   return {
     ...scenario,
     id: `reference-${scenario.id}`,
-    title: `reference: node:http + better-sqlite3, same SQL, group commit (${scenario.id})${logSuffix(scenario.disclosureRows)}`,
+    title: `reference: ${server} (${scenario.id})${logSuffix(scenario.disclosureRows)}`,
     target: undefined,
   }
 }

@@ -12,7 +12,8 @@
  */
 import fs from 'node:fs'
 import SQLite from 'better-sqlite3'
-import { Kysely, SqliteDialect } from 'kysely'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
 import { importDist } from './paths.mjs'
 
 class Rollback extends Error {}
@@ -21,19 +22,50 @@ const TIERS = ['explorer', 'builder', 'innovator']
 /** A student id no dataset has. */
 const UNKNOWN_STUDENT = 'ffffffff-ffff-4fff-bfff-ffffffffffff'
 
-export async function captureServiceSql(databaseFile) {
+/** The statements as the service sends them to SQLite (a dataset file). */
+export function captureSqliteSql(databaseFile) {
+  return captureServiceSql(new SqliteDialect({ database: new SQLite(databaseFile) }))
+}
+
+/** The statements as the service sends them to PostgreSQL, on the dataset's schema. */
+export function capturePostgresSql(connectionString, schema) {
+  return captureServiceSql(
+    new PostgresDialect({ pool: new pg.Pool({ connectionString, max: 1, options: `-c search_path=${schema}` }) }),
+  )
+}
+
+async function captureServiceSql(dialect) {
+  const sent = []
+  const db = new Kysely({
+    dialect,
+    log: (event) => {
+      if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: [...event.query.parameters] })
+    },
+  })
+  try {
+    return await captureOn(db, sent)
+  } finally {
+    await db.destroy()
+  }
+}
+
+/** Calls the service's functions on `db` (whose log hook fills `sent`) and names the parameters of what they send. */
+async function captureOn(db, sent) {
   const { readStudentProgress, enrollStudent } = await importDist('storage/student-repository.js')
   const { findKeyByHash } = await importDist('storage/access-repository.js')
   const { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } = await importDist('storage/disclosure-log.js')
-  const database = new SQLite(databaseFile)
-  const student = database
-    .prepare(
-      'select so.student_id as id, so.organisation_id as organisationId, s.tier from student_organisations so join students s on s.id = so.student_id limit 1',
-    )
-    .get()
-  const key = database
-    .prepare('select key_hash from api_keys where organisation_id = ? limit 1')
-    .get(student.organisationId)
+  const student = await db
+    .selectFrom('student_organisations as so')
+    .innerJoin('students as s', 's.id', 'so.student_id')
+    .select(['so.student_id as id', 'so.organisation_id as organisationId', 's.tier as tier'])
+    .limit(1)
+    .executeTakeFirstOrThrow()
+  const key = await db
+    .selectFrom('api_keys')
+    .select('key_hash')
+    .where('organisation_id', '=', student.organisationId)
+    .limit(1)
+    .executeTakeFirstOrThrow()
   const at = Date.UTC(2031, 0, 2, 3, 4, 5, 6)
   const now = Date.UTC(2032, 0, 2, 3, 4, 5, 6)
   const tier = TIERS.find((t) => t !== student.tier)
@@ -51,18 +83,11 @@ export async function captureServiceSql(databaseFile) {
     ...DISCLOSURE_ACTIONS.map((action) => [action, 'action']),
     ...DISCLOSURE_OUTCOMES.map((outcome) => [outcome, 'outcome']),
   ])
-  let queries = []
-  const db = new Kysely({
-    dialect: new SqliteDialect({ database }),
-    log: (event) => {
-      if (event.level === 'query') queries.push({ sql: event.query.sql, parameters: [...event.query.parameters] })
-    },
-  })
   const captured = {}
   const capture = async (work) => {
-    queries = []
+    sent.length = 0
     await work()
-    return queries.map(({ sql, parameters }) => ({
+    return sent.map(({ sql, parameters }) => ({
       sql,
       params: parameters.map((value) => {
         const name = named.get(value)
@@ -97,8 +122,6 @@ export async function captureServiceSql(databaseFile) {
     })
   } catch (error) {
     if (!(error instanceof Rollback)) throw error
-  } finally {
-    await db.destroy()
   }
   for (const [name, statement] of Object.entries(captured)) {
     if (statement === undefined) throw new Error(`the service sent no "${name}" statement`)
@@ -108,9 +131,9 @@ export async function captureServiceSql(databaseFile) {
   return captured
 }
 
-/** Captures the statements once and writes them where the reference servers read them. */
-export async function writeServiceSql(databaseFile, file) {
-  const captured = await captureServiceSql(databaseFile)
+/** Writes captured statements (a promise of them) where a reference server reads them. */
+export async function writeServiceSql(capturing, file) {
+  const captured = await capturing
   fs.writeFileSync(file, `${JSON.stringify(captured, null, 2)}\n`)
   return captured
 }
