@@ -20,7 +20,7 @@ const wrkVersion = ensureWrk()
 
 // Everything below reads dist/, which exists only now.
 const { benchSettings, describe, measure } = await import('./lib/measure.mjs')
-const { DATASETS, ensureSqliteDataset, resetDataset } = await import('./lib/sqlite-dataset.mjs')
+const { DATASETS, ensureSqliteDataset, resetDataset, warmPageCache } = await import('./lib/sqlite-dataset.mjs')
 const { disclosureSizes, ensureLogDataset, restoreLog, sizeLabel } = await import('./lib/disclosure-dataset.mjs')
 const { capturePostgresSql, captureSqliteSql, writeServiceSql } = await import('./lib/service-sql.mjs')
 const { serviceEnv, startServer } = await import('./lib/server-process.mjs')
@@ -159,6 +159,7 @@ async function main() {
       : `dataset rows-2m generated in ${m.generationSeconds.toFixed(1)} s: ${JSON.stringify(m.timings)}`,
   )
   const cleared = resetDataset(dataset.database)
+  warmPageCache(dataset.database)
   if (cleared > 0)
     setup.push(
       `Disclosure rows a previous run left in the main dataset (catalog, 429 and 401 scenarios, which neither write nor read the log), removed: ${cleared.toLocaleString('en')}`,
@@ -665,6 +666,7 @@ async function scalingPoint(name, mainDataset) {
   const files = await ensureSqliteDataset(name, log)
   if (!files.reused) setup.push(`Scaling dataset ${name} generated in ${files.manifest.generationSeconds.toFixed(1)} s`)
   resetDataset(files.database)
+  warmPageCache(files.database)
   const plan = await planOf(files)
   log(`  ${name}: plan: ${plan.plan.join(' / ')}`)
   const group = await runScenarioGroup({

@@ -24,7 +24,7 @@ import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
 import { DATA_DIR, importDist } from './paths.mjs'
-import { bulk, randomInt } from './sqlite-dataset.mjs'
+import { bulk, randomInt, warmPageCache } from './sqlite-dataset.mjs'
 
 /** Bump whenever what is generated changes, so stale copies are rebuilt. */
 export const LOG_GENERATOR_VERSION = 1
@@ -120,6 +120,7 @@ export async function ensureLogDataset(base, rows, { log = console.log } = {}) {
     fs.existsSync(database)
   ) {
     const removed = restoreLog(database, existing.prepared)
+    warmPageCache(database)
     return { ...files, log: existing, reused: true, removed }
   }
 
@@ -145,6 +146,7 @@ export async function ensureLogDataset(base, rows, { log = console.log } = {}) {
     prepared,
   }
   fs.writeFileSync(path.join(dir, 'manifest.json'), `${JSON.stringify(manifest, null, 2)}\n`)
+  warmPageCache(database)
   return { ...files, log: manifest, reused: false, removed: 0 }
 }
 

@@ -195,8 +195,8 @@ export function writeResultsMarkdown(run) {
 const REPRODUCE = [
   '```sh',
   'npm install',
-  'npm run bench                                   # everything, about 20 minutes (plus about a minute to prepare the datasets the first time)',
-  'BENCH_DURATION=2 BENCH_WARMUP=1 npm run bench   # a quick pass while developing (about 8 minutes: the key-cache fills dominate)',
+  'npm run bench                                   # everything, about 16 minutes (plus about a minute to prepare the datasets the first time)',
+  'BENCH_DURATION=2 BENCH_WARMUP=1 npm run bench   # a quick pass while developing (about 7 minutes: the key-cache fills dominate)',
   'BENCH_SCALING=full npm run bench                # adds the 20M-row dataset and a 20M-row disclosure log (several minutes to prepare, about 15 GB)',
   'BENCH_DISCLOSURE_ROWS=0,200k,2M npm run bench   # the disclosure-log sizes for progress and enroll',
   'node bench/profile.mjs progress                 # where the time goes: top functions by self time',

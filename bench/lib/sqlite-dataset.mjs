@@ -401,6 +401,32 @@ export function resetDataset(file) {
   }
 }
 
+/** Read at most this much of a database file into the page cache. */
+const WARM_LIMIT_BYTES = 2 * 1024 ** 3
+
+/**
+ * Reads a database file once, front to back (up to 2 GB), so that the first scenario on it does
+ * not pay for disk reads that every later one is spared: a dataset copied or generated a moment
+ * ago, or not read since the machine started, is not in the page cache. The dataset's own tables
+ * come first in the file (a log copy appends its disclosure rows after them). Returns seconds.
+ */
+export function warmPageCache(file) {
+  const started = performance.now()
+  const fd = fs.openSync(file, 'r')
+  try {
+    const buffer = Buffer.allocUnsafe(16 * 1024 * 1024)
+    let position = 0
+    while (position < WARM_LIMIT_BYTES) {
+      const read = fs.readSync(fd, buffer, 0, buffer.length, position)
+      if (read === 0) break
+      position += read
+    }
+  } finally {
+    fs.closeSync(fd)
+  }
+  return (performance.now() - started) / 1000
+}
+
 /** The dataset opened read-only, to copy its rows into PostgreSQL. */
 export function openDatasetReadOnly(file) {
   return new SQLite(file, { readonly: true })
