@@ -415,7 +415,7 @@ async function main() {
               `${r.scenario.id}${r.scenario.disclosureRows === undefined ? '' : ` (${sizeLabel(r.scenario.disclosureRows)} log)`} ${r.openLoop.sendLagMs.p99.toFixed(2)} / ${r.openLoop.sendLagMs.max.toFixed(1)} ms`,
           )
           .join(', ') +
-        ' (mostly waiting for a connection: the server is answering the requests before).',
+        ' (a request goes out late when every connection is still waiting for an answer, or when the client itself falls behind).',
     )
   }
   if (referencePairs.length > 0) {
@@ -536,7 +536,7 @@ async function studentGroups(dataset, logRows, largest, sqlFile) {
         script: path.join(BENCH_DIR, 'reference-sqlite-server.mjs'),
       }),
     stopServer: stop,
-    scenarios: closed.map(scenarios.referenceScenario),
+    scenarios: closed.map((s) => scenarios.referenceScenario(s)),
     fill,
     settings,
     log,

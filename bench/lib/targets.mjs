@@ -7,6 +7,12 @@
 export const RSS_LIMIT_MB = 150
 export const READY_LIMIT_MS = 1000
 
+/** req/s per CPU-second of `row` over the same for `reference`: steadier than req/s on a shared machine. */
+function perCpuShare(row, reference) {
+  if (!(row.serverCpu > 0) || !(reference.serverCpu > 0)) return '-'
+  return (row.rps / row.serverCpu / (reference.rps / reference.serverCpu)).toFixed(2)
+}
+
 export function checkTargets({ rows, ready }) {
   const checks = []
   const sqlite = rows.filter((row) => row.engine === 'sqlite' && row.scenario.target !== undefined)
@@ -27,7 +33,7 @@ export function checkTargets({ rows, ready }) {
         measured:
           share === undefined
             ? 'not measured (no header reference row in this run)'
-            : `${share.toFixed(2)} (header reference ${Math.round(headerReference.rps).toLocaleString('en')} req/s)`,
+            : `${share.toFixed(2)} (header reference ${Math.round(headerReference.rps).toLocaleString('en')} req/s; per CPU ${perCpuShare(row, headerReference)})`,
         met: share !== undefined && share >= target.headerRatio,
       })
     }
