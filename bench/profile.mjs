@@ -3,8 +3,11 @@
  * `node --cpu-prof` (SQLite, one core, as in the benchmark), then prints the top functions by
  * self time, mapped to src/*.ts lines, counted over the measured run only.
  *
- *   node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--top 25]
+ *   node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--disclosure-rows 2M] [--top 25]
  *
+ * --disclosure-rows runs the server on the bench's copy of the dataset whose disclosure log holds
+ * that many rows (lib/disclosure-dataset.mjs), as the benchmark does for progress and enroll;
+ * without it the log starts empty.
  * As in the benchmark, the key cache is filled (one request per key) before the warm-up;
  * --cold skips that, to profile requests whose key has to be read from storage.
  * Scenarios: tiers, lessons, lessons-tier, lesson, tiers-304, progress, enroll, hammer-429,
@@ -38,13 +41,14 @@ const { values, positionals } = parseArgs({
     // Skip the key-cache fill: profile requests whose keys are looked up in storage.
     cold: { type: 'boolean', default: false },
     dataset: { type: 'string', default: 'rows-2m' },
+    'disclosure-rows': { type: 'string' },
     top: { type: 'string', default: '25' },
   },
 })
 const scenarioId = positionals[0]
 if (!SCENARIOS.includes(scenarioId)) {
   console.error(
-    `usage: node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--top 25]\nscenarios: ${SCENARIOS.join(', ')}`,
+    `usage: node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--disclosure-rows 2M] [--top 25]\nscenarios: ${SCENARIOS.join(', ')}`,
   )
   process.exit(2)
 }
@@ -55,6 +59,7 @@ else buildService()
 ensureWrk()
 const { benchSettings, describe, measure } = await import('./lib/measure.mjs')
 const { ensureSqliteDataset, resetDataset } = await import('./lib/sqlite-dataset.mjs')
+const { disclosureSizes, ensureLogDataset } = await import('./lib/disclosure-dataset.mjs')
 const { serviceEnv, startServer } = await import('./lib/server-process.mjs')
 const { SERVER_CPU } = await import('./lib/pinning.mjs')
 const scenarios = await import('./lib/scenarios.mjs')
@@ -62,8 +67,13 @@ const { analyseProfile, formatProfile } = await import('./lib/cpu-profile.mjs')
 const { flushFreeWarmup } = await import('./lib/scenario-group.mjs')
 
 const settings = benchSettings()
-const files = await ensureSqliteDataset(values.dataset)
+let files = await ensureSqliteDataset(values.dataset)
 resetDataset(files.database)
+const disclosureRows =
+  values['disclosure-rows'] === undefined
+    ? undefined
+    : disclosureSizes({ BENCH_DISCLOSURE_ROWS: values['disclosure-rows'] }).at(-1)
+if (disclosureRows !== undefined) files = await ensureLogDataset(files, disclosureRows)
 const profileDir = path.join(DATA_DIR, 'profiles', `${scenarioId}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
 fs.mkdirSync(profileDir, { recursive: true })
 
@@ -97,7 +107,13 @@ async function runScenario() {
   const auth = { authorization: `Bearer ${key}` }
   const etag = (await fetch(`${server.baseUrl}/api/v1/tiers`, { headers: auth })).headers.get('etag')
   const lessons = await (await fetch(`${server.baseUrl}/api/v1/lessons`, { headers: auth })).json()
-  const context = { files, etag, slug: lessons.lessons[Math.floor(lessons.lessons.length / 2)].slug, hammerKey: key }
+  const context = {
+    files,
+    disclosureRows,
+    etag,
+    slug: lessons.lessons[Math.floor(lessons.lessons.length / 2)].slug,
+    hammerKey: key,
+  }
   const all = [
     ...scenarios.catalogScenarios(context),
     scenarios.progressScenario(context),

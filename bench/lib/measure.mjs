@@ -23,7 +23,8 @@ export function benchSettings(env = process.env) {
 }
 
 export async function measure(server, scenario, settings) {
-  const generator = scenario.client === 'node' ? runNodeClient : runWrk
+  // Node's client for the cross-check and for open-loop rows (a fixed `rate`), wrk otherwise.
+  const generator = scenario.client === 'node' || scenario.rate !== undefined ? runNodeClient : runWrk
   const run = (seconds) =>
     generator({
       baseUrl: server.baseUrl,
@@ -32,6 +33,7 @@ export async function measure(server, scenario, settings) {
       threads: settings.threads,
       lua: scenario.lua,
       expect: scenario.expect,
+      rate: scenario.rate,
     })
   let warmup
   if (settings.warmup > 0) warmup = await run(settings.warmup)

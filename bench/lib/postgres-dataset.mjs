@@ -75,8 +75,7 @@ export async function ensurePostgresDataset(files, manifest, { keep, log = conso
   try {
     const stored = keep ? await storedManifest(client) : undefined
     if (stored?.datasetId === manifest.datasetId && stored?.migrations === manifest.migrations) {
-      // The last run's disclosure log goes, as on SQLite.
-      await client.query(`truncate "${SCHEMA}".disclosures`)
+      await emptyDisclosureLog(client)
       return { url: postgresServiceUrl(), seconds: 0, reused: true }
     }
     const started = performance.now()
@@ -105,6 +104,19 @@ export async function ensurePostgresDataset(files, manifest, { keep, log = conso
     return { url: postgresServiceUrl(), seconds: (performance.now() - started) / 1000, reused: false }
   } finally {
     await client.end()
+  }
+}
+
+/** The disclosure log emptied, with the segments and lookups sealed over it (a new client unless given one). */
+export async function emptyDisclosureLog(given) {
+  const client = given ?? new pg.Client({ connectionString: POSTGRES_URL })
+  if (given === undefined) await client.connect()
+  try {
+    await client.query(
+      `truncate "${SCHEMA}".disclosures, "${SCHEMA}".disclosure_lookup, "${SCHEMA}".disclosure_segments`,
+    )
+  } finally {
+    if (given === undefined) await client.end()
   }
 }
 

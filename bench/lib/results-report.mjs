@@ -68,6 +68,43 @@ export function targetsTable(checks) {
   )
 }
 
+/**
+ * The service against the reference server (same SQL, storage settings and group commit) for
+ * each path and log size: what the service's own work costs, in throughput and in CPU.
+ */
+export function referenceTable(pairs) {
+  const cpuUs = (row) => (row.serverCpu > 0 ? (1e6 * row.serverCpu) / row.rps : undefined)
+  const us = (x) => (x === undefined ? '-' : x.toFixed(0))
+  return markdownTable(
+    [
+      'Path',
+      'Engine',
+      'Disclosure log rows',
+      'Service req/s',
+      'Reference req/s',
+      'Service / reference',
+      'Service µs CPU per request',
+      'Reference µs CPU per request',
+      'Our own µs per request',
+    ],
+    pairs.map(([service, reference]) => {
+      const own =
+        cpuUs(service) !== undefined && cpuUs(reference) !== undefined ? cpuUs(service) - cpuUs(reference) : undefined
+      return [
+        service.scenario.id,
+        service.engineLabel,
+        service.scenario.disclosureRows === undefined ? '0 (emptied)' : int(service.scenario.disclosureRows),
+        int(service.rps),
+        int(reference.rps),
+        (service.rps / reference.rps).toFixed(2),
+        us(cpuUs(service)),
+        us(cpuUs(reference)),
+        us(own),
+      ]
+    }),
+  )
+}
+
 export function scalingTable(scaling) {
   return markdownTable(
     ['Progress rows', 'Students', 'req/s', 'p50 ms', 'p99 ms', 'p99.9 ms', 'Errors', 'Server CPU', 'Query plan'],
@@ -115,6 +152,17 @@ export function writeResultsMarkdown(run) {
     '',
     resultsTable(run.rows),
     '',
+    ...(run.references.length === 0
+      ? []
+      : [
+          '## Service vs. reference (same SQL and storage settings)',
+          '',
+          'Each service row next to its reference server (bench/reference-sqlite-server.mjs on the same dataset copy and core, bench/reference-postgres-server.mjs on the same schema), same wrk script (see notes for what the references do and leave out). ' +
+            '"Service / reference" is the share of the bare server\'s throughput the service reaches; "our own µs" is the CPU the service spends per request beyond the reference\'s (server CPU time / requests).',
+          '',
+          referenceTable(run.references),
+          '',
+        ]),
     '## Targets (SQLite, service on one core)',
     '',
     targetsTable(run.checks),
@@ -147,9 +195,10 @@ export function writeResultsMarkdown(run) {
 const REPRODUCE = [
   '```sh',
   'npm install',
-  'npm run bench                                   # everything, about 12 minutes (plus about 20 s to generate the datasets the first time)',
-  'BENCH_DURATION=2 BENCH_WARMUP=1 npm run bench   # a quick pass while developing (about 5 minutes: the key-cache fills dominate)',
-  'BENCH_SCALING=full npm run bench                # adds the 20M-row dataset (a few minutes to generate, about 5 GB)',
+  'npm run bench                                   # everything, about 16 minutes (plus about a minute to prepare the datasets the first time)',
+  'BENCH_DURATION=2 BENCH_WARMUP=1 npm run bench   # a quick pass while developing (about 7 minutes: the key-cache fills dominate)',
+  'BENCH_SCALING=full npm run bench                # adds the 20M-row dataset and a 20M-row disclosure log (several minutes to prepare, about 15 GB)',
+  'BENCH_DISCLOSURE_ROWS=0,200k,2M npm run bench   # the disclosure-log sizes for progress and enroll',
   'node bench/profile.mjs progress                 # where the time goes: top functions by self time',
   '```',
   '',

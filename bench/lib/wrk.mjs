@@ -90,16 +90,30 @@ export function runWrk({ baseUrl, seconds, connections = 64, threads = 1, lua, e
 }
 
 /**
- * The same measurement with bench/latency-client.mjs (Node's HTTP client) instead of wrk, for
- * progress reads only: the latency cross-check.
+ * The same measurement with bench/latency-client.mjs instead of wrk: with `rate` undefined, a
+ * closed loop through Node's HTTP client (progress reads only: the latency cross-check); with a
+ * `rate`, an open loop at that many requests a second, latency counted from each request's due
+ * time (any of the scenario modes).
  */
-export function runNodeClient({ baseUrl, seconds, connections = 64, lua, expect }) {
+export function runNodeClient({ baseUrl, seconds, connections = 64, lua, expect, rate }) {
+  const openLoop =
+    rate === undefined
+      ? []
+      : [
+          '--rate',
+          String(rate),
+          '--mode',
+          lua.mode,
+          ...(lua.path === undefined ? [] : ['--path', lua.path]),
+          ...(lua.etag === undefined ? [] : ['--etag', lua.etag]),
+        ]
   const [command, argv] = pinned(LOAD_CPU, process.execPath, [
     path.join(BENCH_DIR, 'latency-client.mjs'),
     baseUrl,
     lua.file,
     String(seconds),
     String(connections),
+    ...openLoop,
   ])
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
@@ -135,5 +149,6 @@ function summarise(raw, expect) {
     statuses: raw.statuses,
     errors: unexpected + socket,
     socketErrors: raw.errors,
+    openLoop: raw.openLoop,
   }
 }

@@ -1,0 +1,139 @@
+/**
+ * The SQL the service sends for a key lookup, a progress read and an enroll, captured from its
+ * own functions in dist/ (findKeyByHash, readStudentProgress, enrollStudent) through a Kysely
+ * log hook, inside a transaction that is rolled back: the reference servers run exactly these
+ * statements, so a gap between them and the service is the service's own work, not other SQL.
+ *
+ * Each statement comes with the names of its parameters in order, found by calling the
+ * functions with values that tell them apart (a real student, its organisation, a tier it does
+ * not have, marked request and key ids). Calls made: the key lookup; a progress read; an enroll
+ * that changes the tier, the same enroll again (unchanged: the tier is read back), and an enroll
+ * of a student the organisation cannot see.
+ */
+import fs from 'node:fs'
+import SQLite from 'better-sqlite3'
+import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
+import pg from 'pg'
+import { importDist } from './paths.mjs'
+
+class Rollback extends Error {}
+
+const TIERS = ['explorer', 'builder', 'innovator']
+/** A student id no dataset has. */
+const UNKNOWN_STUDENT = 'ffffffff-ffff-4fff-bfff-ffffffffffff'
+
+/** The statements as the service sends them to SQLite (a dataset file). */
+export function captureSqliteSql(databaseFile) {
+  return captureServiceSql(new SqliteDialect({ database: new SQLite(databaseFile) }))
+}
+
+/** The statements as the service sends them to PostgreSQL, on the dataset's schema. */
+export function capturePostgresSql(connectionString, schema) {
+  return captureServiceSql(
+    new PostgresDialect({ pool: new pg.Pool({ connectionString, max: 1, options: `-c search_path=${schema}` }) }),
+  )
+}
+
+async function captureServiceSql(dialect) {
+  const sent = []
+  const db = new Kysely({
+    dialect,
+    log: (event) => {
+      if (event.level === 'query') sent.push({ sql: event.query.sql, parameters: [...event.query.parameters] })
+    },
+  })
+  try {
+    return await captureOn(db, sent)
+  } finally {
+    await db.destroy()
+  }
+}
+
+/** Calls the service's functions on `db` (whose log hook fills `sent`) and names the parameters of what they send. */
+async function captureOn(db, sent) {
+  const { readStudentProgress, enrollStudent } = await importDist('storage/student-repository.js')
+  const { findKeyByHash } = await importDist('storage/access-repository.js')
+  const { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } = await importDist('storage/disclosure-log.js')
+  const student = await db
+    .selectFrom('student_organisations as so')
+    .innerJoin('students as s', 's.id', 'so.student_id')
+    .select(['so.student_id as id', 'so.organisation_id as organisationId', 's.tier as tier'])
+    .limit(1)
+    .executeTakeFirstOrThrow()
+  const key = await db
+    .selectFrom('api_keys')
+    .select('key_hash')
+    .where('organisation_id', '=', student.organisationId)
+    .limit(1)
+    .executeTakeFirstOrThrow()
+  const at = Date.UTC(2031, 0, 2, 3, 4, 5, 6)
+  const now = Date.UTC(2032, 0, 2, 3, 4, 5, 6)
+  const tier = TIERS.find((t) => t !== student.tier)
+  const named = new Map([
+    [student.id, 'studentId'],
+    [UNKNOWN_STUDENT, 'studentId'],
+    [student.organisationId, 'organisationId'],
+    [0, 'sandbox'],
+    ['bench-sql-key-id', 'keyId'],
+    ['bench-sql-request-id', 'requestId'],
+    [new Date(at).toISOString(), 'at'],
+    [new Date(now).toISOString(), 'updatedAt'],
+    [tier, 'tier'],
+    [key.key_hash, 'hash'],
+    ...DISCLOSURE_ACTIONS.map((action) => [action, 'action']),
+    ...DISCLOSURE_OUTCOMES.map((outcome) => [outcome, 'outcome']),
+  ])
+  const captured = {}
+  const capture = async (work) => {
+    sent.length = 0
+    await work()
+    return sent.map(({ sql, parameters }) => ({
+      sql,
+      params: parameters.map((value) => {
+        const name = named.get(value)
+        if (name === undefined) throw new Error(`a parameter of "${sql}" is none of the values passed: ${value}`)
+        return name
+      }),
+    }))
+  }
+  try {
+    await db.transaction().execute(async (trx) => {
+      const context = {
+        at,
+        requestId: 'bench-sql-request-id',
+        keyId: 'bench-sql-key-id',
+        organisationId: student.organisationId,
+        sandbox: false,
+      }
+      // Writes straight into this transaction (rolled back below) rather than a group commit.
+      const writes = { statement: (work) => work(trx), transaction: (work) => work(trx) }
+      ;[captured.keyByHash] = await capture(() => findKeyByHash(trx, key.key_hash))
+      ;[captured.student, captured.progress, captured.disclosure] = await capture(() =>
+        readStudentProgress(trx, writes, student.id, context),
+      )
+      const changed = await capture(() => enrollStudent(writes, student.id, tier, context, now))
+      const unchanged = await capture(() => enrollStudent(writes, student.id, tier, context, now))
+      ;[captured.link, captured.changeTier] = changed
+      captured.tier = unchanged[2]
+      const unknown = await capture(() => enrollStudent(writes, UNKNOWN_STUDENT, tier, context, now))
+      if (unknown.length !== 2)
+        throw new Error('an enroll of an unknown student did not send a link check and a disclosure')
+      throw new Rollback()
+    })
+  } catch (error) {
+    if (!(error instanceof Rollback)) throw error
+  }
+  for (const [name, statement] of Object.entries(captured)) {
+    if (statement === undefined) throw new Error(`the service sent no "${name}" statement`)
+  }
+  if (!/^\s*insert into "disclosures"/i.test(captured.disclosure.sql))
+    throw new Error(`the third statement of a progress read is not the disclosure insert: ${captured.disclosure.sql}`)
+  return captured
+}
+
+/** Writes captured statements (a promise of them) where a reference server reads them. */
+export async function writeServiceSql(capturing, file) {
+  const captured = await capturing
+  fs.writeFileSync(file, `${JSON.stringify(captured, null, 2)}\n`)
+  return captured
+}

@@ -1,0 +1,228 @@
+/**
+ * The reference for the student endpoints on SQLite: a bare node:http server that does what a
+ * progress read and an enroll must do at the least, with the service's own SQL, storage
+ * settings and commit scheme, and nothing else. Measured on the same core, dataset copy and wrk
+ * scripts as the service, the gap between the two is the service's own work per request.
+ *
+ * What it does, as the service does:
+ * - the statements captured from the service (bench/lib/service-sql.mjs): the key by SHA-256
+ *   hash (once per key, then from a Map), the student through student_organisations, the
+ *   progress rows, the disclosure insert; for an enroll the link check, the conditional update
+ *   and the read-back of an unchanged tier;
+ * - reads synchronously on a second, read-only connection (statements prepared once, progress
+ *   rows as arrays), as the service does on SQLite;
+ * - WAL, synchronous=NORMAL, checkpoints on a worker thread (the service's own checkpointer);
+ * - group commit: the disclosure rows (and enrolls) of the requests that arrive in one turn of
+ *   the event loop are committed in one BEGIN IMMEDIATE ... COMMIT, each enroll in a savepoint,
+ *   and every request is answered only after that COMMIT;
+ * - the same JSON bodies: progress in catalog order with its summary, the enrollment, a
+ *   problem document for an unknown student.
+ * What it leaves out: scopes, agreements, organisation status, rate limits, key usage,
+ * request ids in headers, CORS, logging, input validation beyond the tier, sealing the log.
+ *
+ * Environment: PORT, REFERENCE_DATABASE (the SQLite file), REFERENCE_SQL (the JSON that
+ * service-sql.mjs wrote). GET /readyz answers 200; GET /api/v1/tiers checks the key and answers
+ * {} (only so that the bench's key-cache fill works here as on the service).
+ */
+import { randomUUID } from 'node:crypto'
+import fs from 'node:fs'
+import http from 'node:http'
+import path from 'node:path'
+import SQLite from 'better-sqlite3'
+import { SERVICE_DIST } from './lib/paths.mjs'
+import {
+  bearer,
+  catalogIndex,
+  keyEntry,
+  keyHash,
+  notFound,
+  problem,
+  progressBody,
+  readBody,
+  route,
+  send,
+  tierOf,
+  unavailable,
+} from './lib/reference-responses.mjs'
+
+const file = process.env.REFERENCE_DATABASE
+const statements = JSON.parse(fs.readFileSync(process.env.REFERENCE_SQL, 'utf8'))
+const { startCheckpointer } = await import(path.join(SERVICE_DIST, 'storage', 'sqlite-checkpointer.js'))
+
+const writer = new SQLite(file)
+writer.pragma('journal_mode = WAL')
+writer.pragma('synchronous = NORMAL')
+writer.pragma('foreign_keys = ON')
+writer.pragma('busy_timeout = 5000')
+writer.pragma('wal_autocheckpoint = 0')
+const checkpointer = startCheckpointer({ file })
+const reader = new SQLite(file, { readonly: true, fileMustExist: true })
+reader.pragma('busy_timeout = 5000')
+
+/** A captured statement prepared on `db`, with a function that orders named values as its parameters. */
+function prepared(db, name, { raw = false } = {}) {
+  const { sql, params } = statements[name]
+  const statement = db.prepare(sql)
+  if (raw) statement.raw(true)
+  return { statement, args: (values) => params.map((param) => values[param]) }
+}
+const keyByHash = prepared(reader, 'keyByHash')
+const studentQuery = prepared(reader, 'student')
+const progressQuery = prepared(reader, 'progress', { raw: true })
+const insertDisclosure = prepared(writer, 'disclosure')
+const linkQuery = prepared(writer, 'link')
+const changeTier = prepared(writer, 'changeTier')
+const tierQuery = prepared(writer, 'tier')
+const begin = writer.prepare('begin immediate')
+const commit = writer.prepare('commit')
+const rollback = writer.prepare('rollback')
+const savepoint = writer.prepare('savepoint unit')
+const release = writer.prepare('release unit')
+const rollbackTo = writer.prepare('rollback to unit')
+
+// The catalog, for the order of progress entries and the summary (the service keeps it in memory too).
+const index = catalogIndex(reader.prepare('select slug, tier, position from lessons').all())
+
+/** Keys by their plaintext: the record, or null for a key that is not valid. */
+const keys = new Map()
+
+function principal(request) {
+  const token = bearer(request)
+  if (token === undefined) return undefined
+  let entry = keys.get(token)
+  if (entry === undefined) {
+    entry = keyEntry(keyByHash.statement.get(...keyByHash.args({ hash: keyHash(token) })))
+    keys.set(token, entry)
+  }
+  return entry ?? undefined
+}
+
+// Group commit, as the service's write queue does it on SQLite (src/storage/write-queue.ts).
+const MAX_BATCH = 256
+let pending = []
+let scheduled = false
+
+/** Runs `work` in the next shared transaction; `done(error, value)` is called after its COMMIT. */
+function write(work, inSavepoint, done) {
+  pending.push({ work, inSavepoint, done })
+  if (!scheduled) {
+    scheduled = true
+    setImmediate(flush)
+  }
+}
+
+function flush() {
+  const batch = pending.length > MAX_BATCH ? pending.splice(0, MAX_BATCH) : pending
+  if (batch === pending) pending = []
+  if (pending.length > 0) setImmediate(flush)
+  else scheduled = false
+  const outcomes = new Array(batch.length)
+  try {
+    begin.run()
+    for (let i = 0; i < batch.length; i++) {
+      const unit = batch[i]
+      if (unit.inSavepoint) savepoint.run()
+      try {
+        outcomes[i] = { value: unit.work() }
+        if (unit.inSavepoint) release.run()
+      } catch (error) {
+        if (!writer.inTransaction || !unit.inSavepoint) throw error
+        rollbackTo.run()
+        release.run()
+        outcomes[i] = { error }
+      }
+    }
+    commit.run()
+  } catch (error) {
+    if (writer.inTransaction) rollback.run()
+    for (const unit of batch) unit.done(error)
+    return
+  }
+  for (let i = 0; i < batch.length; i++) batch[i].done(outcomes[i].error, outcomes[i].value)
+}
+
+function disclose(values, action, outcome) {
+  values.action = action
+  values.outcome = outcome
+  insertDisclosure.statement.run(...insertDisclosure.args(values))
+}
+
+function progress(reply, key, id) {
+  const values = {
+    studentId: id,
+    organisationId: key.organisationId,
+    sandbox: key.sandbox,
+    keyId: key.keyId,
+    requestId: randomUUID(),
+    at: new Date().toISOString(),
+  }
+  const student = studentQuery.statement.get(...studentQuery.args(values))
+  const rows = student === undefined ? [] : progressQuery.statement.all(...progressQuery.args(values))
+  write(
+    () => disclose(values, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
+    false,
+    (error) => {
+      if (error !== undefined) unavailable(reply)
+      else if (student === undefined) notFound(reply, id)
+      else send(reply, 200, progressBody(index, id, student, rows))
+    },
+  )
+}
+
+function enroll(reply, key, id, body) {
+  const tier = tierOf(body)
+  if (tier === undefined) return problem(reply, 400, 'validation_failed', 'tier must be explorer, builder or innovator')
+  const now = new Date().toISOString()
+  const values = {
+    studentId: id,
+    organisationId: key.organisationId,
+    sandbox: key.sandbox,
+    keyId: key.keyId,
+    requestId: randomUUID(),
+    at: now,
+    tier,
+    updatedAt: now,
+  }
+  write(
+    () => {
+      if (linkQuery.statement.get(...linkQuery.args(values)) === undefined) {
+        disclose(values, 'enroll', 'not_found')
+        return undefined
+      }
+      const updated = changeTier.statement.get(...changeTier.args(values))
+      const current = updated ?? tierQuery.statement.get(...tierQuery.args(values))
+      disclose(values, 'enroll', updated === undefined ? 'unchanged' : 'updated')
+      return { profileId: id, tier: current.tier, updatedAt: current.tier_updated_at }
+    },
+    true,
+    (error, result) => {
+      if (error !== undefined) unavailable(reply)
+      else if (result === undefined) notFound(reply, id)
+      else send(reply, 200, JSON.stringify(result))
+    },
+  )
+}
+
+const server = http.createServer((request, reply) => {
+  const target = route(request)
+  if (target.kind === 'ready') return send(reply, 200, '{"status":"ready"}')
+  const key = principal(request)
+  if (key === undefined) return problem(reply, 401, 'invalid_api_key', 'The API key is not valid.')
+  if (target.kind === 'tiers') return send(reply, 200, '{}')
+  if (target.kind === 'progress') return progress(reply, key, target.id)
+  if (target.kind === 'enroll') return readBody(request, (body) => enroll(reply, key, target.id, body))
+  problem(reply, 404, 'not_found', 'No such route.')
+})
+server.keepAliveTimeout = 65_000
+server.listen(Number(process.env.PORT), '127.0.0.1')
+
+async function stop() {
+  server.close()
+  server.closeAllConnections()
+  await checkpointer.stop()
+  reader.close()
+  writer.close()
+  process.exit(0)
+}
+process.on('SIGTERM', stop)
+process.on('SIGINT', stop)
