@@ -20,6 +20,7 @@ import { createKeyViews } from './key-views.js'
 import { authRoutes } from './routes/auth.js'
 import { operatorRoutes } from './routes/operator.js'
 import { partnerRoutes } from './routes/partner.js'
+import { studentRoutes } from './routes/students.js'
 import { webhookRoutes } from './routes/webhooks.js'
 import { sendPage } from './send-page.js'
 import { createSessionSupport } from './session.js'
@@ -165,5 +166,6 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
   authRoutes(app, context)
   partnerRoutes(app, context)
   webhookRoutes(app, context)
+  studentRoutes(app, context)
   operatorRoutes(app, context)
 }

@@ -45,6 +45,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
         : [
             link('/dashboard/partner', 'Overview'),
             link('/dashboard/partner/application', 'Application'),
+            link('/dashboard/partner/students', 'Students'),
             link('/dashboard/partner/usage', 'Usage'),
             link('/dashboard/partner/webhooks', 'Webhooks'),
             link('/dashboard/partner/disclosures', 'Disclosure log'),

@@ -5,7 +5,7 @@
  * gets the data: one row per student listed (`students.list`), one per student with a change
  * in the page (`progress.changes`).
  */
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { TierId } from '../domain/tiers.js'
 import { recordDisclosures } from './disclosure-log.js'
 import { pageStudentChanges, type StudentChangePage } from './student-change-log.js'
@@ -31,6 +31,8 @@ export interface RosterQuery {
   /** Continue after this student id. */
   after?: string
   tier?: TierId
+  /** Students whose first name or id starts with this, case-insensitively (the dashboard's search). */
+  search?: string
 }
 
 function rosterRows(db: Kysely<Database>, access: StudentAccess, query: RosterQuery) {
@@ -47,6 +49,16 @@ function rosterRows(db: Kysely<Database>, access: StudentAccess, query: RosterQu
       .where('so.organisation_id', '=', access.organisationId)
       .where('s.sandbox', '=', access.sandbox ? 1 : 0)
       .$if(query.tier !== undefined, (q) => q.where('s.tier', '=', query.tier!))
+      .$if(query.search !== undefined, (q) => {
+        // A prefix match, with LIKE's own wildcards in the search taken literally.
+        const prefix = `${query.search!.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`
+        return q.where((eb) =>
+          eb.or([
+            sql<boolean>`lower(${eb.ref('s.first_name')}) like ${prefix} escape '\\'`,
+            sql<boolean>`lower(${eb.ref('s.id')}) like ${prefix} escape '\\'`,
+          ]),
+        )
+      })
       // By id, and continuing strictly after the last id seen: a student added meanwhile sorts
       // either before the cursor (not listed in this pass) or after it (listed once), so no
       // student present throughout is skipped or listed twice.

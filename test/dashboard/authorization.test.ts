@@ -97,6 +97,8 @@ describe('dashboard authorization', () => {
     ['/dashboard/partner/application', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/usage', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/disclosures', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
+    ['/dashboard/partner/students', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
+    ['/dashboard/partner/webhooks', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/keys/shown/VIEW_A', { anonymous: 303, partnerA: 200, partnerB: 410, operator: 403 }],
     ['/dashboard/partner/keys/KEY_A/revoke', { anonymous: 303, partnerA: 200, partnerB: 404, operator: 403 }],
     ['/dashboard/operator', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 303 }],
