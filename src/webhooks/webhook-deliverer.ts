@@ -25,8 +25,14 @@ export interface DelivererOptions {
   resolve?: SendOptions['resolve']
 }
 
-/** Longer than an attempt can take, so a lease never ends while its delivery is being sent. */
-const LEASE_MARGIN_MS = 30_000
+/**
+ * How long a claimed delivery is kept from other instances: longer than an attempt can take (its
+ * deadline, then recording the outcome), so a lease never ends while its delivery is being sent;
+ * short enough that a delivery an instance was killed holding goes out again soon.
+ */
+export function leaseMs(timeoutMs: number): number {
+  return 2 * timeoutMs + 5_000
+}
 
 /** `run()` resolves to how many attempts were made. */
 export class WebhookDeliverer extends PeriodicTask {
@@ -42,7 +48,7 @@ export class WebhookDeliverer extends PeriodicTask {
     let attempts = 0
     for (;;) {
       const due = await storage.writes.statement((db) =>
-        claimDue(db, clock.now(), timeoutMs + LEASE_MARGIN_MS, this.#options.batch ?? 16, storage.engine),
+        claimDue(db, clock.now(), leaseMs(timeoutMs), this.#options.batch ?? 16, storage.engine),
       )
       if (due.length === 0) return attempts
       await Promise.all(due.map((delivery) => this.#deliver(delivery)))

@@ -16,7 +16,7 @@ import {
   rollSecret,
 } from '../../src/storage/webhook-repository.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
-import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
+import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, STUDENTS, seedFixtures } from '../helper.js'
 
 interface Received {
@@ -290,10 +290,10 @@ describe('webhooks', () => {
 
       // An instance claims a delivery and is killed before recording anything.
       await flip(STUDENTS.ada)
-      const claimed = await claimDue(storage.db, clock.now(), 32_000, 16, storage.engine)
+      const claimed = await claimDue(storage.db, clock.now(), leaseMs(2000), 16, storage.engine)
       expect(claimed).toHaveLength(1)
       expect(await instances[1]!.run()).toBe(0)
-      clock.advance(32_000)
+      clock.advance(leaseMs(2000))
       expect(await instances[2]!.run()).toBe(1)
       expect(receiver.received.at(-1)!.headers['webhook-id']).toBe(claimed[0]!.id)
     } finally {
