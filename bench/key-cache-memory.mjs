@@ -58,7 +58,9 @@ for (let run = 0; run < Number(values.runs); run++) {
         lua: { ...fill.lua, limit: fill.count },
         expect: fill.expect,
       })
-      if (row.errors > 0) throw new Error(`${label}: the fill had ${row.errors} errors`)
+      // A few timeouts on a busy machine leave those keys uncached; more would change what is measured.
+      if (row.errors > fill.count / 100) throw new Error(`${label}: the fill had ${row.errors} errors`)
+      if (row.errors > 0) console.log(`  (${label}: ${row.errors} of the fill's requests failed)`)
       const peak = peakRssMb(server.pid)
       const afterFill = rssMb(server.pid)
       await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000))

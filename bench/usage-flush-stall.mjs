@@ -101,8 +101,10 @@ async function once(dist) {
       expect: fill.expect,
     })
     const fillEnd = epochNow()
-    if (row.errors > 0) throw new Error(`${label}: the fill had ${row.errors} errors`)
-    if (fillEnd > flushAt - 3000) throw new Error(`${label}: the fill ended too close to the first flush; rerun`)
+    // A few timeouts on a busy machine leave those keys uncached; more would change what is measured.
+    if (row.errors > fill.count / 100) throw new Error(`${label}: the fill had ${row.errors} errors`)
+    if (row.errors > 0) console.log(`  (${label}: ${row.errors} of the fill's requests failed)`)
+    if (fillEnd > flushAt - 3000) return undefined
     const requests = await pacedClient(server.baseUrl, (flushAt + AFTER_S * 1000 - epochNow()) / 1000)
     const bad = requests.filter((r) => r[2] !== 200).length
     const around = requests.filter((r) => r[0] >= flushAt - BEFORE_S * 1000)
@@ -127,7 +129,15 @@ const format = (s) =>
 const results = new Map(builds.map((dist) => [dist ?? 'dist', []]))
 for (let run = 0; run < Number(values.runs); run++) {
   for (const dist of builds) {
-    const result = await once(dist)
+    // On a busy machine the fill can run into the first flush; then start over.
+    let result
+    for (let attempt = 1; result === undefined; attempt++) {
+      result = await once(dist)
+      if (result === undefined)
+        console.log(`  the fill ended too close to the first flush (attempt ${attempt}); starting again`)
+      if (result === undefined && attempt === 3)
+        throw new Error('the fill never ended in time: the machine is too busy')
+    }
     results.get(result.label).push(result)
     console.log(`${result.label} run ${run + 1} (${result.bad} answers other than 200)`)
     console.log(`  before the flush: ${format(result.before)}`)
