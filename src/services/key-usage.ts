@@ -2,39 +2,83 @@
  * Per-key bookkeeping kept off the request path: when each key was last used, and how many
  * requests it made per UTC day (and how many were refused with 429).
  *
- * Counted in memory; written in small batches that yield to requests in between, because with
- * SQLite every write runs on the event loop: 50,000 busy keys written at once would stall every
- * request for a second or more. "Last used" is written at most once per key per
- * LAST_USED_PRECISION_MS, which is the precision the dashboard shows.
+ * Counted in memory and written by `flush` in small chunks, each one unit of the write queue:
+ * on SQLite every write runs on the event loop and holds the one connection, so a chunk joins
+ * the requests' own group commit and a request waits behind at most one chunk (about a
+ * millisecond), never behind the whole flush (50,000 keys take seconds). "Last used" is written
+ * at most once per key per LAST_USED_PRECISION_MS, which is the precision the dashboard shows.
+ *
+ * Each key seen gets a slot: its numbers sit in typed arrays (about 70 bytes a key with the map
+ * entry, against about 150 for an object and map entries per key), and a flush walks the slots
+ * instead of copying everything first, so starting a flush costs no pause of its own.
  */
-import { setImmediate as yieldToRequests } from 'node:timers/promises'
-import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { touchKeys } from '../storage/access-repository.js'
-import type { Database } from '../storage/tables.js'
 import { addUsage, type DailyCount } from '../storage/usage-repository.js'
+import type { WriteQueue } from '../storage/write-queue.js'
 
 export const LAST_USED_PRECISION_MS = 5 * 60_000
-const BATCH = 250
+/** Keys per chunk: one statement each, so a chunk stays around a millisecond on SQLite. */
+export const USAGE_CHUNK = 64
 const DAY_MS = 86_400_000
+const INITIAL_SLOTS = 1024
+
+/**
+ * Where a key id sorts among the others, by its first two characters (6 bits of each, which keep
+ * hexadecimal digits apart). A flush writes keys region by region, so each chunk writes neighbouring
+ * entries of the (key_id, day) index together and touches a few index pages instead of one per
+ * key: for 50,000 keys the write-ahead log of the counts shrinks from about 240 MB to 30 MB.
+ */
+function indexRegion(keyId: string): number {
+  return ((keyId.charCodeAt(0) & 0x3f) << 6) | (keyId.charCodeAt(1) & 0x3f)
+}
+const REGIONS = 1 << 12
+
+/** Rows in index-region order (a counting sort, no pause even for a whole day's 50,000). */
+function inIndexOrder(rows: readonly DailyCount[]): DailyCount[] {
+  const starts = new Int32Array(REGIONS + 1)
+  for (const row of rows) starts[indexRegion(row.keyId) + 1]!++
+  for (let region = 0; region < REGIONS; region++) starts[region + 1]! += starts[region]!
+  const ordered = new Array<DailyCount>(rows.length)
+  for (const row of rows) ordered[starts[indexRegion(row.keyId)]!++] = row
+  return ordered
+}
+
+type Column = Float64Array | Uint32Array | Int32Array
+
+/** A column twice as long, the new half set to `empty`. */
+function doubled<T extends Column>(column: T, empty: number): T {
+  const longer = new (column.constructor as new (length: number) => T)(column.length * 2)
+  longer.set(column as ArrayLike<number>)
+  longer.fill(empty, column.length)
+  return longer
+}
 
 export class KeyUsage {
-  readonly #db: Kysely<Database>
+  readonly #writes: WriteQueue
   readonly #clock: Clock
-  /** key id -> when it was last used, for keys whose stored time is older than the precision. */
-  #lastUsed = new Map<string, number>()
-  /** key id -> the last-used time written to storage. */
-  readonly #written = new Map<string, number>()
-  /** key id -> today's counts not yet written. */
-  #counts = new Map<string, DailyCount>()
-  /** Counts of earlier days, or of a failed flush, waiting to be written. */
+  readonly #slots = new Map<string, number>()
+  readonly #keyIds: string[] = []
+  /** Per slot: when the key was last used, while that still has to be written (NaN: nothing to write). */
+  #lastUsed = new Float64Array(INITIAL_SLOTS).fill(Number.NaN)
+  /** Per slot: the last-used time written to storage (NaN: none yet). */
+  #written = new Float64Array(INITIAL_SLOTS).fill(Number.NaN)
+  /** Per slot: today's counts not yet written. */
+  #requests = new Uint32Array(INITIAL_SLOTS)
+  #throttled = new Uint32Array(INITIAL_SLOTS)
+  /** The slots of each index region as a list (first, last, and each slot's next; -1 ends it). */
+  readonly #regionFirst = new Int32Array(REGIONS).fill(-1)
+  readonly #regionLast = new Int32Array(REGIONS).fill(-1)
+  #nextInRegion = new Int32Array(INITIAL_SLOTS)
+  /** Counts of earlier days, or of a failed chunk, waiting to be written. */
   #pending: DailyCount[] = []
   #day = ''
   #dayEnds = 0
-  #flushing: Promise<void> | undefined
+  #running: Promise<void> | undefined
+  #queued: Promise<void> | undefined
 
-  constructor(db: Kysely<Database>, clock: Clock) {
-    this.#db = db
+  constructor(writes: WriteQueue, clock: Clock) {
+    this.#writes = writes
     this.#clock = clock
   }
 
@@ -42,56 +86,143 @@ export class KeyUsage {
   count(keyId: string, throttled: boolean): void {
     const now = this.#clock.now()
     if (now >= this.#dayEnds) this.#newDay(now)
-    const written = this.#written.get(keyId)
-    if (written === undefined || now - written >= LAST_USED_PRECISION_MS) this.#lastUsed.set(keyId, now)
-    let entry = this.#counts.get(keyId)
-    if (entry === undefined) {
-      entry = { keyId, day: this.#day, requests: 0, throttled: 0 }
-      this.#counts.set(keyId, entry)
-    }
-    entry.requests++
-    if (throttled) entry.throttled++
+    const slot = this.#slots.get(keyId) ?? this.#add(keyId)
+    const written = this.#written[slot]!
+    if (Number.isNaN(written) || now - written >= LAST_USED_PRECISION_MS) this.#lastUsed[slot] = now
+    this.#requests[slot]!++
+    if (throttled) this.#throttled[slot]!++
   }
 
-  /** Counts belong to the day they happened: a new day starts new entries, the old ones wait for the flush. */
+  #add(keyId: string): number {
+    const slot = this.#keyIds.length
+    if (slot === this.#requests.length) {
+      this.#lastUsed = doubled(this.#lastUsed, Number.NaN)
+      this.#written = doubled(this.#written, Number.NaN)
+      this.#requests = doubled(this.#requests, 0)
+      this.#throttled = doubled(this.#throttled, 0)
+      this.#nextInRegion = doubled(this.#nextInRegion, -1)
+    }
+    this.#keyIds.push(keyId)
+    this.#slots.set(keyId, slot)
+    const region = indexRegion(keyId)
+    this.#nextInRegion[slot] = -1
+    if (this.#regionLast[region] === -1) this.#regionFirst[region] = slot
+    else this.#nextInRegion[this.#regionLast[region]!] = slot
+    this.#regionLast[region] = slot
+    return slot
+  }
+
+  /** Every slot, region by region; slots added meanwhile are met if their region is still ahead. */
+  *#inIndexOrder(): Generator<number> {
+    for (let region = 0; region < REGIONS; region++) {
+      for (let slot = this.#regionFirst[region]!; slot !== -1; slot = this.#nextInRegion[slot]!) yield slot
+    }
+  }
+
+  /** Counts belong to the day they happened: a new day starts from zero, the old counts wait for the flush. */
   #newDay(now: number): void {
     const day = new Date(now).toISOString().slice(0, 10)
-    if (this.#day !== '' && day !== this.#day) this.#pending.push(...this.#counts.values())
-    this.#counts = new Map()
+    if (this.#day !== '' && day !== this.#day) {
+      for (let slot = 0; slot < this.#keyIds.length; slot++) {
+        if (this.#requests[slot] === 0) continue
+        this.#pending.push(this.#take(slot, this.#day))
+      }
+    }
     this.#day = day
     this.#dayEnds = Math.floor(now / DAY_MS) * DAY_MS + DAY_MS
   }
 
-  /** Writes what has accumulated; concurrent calls share one flush. */
-  flush(): Promise<void> {
-    this.#flushing ??= this.#flush().finally(() => (this.#flushing = undefined))
-    return this.#flushing
+  /** The slot's counts as a row for `day`; the slot starts again from zero. */
+  #take(slot: number, day: string): DailyCount {
+    const row = { keyId: this.#keyIds[slot]!, day, requests: this.#requests[slot]!, throttled: this.#throttled[slot]! }
+    this.#requests[slot] = 0
+    this.#throttled[slot] = 0
+    return row
   }
 
-  async #flush(): Promise<void> {
-    const lastUsed = [...this.#lastUsed]
-    const counts = [...this.#pending, ...this.#counts.values()]
-    this.#lastUsed = new Map()
-    this.#counts = new Map()
-    this.#pending = []
+  /**
+   * Writes everything counted before the call; rejects if a chunk could not be written (what
+   * was not written waits for the next flush). A flush under way may have passed keys counted
+   * since it began, so a call meanwhile waits for it and then writes what is left (the final
+   * flush on close must not miss the requests of the last seconds).
+   */
+  flush(): Promise<void> {
+    if (this.#running === undefined) {
+      this.#running = this.#write().finally(() => (this.#running = undefined))
+      return this.#running
+    }
+    this.#queued ??= this.#running
+      .catch(() => {})
+      .then(() => {
+        this.#queued = undefined
+        return this.flush()
+      })
+    return this.#queued
+  }
+
+  /**
+   * Last-used times first, then counts (earlier days first), each walking the slots region by
+   * region: a chunk takes its keys' values when its turn comes, so what they counted since the
+   * flush began goes too, and a failed chunk leaves the keys after it as they are.
+   */
+  async #write(): Promise<void> {
+    let touched = new Map<string, number>()
+    for (const slot of this.#inIndexOrder()) {
+      const at = this.#lastUsed[slot]!
+      if (Number.isNaN(at)) continue
+      this.#lastUsed[slot] = Number.NaN
+      touched.set(this.#keyIds[slot]!, at)
+      if (touched.size === USAGE_CHUNK) {
+        await this.#writeLastUsed(touched)
+        touched = new Map()
+      }
+    }
+    await this.#writeLastUsed(touched)
+    await this.#writePending()
+    let counted: DailyCount[] = []
+    for (const slot of this.#inIndexOrder()) {
+      if (this.#requests[slot] === 0) continue
+      counted.push(this.#take(slot, this.#day))
+      if (counted.length === USAGE_CHUNK) {
+        await this.#writeCounts(counted, [])
+        counted = []
+      }
+    }
+    await this.#writeCounts(counted, [])
+    // A day that ended during the flush moved its counts here.
+    await this.#writePending()
+  }
+
+  async #writeLastUsed(chunk: Map<string, number>): Promise<void> {
+    if (chunk.size === 0) return
     try {
-      while (lastUsed.length > 0) {
-        const batch = lastUsed.slice(0, BATCH)
-        await touchKeys(this.#db, new Map(batch))
-        lastUsed.splice(0, batch.length)
-        for (const [keyId, at] of batch) this.#written.set(keyId, at)
-        await yieldToRequests()
-      }
-      while (counts.length > 0) {
-        const batch = counts.slice(0, BATCH)
-        await addUsage(this.#db, batch)
-        counts.splice(0, batch.length)
-        await yieldToRequests()
-      }
+      await this.#writes.statement((db) => touchKeys(db, chunk))
     } catch (error) {
-      // What was not written waits for the next flush, beside what arrived meanwhile.
-      for (const [keyId, at] of lastUsed) if (!this.#lastUsed.has(keyId)) this.#lastUsed.set(keyId, at)
-      this.#pending.push(...counts)
+      // Unless the key was used again meanwhile, its time waits for the next flush.
+      for (const [keyId, at] of chunk) {
+        const slot = this.#slots.get(keyId)!
+        if (Number.isNaN(this.#lastUsed[slot]!)) this.#lastUsed[slot] = at
+      }
+      throw error
+    }
+    for (const [keyId, at] of chunk) this.#written[this.#slots.get(keyId)!] = at
+  }
+
+  async #writePending(): Promise<void> {
+    const rows = inIndexOrder(this.#pending)
+    this.#pending = []
+    for (let start = 0; start < rows.length; start += USAGE_CHUNK) {
+      await this.#writeCounts(rows.slice(start, start + USAGE_CHUNK), rows.slice(start + USAGE_CHUNK))
+    }
+  }
+
+  /** On failure the chunk (and `rest`, rows no slot holds any more) wait for the next flush. */
+  async #writeCounts(chunk: DailyCount[], rest: DailyCount[]): Promise<void> {
+    if (chunk.length === 0) return
+    try {
+      await this.#writes.statement((db) => addUsage(db, chunk))
+    } catch (error) {
+      this.#pending.push(...chunk, ...rest)
       throw error
     }
   }
