@@ -66,7 +66,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
     for (const suffix of ['-wal', '-shm']) fs.rmSync(s.copy + suffix, { force: true })
     const server = await startServer({
       label: s.label,
-      env: serviceEnv({ DATABASE_URL: `sqlite:${s.copy}`, RATE_LIMIT: '10000000' }),
+      env: serviceEnv({ DATABASE_URL: `sqlite:${s.copy}`, RATE_LIMIT: '1000000' }),
       cpu: SERVER_CPU,
       script: path.join(s.root, 'dist', 'server.js'),
     })
