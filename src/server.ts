@@ -16,6 +16,12 @@ import { migrate } from './storage/migrate.js'
 
 /** Worst case the event loop waits on another process's SQLite write lock before answering 503. */
 const SQLITE_BUSY_TIMEOUT_MS = 250
+/**
+ * The serving connection's SQLite page cache. better-sqlite3 builds with 16 MB, which the
+ * first lookups of 50,000 keys fill with key pages that are read once; progress reads on the
+ * 2M-row dataset cost the same with 4 MB (the operating system caches the file as well).
+ */
+const SQLITE_PAGE_CACHE_KIB = 4000
 
 function readConfig(): Config {
   try {
@@ -33,6 +39,7 @@ function open(config: Config, serving = false): Storage {
   return openStorage(config.databaseUrl, {
     busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
     backgroundCheckpoints: serving,
+    ...(serving ? { pageCacheKib: SQLITE_PAGE_CACHE_KIB } : {}),
     synchronous: config.sqliteSynchronous,
     timeoutMs: config.storageTimeoutMs,
     poolSize: config.dbPoolSize,

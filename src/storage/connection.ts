@@ -35,6 +35,8 @@ export interface StorageOptions {
    * (for the server; short-lived CLI commands keep SQLite's default).
    */
   backgroundCheckpoints?: boolean
+  /** SQLite: page cache of the connection in KiB; better-sqlite3's build defaults to 16,000. */
+  pageCacheKib?: number
   /** PostgreSQL pool size. */
   poolSize?: number
   /** PostgreSQL: connection and statement timeout (ms). */
@@ -141,6 +143,7 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   database.pragma('foreign_keys = ON')
   database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  if (options.pageCacheKib !== undefined) database.pragma(`cache_size = -${options.pageCacheKib}`)
   let checkpointer: Checkpointer | undefined
   if (options.backgroundCheckpoints === true && file !== ':memory:') {
     database.pragma('wal_autocheckpoint = 0')
