@@ -47,24 +47,18 @@ function open(config: Config, serving = false): Storage {
 }
 
 /** Migrations and the demo seed, done once, before any request is served. */
-async function prepareDatabase(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
-  const storage = open(config)
-  try {
-    const migrated = await migrate(storage)
-    if (migrated.applied.length > 0) log.info({ migrations: migrated.applied }, 'database migrated')
-    if (config.seedDemo && (await isEmptyDatabase(storage.db))) {
-      // Loaded only when needed: it reads the catalog files (YAML), which a later start never does.
-      const { demoBanner, seedDemoIfEmpty } = await import('./demo/seed-demo.js')
-      const seed = await seedDemoIfEmpty(storage.db, config.catalogDir, systemClock.now())
-      if (seed !== undefined) process.stdout.write(`\n${demoBanner(seed, config.publicUrl)}\n\n`)
-    }
-  } finally {
-    await storage.close()
+async function prepareDatabase(storage: Storage, config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
+  const migrated = await migrate(storage)
+  if (migrated.applied.length > 0) log.info({ migrations: migrated.applied }, 'database migrated')
+  if (config.seedDemo && (await isEmptyDatabase(storage.db))) {
+    // Loaded only when needed: it reads the catalog files (YAML), which a later start never does.
+    const { demoBanner, seedDemoIfEmpty } = await import('./demo/seed-demo.js')
+    const seed = await seedDemoIfEmpty(storage.db, config.catalogDir, systemClock.now())
+    if (seed !== undefined) process.stdout.write(`\n${demoBanner(seed, config.publicUrl)}\n\n`)
   }
 }
 
-async function serve(config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
-  const storage = open(config, true)
+async function serve(storage: Storage, config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
   const app = await buildApp({ config, storage, logger: log })
   if (app.services.catalog.current.lessonTotal === 0) {
     log.warn('the catalog is empty; import one with: npx curriculum catalog import')
@@ -121,9 +115,21 @@ function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
 async function main(): Promise<void> {
   const config = readConfig()
   const log = createLogger(config.logLevel)
-  if (cluster.isPrimary) await prepareDatabase(config, log)
-  if (cluster.isPrimary && config.workers > 1) supervise(config, log)
-  else await serve(config, log)
+  if (cluster.isPrimary && config.workers > 1) {
+    // The primary only prepares the database; each worker opens its own connection.
+    const storage = open(config)
+    try {
+      await prepareDatabase(storage, config, log)
+    } finally {
+      await storage.close()
+    }
+    supervise(config, log)
+    return
+  }
+  // One process: the connection that serves also migrates and seeds (one open, not two).
+  const storage = open(config, true)
+  if (cluster.isPrimary) await prepareDatabase(storage, config, log)
+  await serve(storage, config, log)
 }
 
 main().catch((error: unknown) => {
