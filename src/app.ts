@@ -161,7 +161,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const windowMs = config.rateLimitWindowSeconds * 1000
   const limiters = options.limiters ?? (await createLimiters(config, clock, app.log))
   const keys = new KeyCache({ db: storage.db, clock })
-  const usage = new KeyUsage(storage.writes, clock)
+  const usage = new KeyUsage(storage, clock)
   const catalog = await CatalogState.load(storage.db, buildRepresentations)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
   const sealer = new DisclosureSealer({

@@ -90,7 +90,7 @@ describe('key usage', () => {
     const storage = await createTestStorage()
     const clock = new ManualClock('2026-03-02T23:59:00.000Z')
     const fixtures = await (await import('../helper.js')).seedFixtures(storage, clock.now())
-    const usage = new KeyUsage(storage.writes, clock)
+    const usage = new KeyUsage(storage, clock)
     const key = fixtures.keyIds.catalog
     usage.count(key, false)
     usage.count(key, true)
