@@ -31,6 +31,7 @@ import { ProblemError } from './errors.js'
 import { policyHeader } from './http/rate-limit-headers.js'
 import { responseBasics } from './http/response-basics.js'
 import { buildResponseSerializer } from './http/response-serializers.js'
+import { buildLazyValidator } from './http/lazy-validators.js'
 import { docsRoutes } from './http/routes/docs.js'
 import { healthRoutes } from './http/routes/health.js'
 import { homeRoutes } from './http/routes/home.js'
@@ -141,7 +142,9 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     // One access-log line per response is written by our own onResponse hook.
     logController: new LogController({ disableRequestLogging: true }),
     genReqId: () => randomUUID(),
-    schemaController: { compilersFactory: { buildSerializer: buildResponseSerializer } },
+    schemaController: {
+      compilersFactory: { buildSerializer: buildResponseSerializer, buildValidator: buildLazyValidator },
+    },
     requestIdHeader: false,
     bodyLimit: config.bodyLimitBytes,
     // A hop count is accepted at run time although the type omits it.
@@ -163,7 +166,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const windowMs = config.rateLimitWindowSeconds * 1000
   const limiters = options.limiters ?? (await createLimiters(config, clock, app.log))
   const keys = new KeyCache({ db: storage.db, clock })
-  const usage = new KeyUsage(storage.writes, clock)
+  const usage = new KeyUsage(storage, clock)
   const catalog = await CatalogState.load(storage.db, buildRepresentations)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
   const sealer = new DisclosureSealer({

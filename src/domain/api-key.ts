@@ -12,7 +12,7 @@
 import { hash, randomBytes } from 'node:crypto'
 import { crc32 } from 'node:zlib'
 import type { AgreementWindow } from './agreements.js'
-import type { Scope } from './scopes.js'
+import type { ScopeBits } from './scopes.js'
 
 export type KeyMode = 'live' | 'test'
 
@@ -77,18 +77,25 @@ export function hashApiKey(key: string): string {
   return hash('sha256', key, 'hex')
 }
 
+/**
+ * A key's organisation as authentication sees it. The key cache keeps one per organisation
+ * (and state), shared by all its keys, rather than a copy of the agreements per key.
+ */
+export interface KeyOrganisation {
+  readonly id: string
+  readonly active: boolean
+  readonly agreements: readonly AgreementWindow[]
+}
+
 /** What authentication needs to know of a key (storage fetches it in one round trip; the key cache keeps it). */
 export interface KeyRecord {
   readonly keyId: string
-  readonly organisationId: string
-  readonly organisationActive: boolean
+  readonly organisation: KeyOrganisation
   /** A test key of a sandbox organisation reaches only synthetic students and needs no agreement. */
   readonly sandbox: boolean
-  readonly mode: KeyMode
-  readonly scopes: ReadonlySet<Scope>
+  readonly scopes: ScopeBits
   readonly expiresAt: number | null
   readonly revokedAt: number | null
-  readonly agreements: readonly AgreementWindow[]
 }
 
 export type KeyState = 'active' | 'revoked' | 'expired'

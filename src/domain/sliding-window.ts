@@ -1,10 +1,12 @@
 /**
  * An exact sliding-log limiter: at most `limit` hits accepted per key in ANY window of
  * `windowMs` (the interval (now - windowMs, now]), not in fixed clock buckets. Each key keeps
- * the times of its accepted hits, at most `limit` of them, so memory is bounded by the
- * number of keys active within one window; idle keys are dropped by `sweep`.
+ * the times of its accepted hits, at most `limit` of them (in HitLogs: one typed array for all
+ * keys), so memory is bounded by the number of keys active within one window; idle keys are
+ * dropped by `sweep`.
  */
 import type { Clock } from '../clock.js'
+import { HitLogs } from './hit-logs.js'
 
 export interface RateDecision {
   readonly allowed: boolean
@@ -38,16 +40,11 @@ export interface Reservation extends RateDecision {
 
 const NOTHING_TO_RELEASE = () => {}
 
-interface Log {
-  times: number[]
-  head: number
-}
-
 export class SlidingWindowLimiter implements RateLimiter {
   readonly limit: number
   readonly windowMs: number
   readonly #clock: Clock
-  readonly #logs = new Map<string, Log>()
+  readonly #logs: HitLogs
 
   constructor(options: { limit: number; windowMs: number; clock: Clock }) {
     if (!Number.isInteger(options.limit) || options.limit < 1) throw new RangeError('limit must be a positive integer')
@@ -55,6 +52,7 @@ export class SlidingWindowLimiter implements RateLimiter {
     this.limit = options.limit
     this.windowMs = options.windowMs
     this.#clock = options.clock
+    this.#logs = new HitLogs(options.limit)
   }
 
   hit(key: string): RateDecision {
@@ -72,39 +70,27 @@ export class SlidingWindowLimiter implements RateLimiter {
     return {
       ...decision,
       release: () => {
-        const log = this.#logs.get(key)
-        if (log === undefined) return
-        const index = log.times.lastIndexOf(at)
-        if (index >= log.head) log.times.splice(index, 1)
+        // By key, not slot: a sweep may have given the slot to another key meanwhile.
+        const slot = this.#logs.slot(key)
+        if (slot !== -1) this.#logs.removeLatest(slot, at)
       },
     }
   }
 
   #decide(key: string, record: boolean): RateDecision {
     const now = this.#clock.now()
-    const log = this.#logs.get(key)
-    if (log === undefined) {
+    const logs = this.#logs
+    const slot = logs.slot(key)
+    if (slot === -1) {
       if (!record) return { allowed: true, limit: this.limit, remaining: this.limit, resetMs: 0 }
-      // A literal holds exactly one time; `[]` then push() reserves room for 17 (150 bytes a
-      // key, most of the limiter's memory when tens of thousands of keys make one request).
-      this.#logs.set(key, { times: [now], head: 0 })
+      logs.add(key, now)
       return { allowed: true, limit: this.limit, remaining: this.limit - 1, resetMs: this.windowMs }
     }
-    const cutoff = now - this.windowMs
-    const { times } = log
-    while (log.head < times.length && times[log.head]! <= cutoff) log.head++
-    // Drop expired times once they are a quarter of the log: memory stays within a third of
-    // what the window holds (plus 8), and each time is moved at most three times before it
-    // goes. (Waiting for 64, as before, kept 100 or more per key at tens of requests a minute.)
-    if (log.head >= 8 && log.head * 4 >= times.length) {
-      times.splice(0, log.head)
-      log.head = 0
-    }
-    const held = times.length - log.head
+    const held = logs.expire(slot, now - this.windowMs)
     const allowed = held < this.limit
-    if (allowed && record) times.push(now)
+    if (allowed && record) logs.push(slot, now)
     const heldAfter = allowed && record ? held + 1 : held
-    const oldest = times[log.head]
+    const oldest = logs.oldest(slot)
     return {
       allowed,
       limit: this.limit,
@@ -115,11 +101,7 @@ export class SlidingWindowLimiter implements RateLimiter {
 
   /** Forgets keys with no hit inside the window; call periodically. */
   sweep(): void {
-    const cutoff = this.#clock.now() - this.windowMs
-    for (const [key, log] of this.#logs) {
-      const newest = log.times[log.times.length - 1]
-      if (newest === undefined || newest <= cutoff) this.#logs.delete(key)
-    }
+    this.#logs.sweep(this.#clock.now() - this.windowMs)
   }
 
   /** Number of keys currently tracked (for tests and metrics). */

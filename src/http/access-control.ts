@@ -17,7 +17,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { isAgreementActive } from '../domain/agreements.js'
-import type { Scope } from '../domain/scopes.js'
+import { hasScope, type Scope } from '../domain/scopes.js'
 import type { Problem } from '../errors.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import type { WriteQueue } from '../storage/write-queue.js'
@@ -80,10 +80,12 @@ export function requireScope(scope: Scope, options: { writes: WriteQueue; clock:
     const record = request.principal
     // Unreachable (authentication runs first and admits only with a key); refuse, never serve.
     if (record === null) return sendProblem(request, reply, AUTH_FAILURES.api_key_missing)
-    const hasScope = record.scopes.has(scope)
+    const scoped = hasScope(record.scopes, scope)
     // Sandbox data is synthetic: no child's data, so no agreement is needed to reach it.
-    if (hasScope && (record.sandbox || isAgreementActive(record.agreements, options.clock.now()))) return undefined
-    const problem = hasScope ? noAgreement : missingScope
+    if (scoped && (record.sandbox || isAgreementActive(record.organisation.agreements, options.clock.now()))) {
+      return undefined
+    }
+    const problem = scoped ? noAgreement : missingScope
     await recordRefusal(request, record, problem.code, options)
     return sendProblem(request, reply, problem)
   }

@@ -229,7 +229,7 @@ export class Admission {
         usage.count(key.keyId, true)
         return { admitted: false, problem: rateLimited(own, limiter.windowMs), key, rate: { key: own } }
       }
-      return then(organisationLimiter.hit(key.organisationId), (organisation): Verdict => {
+      return then(organisationLimiter.hit(key.organisation.id), (organisation): Verdict => {
         if (!organisation.allowed) {
           own.release()
           usage.count(key.keyId, true)
@@ -243,7 +243,7 @@ export class Admission {
         }
         usage.count(key.keyId, false)
         const rate = { key: own, organisation }
-        if (!key.organisationActive) return { admitted: false, problem: SUSPENDED, key, rate }
+        if (!key.organisation.active) return { admitted: false, problem: SUSPENDED, key, rate }
         return { admitted: true, key, rate }
       })
     })

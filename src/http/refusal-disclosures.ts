@@ -40,6 +40,6 @@ export async function recordRefusal(
   const outcome = OUTCOMES[code]
   const studentId = (request.params as { id?: unknown } | undefined)?.id
   if (action === undefined || outcome === undefined || typeof studentId !== 'string' || !UUID.test(studentId)) return
-  const context = { at: deps.clock.now(), requestId: request.id, keyId: key.keyId, organisationId: key.organisationId }
+  const context = { at: deps.clock.now(), requestId: request.id, keyId: key.keyId, organisationId: key.organisation.id }
   await deps.writes.statement((db) => recordDisclosure(db, context, studentId.toLowerCase(), action, outcome))
 }

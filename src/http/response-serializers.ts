@@ -1,12 +1,13 @@
 /**
- * Response serializers, compiled per route and status when the app starts.
+ * Response serializers, compiled per route and status when a route first answers with it.
  *
  * Every route declares its problem responses (401, 403, 404, 429, 503, ...) so that the
  * OpenAPI document lists them, and Fastify would compile a fast-json-stringify serializer for
  * each one: about a hundred compilations of the same Problem schema, a tenth of a second of
  * every start. Problems are always sent as ready JSON text (problem-responses.ts), so those
  * serializers would never run; error statuses get plain JSON.stringify instead, and success
- * bodies keep their compiled serializer.
+ * bodies keep their compiled serializer, compiled on its first use: compiling them all took
+ * a few hundredths of a second of every start, for routes most processes rarely serve.
  */
 import fastJson, { type Options, type Schema } from 'fast-json-stringify'
 
@@ -33,6 +34,10 @@ export function buildResponseSerializer(
       refs = { ...shared }
       delete refs[own.$id]
     }
-    return fastJson(own, { ...options, schema: refs })
+    let serialize: ((data: unknown) => string) | undefined
+    return (data) => {
+      serialize ??= fastJson(own, { ...options, schema: refs })
+      return serialize(data)
+    }
   }
 }

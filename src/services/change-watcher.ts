@@ -8,7 +8,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Kysely } from 'kysely'
 import { accessChangesAfter } from '../storage/access-change-repository.js'
-import type { AccessChangeRow, Database } from '../storage/tables.js'
+import type { Database } from '../storage/tables.js'
 import { readVersions, type Versions } from '../storage/meta-repository.js'
 import type { CatalogState } from './catalog-state.js'
 import type { KeyCache } from './key-cache.js'
@@ -76,20 +76,19 @@ export class ChangeWatcher {
   async #applyAccessChanges(seen: number, target: number): Promise<number> {
     const changes = target > seen ? await accessChangesAfter(this.#db, seen, CHANGES_PER_POLL) : []
     let next = seen + 1
+    const revoked: string[] = []
     for (const change of changes) {
       if (change.seq !== next) break
-      this.#evict(change)
+      if (change.kind === 'key_revoked' && change.key_id !== null) revoked.push(change.key_id)
+      else this.#keys.evictOrganisation(change.organisation_id)
       next++
     }
+    // Together: the cache looks for revoked keys in one pass over its slots.
+    if (revoked.length > 0) this.#keys.evictKeys(revoked)
     if (next - 1 >= target) return next - 1
     this.#log.warn({ seen, target, logged: next - 1 }, 'access changes not all in the change log; key cache emptied')
     this.#keys.clear()
     return target
-  }
-
-  #evict(change: AccessChangeRow): void {
-    if (change.kind === 'key_revoked' && change.key_id !== null) this.#keys.evictKey(change.key_id)
-    else this.#keys.evictOrganisation(change.organisation_id)
   }
 
   stop(): void {

@@ -14,52 +14,23 @@
  * serving: the re-read is only a safety net (for a row edited by hand), and answering from the
  * record meanwhile means a database outage never turns known keys into 503s. A revocation
  * still wins, because its eviction does not wait for the re-read.
+ *
+ * With tens of thousands of keys this is most of the process's own memory, so each known key
+ * has a slot: its record, hash and load time sit in arrays indexed by slot, an organisation's
+ * keys are chained through the slots (for eviction), and the record shares its organisation
+ * with the organisation's other keys. Per key that leaves one map entry, the record and the
+ * two id strings (revocations, which are rare, look for the key id among the slots).
  */
 import type { Kysely } from 'kysely'
+import type { Clock } from '../clock.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import { findKeyByHash } from '../storage/access-repository.js'
 import type { Database } from '../storage/tables.js'
-import type { Clock } from '../clock.js'
-
-interface Entry {
-  readonly record: KeyRecord
-  loadedAt: number
-}
+import { SharedOrganisations } from './shared-organisations.js'
 
 /** After a failed background re-read, wait this long before trying that key again. */
 const RETRY_MS = 5_000
-
-/**
- * The parts of a key record that many keys have in common (the organisation id, the scope set,
- * the organisation's agreements), kept once. With tens of thousands of keys cached this is
- * most of the cache's memory.
- */
-class SharedParts {
-  readonly #parts = new Map<string, unknown>()
-
-  #share<T>(key: string, value: T): T {
-    const known = this.#parts.get(key)
-    if (known !== undefined) return known as T
-    this.#parts.set(key, value)
-    return value
-  }
-
-  record(record: KeyRecord): KeyRecord {
-    const organisationId = this.#share(`o ${record.organisationId}`, record.organisationId)
-    const agreements = record.agreements.map((window) => `${window.from}-${window.until}`).join(',')
-    return {
-      ...record,
-      organisationId,
-      scopes: this.#share(`s ${[...record.scopes].join(' ')}`, record.scopes),
-      agreements: this.#share(`a ${organisationId} ${agreements}`, record.agreements),
-    }
-  }
-
-  /** Forgets an organisation's agreements, which have changed (the old ones would pile up). */
-  forget(organisationId: string): void {
-    for (const key of this.#parts.keys()) if (key.startsWith(`a ${organisationId} `)) this.#parts.delete(key)
-  }
-}
+const NO_SLOT = -1
 
 export interface KeyCacheOptions {
   db: Kysely<Database>
@@ -81,15 +52,22 @@ export class KeyCache {
   readonly #maxAgeMs: number
   readonly #maxUnknown: number
   readonly #unknownTtlMs: number
-  readonly #entries = new Map<string, Entry>()
-  /** Hash by key id and hashes by organisation id, to evict what a change names. */
-  readonly #hashByKey = new Map<string, string>()
-  readonly #hashesByOrganisation = new Map<string, Set<string>>()
+  /** Hash -> slot, in insertion order (the oldest is dropped when full). */
+  readonly #slotByHash = new Map<string, number>()
+  /** Per slot: the record and hash (undefined while free), when it was read, and its organisation chain. */
+  readonly #records: (KeyRecord | undefined)[] = []
+  readonly #hashes: (string | undefined)[] = []
+  #loadedAt = new Float64Array(1024)
+  #nextOfOrganisation = new Int32Array(1024)
+  #previousOfOrganisation = new Int32Array(1024)
+  /** Organisation id -> the first slot of its chain. */
+  readonly #firstOfOrganisation = new Map<string, number>()
+  readonly #freeSlots: number[] = []
   /** Unknown hash -> time until which it is believed unknown. */
   readonly #unknown = new Map<string, number>()
   readonly #loading = new Map<string, Promise<KeyRecord | null>>()
   #generation = 0
-  #shared = new SharedParts()
+  readonly #organisations = new SharedOrganisations()
   #storageLookups = 0
 
   constructor(options: KeyCacheOptions) {
@@ -110,10 +88,10 @@ export class KeyCache {
    */
   cached(hash: string): KeyRecord | null | undefined {
     const now = this.#clock.now()
-    const entry = this.#entries.get(hash)
-    if (entry !== undefined) {
-      if (now - entry.loadedAt >= this.#maxAgeMs) this.#refresh(hash, entry, now)
-      return entry.record
+    const slot = this.#slotByHash.get(hash)
+    if (slot !== undefined) {
+      if (now - this.#loadedAt[slot]! >= this.#maxAgeMs) this.#refresh(hash, slot, now)
+      return this.#records[slot]!
     }
     const unknownUntil = this.#unknown.get(hash)
     if (unknownUntil === undefined) return undefined
@@ -134,11 +112,12 @@ export class KeyCache {
     return known === undefined ? this.#load(hash) : known
   }
 
-  #refresh(hash: string, entry: Entry, now: number): void {
+  #refresh(hash: string, slot: number, now: number): void {
     if (this.#loading.has(hash)) return
     this.#load(hash).catch(() => {
-      // Storage is down: keep serving the record, and do not ask again for every request.
-      entry.loadedAt = now - this.#maxAgeMs + RETRY_MS
+      // Storage is down: keep serving the record, and do not ask again for every request
+      // (unless the slot has gone to another key meanwhile).
+      if (this.#hashes[slot] === hash) this.#loadedAt[slot] = now - this.#maxAgeMs + RETRY_MS
     })
   }
 
@@ -149,7 +128,7 @@ export class KeyCache {
     this.#storageLookups++
     const promise: Promise<KeyRecord | null> = findKeyByHash(this.#db, hash)
       .then((found) => {
-        const record = found === undefined ? null : this.#shared.record(found)
+        const record = found === undefined ? null : this.#shared(found)
         // A load that raced with an eviction must not put the old answer back.
         if (generation === this.#generation) this.#remember(hash, record)
         return record
@@ -161,34 +140,75 @@ export class KeyCache {
     return promise
   }
 
+  /** The record with its organisation replaced by the one its organisation's other keys share. */
+  #shared(record: KeyRecord): KeyRecord {
+    const organisation = this.#organisations.share(record.organisation)
+    if (organisation === record.organisation) return record
+    return {
+      keyId: record.keyId,
+      organisation,
+      sandbox: record.sandbox,
+      scopes: record.scopes,
+      expiresAt: record.expiresAt,
+      revokedAt: record.revokedAt,
+    }
+  }
+
   #remember(hash: string, record: KeyRecord | null): void {
     const now = this.#clock.now()
+    this.#drop(hash)
     if (record === null) {
-      this.#drop(hash)
       this.#unknown.delete(hash)
       if (this.#unknown.size >= this.#maxUnknown) this.#unknown.delete(this.#unknown.keys().next().value!)
       this.#unknown.set(hash, now + this.#unknownTtlMs)
       return
     }
     this.#unknown.delete(hash)
-    this.#drop(hash)
     // Drop the oldest insertion; Map iteration follows insertion order.
-    if (this.#entries.size >= this.#maxEntries) this.#drop(this.#entries.keys().next().value!)
-    this.#entries.set(hash, { record, loadedAt: now })
-    this.#hashByKey.set(record.keyId, hash)
-    let hashes = this.#hashesByOrganisation.get(record.organisationId)
-    if (hashes === undefined) this.#hashesByOrganisation.set(record.organisationId, (hashes = new Set()))
-    hashes.add(hash)
+    if (this.#slotByHash.size >= this.#maxEntries) this.#drop(this.#slotByHash.keys().next().value!)
+    const slot = this.#freeSlots.pop() ?? this.#newSlot()
+    this.#records[slot] = record
+    this.#hashes[slot] = hash
+    this.#loadedAt[slot] = now
+    this.#slotByHash.set(hash, slot)
+    const organisationId = record.organisation.id
+    const first = this.#firstOfOrganisation.get(organisationId) ?? NO_SLOT
+    this.#previousOfOrganisation[slot] = NO_SLOT
+    this.#nextOfOrganisation[slot] = first
+    if (first !== NO_SLOT) this.#previousOfOrganisation[first] = slot
+    this.#firstOfOrganisation.set(organisationId, slot)
+  }
+
+  #newSlot(): number {
+    const slot = this.#records.length
+    this.#records.push(undefined)
+    this.#hashes.push(undefined)
+    if (slot === this.#loadedAt.length) {
+      const grow = <T extends Float64Array | Int32Array>(from: T, to: T): T => {
+        to.set(from as ArrayLike<number>)
+        return to
+      }
+      this.#loadedAt = grow(this.#loadedAt, new Float64Array(slot * 2))
+      this.#nextOfOrganisation = grow(this.#nextOfOrganisation, new Int32Array(slot * 2))
+      this.#previousOfOrganisation = grow(this.#previousOfOrganisation, new Int32Array(slot * 2))
+    }
+    return slot
   }
 
   #drop(hash: string): void {
-    const entry = this.#entries.get(hash)
-    if (entry === undefined) return
-    this.#entries.delete(hash)
-    this.#hashByKey.delete(entry.record.keyId)
-    const hashes = this.#hashesByOrganisation.get(entry.record.organisationId)
-    hashes?.delete(hash)
-    if (hashes?.size === 0) this.#hashesByOrganisation.delete(entry.record.organisationId)
+    const slot = this.#slotByHash.get(hash)
+    if (slot === undefined) return
+    const record = this.#records[slot]!
+    this.#slotByHash.delete(hash)
+    const previous = this.#previousOfOrganisation[slot]!
+    const next = this.#nextOfOrganisation[slot]!
+    if (next !== NO_SLOT) this.#previousOfOrganisation[next] = previous
+    if (previous !== NO_SLOT) this.#nextOfOrganisation[previous] = next
+    else if (next !== NO_SLOT) this.#firstOfOrganisation.set(record.organisation.id, next)
+    else this.#firstOfOrganisation.delete(record.organisation.id)
+    this.#records[slot] = undefined
+    this.#hashes[slot] = undefined
+    this.#freeSlots.push(slot)
   }
 
   /** Loads under way may carry answers read before the change: none of them may be stored. */
@@ -199,31 +219,42 @@ export class KeyCache {
 
   /** Forgets one key (it was revoked); the next request for it reads storage. */
   evictKey(keyId: string): void {
+    this.evictKeys([keyId])
+  }
+
+  /** Forgets the keys (revoked); one pass over the slots however many there are. */
+  evictKeys(keyIds: Iterable<string>): void {
     this.#changed()
-    const hash = this.#hashByKey.get(keyId)
-    if (hash !== undefined) this.#drop(hash)
+    const revoked = new Set(keyIds)
+    const hashes: string[] = []
+    for (let slot = 0; slot < this.#records.length; slot++) {
+      const record = this.#records[slot]
+      if (record !== undefined && revoked.has(record.keyId)) hashes.push(this.#hashes[slot]!)
+    }
+    for (const hash of hashes) this.#drop(hash)
   }
 
   /** Forgets every key of an organisation (suspended, reinstated, agreements changed). */
   evictOrganisation(organisationId: string): void {
     this.#changed()
-    for (const hash of [...(this.#hashesByOrganisation.get(organisationId) ?? [])]) this.#drop(hash)
-    this.#shared.forget(organisationId)
+    const hashes: string[] = []
+    let slot = this.#firstOfOrganisation.get(organisationId) ?? NO_SLOT
+    for (; slot !== NO_SLOT; slot = this.#nextOfOrganisation[slot]!) hashes.push(this.#hashes[slot]!)
+    for (const hash of hashes) this.#drop(hash)
+    this.#organisations.forget(organisationId)
   }
 
   /** Forgets everything; only for changes the log cannot name (see ChangeWatcher). */
   clear(): void {
     this.#changed()
-    this.#entries.clear()
-    this.#hashByKey.clear()
-    this.#hashesByOrganisation.clear()
+    for (const hash of [...this.#slotByHash.keys()]) this.#drop(hash)
     this.#unknown.clear()
-    this.#shared = new SharedParts()
+    this.#organisations.clear()
   }
 
   /** Known keys cached. */
   get size(): number {
-    return this.#entries.size
+    return this.#slotByHash.size
   }
 
   /** Unknown hashes cached. */

@@ -14,8 +14,9 @@
  */
 import type { Clock } from '../clock.js'
 import { touchKeys } from '../storage/access-repository.js'
+import type { Storage } from '../storage/connection.js'
+import { inRowOrder } from '../storage/row-order.js'
 import { addUsage, type DailyCount } from '../storage/usage-repository.js'
-import type { WriteQueue } from '../storage/write-queue.js'
 
 export const LAST_USED_PRECISION_MS = 5 * 60_000
 /** Keys per chunk: one statement each, so a chunk stays around a millisecond on SQLite. */
@@ -55,7 +56,7 @@ function doubled<T extends Column>(column: T, empty: number): T {
 }
 
 export class KeyUsage {
-  readonly #writes: WriteQueue
+  readonly #storage: Pick<Storage, 'db' | 'engine' | 'writes'>
   readonly #clock: Clock
   readonly #slots = new Map<string, number>()
   readonly #keyIds: string[] = []
@@ -77,8 +78,9 @@ export class KeyUsage {
   #running: Promise<void> | undefined
   #queued: Promise<void> | undefined
 
-  constructor(writes: WriteQueue, clock: Clock) {
-    this.#writes = writes
+  /** Writes go through `storage.writes`; `db` only reads where rows sit (row-order.ts). */
+  constructor(storage: Pick<Storage, 'db' | 'engine' | 'writes'>, clock: Clock) {
+    this.#storage = storage
     this.#clock = clock
   }
 
@@ -161,17 +163,23 @@ export class KeyUsage {
   }
 
   /**
-   * Last-used times first, then counts (earlier days first), each walking the slots region by
-   * region: a chunk takes its keys' values when its turn comes, so what they counted since the
-   * flush began goes too, and a failed chunk leaves the keys after it as they are.
+   * Last-used times first (in the order their rows sit in the table), then counts (earlier days
+   * first, then region by region of the key-id index). A chunk takes its keys' values when its
+   * turn comes, so what they counted since the flush began goes too, and a failed chunk leaves
+   * the keys after it as they are.
    */
   async #write(): Promise<void> {
+    const due: string[] = []
+    for (let slot = 0; slot < this.#keyIds.length; slot++) {
+      if (!Number.isNaN(this.#lastUsed[slot]!)) due.push(this.#keyIds[slot]!)
+    }
     let touched = new Map<string, number>()
-    for (const slot of this.#inIndexOrder()) {
+    for (const keyId of await inRowOrder(this.#storage.db, this.#storage.engine, due)) {
+      const slot = this.#slots.get(keyId)!
       const at = this.#lastUsed[slot]!
       if (Number.isNaN(at)) continue
       this.#lastUsed[slot] = Number.NaN
-      touched.set(this.#keyIds[slot]!, at)
+      touched.set(keyId, at)
       if (touched.size === USAGE_CHUNK) {
         await this.#writeLastUsed(touched)
         touched = new Map()
@@ -196,7 +204,7 @@ export class KeyUsage {
   async #writeLastUsed(chunk: Map<string, number>): Promise<void> {
     if (chunk.size === 0) return
     try {
-      await this.#writes.statement((db) => touchKeys(db, chunk))
+      await this.#storage.writes.statement((db) => touchKeys(db, chunk))
     } catch (error) {
       // Unless the key was used again meanwhile, its time waits for the next flush.
       for (const [keyId, at] of chunk) {
@@ -220,7 +228,7 @@ export class KeyUsage {
   async #writeCounts(chunk: DailyCount[], rest: DailyCount[]): Promise<void> {
     if (chunk.length === 0) return
     try {
-      await this.#writes.statement((db) => addUsage(db, chunk))
+      await this.#storage.writes.statement((db) => addUsage(db, chunk))
     } catch (error) {
       this.#pending.push(...chunk, ...rest)
       throw error

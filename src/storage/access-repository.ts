@@ -11,7 +11,7 @@ import { isoAt } from '../clock.js'
 import { agreementWindow } from '../domain/agreements.js'
 import { generateApiKey, type KeyMode, type KeyRecord } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
-import { formatScopes, isScope, type Scope } from '../domain/scopes.js'
+import { formatScopes, type Scope, scopeBits } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationKind, OrganisationRow } from './tables.js'
 import { recordAccessChange } from './access-change-repository.js'
 import { preparedQuery } from './prepared-query.js'
@@ -287,14 +287,15 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
     .map((row) => agreementWindow(row.signedAt!, row.agreementExpiresAt, row.agreementEndedAt))
   return {
     keyId: first.keyId,
-    organisationId: first.organisationId,
-    organisationActive: first.organisationStatus === 'active',
+    organisation: {
+      id: first.organisationId,
+      active: first.organisationStatus === 'active',
+      agreements,
+    },
     sandbox: first.mode === 'test' && first.organisationKind === 'sandbox',
-    mode: first.mode,
-    scopes: new Set(first.scopes.split(' ').filter(isScope)),
+    scopes: scopeBits(first.scopes.split(' ')),
     expiresAt: first.expiresAt === null ? null : Date.parse(first.expiresAt),
     revokedAt: first.revokedAt === null ? null : Date.parse(first.revokedAt),
-    agreements,
   }
 }
 

@@ -35,6 +35,8 @@ export interface StorageOptions {
    * (for the server; short-lived CLI commands keep SQLite's default).
    */
   backgroundCheckpoints?: boolean
+  /** SQLite: page cache of the connection in KiB; better-sqlite3's build defaults to 16,000. */
+  pageCacheKib?: number
   /** PostgreSQL pool size. */
   poolSize?: number
   /** PostgreSQL: connection and statement timeout (ms). */
@@ -71,6 +73,7 @@ export function sqliteFile(url: string): string {
 }
 
 const STATEMENT_CACHE_SIZE = 200
+const CHECKPOINTER_DELAY_MS = 1000
 
 /**
  * Kysely prepares every statement anew; preparing costs more than running the hot queries
@@ -148,10 +151,15 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   database.pragma('foreign_keys = ON')
   database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  if (options.pageCacheKib !== undefined) database.pragma(`cache_size = -${options.pageCacheKib}`)
   let checkpointer: Checkpointer | undefined
+  let checkpointerTimer: NodeJS.Timeout | undefined
   if (options.backgroundCheckpoints === true && file !== ':memory:') {
     database.pragma('wal_autocheckpoint = 0')
-    checkpointer = startCheckpointer({ file })
+    // Not while the server starts: the thread's own start costs about 50 ms of CPU, which on
+    // one core would delay the first answer; a second's writes wait in the WAL meanwhile.
+    checkpointerTimer = setTimeout(() => (checkpointer = startCheckpointer({ file })), CHECKPOINTER_DELAY_MS)
+    checkpointerTimer.unref()
   }
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database),
@@ -171,6 +179,7 @@ function openSqlite(url: string, options: StorageOptions): Storage {
       await sql`select 1`.execute(db)
     },
     async close() {
+      clearTimeout(checkpointerTimer)
       await checkpointer?.stop()
       reader?.close()
       await db.destroy()

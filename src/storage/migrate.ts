@@ -2,7 +2,7 @@
  * One ordered list of migrations for both engines. Kysely's migrator takes a lock, so several
  * instances starting together migrate once.
  */
-import { type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
+import { DEFAULT_MIGRATION_TABLE, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
 import type { Storage } from './connection.js'
 import * as initial from './migrations/0001-initial.js'
 import * as dashboard from './migrations/0002-dashboard.js'
@@ -29,10 +29,26 @@ export interface MigrationReport {
 }
 
 /**
+ * True when the database lists every migration as applied, the usual case at start: then the
+ * migrator (its lock table, lock and reads) is not needed. A table not there yet means no.
+ */
+async function allApplied(storage: Storage): Promise<boolean> {
+  const table = storage.schema === undefined ? DEFAULT_MIGRATION_TABLE : `${storage.schema}.${DEFAULT_MIGRATION_TABLE}`
+  try {
+    const { rows } = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(storage.db)
+    const applied = new Set(rows.map((row) => row.name))
+    return Object.keys(migrations(storage)).every((name) => applied.has(name))
+  } catch {
+    return false
+  }
+}
+
+/**
  * Applies every migration not applied yet, or only those up to and including `upTo` (to test a
  * migration over data written before it).
  */
 export async function migrate(storage: Storage, upTo?: string): Promise<MigrationReport> {
+  if (upTo === undefined && (await allApplied(storage))) return { applied: [] }
   if (storage.schema !== undefined) {
     await sql`create schema if not exists ${sql.id(storage.schema)}`.execute(storage.db)
   }

@@ -154,7 +154,7 @@ describe('organisations, agreements and keys', () => {
     })
     expect(key.note).toMatch(/cannot be shown again/)
     const stored = await withStorage(databaseUrl, ({ db }) => findKeyByHash(db, hashApiKey(key.key)))
-    expect(stored).toMatchObject({ keyId: key.id, organisationId: acme.id })
+    expect(stored).toMatchObject({ keyId: key.id, organisation: { id: acme.id } })
 
     const textKey = await run('key', 'create', '--org', 'Beta Tutors', '--name', 'catalog only')
     expect(textKey.status).toBe(0)

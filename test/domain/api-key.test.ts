@@ -49,12 +49,9 @@ describe('key state, one rule for the API, the dashboard and the CLI', () => {
   const now = Date.parse('2026-06-01T12:00:00.000Z')
   const record = (revokedAt: number | null, expiresAt: number | null): KeyRecord => ({
     keyId: 'k',
-    organisationId: 'o',
-    organisationActive: true,
+    organisation: { id: 'o', active: true, agreements: [] },
     sandbox: false,
-    mode: 'live',
-    scopes: new Set(),
-    agreements: [],
+    scopes: 0,
     revokedAt,
     expiresAt,
   })

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest'
 import { agreementState, agreementWindow, isAgreementActive } from '../../src/domain/agreements.js'
 import { firstNameProblem } from '../../src/domain/first-name.js'
-import { parseScopes } from '../../src/domain/scopes.js'
+import { hasScope, parseScopes, scopeBits, scopesIn } from '../../src/domain/scopes.js'
 
 describe('agreements', () => {
   const at = (iso: string) => Date.parse(iso)
@@ -48,6 +48,19 @@ describe('scopes', () => {
     expect(parseScopes('students:write, students:read')).toEqual(['students:read', 'students:write'])
     expect(parseScopes('')).toEqual([])
     expect(() => parseScopes('students:read admin')).toThrow(/unknown scope "admin"/)
+  })
+
+  it('fit in the bits of one number and come back the same', () => {
+    expect(scopesIn(scopeBits([]))).toEqual([])
+    expect(scopesIn(scopeBits(['students:write']))).toEqual(['students:write'])
+    expect(scopesIn(scopeBits(['students:write', 'students:read', 'students:write']))).toEqual([
+      'students:read',
+      'students:write',
+    ])
+    // Unknown names (a scope this version does not know) grant nothing.
+    expect(scopeBits(['students:admin', ''])).toBe(0)
+    expect(hasScope(scopeBits(['students:read']), 'students:read')).toBe(true)
+    expect(hasScope(scopeBits(['students:read']), 'students:write')).toBe(false)
   })
 })
 

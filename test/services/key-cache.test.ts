@@ -167,6 +167,24 @@ describe('key cache', () => {
     expect(keys.storageLookups).toBe(2)
   })
 
+  it("evicts exactly an organisation's keys while full-cache drops and revocations reuse their slots", async () => {
+    const keys = new KeyCache({ db: t.storage.db, clock: t.clock, maxEntries: 3 })
+    const { catalog, read, write, readWrite, otherOrg } = t.fixtures.keys
+    const cachedHere = (key: string) => !(keys.lookup(hashApiKey(key)) instanceof Promise)
+    for (const key of [catalog, read, otherOrg, readWrite]) await keys.lookup(hashApiKey(key))
+    // Full at three: the oldest (catalog) made room for readWrite.
+    expect(keys.size).toBe(3)
+    keys.evictKey(t.fixtures.keyIds.read)
+    await keys.lookup(hashApiKey(write))
+    expect([read, otherOrg, readWrite, write].map(cachedHere)).toEqual([false, true, true, true])
+    keys.evictOrganisation(t.fixtures.orgs.acme)
+    expect(keys.size).toBe(1)
+    expect([otherOrg, readWrite, write].map(cachedHere)).toEqual([true, false, false])
+    await keys.lookup(hashApiKey(readWrite))
+    keys.evictOrganisation(t.fixtures.orgs.beta)
+    expect([otherOrg, readWrite].map(cachedHere)).toEqual([false, true])
+  })
+
   it('does not store an answer loaded before an eviction of the same key', async () => {
     const keys = new KeyCache({ db: t.storage.db, clock: t.clock })
     const loading = keys.lookup(hashApiKey(t.fixtures.keys.catalog))

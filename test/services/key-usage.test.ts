@@ -62,7 +62,7 @@ describe('KeyUsage flush', () => {
         return result
       },
     }
-    const usage = new KeyUsage(observed, clock)
+    const usage = new KeyUsage({ ...storage, writes: observed }, clock)
     for (const id of keyIds) usage.count(id, false)
     usage.count(keyIds[0]!, true)
     await usage.flush()
@@ -96,7 +96,7 @@ describe('KeyUsage flush', () => {
   })
 
   it('lets other writes commit between its chunks', async () => {
-    const usage = new KeyUsage(storage.writes, clock)
+    const usage = new KeyUsage(storage, clock)
     for (const id of keyIds) usage.count(id, false)
     const order: string[] = []
     const flushed = usage.flush().then(() => order.push('flush'))
@@ -110,7 +110,7 @@ describe('KeyUsage flush', () => {
   })
 
   it('keeps what a failed chunk and the chunks after it held, and writes it on the next flush', async () => {
-    const usage = new KeyUsage(storage.writes, clock)
+    const usage = new KeyUsage(storage, clock)
     for (const id of keyIds) usage.count(id, false)
     for (const id of keyIds) usage.count(id, true)
     // A real refusal by the database, for one key of the second count chunk.
@@ -133,7 +133,7 @@ describe('KeyUsage flush', () => {
   })
 
   it('writes, when asked during a flush, what was counted after that flush began', async () => {
-    const usage = new KeyUsage(storage.writes, clock)
+    const usage = new KeyUsage(storage, clock)
     for (const id of keyIds.slice(0, USAGE_CHUNK)) usage.count(id, false)
     const first = usage.flush()
     clock.advance(1000)

@@ -41,7 +41,7 @@ export function studentRoutes(
       at: clock.now(),
       requestId: request.id,
       keyId: principal.keyId,
-      organisationId: principal.organisationId,
+      organisationId: principal.organisation.id,
       sandbox: principal.sandbox,
     }
   }

@@ -58,7 +58,7 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
       at: clock.now(),
       requestId: request.id,
       keyId: principal.keyId,
-      organisationId: principal.organisationId,
+      organisationId: principal.organisation.id,
       sandbox: principal.sandbox,
     }
   }
