@@ -9,9 +9,9 @@ import { sortInCatalogOrder, summarise } from '../../domain/progress.js'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
-import { enrollStudent, readStudentProgress, type StudentAccess } from '../../storage/student-repository.js'
+import { enrollStudent, readStudentProgress } from '../../storage/student-repository.js'
 import { requireScope } from '../access-control.js'
-import { principalOf } from '../api-v1.js'
+import { studentAccess } from '../student-access.js'
 import type { CatalogRepresentations } from '../catalog-representations.js'
 import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
@@ -35,16 +35,7 @@ export function studentRoutes(
 ): void {
   const { storage, catalog, clock } = deps
 
-  function context(request: FastifyRequest): StudentAccess {
-    const principal = principalOf(request)
-    return {
-      at: clock.now(),
-      requestId: request.id,
-      keyId: principal.keyId,
-      organisationId: principal.organisation.id,
-      sandbox: principal.sandbox,
-    }
-  }
+  const context = (request: FastifyRequest) => studentAccess(request, clock)
 
   app.get(
     '/students/:id/progress',

@@ -10,11 +10,10 @@ import type { Clock } from '../../clock.js'
 import { ProblemError } from '../../errors.js'
 import { UUID } from '../../domain/uuid.js'
 import type { Storage } from '../../storage/connection.js'
-import type { StudentAccess } from '../../storage/student-repository.js'
 import { readChangeFeed, readRoster } from '../../storage/sync-repository.js'
 import { requireScope } from '../access-control.js'
 import { API_PREFIX } from '../api-prefix.js'
-import { principalOf } from '../api-v1.js'
+import { studentAccess } from '../student-access.js'
 import type { TypedApp } from '../app-types.js'
 import { decodeCursor, encodeCursor } from '../cursors.js'
 import { integerQuery } from '../integer-query.js'
@@ -52,16 +51,7 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
   const { storage, clock } = deps
   const checkAccess = requireScope('students:read', { writes: storage.writes, clock })
 
-  function access(request: FastifyRequest): StudentAccess {
-    const principal = principalOf(request)
-    return {
-      at: clock.now(),
-      requestId: request.id,
-      keyId: principal.keyId,
-      organisationId: principal.organisation.id,
-      sandbox: principal.sandbox,
-    }
-  }
+  const access = (request: FastifyRequest) => studentAccess(request, clock)
 
   app.get(
     '/students',
