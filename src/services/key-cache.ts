@@ -137,6 +137,9 @@ export class KeyCache {
         if (this.#loading.get(hash) === promise) this.#loading.delete(hash)
       })
     this.#loading.set(hash, promise)
+    // Every caller that waits for it still gets the error; a load nobody waits for any more (its
+    // request gone, its storage closed) must not end the process with an unhandled rejection.
+    promise.catch(() => {})
     return promise
   }
 
