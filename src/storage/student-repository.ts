@@ -12,8 +12,9 @@ import { preparedQuery } from './prepared-query.js'
 import type { WriteQueue } from './write-queue.js'
 import type { Database } from './tables.js'
 import { type DisclosureContext, recordDisclosure } from './disclosure-log.js'
-import { announceStudentEvent } from './webhook-repository.js'
+import { announceStudentChanges } from './webhook-repository.js'
 import { recordStudentChanges } from './student-change-log.js'
+import type { NewStudentChange } from '../domain/student-change.js'
 
 /** Who is asking for a student: the disclosure context, and which students the key may reach. */
 export interface StudentAccess extends DisclosureContext {
@@ -188,14 +189,13 @@ export async function enrollStudent(
     const at = isoAt(now)
     const [updated] = await changeTierQuery(trx, tier, at, studentId)
     const current = updated ?? (await tierQuery(trx, studentId))[0]!
-    if (updated !== undefined) {
-      const data = { profileId: studentId, tier: current.tier, updatedAt: current.tier_updated_at }
-      await announceStudentEvent(trx, studentId, 'student.tier_changed', data, now)
-    }
+    // The change as imports record it: announced to webhooks, then written to the change log.
+    const changes: NewStudentChange[] =
+      updated === undefined ? [] : [{ type: 'tier_changed', studentId, tier: updated.tier, changedAt: at }]
+    await announceStudentChanges(trx, changes, now)
     await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
     // Last: the change log's counter is held from here to the commit.
-    if (updated !== undefined)
-      await recordStudentChanges(trx, [{ type: 'tier_changed', studentId, tier: updated.tier, changedAt: at }])
+    await recordStudentChanges(trx, changes)
     return {
       profileId: studentId,
       tier: current.tier,
