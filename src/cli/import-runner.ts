@@ -6,7 +6,8 @@
  * 2. check the staged rows against each other (duplicates) and against stored data (are their
  *    students stored? is any a sandbox student?);
  * 3. if anything at all is wrong, report every problem and write nothing; otherwise write the
- *    rows in batches of WRITE_BATCH, in key order, each committed on its own.
+ *    rows in batches in key order, each committed on its own (on SQLite sized to hold the write
+ *    lock about 20 ms, write-batch-size.ts).
  *
  * Validation is all or nothing: a file with any problem changes nothing, and an operator fixes
  * a whole file in one pass instead of one error per run. Writing is not one transaction: on
@@ -22,6 +23,7 @@ import type { Database } from '../storage/tables.js'
 import type { Engine } from '../storage/connection.js'
 import { ImportStaging } from './import-staging.js'
 import { UUID } from '../domain/uuid.js'
+import { WriteBatchSize } from './write-batch-size.js'
 import { CliError, plural, type InputProblem } from './output.js'
 import { count, ProgressLine } from './progress-bar.js'
 import { fieldValue, readRecords, type RecordFormat, type RecordValues } from './records.js'
@@ -69,10 +71,10 @@ export interface ImportSummary {
 const REPORT_EVERY = 1000
 
 /**
- * Rows per write transaction. About 20 ms of writing on this kind of machine: a request that
- * finds the lock taken waits at most that long, well inside the service's 250 ms busy timeout.
+ * Rows per write transaction on PostgreSQL, where a transaction locks only the rows it writes;
+ * on SQLite the size follows the time the lock is held (WriteBatchSize).
  */
-export const WRITE_BATCH = 2000
+const POSTGRES_BATCH = 2000
 
 /**
  * After each batch on SQLite the import waits as long as the batch held the lock (at least
@@ -222,7 +224,8 @@ async function writeBatches<Row>(
   bar: ProgressLine,
 ): Promise<void> {
   let done = 0
-  for await (const texts of staging.accepted(WRITE_BATCH)) {
+  const sqliteBatch = engine === 'sqlite' ? new WriteBatchSize() : undefined
+  for await (const texts of staging.accepted(() => sqliteBatch?.rows ?? POSTGRES_BATCH)) {
     const rows = texts.map((text) => JSON.parse(text) as Row)
     const started = performance.now()
     try {
@@ -236,8 +239,9 @@ async function writeBatches<Row>(
     }
     done += rows.length
     bar.update(`written ${count(done)}/${count(total)}`, done === total)
-    if (engine === 'sqlite') {
+    if (sqliteBatch !== undefined) {
       const held = performance.now() - started
+      sqliteBatch.record(rows.length, held)
       await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_PAUSE_MS, held)))
     }
   }

@@ -84,14 +84,15 @@ export class ImportStaging {
   }
 
   /**
-   * The accepted rows in key order, `size` at a time; call after `duplicates` (which builds the
-   * index this walks), and only when there are none. Key order, not file order, because the
-   * tables' primary keys start with the same column (the student id): a batch of consecutive
-   * keys touches a few neighbouring index pages, while 2,000 random ids touch about 2,000 pages
-   * of a large index, and every page a transaction touches is written to the WAL at its commit.
+   * The accepted rows in key order, `size()` at a time (asked before each batch); call after
+   * `duplicates` (which builds the index this walks), and only when there are none. Key order,
+   * not file order, because the tables' primary keys start with the same column (the student
+   * id): a batch of consecutive keys touches a few neighbouring index pages, while 2,000
+   * random ids touch about 2,000 pages of a large index, and every page a transaction touches
+   * is written to the WAL at its commit.
    * For a million students that made each batch write about 7 MB and the import take 100 s.
    */
-  async *accepted(size: number): AsyncGenerator<string[]> {
+  async *accepted(size: () => number): AsyncGenerator<string[]> {
     let after: string | undefined
     for (;;) {
       let query = this.#db
@@ -99,7 +100,7 @@ export class ImportStaging {
         .select(['key', 'row'])
         .where('key', 'is not', null)
         .orderBy('key')
-        .limit(size)
+        .limit(size())
       if (after !== undefined) query = query.where('key', '>', after)
       const rows = await query.execute()
       if (rows.length === 0) return
