@@ -70,6 +70,8 @@ export interface Config {
   readonly storageTimeoutMs: number
   /** SQLite synchronous pragma: NORMAL (durable across process crashes) or FULL (also power loss). */
   readonly sqliteSynchronous: 'NORMAL' | 'FULL'
+  /** How much of the SQLite file the read-only connection reads through a memory map (MiB; 0: none). */
+  readonly sqliteMmapMib: number
 }
 
 export class ConfigError extends Error {
@@ -184,5 +186,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers: workers(env),
     dbPoolSize: integer(env, 'DB_POOL_SIZE', 10, 1, 1000),
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),
+    // SQLite's own ceiling for a memory map is just under 2 GiB (SQLITE_MAX_MMAP_SIZE).
+    sqliteMmapMib: integer(env, 'SQLITE_MMAP_MIB', 1024, 0, 2047),
   })
 }

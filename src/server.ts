@@ -39,7 +39,7 @@ function open(config: Config, serving = false): Storage {
   return openStorage(config.databaseUrl, {
     busyTimeoutMs: SQLITE_BUSY_TIMEOUT_MS,
     backgroundCheckpoints: serving,
-    ...(serving ? { pageCacheKib: SQLITE_PAGE_CACHE_KIB } : {}),
+    ...(serving ? { pageCacheKib: SQLITE_PAGE_CACHE_KIB, mmapBytes: config.sqliteMmapMib * 1024 * 1024 } : {}),
     synchronous: config.sqliteSynchronous,
     timeoutMs: config.storageTimeoutMs,
     poolSize: config.dbPoolSize,

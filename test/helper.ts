@@ -51,8 +51,13 @@ export function freshDatabaseUrl(base = process.env.TEST_DATABASE_URL): string {
 }
 
 /** A migrated database with the sample catalog. */
-export async function createTestStorage(options: { catalog?: boolean; url?: string } = {}): Promise<Storage> {
-  const opened = openStorage(options.url ?? freshDatabaseUrl(), { busyTimeoutMs: 1000 })
+export async function createTestStorage(
+  options: { catalog?: boolean; url?: string; mmapBytes?: number } = {},
+): Promise<Storage> {
+  const opened = openStorage(options.url ?? freshDatabaseUrl(), {
+    busyTimeoutMs: 1000,
+    ...(options.mmapBytes === undefined ? {} : { mmapBytes: options.mmapBytes }),
+  })
   // A PostgreSQL test schema is dropped when the test closes its storage.
   const storage: Storage =
     opened.schema === undefined

@@ -6,6 +6,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
+import { sql } from 'kysely'
+import { openStorage } from '../../src/storage/connection.js'
 import { startCheckpointer } from '../../src/storage/sqlite-checkpointer.js'
 import { tempDir } from '../helper.js'
 
@@ -56,5 +58,33 @@ describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointe
     await checkpointer.stop()
     expect(Date.now() - started).toBeLessThan(1000)
     db.close()
+  })
+
+  it('starts the checkpoint thread only once the WAL has grown past its start size', async () => {
+    const file = path.join(tempDir(), 'lazy.db')
+    const storage = openStorage(`sqlite:${file}`, {
+      backgroundCheckpoints: true,
+      checkpointerStartBytes: 512 * 1024,
+      checkpointerWatchMs: 20,
+    })
+    // One statement writes any number of rows (a recursive common table expression).
+    const write = (rows: number) =>
+      sql`with recursive r(i) as (select 1 union all select i + 1 from r where i < ${rows})
+        insert into bulk (body) select ${'x'.repeat(1000)} from r`.execute(storage.db)
+    try {
+      await sql`create table bulk (id integer primary key, body text not null)`.execute(storage.db)
+      const fileSize = () => fs.statSync(file).size
+      const before = fileSize()
+      await write(100)
+      // Well under the start size: nothing checkpoints, so nothing reaches the database file,
+      // for 60 looks at the WAL (and past the 1 s after which the thread used to start whatever was written).
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      expect(fileSize()).toBe(before)
+      await write(1000)
+      // Past it: the thread starts and moves the committed pages into the file.
+      await until(() => fileSize() > before + 1_000_000)
+    } finally {
+      await storage.close()
+    }
   })
 })

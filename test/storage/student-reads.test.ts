@@ -1,4 +1,5 @@
 import { sql } from 'kysely'
+import { ConfigError, loadConfig } from '../../src/config.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import { enrollStudent, readStudentProgress } from '../../src/storage/student-repository.js'
@@ -49,5 +50,37 @@ describe('progress reads', () => {
     const enrolled = await enrollStudent(storage.writes, STUDENTS.ada, target, access(), START + 1000)
     expect(enrolled?.tier).toBe(target)
     expect((await read())!.tier).toBe(target)
+  })
+})
+
+describe('memory-mapped reads', () => {
+  it("are configured by SQLITE_MMAP_MIB: 1024 by default, 0 (off) to 2047, SQLite's ceiling", () => {
+    expect(loadConfig({}).sqliteMmapMib).toBe(1024)
+    expect(loadConfig({ SQLITE_MMAP_MIB: '0' }).sqliteMmapMib).toBe(0)
+    expect(loadConfig({ SQLITE_MMAP_MIB: '2047' }).sqliteMmapMib).toBe(2047)
+    expect(() => loadConfig({ SQLITE_MMAP_MIB: '4096' })).toThrow(ConfigError)
+  })
+
+  it('map the file on the read-only connection when asked, and answer the same rows', async () => {
+    const mapped = await createTestStorage({ mmapBytes: 64 * 1024 * 1024 })
+    try {
+      if (mapped.engine !== 'sqlite' || mapped.reader === undefined) return
+      const fixtures = await seedFixtures(mapped, START)
+      expect(mapped.reader.pragma('mmap_size', { simple: true })).toBe(64 * 1024 * 1024)
+      // The writer (key lookups, writes) keeps reading through its page cache.
+      const writer = await sql<{ mmap_size: number }>`pragma mmap_size`.execute(mapped.db)
+      expect(writer.rows[0]?.mmap_size).toBe(0)
+      const context = {
+        at: START,
+        requestId: 'req-mmap',
+        keyId: fixtures.keyIds.read,
+        organisationId: fixtures.orgs.acme,
+        sandbox: false,
+      }
+      const read = await readStudentProgress(mapped.db, mapped.writes, STUDENTS.ada, context, mapped.reader)
+      expect(read?.entries.length).toBeGreaterThan(0)
+    } finally {
+      await mapped.close()
+    }
   })
 })
