@@ -63,7 +63,16 @@ export function generateApiKey(mode: KeyMode = 'live'): NewApiKey {
 
 /** True when the token has the key shape and a matching checksum; says nothing about validity. */
 export function isWellFormedApiKey(token: string): boolean {
-  if (!KEY_PATTERN.test(token)) return false
+  return hasApiKeyShape(token) && hasValidChecksum(token)
+}
+
+/** The prefix, mode and length of a key, checksum not checked. */
+export function hasApiKeyShape(token: string): boolean {
+  return KEY_PATTERN.test(token)
+}
+
+/** The last six characters are the checksum of the rest (the token must have the key shape). */
+export function hasValidChecksum(token: string): boolean {
   const split = token.length - CHECKSUM_LENGTH
   return checksum(token.slice(0, split)) === token.slice(split)
 }

@@ -21,16 +21,20 @@ export interface RateDecision {
 export interface RateLimiter {
   readonly limit: number
   readonly windowMs: number
-  /** Records a hit if it is allowed; a refused hit is not recorded. */
-  hit(key: string): RateDecision | Promise<RateDecision>
+  /**
+   * Records a hit if it is allowed; a refused hit is not recorded. `now`, in every method, is
+   * the caller's reading of the limiter's clock, when it has one (saves a reading; a shared
+   * store keeps its own time and ignores it).
+   */
+  hit(key: string, now?: number): RateDecision | Promise<RateDecision>
   /** The decision a hit would get now, without recording anything. */
-  peek(key: string): RateDecision | Promise<RateDecision>
+  peek(key: string, now?: number): RateDecision | Promise<RateDecision>
   /**
    * A hit that can be taken back: decided and recorded in one step (so concurrent callers
    * cannot all pass a check made before they count), then released if what it stood for did
    * not happen (a key lookup that found a valid key; a request another limit refused).
    */
-  reserve(key: string): Reservation | Promise<Reservation>
+  reserve(key: string, now?: number): Reservation | Promise<Reservation>
 }
 
 export interface Reservation extends RateDecision {
@@ -38,7 +42,30 @@ export interface Reservation extends RateDecision {
   release(): void
 }
 
-const NOTHING_TO_RELEASE = () => {}
+/**
+ * A decision of the in-memory limiter, releasable when it recorded a hit. One object per
+ * decision, with `release` a method rather than a closure: the fast path takes several of
+ * these per request.
+ */
+class LocalDecision implements Reservation {
+  constructor(
+    readonly allowed: boolean,
+    readonly limit: number,
+    readonly remaining: number,
+    readonly resetMs: number,
+    /** The limiter and key whose hit `release` takes back; undefined when nothing was recorded. */
+    readonly logs: HitLogs | undefined,
+    readonly key: string,
+    readonly at: number,
+  ) {}
+
+  release(): void {
+    if (this.logs === undefined) return
+    // By key, not slot: a sweep may have given the slot to another key meanwhile.
+    const slot = this.logs.slot(this.key)
+    if (slot !== -1) this.logs.removeLatest(slot, this.at)
+  }
+}
 
 export class SlidingWindowLimiter implements RateLimiter {
   readonly limit: number
@@ -55,48 +82,40 @@ export class SlidingWindowLimiter implements RateLimiter {
     this.#logs = new HitLogs(options.limit)
   }
 
-  hit(key: string): RateDecision {
-    return this.#decide(key, true)
+  hit(key: string, now = this.#clock.now()): RateDecision {
+    return this.#decide(key, true, now)
   }
 
-  peek(key: string): RateDecision {
-    return this.#decide(key, false)
+  peek(key: string, now = this.#clock.now()): RateDecision {
+    return this.#decide(key, false, now)
   }
 
-  reserve(key: string): Reservation {
-    const decision = this.#decide(key, true)
-    if (!decision.allowed) return { ...decision, release: NOTHING_TO_RELEASE }
-    const at = this.#clock.now()
-    return {
-      ...decision,
-      release: () => {
-        // By key, not slot: a sweep may have given the slot to another key meanwhile.
-        const slot = this.#logs.slot(key)
-        if (slot !== -1) this.#logs.removeLatest(slot, at)
-      },
-    }
+  reserve(key: string, now = this.#clock.now()): Reservation {
+    return this.#decide(key, true, now)
   }
 
-  #decide(key: string, record: boolean): RateDecision {
-    const now = this.#clock.now()
+  #decide(key: string, record: boolean, now: number): LocalDecision {
     const logs = this.#logs
     const slot = logs.slot(key)
     if (slot === -1) {
-      if (!record) return { allowed: true, limit: this.limit, remaining: this.limit, resetMs: 0 }
+      if (!record) return new LocalDecision(true, this.limit, this.limit, 0, undefined, key, now)
       logs.add(key, now)
-      return { allowed: true, limit: this.limit, remaining: this.limit - 1, resetMs: this.windowMs }
+      return new LocalDecision(true, this.limit, this.limit - 1, this.windowMs, logs, key, now)
     }
     const held = logs.expire(slot, now - this.windowMs)
     const allowed = held < this.limit
-    if (allowed && record) logs.push(slot, now)
-    const heldAfter = allowed && record ? held + 1 : held
+    const recorded = allowed && record
+    if (recorded) logs.push(slot, now)
     const oldest = logs.oldest(slot)
-    return {
+    return new LocalDecision(
       allowed,
-      limit: this.limit,
-      remaining: Math.max(0, this.limit - heldAfter),
-      resetMs: oldest === undefined ? 0 : oldest + this.windowMs - now,
-    }
+      this.limit,
+      Math.max(0, this.limit - (recorded ? held + 1 : held)),
+      oldest === undefined ? 0 : oldest + this.windowMs - now,
+      recorded ? logs : undefined,
+      key,
+      now,
+    )
   }
 
   /** Forgets keys with no hit inside the window; call periodically. */

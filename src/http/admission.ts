@@ -18,7 +18,7 @@
  * fast path depends on it), and as promises otherwise.
  */
 import type { Clock } from '../clock.js'
-import { hashApiKey, isWellFormedApiKey, type KeyRecord, keyState } from '../domain/api-key.js'
+import { hasApiKeyShape, hasValidChecksum, hashApiKey, type KeyRecord, keyState } from '../domain/api-key.js'
 import type { RateDecision, RateLimiter, Reservation } from '../domain/sliding-window.js'
 import type { Problem } from '../errors.js'
 import type { KeyCache } from '../services/key-cache.js'
@@ -63,46 +63,62 @@ function retryAfter(ms: number): string {
   return String(Math.max(1, Math.ceil(ms / 1000)))
 }
 
-export function tooManyFailures(blocked: RateDecision): Problem {
-  return {
-    code: 'too_many_failed_authentications',
-    detail:
-      'Too many requests from your address failed authentication; ' +
-      `retry in ${retryAfter(blocked.resetMs)} seconds.`,
-    headers: { 'retry-after': retryAfter(blocked.resetMs) },
+/**
+ * Refusals that depend on a limit and a retry time, built once per (limit, window, seconds)
+ * and then reused: the same object every time lets problemJson reuse its serialized body. A
+ * window of 60 s leaves at most 60 per kind.
+ */
+function memoized(build: (limit: number, windowMs: number, retry: string) => Problem) {
+  const built = new Map<string, Problem>()
+  return (decision: RateDecision, windowMs = 0): Problem => {
+    const retry = retryAfter(decision.resetMs)
+    const id = `${decision.limit} ${windowMs} ${retry}`
+    let problem = built.get(id)
+    if (problem === undefined) {
+      problem = build(decision.limit, windowMs, retry)
+      built.set(id, problem)
+    }
+    return problem
   }
 }
 
-export function rateLimited(decision: RateDecision, windowMs: number): Problem {
-  return {
-    code: 'rate_limited',
-    detail:
-      `This key made ${decision.limit} requests in the last ${windowMs / 1000} seconds; ` +
-      `retry in ${retryAfter(decision.resetMs)} seconds.`,
-    headers: { 'retry-after': retryAfter(decision.resetMs) },
-  }
-}
+export const tooManyFailures: (blocked: RateDecision) => Problem = memoized((_limit, _windowMs, retry) => ({
+  code: 'too_many_failed_authentications',
+  detail: `Too many requests from your address failed authentication; retry in ${retry} seconds.`,
+  headers: { 'retry-after': retry },
+}))
 
-export function organisationRateLimited(decision: RateDecision, windowMs: number): Problem {
-  return {
+export const rateLimited: (decision: RateDecision, windowMs: number) => Problem = memoized(
+  (limit, windowMs, retry) => ({
+    code: 'rate_limited',
+    detail: `This key made ${limit} requests in the last ${windowMs / 1000} seconds; retry in ${retry} seconds.`,
+    headers: { 'retry-after': retry },
+  }),
+)
+
+export const organisationRateLimited: (decision: RateDecision, windowMs: number) => Problem = memoized(
+  (limit, windowMs, retry) => ({
     code: 'rate_limited',
     detail:
-      `Your organisation's keys together made ${decision.limit} requests in the last ${windowMs / 1000} seconds ` +
-      `(the "organisation" policy in RateLimit-Policy); retry in ${retryAfter(decision.resetMs)} seconds.`,
-    headers: { 'retry-after': retryAfter(decision.resetMs) },
-  }
-}
+      `Your organisation's keys together made ${limit} requests in the last ${windowMs / 1000} seconds ` +
+      `(the "organisation" policy in RateLimit-Policy); retry in ${retry} seconds.`,
+    headers: { 'retry-after': retry },
+  }),
+)
 
 /**
  * The hash of the key an Authorization header carries, or why it carries none that can be used.
- * Needs no storage: the key's form and checksum are checked first.
+ * Checks the key's shape only; whether its checksum matches is asked of `hasValidChecksum`
+ * when the key cache does not know the hash (a cached key was issued here, so its checksum is
+ * right), which keeps a mistyped or invented key away from storage without a CRC on every
+ * request.
  */
-export function keyHashOf(header: string | undefined): { hash: string } | AuthFailure {
+export function keyHashOf(header: string | undefined): { hash: string; token: string } | AuthFailure {
   if (header === undefined) return 'api_key_missing'
   const token = BEARER.exec(header)?.[1]
   if (token === undefined) return /^bearer\b/i.test(header) ? 'api_key_invalid' : 'api_key_missing'
-  if (!isWellFormedApiKey(token)) return 'api_key_invalid'
-  return { hash: hashApiKey(token) }
+  if (!hasApiKeyShape(token)) return 'api_key_invalid'
+  return { hash: hashApiKey(token), token }
 }
 
 /** A looked-up key, or why it cannot be used now. */
@@ -118,11 +134,6 @@ export type Verdict =
   | { readonly admitted: false; readonly problem: Problem; readonly key?: KeyRecord; readonly rate?: RateState }
 
 export type MaybePromise<T> = T | Promise<T>
-
-/** Calls `next` at once on a plain value, after it resolves on a promise. */
-function then<T, U>(value: MaybePromise<T>, next: (value: T) => MaybePromise<U>): MaybePromise<U> {
-  return value instanceof Promise ? value.then(next) : next(value)
-}
 
 export interface AdmissionOptions {
   keys: KeyCache
@@ -146,31 +157,69 @@ export class Admission {
   }
 
   /**
-   * The whole decision for a request from `address` with this Authorization header. With
-   * `storage: false` it returns undefined, having recorded nothing, where the key would need a
-   * storage lookup (the fast path then hands the request to the router).
+   * The whole decision for a request from `address` with this Authorization header; `now` is
+   * the caller's reading of the clock, when it has one (every step of a synchronous decision
+   * uses that one reading).
    */
-  admit(address: string, authorization: string | undefined, options?: { storage: true }): MaybePromise<Verdict>
-  admit(
+  admit(address: string, authorization: string | undefined, now?: number): MaybePromise<Verdict> {
+    return this.#admit(address, authorization, true, now ?? this.#options.clock.now())!
+  }
+
+  /**
+   * The same decision where it needs no storage; undefined, having recorded nothing, where the
+   * key would need a storage lookup (the fast path then hands the request to the router).
+   */
+  admitWithoutStorage(
     address: string,
     authorization: string | undefined,
-    options: { storage: false },
-  ): MaybePromise<Verdict> | undefined
-  admit(
+    now: number,
+  ): MaybePromise<Verdict> | undefined {
+    return this.#admit(address, authorization, false, now)
+  }
+
+  #admit(
     address: string,
     authorization: string | undefined,
-    options = { storage: true },
+    storage: boolean,
+    now: number,
   ): MaybePromise<Verdict> | undefined {
     const { keys, authFailures } = this.#options
     const key = keyHashOf(authorization)
-    const cached = typeof key === 'string' ? null : keys.cached(key.hash)
-    if (cached === undefined && !options.storage) return undefined
-    return then(authFailures.peek(address), (blocked): MaybePromise<Verdict> => {
-      if (!blocked.allowed) return { admitted: false, problem: tooManyFailures(blocked) }
-      if (typeof key === 'string') return this.#failed(address, key)
-      if (cached !== undefined) return this.#identified(address, cached)
-      return this.#lookUp(address, key.hash)
-    })
+    let cached: KeyRecord | null | undefined
+    let failure: AuthFailure | undefined
+    if (typeof key === 'string') failure = key
+    else {
+      cached = keys.cached(key.hash, now)
+      if (cached === undefined) {
+        if (!hasValidChecksum(key.token)) failure = 'api_key_invalid'
+        else if (!storage) return undefined
+      }
+    }
+    // The synchronous path (in-memory limiters, a cached key) allocates no closures: the fast
+    // path takes it for every catalog request.
+    const blocked = authFailures.peek(address, now)
+    if (blocked instanceof Promise) {
+      return blocked.then((decision) => this.#afterPeek(decision, address, key, cached, failure, this.#now()))
+    }
+    return this.#afterPeek(blocked, address, key, cached, failure, now)
+  }
+
+  #now(): number {
+    return this.#options.clock.now()
+  }
+
+  #afterPeek(
+    blocked: RateDecision,
+    address: string,
+    key: { hash: string } | AuthFailure,
+    cached: KeyRecord | null | undefined,
+    failure: AuthFailure | undefined,
+    now: number,
+  ): MaybePromise<Verdict> {
+    if (!blocked.allowed) return { admitted: false, problem: tooManyFailures(blocked) }
+    if (failure !== undefined) return this.#failed(address, failure, now)
+    if (cached !== undefined) return this.#identified(address, cached, now)
+    return this.#lookUp(address, (key as { hash: string }).hash)
   }
 
   /**
@@ -187,7 +236,7 @@ export class Admission {
       this.#pending.set(id, pending)
     }
     const found = await pending
-    return 'code' in found ? { admitted: false, problem: found } : this.#limit(found)
+    return 'code' in found ? { admitted: false, problem: found } : this.#limit(found, this.#now())
   }
 
   async #reserveAndLookUp(address: string, hash: string): Promise<KeyRecord | Problem> {
@@ -200,52 +249,70 @@ export class Admission {
       reservation.release()
       throw error
     }
-    const usable = usableKey(record, this.#options.clock.now())
+    const usable = usableKey(record, this.#now())
     // The reservation stands as the counted failure.
     if (typeof usable === 'string') return AUTH_FAILURES[usable]
     reservation.release()
     return usable
   }
 
-  #identified(address: string, record: KeyRecord | null): MaybePromise<Verdict> {
-    const usable = usableKey(record, this.#options.clock.now())
-    return typeof usable === 'string' ? this.#failed(address, usable) : this.#limit(usable)
+  #identified(address: string, record: KeyRecord | null, now: number): MaybePromise<Verdict> {
+    const usable = usableKey(record, now)
+    return typeof usable === 'string' ? this.#failed(address, usable, now) : this.#limit(usable, now)
   }
 
-  #failed(address: string, failure: AuthFailure): MaybePromise<Verdict> {
-    return then(
-      this.#options.authFailures.hit(address),
-      (counted): Verdict => ({
-        admitted: false,
-        problem: counted.allowed ? AUTH_FAILURES[failure] : tooManyFailures(counted),
-      }),
-    )
+  #failed(address: string, failure: AuthFailure, now: number): MaybePromise<Verdict> {
+    const counted = this.#options.authFailures.hit(address, now)
+    return counted instanceof Promise
+      ? counted.then((decision) => failedVerdict(decision, failure))
+      : failedVerdict(counted, failure)
   }
 
-  #limit(key: KeyRecord): MaybePromise<Verdict> {
+  /** The key's own limit, then its organisation's (see the module comment, step 3). */
+  #limit(key: KeyRecord, now: number): MaybePromise<Verdict> {
+    const own = this.#options.limiter.reserve(key.keyId, now)
+    return own instanceof Promise
+      ? own.then((decision) => this.#afterOwnLimit(key, decision, this.#now()))
+      : this.#afterOwnLimit(key, own, now)
+  }
+
+  #afterOwnLimit(key: KeyRecord, own: Reservation, now: number): MaybePromise<Verdict> {
     const { limiter, organisationLimiter, usage } = this.#options
-    return then(limiter.reserve(key.keyId), (own: Reservation): MaybePromise<Verdict> => {
-      if (!own.allowed) {
-        usage.count(key.keyId, true)
-        return { admitted: false, problem: rateLimited(own, limiter.windowMs), key, rate: { key: own } }
-      }
-      return then(organisationLimiter.hit(key.organisation.id), (organisation): Verdict => {
-        if (!organisation.allowed) {
-          own.release()
-          usage.count(key.keyId, true)
-          const rate = { key: { ...own, remaining: own.remaining + 1 }, organisation }
-          return {
-            admitted: false,
-            problem: organisationRateLimited(organisation, organisationLimiter.windowMs),
-            key,
-            rate,
-          }
-        }
-        usage.count(key.keyId, false)
-        const rate = { key: own, organisation }
-        if (!key.organisation.active) return { admitted: false, problem: SUSPENDED, key, rate }
-        return { admitted: true, key, rate }
-      })
-    })
+    if (!own.allowed) {
+      usage.count(key.keyId, true, now)
+      return { admitted: false, problem: rateLimited(own, limiter.windowMs), key, rate: { key: own } }
+    }
+    const organisation = organisationLimiter.hit(key.organisation.id, now)
+    return organisation instanceof Promise
+      ? organisation.then((decision) => this.#afterOrganisationLimit(key, own, decision, this.#now()))
+      : this.#afterOrganisationLimit(key, own, organisation, now)
   }
+
+  #afterOrganisationLimit(key: KeyRecord, own: Reservation, organisation: RateDecision, now: number): Verdict {
+    const { organisationLimiter, usage } = this.#options
+    if (!organisation.allowed) {
+      own.release()
+      usage.count(key.keyId, true, now)
+      const rate = { key: releasedDecision(own), organisation }
+      return {
+        admitted: false,
+        problem: organisationRateLimited(organisation, organisationLimiter.windowMs),
+        key,
+        rate,
+      }
+    }
+    usage.count(key.keyId, false, now)
+    const rate = { key: own, organisation }
+    if (!key.organisation.active) return { admitted: false, problem: SUSPENDED, key, rate }
+    return { admitted: true, key, rate }
+  }
+}
+
+function failedVerdict(counted: RateDecision, failure: AuthFailure): Verdict {
+  return { admitted: false, problem: counted.allowed ? AUTH_FAILURES[failure] : tooManyFailures(counted) }
+}
+
+/** What the key's limit says once its reserved hit was given back. */
+function releasedDecision(own: RateDecision): RateDecision {
+  return { allowed: own.allowed, limit: own.limit, remaining: own.remaining + 1, resetMs: own.resetMs }
 }

@@ -67,12 +67,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
    * when a key was identified.
    */
   function headersFor(requestId: string, rate: RateState | undefined, now: number): Record<string, string> {
-    const basics = {
+    const basics: Record<string, string> = {
       'x-request-id': requestId,
       'access-control-allow-origin': '*',
       'access-control-expose-headers': EXPOSED_HEADERS,
     }
-    return rate === undefined ? basics : Object.assign(basics, rateLimitHeaders(rate, policy, now))
+    return rate === undefined ? basics : rateLimitHeaders(rate, policy, now, basics)
   }
 
   function sendProblem(
@@ -121,10 +121,10 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const started = accessLog === undefined ? 0 : performance.now()
     // In-memory limiters answer at once (app.ts creates no fast path otherwise); a key that
     // needs a storage lookup leaves the request to the router, nothing recorded.
-    const verdict = admission.admit(address, headers.authorization, { storage: false }) as Verdict | undefined
+    const now = clock.now()
+    const verdict = admission.admitWithoutStorage(address, headers.authorization, now) as Verdict | undefined
     if (verdict === undefined) return false
     const requestId = randomUUID()
-    const now = clock.now()
     if (!verdict.admitted) {
       const status = sendProblem(response, requestId, verdict.problem, verdict.rate, now)
       // A refusal after identification names the key, as the router's log line does.

@@ -54,14 +54,21 @@ export function bindingDecision(state: RateState): RateDecision {
   return organisation.resetMs > key.resetMs ? organisation : key
 }
 
-/** Every rate-limit header of an answer to an identified key, by lower-case name. */
-export function rateLimitHeaders(state: RateState, policy: string, now: number): Record<string, string> {
+/**
+ * Every rate-limit header of an answer to an identified key, by lower-case name, added to
+ * `into` (a new object by default; the fast path passes the answer's other headers).
+ */
+export function rateLimitHeaders(
+  state: RateState,
+  policy: string,
+  now: number,
+  into: Record<string, string> = {},
+): Record<string, string> {
   const binding = bindingDecision(state)
-  return {
-    'ratelimit-policy': policy,
-    ratelimit: rateLimitField(state),
-    'x-ratelimit-limit': String(binding.limit),
-    'x-ratelimit-remaining': String(binding.remaining),
-    'x-ratelimit-reset': rateLimitReset(binding, now),
-  }
+  into['ratelimit-policy'] = policy
+  into.ratelimit = rateLimitField(state)
+  into['x-ratelimit-limit'] = String(binding.limit)
+  into['x-ratelimit-remaining'] = String(binding.remaining)
+  into['x-ratelimit-reset'] = rateLimitReset(binding, now)
+  return into
 }

@@ -86,8 +86,7 @@ export class KeyCache {
    * when only storage can tell; never waits for storage (a stale record is served while it is
    * re-read in the background, as `lookup` does).
    */
-  cached(hash: string): KeyRecord | null | undefined {
-    const now = this.#clock.now()
+  cached(hash: string, now = this.#clock.now()): KeyRecord | null | undefined {
     const slot = this.#slotByHash.get(hash)
     if (slot !== undefined) {
       if (now - this.#loadedAt[slot]! >= this.#maxAgeMs) this.#refresh(hash, slot, now)

@@ -85,8 +85,7 @@ export class KeyUsage {
   }
 
   /** One authenticated request by the key; `throttled` when it was refused with 429. */
-  count(keyId: string, throttled: boolean): void {
-    const now = this.#clock.now()
+  count(keyId: string, throttled: boolean, now = this.#clock.now()): void {
     if (now >= this.#dayEnds) this.#newDay(now)
     const slot = this.#slots.get(keyId) ?? this.#add(keyId)
     const written = this.#written[slot]!

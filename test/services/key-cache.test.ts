@@ -52,6 +52,21 @@ describe('key cache eviction', () => {
     expect(lookups()).toBe(before + 1)
   })
 
+  it('refuses a mistyped key (wrong checksum) without a storage lookup, and still serves the real one from the cache', async () => {
+    const { catalog } = t.fixtures.keys
+    await warm(catalog)
+    const last = catalog.at(-1) === 'a' ? 'b' : 'a'
+    const mistyped = `${catalog.slice(0, -1)}${last}`
+    const before = lookups()
+    for (let i = 0; i < 3; i++) {
+      const refused = await tiers(mistyped)
+      expect(refused.statusCode).toBe(401)
+      expect(refused.json().code).toBe('api_key_invalid')
+    }
+    expect(lookups()).toBe(before)
+    await servedFromCache(catalog)
+  })
+
   it('evicts a revoked key and no other', async () => {
     const { read, readWrite, otherOrg } = t.fixtures.keys
     await warm(read, readWrite, otherOrg)
