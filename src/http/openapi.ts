@@ -58,7 +58,8 @@ export function openApiOptions(config: Config): SwaggerOptions {
         {
           name: 'Sync',
           description:
-            'Find your students and keep a copy of their tiers and progress in sync: the roster, paged by id, and a feed of every change in commit order. Scope `students:read` and a data-sharing agreement.',
+            'Find your students and keep a copy of their tiers and progress in sync: the roster, paged by id, and a ' +
+            'feed of every change in commit order. Scope `students:read` and a data-sharing agreement.',
         },
         { name: 'Operations', description: 'Liveness and readiness probes; no key needed.' },
       ],

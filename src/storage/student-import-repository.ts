@@ -64,7 +64,8 @@ export async function upsertStudents(
 ): Promise<void> {
   const at = isoAt(now)
   const ifTierChanged = (column: 'tier_updated_at' | 'updated_at') =>
-    sql<string>`case when students.tier <> excluded.tier then excluded.${sql.ref(column)} else students.${sql.ref(column)} end`
+    sql<string>`case when students.tier <> excluded.tier
+      then excluded.${sql.ref(column)} else students.${sql.ref(column)} end`
   await inTransaction(db, async (trx) => {
     const changes: NewStudentChange[] = []
     let done = 0

@@ -182,7 +182,7 @@ ${applicationSummary(applications[0])}
 ${v.organisation === undefined ? '' : live(v.organisation)}
 </section>
 <section aria-labelledby="sandbox-heading"><h2 id="sandbox-heading">Sandbox</h2>
-<p>Test keys (<code>cur_test_…</code>) reach the real catalog and these made-up students,
+<p>Test keys (<code>cur_test_\u2026</code>) reach the real catalog and these made-up students,
 never a real child's data, and need no agreement.</p>
 ${scrollTable({
   caption: 'Sandbox students',
@@ -440,7 +440,7 @@ with the operator first, and that student endpoints return first names only.</la
   })
 
   function keyHeading(key: ApiKeyRow): Html {
-    return html`<code>${key.display_prefix}…</code> ${key.name} <span class="hint">(${key.mode})</span>`
+    return html`<code>${key.display_prefix}\u2026</code> ${key.name} <span class="hint">(${key.mode})</span>`
   }
 
   app.get('/partner/usage', partner, async (request, reply) => {

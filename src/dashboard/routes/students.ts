@@ -40,7 +40,8 @@ export function studentRoutes(app: FastifyInstance, context: DashboardContext): 
         organisationId === null
           ? 'Your organisation’s students appear here once your application is approved.'
           : 'Your organisation’s students appear here while a data-sharing agreement is in force.'
-      const body = html`<p>${why} Your sandbox’s made-up students are on the <a href="/dashboard/partner">overview</a>.</p>`
+      const overview = html`<a href="/dashboard/partner">overview</a>`
+      const body = html`<p>${why} Your sandbox\u2019s made-up students are on the ${overview}.</p>`
       return sendPage(request, reply, 'Students', body, 200, '/dashboard/partner/students')
     }
     const page = await readRoster(

@@ -64,6 +64,7 @@ secret store. Verify each delivery's <code>webhook-signature</code> with it, as 
   function endpointForm(request: FastifyRequest, values: FormBody, errors: FieldErrors, liveAllowed: boolean): Html {
     const chosen = list(values, 'events')
     const mode = text(values, 'mode') || 'test'
+    const afterApproval = html` <span class="hint">(after approval)</span>`
     return html`<form method="post" action="/dashboard/partner/webhooks" class="stack" novalidate>
   ${csrfField(request)}
   ${errorSummary(errors)}
@@ -80,7 +81,7 @@ secret store. Verify each delivery's <code>webhook-signature</code> with it, as 
     <label class="check"><input type="radio" name="mode" value="live"${mode === 'live' ? html` checked` : ''}${
       liveAllowed ? '' : html` disabled`
     }>
-      Live: events about your organisation's students${liveAllowed ? '' : html` <span class="hint">(after approval)</span>`}</label>
+      Live: events about your organisation's students${liveAllowed ? '' : afterApproval}</label>
   </fieldset>
   <fieldset><legend>Events</legend>
   ${WEBHOOK_EVENTS.map(

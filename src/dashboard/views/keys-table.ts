@@ -38,7 +38,7 @@ export function keysTable(
 ${rows.map((row) => {
   const state = keyRowState(row, now)
   return html`<tr>
-  <td><code>${row.display_prefix}…</code></td>
+  <td><code>${row.display_prefix}\u2026</code></td>
   <td>${row.name}</td>
   <td>${scopes(row)}</td>
   <td>${day(row.created_at)}</td>
@@ -47,7 +47,7 @@ ${rows.map((row) => {
   <td><span class="state ${state}">${state}</span></td>
   <td>${
     state === 'active'
-      ? html`<a class="button danger" href="${revokeAction(row)}" aria-label="${revokeLabel(row)}">Revoke…</a>`
+      ? html`<a class="button danger" href="${revokeAction(row)}" aria-label="${revokeLabel(row)}">Revoke\u2026</a>`
       : ''
   }</td>
 </tr>`

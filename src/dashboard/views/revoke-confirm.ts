@@ -20,7 +20,7 @@ export function revokeConfirmPage(
 ): FastifyReply {
   const state = keyRowState(row, now)
   const of = where.organisation === undefined ? '' : html`, of ${where.organisation}`
-  const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}…</code>, ${row.mode}${of})`
+  const label = html`<strong>${row.name}</strong> (<code>${row.display_prefix}\u2026</code>, ${row.mode}${of})`
   if (state !== 'active') {
     return sendPage(
       request,
@@ -39,7 +39,7 @@ export function revokeConfirmPage(
 </ul>
 <form method="post" action="${where.action}" class="row">
   ${csrfField(request)}
-  <button type="submit" class="danger">Revoke key ${row.display_prefix}…</button>
+  <button type="submit" class="danger">Revoke key ${row.display_prefix}\u2026</button>
   <a href="${where.back}">Cancel, keep the key</a>
 </form>`
   return sendPage(request, reply, 'Revoke this key?', body)

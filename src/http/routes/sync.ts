@@ -31,7 +31,8 @@ const LINK_HEADER = {
   Link: {
     type: 'string',
     description:
-      'RFC 8288 link to the next page, `</api/v1/...?...&cursor=...>; rel="next"`: sent while another page is waiting (`next` not null, `hasMore` true).',
+      'RFC 8288 link to the next page, `</api/v1/...?...&cursor=...>; rel="next"`: sent while another page is ' +
+      'waiting (`next` not null, `hasMore` true).',
   },
 }
 
@@ -63,9 +64,12 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
         summary: "List your organisation's students",
         description:
           'The students linked to your organisation (sandbox students with a test key, real ones with a live key), ' +
-          `ordered by \`profileId\`, ${PAGE_LIMIT.default} per page unless \`limit\` says otherwise (at most ${PAGE_LIMIT.maximum}). ` +
-          'Follow `next` (or the `Link` header) until it is null. Paging holds while students are added: every student ' +
-          'linked before the first page is listed exactly once. Needs the `students:read` scope and, with a live key, an ' +
+          `ordered by \`profileId\`, ${PAGE_LIMIT.default} per page unless \`limit\` says otherwise ` +
+          `(at most ${PAGE_LIMIT.maximum}). ` +
+          'Follow `next` (or the `Link` header) until it is null. Paging holds while students are added: every ' +
+          'student ' +
+          'linked before the first page is listed exactly once. Needs the `students:read` scope and, with a live ' +
+          'key, an ' +
           'active data-sharing agreement. First names only; every student listed is recorded in the disclosure log.',
         tags: ['Sync'],
         security: [{ bearerAuth: ['students:read'] }],
@@ -111,11 +115,14 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
         summary: 'Follow changes to your students',
         description:
           "Every change of your students' tiers and progress entries, in the order the changes were committed, after " +
-          'the cursor you send. Without a cursor: `from=now` (the default) returns no changes and a cursor to follow from ' +
-          'this moment, `from=beginning` starts from the first change ever recorded. Send `next` back each time and keep ' +
+          'the cursor you send. Without a cursor: `from=now` (the default) returns no changes and a cursor to ' +
+          'follow from ' +
+          'this moment, `from=beginning` starts from the first change ever recorded. Send `next` back each time and ' +
+          'keep ' +
           'it with your copy: you never miss a change and never get one twice, whichever instance answers and across ' +
           'restarts. While `hasMore` is true, ask again at once; then poll at your own pace. ' +
-          `At most \`limit\` changes per response (${PAGE_LIMIT.default} unless given, at most ${PAGE_LIMIT.maximum}). ` +
+          `At most \`limit\` changes per response (${PAGE_LIMIT.default} unless given, ` +
+          `at most ${PAGE_LIMIT.maximum}). ` +
           'Changes of students linked to your organisation now are listed, from their first change. Needs the ' +
           '`students:read` scope and, with a live key, an active data-sharing agreement. Every student with a change ' +
           'in a response is recorded once in the disclosure log.',
@@ -145,7 +152,8 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
             : 'now'
       const page = await readChangeFeed(storage.writes, access(request), after, limit)
       if (page === undefined) {
-        const detail = `This cursor is ahead of every change recorded (was the database restored from a backup?): ${restart}.`
+        const cause = 'This cursor is ahead of every change recorded (was the database restored from a backup?)'
+        const detail = `${cause}: ${restart}.`
         throw new ProblemError('invalid_request', `The request is invalid: query cursor: ${detail}`, {
           errors: [{ in: 'query', field: 'cursor', detail }],
         })

@@ -14,7 +14,9 @@ const limit = (what: string) =>
       minimum: 1,
       maximum: PAGE_LIMIT.maximum,
       default: PAGE_LIMIT.default,
-      description: `How many ${what} one page holds at most: 1 to ${PAGE_LIMIT.maximum}, ${PAGE_LIMIT.default} when left out.`,
+      description:
+        `How many ${what} one page holds at most: 1 to ${PAGE_LIMIT.maximum}, ` +
+        `${PAGE_LIMIT.default} when left out.`,
       examples: [500],
     }),
   )
@@ -26,7 +28,8 @@ export const RosterQuerySchema = Type.Object(
   {
     limit: limit('students'),
     cursor: cursor(
-      'Where to continue: the `next` of the previous page, unchanged. Leave it out for the first page. Cursors do not expire.',
+      'Where to continue: the `next` of the previous page, unchanged. Leave it out for the first page. Cursors do ' +
+        'not expire.',
     ),
     tier: Type.Optional(tierId('Only students in this tier.')),
   },
@@ -41,7 +44,8 @@ export const RosterStudentSchema = Type.Object(
     updatedAt: Type.String({
       format: 'date-time',
       description:
-        "When the student's tier or progress last changed (ISO 8601 UTC with milliseconds): compare it with your copy to see whose progress to read again.",
+        "When the student's tier or progress last changed (ISO 8601 UTC with milliseconds): " +
+        'compare it with your copy to see whose progress to read again.',
       examples: ['2026-03-01T14:05:09.123Z'],
     }),
   },
@@ -56,7 +60,8 @@ export const RosterSchema = Type.Object(
     next: Type.Unsafe<string | null>({
       type: ['string', 'null'],
       description:
-        'Cursor of the next page (also in the `Link` header, `rel="next"`), or null on the last page. Students added while you page appear on a later page if their id sorts after the cursor; none is ever listed twice.',
+        'Cursor of the next page (also in the `Link` header, `rel="next"`), or null on the last page. Students ' +
+        'added while you page appear on a later page if their id sorts after the cursor; none is ever listed twice.',
       examples: ['c3R1ZGVudHMuLi4', null],
     }),
   },
@@ -83,14 +88,16 @@ export const RosterSchema = Type.Object(
 export const ChangesQuerySchema = Type.Object(
   {
     cursor: cursor(
-      'Where to continue: the `next` of the previous response, unchanged. Store it with your copy: it never expires, and it works on every instance and after restarts.',
+      'Where to continue: the `next` of the previous response, unchanged. Store it with your copy: it never ' +
+        'expires, and it works on every instance and after restarts.',
     ),
     from: Type.Optional(
       Type.Unsafe<'now' | 'beginning'>({
         type: 'string',
         enum: ['now', 'beginning'],
         description:
-          'Without a cursor: `now` (the default) answers no changes and a cursor to follow from this moment; `beginning` starts from the first change ever recorded. Not allowed with `cursor`.',
+          'Without a cursor: `now` (the default) answers no changes and a cursor to follow from this moment; ' +
+          '`beginning` starts from the first change ever recorded. Not allowed with `cursor`.',
       }),
     ),
     limit: limit('changes'),
@@ -103,14 +110,16 @@ export const ProgressChangeSchema = Type.Object(
     sequence: Type.Integer({
       minimum: 1,
       description:
-        'Position of the change in the feed: increasing in the order the changes were committed. Use it to recognise a change you have already applied.',
+        'Position of the change in the feed: increasing in the order the changes were committed. Use it to ' +
+        'recognise a change you have already applied.',
       examples: [1042],
     }),
     type: Type.Unsafe<StudentChangeType>({
       type: 'string',
       enum: [...STUDENT_CHANGE_TYPES],
       description:
-        '`tier_changed`: the student was placed in `tier` (by enrolling, by an import, or on being added). `progress_updated`: a progress entry was added or changed; `progress` is the entry as it now is.',
+        '`tier_changed`: the student was placed in `tier` (by enrolling, by an import, or on being added). ' +
+        '`progress_updated`: a progress entry was added or changed; `progress` is the entry as it now is.',
     }),
     profileId: UuidSchema,
     displayName: Type.String({ description: "The student's first name only, as it is now.", examples: ['Maya'] }),
@@ -126,12 +135,15 @@ export const ProgressChangesSchema = Type.Object(
     changes: Type.Array(Type.Ref('ProgressChange'), { description: 'Changes after the cursor, oldest first.' }),
     next: Type.String({
       description:
-        'Cursor to send next time. Always present, also when `changes` is empty; it moves past every change returned and never past a change not yet committed.',
+        'Cursor to send next time. Always present, also when `changes` is empty; it moves past every change ' +
+        'returned and never past a change not yet committed.',
       examples: ['Y2hhbmdlcy4uLg'],
     }),
     hasMore: Type.Boolean({
       description:
-        'True when more changes may be waiting: ask again at once with `next`. False: you are up to date. A response looks at a bounded stretch of the feed, so it can hold fewer than `limit` changes, even none, with `hasMore` true.',
+        'True when more changes may be waiting: ask again at once with `next`. False: you are up to date. A ' +
+        'response looks at a bounded stretch of the feed, so it can hold fewer than `limit` changes, even none, ' +
+        'with `hasMore` true.',
     }),
   },
   {
