@@ -2,17 +2,22 @@
  * Two builds side by side, rounds interleaved so that the machine's other load falls on both:
  *
  *   node bench/compare.mjs <other checkout> [--only tiers,lessons,lesson] [--rounds 3] [--seconds 5]
+ *                          [--references]
  *
  * Each side runs its own dist/server.js on its own copy of its bench dataset (bench/.data/rows-2m,
  * made by `npm run bench` in that checkout: the migrations may differ), pinned as the bench pins
  * the service. Prints, per scenario, each side's median req/s and req/s per CPU-second of the
  * server, and the ratio of this checkout to the other. Run `npm run build` in both first.
+ *
+ * --references adds, in every round, the bench's ceiling server (ceiling-server.mjs: the same
+ * body with no work and four headers) and its header reference (the same with every header the
+ * service sends), and prints this checkout's req/s as a share of each: the catalog targets.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { benchSettings, measure } from './lib/measure.mjs'
-import { ROOT } from './lib/paths.mjs'
+import { BENCH_DIR, DATA_DIR, ROOT } from './lib/paths.mjs'
 import { SERVER_CPU } from './lib/pinning.mjs'
 import { serviceEnv, startServer } from './lib/server-process.mjs'
 import { ensureWrk } from './lib/wrk.mjs'
@@ -23,6 +28,7 @@ const { values, positionals } = parseArgs({
     only: { type: 'string', default: 'tiers,lessons,lesson' },
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '5' },
+    references: { type: 'boolean', default: false },
   },
 })
 if (positionals.length !== 1) {
@@ -47,6 +53,13 @@ function side(root, label) {
 }
 
 const sides = [side(path.resolve(positionals[0]), 'other'), side(ROOT, 'this')]
+const ceilingFile = path.join(DATA_DIR, 'ceiling-response.json')
+if (values.references) {
+  sides.push(
+    { label: 'ceiling', script: path.join(BENCH_DIR, 'ceiling-server.mjs'), env: {} },
+    { label: 'headers', script: path.join(BENCH_DIR, 'ceiling-server.mjs'), env: { CEILING_HEADERS: 'service' } },
+  )
+}
 const slug = 'explorer/e1-robots-follow-instructions'
 const scenarios = {
   tiers: { path: '/api/v1/tiers', expect: [200] },
@@ -62,18 +75,31 @@ for (let round = 0; round < Number(values.rounds); round++) {
   // Alternate which side goes first, so neither always runs on a warmer or quieter machine.
   const order = round % 2 === 0 ? sides : [...sides].reverse()
   for (const s of order) {
-    fs.copyFileSync(s.database, s.copy)
-    for (const suffix of ['-wal', '-shm']) fs.rmSync(s.copy + suffix, { force: true })
-    const server = await startServer({
-      label: s.label,
-      env: serviceEnv({ DATABASE_URL: `sqlite:${s.copy}`, RATE_LIMIT: '1000000' }),
-      cpu: SERVER_CPU,
-      script: path.join(s.root, 'dist', 'server.js'),
-    })
+    const reference = s.root === undefined
+    if (!reference) {
+      fs.copyFileSync(s.database, s.copy)
+      for (const suffix of ['-wal', '-shm']) fs.rmSync(s.copy + suffix, { force: true })
+    }
+    const server = await startServer(
+      reference
+        ? {
+            label: s.label,
+            env: { ...process.env, ...s.env, CEILING_RESPONSE: ceilingFile },
+            cpu: SERVER_CPU,
+            script: s.script,
+          }
+        : {
+            label: s.label,
+            env: serviceEnv({ DATABASE_URL: `sqlite:${s.copy}`, RATE_LIMIT: '1000000' }),
+            cpu: SERVER_CPU,
+            script: path.join(s.root, 'dist', 'server.js'),
+          },
+    )
     try {
+      if (s.label === 'this' && values.references) await writeCeilingResponse(server.baseUrl, s.keys)
       for (const id of chosen) {
         const scenario = scenarios[id]
-        const file = s.keys
+        const file = reference ? sides[1].keys : s.keys
         const row = await measure(
           server,
           { lua: { mode: 'catalog', file, path: scenario.path }, expect: scenario.expect },
@@ -93,6 +119,18 @@ for (let round = 0; round < Number(values.rounds); round++) {
   }
 }
 
+/** The body the reference servers answer with: this checkout's own /api/v1/tiers. */
+async function writeCeilingResponse(baseUrl, keysFile) {
+  const key = fs.readFileSync(keysFile, 'utf8').split('\n', 1)[0]
+  const tiers = await fetch(`${baseUrl}/api/v1/tiers`, { headers: { authorization: `Bearer ${key}` } })
+  const response = {
+    contentType: tiers.headers.get('content-type'),
+    etag: tiers.headers.get('etag'),
+    body: await tiers.text(),
+  }
+  fs.writeFileSync(ceilingFile, JSON.stringify(response))
+}
+
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]
 console.log(
   `| scenario | other req/s | this req/s | other req/s per CPU | this req/s per CPU | this / other (per CPU) |`,
@@ -109,4 +147,17 @@ for (const id of chosen) {
   console.log(
     `| ${id} | ${Math.round(ar).toLocaleString('en')} | ${Math.round(br).toLocaleString('en')} | ${Math.round(ac).toLocaleString('en')} | ${Math.round(bc).toLocaleString('en')} | ${(bc / ac).toFixed(2)} |`,
   )
+}
+
+if (values.references) {
+  console.log('\n| scenario | this / ceiling (req/s) | this / header reference (req/s) | header reference / ceiling |')
+  console.log('| --- | --- | --- | --- |')
+  for (const id of chosen) {
+    const [service, ceiling, headers] = ['this', 'ceiling', 'headers'].map((label) =>
+      median(results.get(`${id}/${label}`).map((r) => r.rps)),
+    )
+    console.log(
+      `| ${id} | ${(service / ceiling).toFixed(2)} | ${(service / headers).toFixed(2)} | ${(headers / ceiling).toFixed(2)} |`,
+    )
+  }
 }

@@ -13,13 +13,11 @@
  */
 import { parseArgs } from 'node:util'
 import { buildService, snapshotDist } from './lib/build-service.mjs'
-import { SERVER_CPU } from './lib/pinning.mjs'
 import { peakRssMb, rssMb } from './lib/process-stats.mjs'
-import { median, removeScratch, scratchCopy, serverScript } from './lib/scratch-database.mjs'
-import { serviceEnv, startServer } from './lib/server-process.mjs'
+import { median } from './lib/scratch-database.mjs'
+import { fillKeyCache, startOnScratchCopy } from './lib/scratch-server.mjs'
 import { ensureSqliteDataset } from './lib/sqlite-dataset.mjs'
-import { keyCacheFill } from './lib/scenarios.mjs'
-import { ensureWrk, runWrk } from './lib/wrk.mjs'
+import { ensureWrk } from './lib/wrk.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -39,28 +37,10 @@ const results = new Map(builds.map((dist) => [dist ?? 'dist', []]))
 
 for (let run = 0; run < Number(values.runs); run++) {
   for (const dist of builds) {
-    const label = dist ?? 'dist'
-    const database = scratchCopy(files.database, 'key-cache-memory')
-    const server = await startServer({
-      label,
-      env: serviceEnv({ DATABASE_URL: `sqlite:${database}` }),
-      cpu: SERVER_CPU,
-      script: serverScript(dist),
-    })
+    const { label, server, stop } = await startOnScratchCopy(files, 'key-cache-memory', dist)
     try {
       const atReady = rssMb(server.pid)
-      const fill = keyCacheFill({ file: files.keys, count: files.manifest.keys })
-      const row = await runWrk({
-        baseUrl: server.baseUrl,
-        seconds: 600,
-        connections: 64,
-        threads: 1,
-        lua: { ...fill.lua, limit: fill.count },
-        expect: fill.expect,
-      })
-      // A few timeouts on a busy machine leave those keys uncached; more would change what is measured.
-      if (row.errors > fill.count / 100) throw new Error(`${label}: the fill had ${row.errors} errors`)
-      if (row.errors > 0) console.log(`  (${label}: ${row.errors} of the fill's requests failed)`)
+      const row = await fillKeyCache(server, files, label)
       const peak = peakRssMb(server.pid)
       const afterFill = rssMb(server.pid)
       await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000))
@@ -72,8 +52,7 @@ for (let run = 0; run < Number(values.runs); run++) {
           `${afterFill.toFixed(0)} MB, ${IDLE_SECONDS} s later ${idle.toFixed(0)} MB (fill ${Math.round(row.rps)} req/s)`,
       )
     } finally {
-      await server.stop()
-      removeScratch(database)
+      await stop()
     }
   }
 }

@@ -4,6 +4,7 @@
  * self time, mapped to src/*.ts lines, counted over the measured run only.
  *
  *   node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--disclosure-rows 2M] [--top 25]
+ *                          [--keys 2000]
  *
  * --disclosure-rows runs the server on the bench's copy of the dataset whose disclosure log holds
  * that many rows (lib/disclosure-dataset.mjs), as the benchmark does for progress and enroll;
@@ -43,6 +44,8 @@ const { values, positionals } = parseArgs({
     dataset: { type: 'string', default: 'rows-2m' },
     'disclosure-rows': { type: 'string' },
     top: { type: 'string', default: '25' },
+    // As bench/compare.mjs measures: only the first N keys, with the per-key limit lifted.
+    keys: { type: 'string' },
   },
 })
 const scenarioId = positionals[0]
@@ -74,12 +77,19 @@ const disclosureRows =
     ? undefined
     : disclosureSizes({ BENCH_DISCLOSURE_ROWS: values['disclosure-rows'] }).at(-1)
 if (disclosureRows !== undefined) files = await ensureLogDataset(files, disclosureRows)
+if (values.keys !== undefined) {
+  const count = Number(values.keys)
+  const keys = path.join(path.dirname(files.database), `profile-keys-${count}.txt`)
+  fs.writeFileSync(keys, `${fs.readFileSync(files.keys, 'utf8').split('\n').slice(0, count).join('\n')}\n`)
+  files = { ...files, keys, manifest: { ...files.manifest, keys: count } }
+}
 const profileDir = path.join(DATA_DIR, 'profiles', `${scenarioId}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
 fs.mkdirSync(profileDir, { recursive: true })
 
 const env = serviceEnv({
   DATABASE_URL: `sqlite:${files.database}`,
   ...(scenarioId === 'bad-key-401' ? { AUTH_FAILURE_LIMIT: '1000000' } : {}),
+  ...(values.keys !== undefined ? { RATE_LIMIT: '1000000' } : {}),
 })
 // The profile's timestamps and process.hrtime share CLOCK_MONOTONIC (microseconds here).
 const nowUs = () => Number(process.hrtime.bigint() / 1000n)

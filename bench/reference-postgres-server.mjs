@@ -19,7 +19,6 @@
  * REFERENCE_WORKERS.
  */
 import cluster from 'node:cluster'
-import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import pg from 'pg'
@@ -34,6 +33,7 @@ import {
   readBody,
   route,
   send,
+  statementValues,
   tierOf,
   unavailable,
 } from './lib/reference-responses.mjs'
@@ -85,14 +85,7 @@ async function worker() {
   const disclose = (on, values, action, outcome) => run(on, 'disclosure', { ...values, action, outcome })
 
   async function progress(reply, key, id) {
-    const values = {
-      studentId: id,
-      organisationId: key.organisationId,
-      sandbox: key.sandbox,
-      keyId: key.keyId,
-      requestId: randomUUID(),
-      at: new Date().toISOString(),
-    }
+    const values = statementValues(key, id)
     const student = (await run(pool, 'student', values)).rows[0]
     const rows = student === undefined ? [] : (await run(pool, 'progress', values, 'array')).rows
     await disclose(pool, values, 'progress.read', student === undefined ? 'not_found' : 'disclosed')
@@ -105,16 +98,7 @@ async function worker() {
     if (tier === undefined)
       return problem(reply, 400, 'validation_failed', 'tier must be explorer, builder or innovator')
     const now = new Date().toISOString()
-    const values = {
-      studentId: id,
-      organisationId: key.organisationId,
-      sandbox: key.sandbox,
-      keyId: key.keyId,
-      requestId: randomUUID(),
-      at: now,
-      tier,
-      updatedAt: now,
-    }
+    const values = { ...statementValues(key, id, now), tier, updatedAt: now }
     const client = await pool.connect()
     let result
     try {

@@ -18,13 +18,13 @@
  * - the same JSON bodies: progress in catalog order with its summary, the enrollment, a
  *   problem document for an unknown student.
  * What it leaves out: scopes, agreements, organisation status, rate limits, key usage,
- * request ids in headers, CORS, logging, input validation beyond the tier, sealing the log.
+ * request ids in headers, CORS, logging, input validation beyond the tier, sealing the log,
+ * and an enroll's webhook lookup and change-log entry.
  *
  * Environment: PORT, REFERENCE_DATABASE (the SQLite file), REFERENCE_SQL (the JSON that
  * service-sql.mjs wrote). GET /readyz answers 200; GET /api/v1/tiers checks the key and answers
  * {} (only so that the bench's key-cache fill works here as on the service).
  */
-import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import http from 'node:http'
 import path from 'node:path'
@@ -41,6 +41,7 @@ import {
   readBody,
   route,
   send,
+  statementValues,
   tierOf,
   unavailable,
 } from './lib/reference-responses.mjs'
@@ -148,14 +149,7 @@ function disclose(values, action, outcome) {
 }
 
 function progress(reply, key, id) {
-  const values = {
-    studentId: id,
-    organisationId: key.organisationId,
-    sandbox: key.sandbox,
-    keyId: key.keyId,
-    requestId: randomUUID(),
-    at: new Date().toISOString(),
-  }
+  const values = statementValues(key, id)
   const student = studentQuery.statement.get(...studentQuery.args(values))
   const rows = student === undefined ? [] : progressQuery.statement.all(...progressQuery.args(values))
   write(
@@ -173,16 +167,7 @@ function enroll(reply, key, id, body) {
   const tier = tierOf(body)
   if (tier === undefined) return problem(reply, 400, 'validation_failed', 'tier must be explorer, builder or innovator')
   const now = new Date().toISOString()
-  const values = {
-    studentId: id,
-    organisationId: key.organisationId,
-    sandbox: key.sandbox,
-    keyId: key.keyId,
-    requestId: randomUUID(),
-    at: now,
-    tier,
-    updatedAt: now,
-  }
+  const values = { ...statementValues(key, id, now), tier, updatedAt: now }
   write(
     () => {
       if (linkQuery.statement.get(...linkQuery.args(values)) === undefined) {

@@ -16,13 +16,12 @@ import path from 'node:path'
 import { parseArgs } from 'node:util'
 import { buildService, snapshotDist } from './lib/build-service.mjs'
 import { BENCH_DIR, SERVICE_DIST } from './lib/paths.mjs'
-import { LOAD_CPU, pinned, SERVER_CPU } from './lib/pinning.mjs'
-import { median, removeScratch, scratchCopy, serverScript } from './lib/scratch-database.mjs'
-import { serviceEnv, startServer } from './lib/server-process.mjs'
+import { LOAD_CPU, pinned } from './lib/pinning.mjs'
+import { median } from './lib/scratch-database.mjs'
+import { fillKeyCache, startOnScratchCopy } from './lib/scratch-server.mjs'
 import { ensureSqliteDataset } from './lib/sqlite-dataset.mjs'
-import { keyCacheFill } from './lib/scenarios.mjs'
 import { usageFlushSeconds } from './lib/service-constants.mjs'
-import { ensureWrk, runWrk } from './lib/wrk.mjs'
+import { ensureWrk } from './lib/wrk.mjs'
 
 const { values } = parseArgs({
   options: {
@@ -80,30 +79,12 @@ function stats(requests) {
 }
 
 async function once(dist) {
-  const label = dist ?? 'dist'
-  const database = scratchCopy(files.database, 'usage-flush-stall')
-  const server = await startServer({
-    label,
-    env: serviceEnv({ DATABASE_URL: `sqlite:${database}` }),
-    cpu: SERVER_CPU,
-    script: serverScript(dist),
-  })
+  const { label, server, stop } = await startOnScratchCopy(files, 'usage-flush-stall', dist)
   try {
     const readyAt = epochNow()
     const flushAt = readyAt + period * 1000
-    const fill = keyCacheFill({ file: files.keys, count: files.manifest.keys })
-    const row = await runWrk({
-      baseUrl: server.baseUrl,
-      seconds: 600,
-      connections: 64,
-      threads: 1,
-      lua: { ...fill.lua, limit: fill.count },
-      expect: fill.expect,
-    })
+    await fillKeyCache(server, files, label)
     const fillEnd = epochNow()
-    // A few timeouts on a busy machine leave those keys uncached; more would change what is measured.
-    if (row.errors > fill.count / 100) throw new Error(`${label}: the fill had ${row.errors} errors`)
-    if (row.errors > 0) console.log(`  (${label}: ${row.errors} of the fill's requests failed)`)
     if (fillEnd > flushAt - 3000) return undefined
     const requests = await pacedClient(server.baseUrl, (flushAt + AFTER_S * 1000 - epochNow()) / 1000)
     const bad = requests.filter((r) => r[2] !== 200).length
@@ -118,8 +99,7 @@ async function once(dist) {
       slowest: slowest.map((r) => `${((r[0] - flushAt) / 1000).toFixed(2)} s: ${r[1].toFixed(1)} ms`),
     }
   } finally {
-    await server.stop()
-    removeScratch(database)
+    await stop()
   }
 }
 

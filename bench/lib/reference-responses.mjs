@@ -4,7 +4,7 @@
  * problem document), built with JSON.stringify; routing by plain string tests; keys checked by
  * SHA-256 hash once each and then kept in a Map.
  */
-import { hash } from 'node:crypto'
+import { hash, randomUUID } from 'node:crypto'
 
 const JSON_TYPE = 'application/json; charset=utf-8'
 const PROBLEM_TYPE = 'application/problem+json; charset=utf-8'
@@ -69,6 +69,18 @@ export function keyEntry(row) {
 }
 
 /** The requested tier, or undefined when the body has none of the three. */
+/** The named values a request's statements take (service-sql.mjs names them), for `key` asking about student `id`. */
+export function statementValues(key, id, at = new Date().toISOString()) {
+  return {
+    studentId: id,
+    organisationId: key.organisationId,
+    sandbox: key.sandbox,
+    keyId: key.keyId,
+    requestId: randomUUID(),
+    at,
+  }
+}
+
 export function tierOf(body) {
   try {
     const tier = JSON.parse(body).tier

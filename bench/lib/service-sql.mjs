@@ -8,7 +8,9 @@
  * functions with values that tell them apart (a real student, its organisation, a tier it does
  * not have, marked request and key ids). Calls made: the key lookup; a progress read; an enroll
  * that changes the tier, the same enroll again (unchanged: the tier is read back), and an enroll
- * of a student the organisation cannot see.
+ * of a student the organisation cannot see. An enroll that changes the tier also looks for
+ * webhook endpoints and appends to the student change log; the references leave those out
+ * (reference-sqlite-server.mjs says what else they leave out).
  */
 import fs from 'node:fs'
 import SQLite from 'better-sqlite3'
@@ -89,11 +91,9 @@ async function captureOn(db, sent) {
     await work()
     return sent.map(({ sql, parameters }) => ({
       sql,
-      params: parameters.map((value) => {
-        const name = named.get(value)
-        if (name === undefined) throw new Error(`a parameter of "${sql}" is none of the values passed: ${value}`)
-        return name
-      }),
+      // A value none of the calls passed is a constant of the service's own (a status, a limit)
+      // in a statement the references do not run; checked below for those they do.
+      params: parameters.map((value) => named.get(value) ?? { constant: value }),
     }))
   }
   try {
@@ -125,6 +125,9 @@ async function captureOn(db, sent) {
   }
   for (const [name, statement] of Object.entries(captured)) {
     if (statement === undefined) throw new Error(`the service sent no "${name}" statement`)
+    const constant = statement.params.find((param) => typeof param !== 'string')
+    if (constant !== undefined)
+      throw new Error(`a parameter of "${statement.sql}" is none of the values passed: ${constant.constant}`)
   }
   if (!/^\s*insert into "disclosures"/i.test(captured.disclosure.sql))
     throw new Error(`the third statement of a progress read is not the disclosure insert: ${captured.disclosure.sql}`)
