@@ -52,10 +52,10 @@ export function freshDatabaseUrl(base = process.env.TEST_DATABASE_URL): string {
 
 /** A migrated database with the sample catalog. */
 export async function createTestStorage(
-  options: { catalog?: boolean; url?: string; mmapBytes?: number } = {},
+  options: { catalog?: boolean; url?: string; mmapBytes?: number; busyTimeoutMs?: number } = {},
 ): Promise<Storage> {
   const opened = openStorage(options.url ?? freshDatabaseUrl(), {
-    busyTimeoutMs: 1000,
+    busyTimeoutMs: options.busyTimeoutMs ?? 1000,
     ...(options.mmapBytes === undefined ? {} : { mmapBytes: options.mmapBytes }),
   })
   // A PostgreSQL test schema is dropped when the test closes its storage.

@@ -3,9 +3,11 @@
  * all-or-nothing, a caller hears "done" only after its commit, and one unit's failure never
  * takes another's writes with it.
  */
-import { sql } from 'kysely'
+import SQLite from 'better-sqlite3'
+import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
+import type { Database } from '../../src/storage/tables.js'
 import { createTestStorage } from '../helper.js'
 
 const setting = (value: string) => ({ name: `write-queue-${value}`, value })
@@ -135,3 +137,63 @@ describe('WriteQueue', () => {
     },
   )
 })
+
+describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
+  'WriteQueue while another process holds the write lock',
+  () => {
+    let locked: Storage
+    let other: SQLite.Database
+    beforeEach(async () => {
+      // A short busy timeout: each attempt gives up after 50 ms.
+      locked = await createTestStorage({ catalog: false, busyTimeoutMs: 50 })
+      other = new SQLite(locked.reader!.name)
+      other.exec('begin immediate')
+    })
+    afterEach(async () => {
+      if (other.inTransaction) other.exec('rollback')
+      other.close()
+      await locked.close()
+    })
+
+    const insert = (i: number) => (db: Kysely<Database>) =>
+      db
+        .insertInto('settings')
+        .values(setting(`busy-${i}`))
+        .execute()
+
+    it('tries the whole batch again, and every unit is stored once the lock is free', async () => {
+      // The other process ends its transaction after 150 ms, as an import's short one would;
+      // each attempt of the batch gives up after 50 ms.
+      const released = new Promise<void>((resolve) =>
+        setTimeout(() => {
+          other.exec('rollback')
+          resolve()
+        }, 150),
+      )
+      const units = Array.from({ length: 12 }, (_, i) =>
+        i % 2 === 0 ? locked.writes.statement(insert(i)) : locked.writes.transaction(insert(i)),
+      )
+      await Promise.all([...units, released])
+      const rows = await locked.db
+        .selectFrom('settings')
+        .select('value')
+        .where('name', 'like', 'write-queue-busy-%')
+        .execute()
+      expect(rows).toHaveLength(12)
+    })
+
+    it('fails the units with SQLITE_BUSY once the lock has been held past the retry window', async () => {
+      const failed = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => locked.writes.transaction(insert(i))))
+      expect(failed.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected'])
+      expect((failed[0] as PromiseRejectedResult).reason).toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) })
+      other.exec('rollback')
+      await locked.writes.transaction(insert(9))
+      const rows = await locked.db
+        .selectFrom('settings')
+        .select('value')
+        .where('name', 'like', 'write-queue-busy-%')
+        .execute()
+      expect(rows.map((row) => row.value)).toEqual(['busy-9'])
+    })
+  },
+)
