@@ -11,6 +11,7 @@ import * as keyViews from './migrations/0004-key-views.js'
 import * as disclosureSegments from './migrations/0005-disclosure-segments.js'
 import * as studentChanges from './migrations/0006-student-changes.js'
 import * as webhooks from './migrations/0007-webhooks.js'
+import * as clusteredProgress from './migrations/0008-clustered-progress.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
@@ -21,6 +22,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     '0005-disclosure-segments': { up: (db) => disclosureSegments.up(db, storage.engine) },
     '0006-student-changes': { up: (db) => studentChanges.up(db, storage.engine) },
     '0007-webhooks': { up: (db) => webhooks.up(db) },
+    '0008-clustered-progress': { up: (db) => clusteredProgress.up(db, storage.engine) },
   }
 }
 

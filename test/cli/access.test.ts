@@ -257,6 +257,7 @@ describe('organisations, agreements and keys', () => {
         '0005-disclosure-segments',
         '0006-student-changes',
         '0007-webhooks',
+        '0008-clustered-progress',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })
