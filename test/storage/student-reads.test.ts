@@ -3,6 +3,7 @@ import { ConfigError, loadConfig } from '../../src/config.js'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import { enrollStudent, readStudentProgress } from '../../src/storage/student-repository.js'
+import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, type Fixtures, START, STUDENTS, seedFixtures } from '../helper.js'
 
 describe('progress reads', () => {
@@ -43,6 +44,55 @@ describe('progress reads', () => {
     await expect(failing).rejects.toThrow('undone')
     expect((await during)!.tier).toBe(before.tier)
     expect((await read())!.tier).toBe(before.tier)
+  })
+
+  it('read the same on the synchronous path as through the query builder, escapes and nulls included', async () => {
+    const id = '55555555-5555-4555-8555-555555555555'
+    await upsertStudents(storage.db, [{ id, firstName: 'Zoë "Z" \\ O\'Neil\u2028', tier: 'builder' }], START)
+    await linkStudents(storage.db, [{ studentId: id, organisationId: fixtures.orgs.acme }], START)
+    const at = (minutes: number) => new Date(START + minutes * 60_000).toISOString()
+    await upsertProgress(
+      storage.db,
+      [
+        {
+          studentId: id,
+          lessonSlug: 'builder/b1-x',
+          status: 'completed',
+          xp: 2 ** 31 - 1,
+          timeSeconds: 0,
+          startedAt: at(1),
+          completedAt: at(2),
+        },
+        {
+          studentId: id,
+          lessonSlug: 'explorer/e9-gone',
+          status: 'in_progress',
+          xp: 0,
+          timeSeconds: 59,
+          startedAt: at(3),
+          completedAt: null,
+        },
+      ],
+      START,
+    )
+    const context = { ...access(), organisationId: fixtures.orgs.acme }
+    const sync = await readStudentProgress(storage.db, storage.writes, id, context, storage.reader)
+    const built = await readStudentProgress(storage.db, storage.writes, id, context)
+    expect(sync).toEqual(built)
+    expect(sync!.firstName).toBe('Zoë "Z" \\ O\'Neil\u2028')
+    expect(sync!.entries.map((entry) => [entry.xp, entry.completedAt])).toEqual(
+      expect.arrayContaining([
+        [2 ** 31 - 1, at(2)],
+        [0, null],
+      ]),
+    )
+    // A student without progress, and one the organisation cannot see.
+    expect(
+      (await readStudentProgress(storage.db, storage.writes, STUDENTS.dev, context, storage.reader))!.entries,
+    ).toEqual([])
+    expect(
+      await readStudentProgress(storage.db, storage.writes, STUDENTS.cleo, context, storage.reader),
+    ).toBeUndefined()
   })
 
   it('answer an acknowledged enroll at once (read-your-writes)', async () => {
