@@ -25,6 +25,7 @@ import {
   limitConnectionsPerAddress,
 } from './http/connection-limits.js'
 import { createFastPath, type FastPath } from './http/fast-path.js'
+import { fastProgress } from './http/fast-progress.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
 import { ProblemError } from './errors.js'
@@ -103,9 +104,10 @@ function answerFast(
   request: http.IncomingMessage,
   response: http.ServerResponse,
   log: FastifyBaseLogger,
+  route: () => void,
 ): boolean {
   try {
-    return fastPath(request, response)
+    return fastPath(request, response, route)
   } catch (error) {
     log.error({ err: error }, 'fast path failed; answering through the router')
     return response.headersSent
@@ -128,7 +130,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     ...(options.logger ? { loggerInstance: options.logger } : { logger: false }),
     serverFactory: (handler) => {
       const handle = (request: http.IncomingMessage, response: http.ServerResponse) => {
-        if (fastPath === undefined || !answerFast(fastPath, request, response, app.log)) handler(request, response)
+        const route = () => handler(request, response)
+        if (fastPath === undefined || !answerFast(fastPath, request, response, app.log, route)) route()
       }
       const server = http.createServer({ connectionsCheckingInterval: checkingIntervalMs(connectionLimits) }, handle)
       applyTimeouts(server, connectionLimits)
@@ -225,7 +228,12 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     (limiter) => limiter instanceof SlidingWindowLimiter,
   )
   if (options.fastPath !== false && localLimits && config.trustProxy === false) {
-    fastPath = createFastPath({ ...access, catalog, accessLog: accessLogOn ? app.log : undefined })
+    fastPath = createFastPath({
+      ...access,
+      catalog,
+      progress: fastProgress(storage, catalog),
+      accessLog: accessLogOn ? app.log : undefined,
+    })
   }
 
   app.addHook('onRequest', responseBasics)

@@ -60,3 +60,27 @@ export function summarise(entries: readonly ProgressEntry[], tier: TierId, catal
   }
   return { totalLessons: catalog.lessonCount(tier), completedLessons, totalXp, totalTimeSeconds }
 }
+
+/** A student's progress as `GET /students/:id/progress` answers it. */
+export interface ProgressView {
+  profileId: string
+  displayName: string
+  tier: TierId
+  progress: ProgressEntry[]
+  summary: ProgressSummary
+}
+
+/** The answer for a student's stored entries (sorted in place into catalog order). */
+export function progressView(
+  student: { id: string; firstName: string; tier: TierId; entries: ProgressEntry[] },
+  catalog: CatalogIndex,
+): ProgressView {
+  const progress = sortInCatalogOrder(student.entries, catalog)
+  return {
+    profileId: student.id,
+    displayName: student.firstName,
+    tier: student.tier,
+    progress,
+    summary: summarise(progress, student.tier, catalog),
+  }
+}

@@ -21,7 +21,7 @@ import { hasScope, type Scope } from '../domain/scopes.js'
 import type { Problem } from '../errors.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import type { WriteQueue } from '../storage/write-queue.js'
-import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM } from './admission.js'
+import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM, takeHandedOver } from './admission.js'
 import { sendProblem } from './problem-responses.js'
 import { rateLimitHeaders } from './rate-limit-headers.js'
 import { recordRefusal } from './refusal-disclosures.js'
@@ -49,7 +49,8 @@ export function createAuthentication(options: AccessControlOptions) {
     // A CORS preflight never carries credentials (Fetch standard); response-basics answers it
     // on every route, and the not-found handler answers it 404.
     if (request.method === 'OPTIONS') return undefined
-    const verdict = await admission.admit(request.ip, request.headers.authorization)
+    // The fast path may have taken the decision already and left the rest to the router.
+    const verdict = takeHandedOver(request.raw) ?? (await admission.admit(request.ip, request.headers.authorization))
     if (verdict.rate !== undefined) reply.headers(rateLimitHeaders(verdict.rate, policy, clock.now()))
     // Set on refusals after identification too, for the access log; a refused request never
     // reaches a handler.
@@ -61,9 +62,15 @@ export function createAuthentication(options: AccessControlOptions) {
 }
 
 /**
- * A route-level hook: the key needs `scope` and, unless it is a sandbox test key, an active
- * data-sharing agreement.
+ * Whether `record` may use a student route needing `scope` at `now`: the scope, and an active
+ * data-sharing agreement unless it is a sandbox test key (sandbox data is synthetic: no child's
+ * data, so no agreement is needed to reach it).
  */
+export function mayReachStudents(record: KeyRecord, scope: Scope, now: number): boolean {
+  return hasScope(record.scopes, scope) && (record.sandbox || isAgreementActive(record.organisation.agreements, now))
+}
+
+/** A route-level hook: the key needs what `mayReachStudents` says, otherwise 403. */
 export function requireScope(scope: Scope, options: { writes: WriteQueue; clock: Clock }) {
   const missingScope: Problem = {
     code: 'insufficient_scope',
@@ -80,12 +87,8 @@ export function requireScope(scope: Scope, options: { writes: WriteQueue; clock:
     const record = request.principal
     // Unreachable (authentication runs first and admits only with a key); refuse, never serve.
     if (record === null) return sendProblem(request, reply, AUTH_FAILURES.api_key_missing)
-    const scoped = hasScope(record.scopes, scope)
-    // Sandbox data is synthetic: no child's data, so no agreement is needed to reach it.
-    if (scoped && (record.sandbox || isAgreementActive(record.organisation.agreements, options.clock.now()))) {
-      return undefined
-    }
-    const problem = scoped ? noAgreement : missingScope
+    if (mayReachStudents(record, scope, options.clock.now())) return undefined
+    const problem = hasScope(record.scopes, scope) ? noAgreement : missingScope
     await recordRefusal(request, record, problem.code, options)
     return sendProblem(request, reply, problem)
   }

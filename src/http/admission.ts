@@ -135,6 +135,25 @@ export type Verdict =
 
 export type MaybePromise<T> = T | Promise<T>
 
+const HANDED_OVER = Symbol('admission verdict')
+
+type Carrier = object & { [HANDED_OVER]?: Verdict }
+
+/**
+ * Leaves a verdict the fast path took on the request for the router, which then answers the
+ * request from it instead of deciding (and counting the request against the limits) again.
+ */
+export function handOver(request: object, verdict: Verdict): void {
+  ;(request as Carrier)[HANDED_OVER] = verdict
+}
+
+/** The verdict the fast path left on the request, once. */
+export function takeHandedOver(request: object): Verdict | undefined {
+  const verdict = (request as Carrier)[HANDED_OVER]
+  if (verdict !== undefined) (request as Carrier)[HANDED_OVER] = undefined
+  return verdict
+}
+
 export interface AdmissionOptions {
   keys: KeyCache
   usage: KeyUsage

@@ -27,7 +27,8 @@ import type { CatalogState } from '../services/catalog-state.js'
 import type { AccessControlOptions } from './access-control.js'
 import { API_PREFIX } from './api-prefix.js'
 import { logAccess } from './access-log.js'
-import { Admission, type Verdict } from './admission.js'
+import { Admission, handOver, type Verdict } from './admission.js'
+import { type ProgressAnswer, progressStudentId } from './fast-progress.js'
 import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemJson } from './problem-responses.js'
 import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
@@ -36,12 +37,18 @@ import { EXPOSED_HEADERS } from './response-basics.js'
 /** What authentication uses, plus the catalog and the access log. */
 export interface FastPathOptions extends AccessControlOptions {
   catalog: CatalogState<CatalogRepresentations>
+  /** Progress reads, where storage reads synchronously (fast-progress.ts). */
+  progress: ProgressAnswer | undefined
   /** The access log, when it is on (info level); the same line as the Fastify path writes. */
   accessLog: FastifyBaseLogger | undefined
 }
 
-/** Answers the request and returns true, or returns false having touched nothing. */
-export type FastPath = (request: IncomingMessage, response: ServerResponse) => boolean
+/**
+ * Answers the request and returns true, or returns false having touched nothing (but perhaps
+ * left its admission verdict for the router). Having returned true, it may still hand the
+ * request to the router later with `route` (a progress read whose storage failed).
+ */
+export type FastPath = (request: IncomingMessage, response: ServerResponse, route: () => void) => boolean
 
 const TIERS_URL = `${API_PREFIX}/tiers`
 const LESSONS_URL = `${API_PREFIX}/lessons`
@@ -50,7 +57,7 @@ const LESSON_PREFIX = `${LESSONS_URL}/`
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
 export function createFastPath(options: FastPathOptions): FastPath {
-  const { catalog, clock, policy, accessLog } = options
+  const { catalog, clock, policy, accessLog, progress } = options
   const admission = new Admission(options)
 
   function representationFor(url: string): Representation | undefined {
@@ -93,6 +100,47 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return status
   }
 
+  function sendJson(response: ServerResponse, requestId: string, body: string, rate: RateState, now: number): void {
+    const out = headersFor(requestId, rate, now)
+    out['content-type'] = 'application/json; charset=utf-8'
+    out['content-length'] = String(Buffer.byteLength(body))
+    response.writeHead(200, out)
+    response.end(body)
+  }
+
+  /** A progress read (fast-progress.ts): the answer comes once its disclosure is committed. */
+  function answerProgress(request: IncomingMessage, response: ServerResponse, route: () => void, id: string): boolean {
+    const headers = request.headers
+    if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
+    const address = request.socket.remoteAddress
+    if (address === undefined) return false
+    const started = accessLog === undefined ? 0 : performance.now()
+    const now = clock.now()
+    const verdict = admission.admitWithoutStorage(address, headers.authorization, now) as Verdict | undefined
+    if (verdict === undefined) return false
+    // Refusals name a student: the router records them in the disclosure log.
+    if (!verdict.admitted || !progress!.admits(verdict.key, now)) {
+      handOver(request, verdict)
+      return false
+    }
+    const { key, rate } = verdict
+    progress!.answer(id, key, now, {
+      json(requestId, body) {
+        sendJson(response, requestId, body, rate, now)
+        if (accessLog !== undefined) logLine(request, requestId, 200, started, key.keyId)
+      },
+      problem(requestId, problem) {
+        const status = sendProblem(response, requestId, problem, rate, now)
+        if (accessLog !== undefined) logLine(request, requestId, status, started, key.keyId)
+      },
+      route() {
+        handOver(request, verdict)
+        route()
+      },
+    })
+    return true
+  }
+
   function logLine(
     request: IncomingMessage,
     requestId: string,
@@ -110,10 +158,13 @@ export function createFastPath(options: FastPathOptions): FastPath {
     })
   }
 
-  return function fastPath(request, response) {
+  return function fastPath(request, response, route) {
     if (request.method !== 'GET') return false
     const representation = representationFor(request.url!)
-    if (representation === undefined) return false
+    if (representation === undefined) {
+      const id = progress === undefined ? undefined : progressStudentId(request.url!)
+      return id === undefined ? false : answerProgress(request, response, route, id)
+    }
     const headers = request.headers
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
     const address = request.socket.remoteAddress

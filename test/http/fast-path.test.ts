@@ -5,6 +5,7 @@
  * the access-log lines too, and the fast one must have answered most of them without Fastify.
  */
 import { Writable } from 'node:stream'
+import SQLite from 'better-sqlite3'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
@@ -13,7 +14,7 @@ import { generateApiKey } from '../../src/domain/api-key.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { setOrganisationStatus } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
-import { createTestStorage, type Fixtures, seedFixtures, START, testConfig } from '../helper.js'
+import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS, testConfig } from '../helper.js'
 
 interface Server {
   app: TypedApp
@@ -28,6 +29,9 @@ interface Sent {
   method?: string
   headers?: Record<string, string>
 }
+
+/** The fast path answers progress reads only where storage reads synchronously. */
+const ON_SQLITE = process.env.TEST_DATABASE_URL === undefined
 
 const IGNORED_HEADERS = new Set(['date', 'x-request-id', 'connection', 'keep-alive'])
 
@@ -162,6 +166,107 @@ describe('fast path', () => {
     expect(slow.routed).toBe(fast.logLines.filter((line) => line.msg === 'request').length)
     // The other 15 it answered itself.
     expect(slow.routed - fast.routed).toBe(15)
+  })
+
+  it('answers progress reads as the router does, and records the same disclosures', async () => {
+    const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+    const { keys } = fixtures
+    const progress = (id: string) => `/api/v1/students/${id}/progress`
+    // What each server recorded for one request: the disclosure rows under its request id.
+    const recorded = async (requestId: string | null) =>
+      storage.db
+        .selectFrom('disclosures')
+        .select(['student_id', 'action', 'outcome', 'key_id', 'organisation_id'])
+        .where('request_id', '=', requestId ?? '')
+        .execute()
+    async function same(request: Sent) {
+      const a = await answer(slow, request)
+      const b = await answer(fast, request)
+      expect({ request, ...b, requestId: undefined }).toEqual({ request, ...a, requestId: undefined })
+      expect(await recorded(b.requestId)).toEqual(await recorded(a.requestId))
+      return { ...b, rows: await recorded(b.requestId) }
+    }
+    clock.advance(61_000)
+    const routedBefore = fast.routed
+    const groups: Sent[][] = [
+      [
+        // Answered by the fast path: a student of the key's organisation, any case of the id; one
+        // it cannot see, and one nobody has (404, recorded as not_found).
+        { url: progress(STUDENTS.ada), headers: auth(keys.read) },
+        { url: progress(STUDENTS.ada.toUpperCase()), headers: auth(keys.readWrite) },
+        { url: progress(STUDENTS.cleo), headers: auth(keys.read) },
+        { url: progress(STUDENTS.nobody), headers: auth(keys.readWrite) },
+      ],
+      [
+        // Refusals after identification, which the router records: no scope, no agreement.
+        { url: progress(STUDENTS.ada), headers: auth(keys.write) },
+        { url: progress(STUDENTS.ada), headers: auth(keys.noAgreement) },
+        // No key, a revoked one.
+        { url: progress(STUDENTS.ada) },
+        { url: progress(STUDENTS.ada), headers: auth(keys.revoked) },
+      ],
+      [
+        // Not the fast path's: a query, another spelling of the id, HEAD, an encoded path.
+        { url: `${progress(STUDENTS.ben)}?x=1`, headers: auth(keys.read) },
+        { url: progress(`urn:uuid:${STUDENTS.ben}`), headers: auth(keys.read) },
+        { url: progress(STUDENTS.ben), method: 'HEAD', headers: auth(keys.read) },
+        { url: progress(STUDENTS.ben).replace('progress', '%70rogress'), headers: auth(keys.read) },
+      ],
+      // Past the key's limit of 4: 429, recorded as denied_rate_limit.
+      Array.from({ length: 5 }, () => ({ url: progress(STUDENTS.dev), headers: auth(keys.readWrite) })),
+    ]
+    const seen: Record<string, unknown>[] = []
+    for (const group of groups) {
+      for (const request of group) {
+        const { status, rows } = await same(request)
+        seen.push({ status, outcomes: rows.map((row) => row.outcome) })
+      }
+      clock.advance(61_000)
+    }
+    expect(seen).toEqual([
+      { status: 200, outcomes: ['disclosed'] },
+      { status: 200, outcomes: ['disclosed'] },
+      { status: 404, outcomes: ['not_found'] },
+      { status: 404, outcomes: ['not_found'] },
+      { status: 403, outcomes: ['denied_scope'] },
+      { status: 403, outcomes: ['denied_agreement'] },
+      { status: 401, outcomes: [] },
+      { status: 401, outcomes: [] },
+      { status: 400, outcomes: [] },
+      { status: 404, outcomes: ['not_found'] },
+      { status: 200, outcomes: ['disclosed'] },
+      { status: 200, outcomes: ['disclosed'] },
+      ...Array.from({ length: 4 }, () => ({ status: 200, outcomes: ['disclosed'] })),
+      { status: 429, outcomes: ['denied_rate_limit'] },
+    ])
+    // On SQLite the router answered the four refusals (the key noAgreement's first use among
+    // them), the four requests of the third group and the 429; the fast path the other 8.
+    // PostgreSQL cannot read synchronously: the router answers every progress read.
+    expect(fast.routed - routedBefore).toBe(ON_SQLITE ? 4 + 4 + 1 : seen.length)
+  })
+
+  it.runIf(ON_SQLITE)('hands a progress read to the router when storage fails, counted once', async () => {
+    const auth = { authorization: `Bearer ${fixtures.keys.read}` }
+    clock.advance(61_000)
+    const url = `/api/v1/students/${STUDENTS.ada}/progress`
+    expect((await answer(fast, { url, headers: auth })).status).toBe(200)
+    const routedBefore = fast.routed
+    // Another process holds the write lock: the disclosure cannot be written, by the fast path
+    // (its write times out) nor by the router, which answers 503.
+    const other = new SQLite(storage.reader!.name)
+    other.exec('begin immediate')
+    try {
+      const refused = await answer(fast, { url, headers: auth })
+      expect(refused.status).toBe(503)
+      expect(refused.headers['x-ratelimit-remaining']).toBe('2')
+      expect(fast.routed - routedBefore).toBe(1)
+    } finally {
+      other.exec('rollback')
+      other.close()
+    }
+    const again = await answer(fast, { url, headers: auth })
+    expect(again.status).toBe(200)
+    expect(again.headers['x-ratelimit-remaining']).toBe('1')
   })
 
   it('leaves every request to the router behind a trusted proxy, where the client address comes from headers', async () => {

@@ -5,8 +5,8 @@
  */
 import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../../clock.js'
-import { sortInCatalogOrder, summarise } from '../../domain/progress.js'
-import { ProblemError } from '../../errors.js'
+import { progressView } from '../../domain/progress.js'
+import { type Problem, ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
 import { enrollStudent, readStudentProgress } from '../../storage/student-repository.js'
@@ -25,8 +25,14 @@ const STUDENT_PROBLEMS = [
   'storage_unavailable',
 ] as const
 
+/** The answer for a student the key's organisation cannot see (the fast path sends the same). */
+export function studentNotFound(id: string): Problem {
+  return { code: 'student_not_found', detail: `No student with id ${id} is linked to your organisation.` }
+}
+
 function notFound(id: string): ProblemError {
-  return new ProblemError('student_not_found', `No student with id ${id} is linked to your organisation.`)
+  const { code, detail } = studentNotFound(id)
+  return new ProblemError(code, detail)
 }
 
 export function studentRoutes(
@@ -63,15 +69,7 @@ export function studentRoutes(
       const id = request.params.id.toLowerCase()
       const student = await readStudentProgress(storage.db, storage.writes, id, context(request), storage.reader)
       if (student === undefined) throw notFound(id)
-      const index = catalog.current
-      const progress = sortInCatalogOrder(student.entries, index)
-      return {
-        profileId: student.id,
-        displayName: student.firstName,
-        tier: student.tier,
-        progress,
-        summary: summarise(progress, student.tier, index),
-      }
+      return progressView(student, catalog.current)
     },
   )
 

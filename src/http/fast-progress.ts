@@ -1,0 +1,85 @@
+/**
+ * `GET /api/v1/students/<id>/progress` on the fast path (fast-path.ts), where storage can read
+ * synchronously (SQLite's read-only connection).
+ *
+ * Only the plain case is answered here: a canonical UUID, a key admitted with the
+ * `students:read` scope and an agreement in force. The student lookup and the disclosure record
+ * are the route's own (`readStudentProgress`), and so are the body (`progressView`, the same
+ * schema's serializer) and the 404. Every other case (a refusal, which the router records in
+ * the disclosure log; a storage failure) is handed to the router with the admission verdict
+ * already taken, so the request is counted against the limits once.
+ */
+import { randomUUID } from 'node:crypto'
+import fastJson from 'fast-json-stringify'
+import type { KeyRecord } from '../domain/api-key.js'
+import { progressView } from '../domain/progress.js'
+import { UUID } from '../domain/uuid.js'
+import type { CatalogState } from '../services/catalog-state.js'
+import type { Storage } from '../storage/connection.js'
+import { readStudentProgress, type StudentAccess } from '../storage/student-repository.js'
+import { mayReachStudents } from './access-control.js'
+import { API_PREFIX } from './api-prefix.js'
+import type { CatalogRepresentations } from './catalog-representations.js'
+import { studentNotFound } from './routes/students.js'
+import { ProgressEntrySchema, StudentProgressSchema } from './schemas/students.js'
+import type { Problem } from '../errors.js'
+
+const PREFIX = `${API_PREFIX}/students/`
+const SUFFIX = '/progress'
+const ID_LENGTH = 36
+const URL_LENGTH = PREFIX.length + ID_LENGTH + SUFFIX.length
+
+/** The student id of an exact progress URL (canonical UUID, no query), lower-cased; else undefined. */
+export function progressStudentId(url: string): string | undefined {
+  if (url.length !== URL_LENGTH || !url.startsWith(PREFIX) || !url.endsWith(SUFFIX)) return undefined
+  const id = url.slice(PREFIX.length, PREFIX.length + ID_LENGTH)
+  return UUID.test(id) ? id.toLowerCase() : undefined
+}
+
+export interface ProgressAnswer {
+  /** Whether the key may be answered here (otherwise the router answers, and records the refusal). */
+  admits(key: KeyRecord, now: number): boolean
+  /**
+   * Reads, records and answers; `write` sends a 200 body or a problem, `route` hands the
+   * request to the router when storage failed (nothing was recorded then).
+   */
+  answer(
+    id: string,
+    key: KeyRecord,
+    now: number,
+    write: {
+      json(requestId: string, body: string): void
+      problem(requestId: string, problem: Problem): void
+      route(): void
+    },
+  ): void
+}
+
+export function fastProgress(
+  storage: Storage,
+  catalog: CatalogState<CatalogRepresentations>,
+): ProgressAnswer | undefined {
+  const { reader } = storage
+  if (reader === undefined) return undefined
+  const serialize = fastJson(StudentProgressSchema, { schema: { ProgressEntry: ProgressEntrySchema } })
+  return {
+    admits: (key, now) => mayReachStudents(key, 'students:read', now),
+    answer(id, key, now, write) {
+      const requestId = randomUUID()
+      const context: StudentAccess = {
+        at: now,
+        requestId,
+        keyId: key.keyId,
+        organisationId: key.organisation.id,
+        sandbox: key.sandbox,
+      }
+      readStudentProgress(storage.db, storage.writes, id, context, reader).then(
+        (student) => {
+          if (student === undefined) write.problem(requestId, studentNotFound(id))
+          else write.json(requestId, serialize(progressView(student, catalog.current)))
+        },
+        () => write.route(),
+      )
+    },
+  }
+}
