@@ -1,7 +1,7 @@
 /**
  * Two builds side by side, rounds interleaved so that the machine's other load falls on both:
  *
- *   node bench/compare.mjs <other checkout> [--only tiers,lessons,lesson] [--rounds 3] [--seconds 5]
+ *   node bench/compare.mjs <other checkout> [--only tiers,lessons,lesson,progress,enroll] [--rounds 3] [--seconds 5]
  *                          [--references]
  *
  * Each side runs its own dist/server.js on its own copy of its bench dataset (bench/.data/rows-2m,
@@ -49,7 +49,12 @@ function side(root, label) {
     keys,
     `${fs.readFileSync(path.join(data, 'keys.txt'), 'utf8').split('\n').slice(0, 2000).join('\n')}\n`,
   )
-  return { label, root, database, copy, keys }
+  // The pairs ("key student") of those keys, for the progress and enroll rows.
+  const chosenKeys = new Set(fs.readFileSync(keys, 'utf8').split('\n').filter(Boolean))
+  const pairs = path.join(data, 'compare-pairs.txt')
+  const pairLines = fs.readFileSync(path.join(data, 'pairs.txt'), 'utf8').split('\n')
+  fs.writeFileSync(pairs, `${pairLines.filter((line) => chosenKeys.has(line.split(' ')[0])).join('\n')}\n`)
+  return { label, root, database, copy, keys, pairs }
 }
 
 const sides = [side(path.resolve(positionals[0]), 'other'), side(ROOT, 'this')]
@@ -66,6 +71,9 @@ const scenarios = {
   lessons: { path: '/api/v1/lessons', expect: [200] },
   'lessons-tier': { path: '/api/v1/lessons?tier=builder', expect: [200] },
   lesson: { path: `/api/v1/lessons/${slug}`, expect: [200] },
+  // Student rows: no reference server answers them (the bench's own references do; run.mjs).
+  progress: { mode: 'progress', expect: [200], service: true },
+  enroll: { mode: 'enroll', expect: [200], service: true },
 }
 const chosen = values.only.split(',').filter((id) => scenarios[id] !== undefined)
 const settings = { ...benchSettings(), duration: Number(values.seconds), warmup: 2 }
@@ -99,12 +107,13 @@ for (let round = 0; round < Number(values.rounds); round++) {
       if (s.label === 'this' && values.references) await writeCeilingResponse(server.baseUrl, s.keys)
       for (const id of chosen) {
         const scenario = scenarios[id]
+        if (reference && scenario.service) continue
         const file = reference ? sides[1].keys : s.keys
-        const row = await measure(
-          server,
-          { lua: { mode: 'catalog', file, path: scenario.path }, expect: scenario.expect },
-          settings,
-        )
+        const lua =
+          scenario.mode === undefined
+            ? { mode: 'catalog', file, path: scenario.path }
+            : { mode: scenario.mode, file: s.pairs }
+        const row = await measure(server, { lua, expect: scenario.expect }, settings)
         const key = `${id}/${s.label}`
         if (!results.has(key)) results.set(key, [])
         results.get(key).push({ rps: row.rps, perCpu: row.rps / Math.max(row.serverCpu ?? 1, 0.01) })
@@ -152,7 +161,7 @@ for (const id of chosen) {
 if (values.references) {
   console.log('\n| scenario | this / ceiling (req/s) | this / header reference (req/s) | header reference / ceiling |')
   console.log('| --- | --- | --- | --- |')
-  for (const id of chosen) {
+  for (const id of chosen.filter((id) => !scenarios[id].service)) {
     const [service, ceiling, headers] = ['this', 'ceiling', 'headers'].map((label) =>
       median(results.get(`${id}/${label}`).map((r) => r.rps)),
     )

@@ -80,8 +80,14 @@ if (disclosureRows !== undefined) files = await ensureLogDataset(files, disclosu
 if (values.keys !== undefined) {
   const count = Number(values.keys)
   const keys = path.join(path.dirname(files.database), `profile-keys-${count}.txt`)
-  fs.writeFileSync(keys, `${fs.readFileSync(files.keys, 'utf8').split('\n').slice(0, count).join('\n')}\n`)
-  files = { ...files, keys, manifest: { ...files.manifest, keys: count } }
+  const chosen = fs.readFileSync(files.keys, 'utf8').split('\n').slice(0, count)
+  fs.writeFileSync(keys, `${chosen.join('\n')}\n`)
+  // And the progress and enroll pairs of those keys only, as compare.mjs does.
+  const wanted = new Set(chosen)
+  const pairs = path.join(path.dirname(files.database), `profile-pairs-${count}.txt`)
+  const pairLines = fs.readFileSync(files.pairs, 'utf8').split('\n')
+  fs.writeFileSync(pairs, `${pairLines.filter((line) => wanted.has(line.split(' ')[0])).join('\n')}\n`)
+  files = { ...files, keys, pairs, manifest: { ...files.manifest, keys: count } }
 }
 const profileDir = path.join(DATA_DIR, 'profiles', `${scenarioId}-${new Date().toISOString().replace(/[:.]/g, '-')}`)
 fs.mkdirSync(profileDir, { recursive: true })
