@@ -14,7 +14,10 @@ import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate } from './storage/migrate.js'
 
-/** Worst case the event loop waits on another process's SQLite write lock before answering 503. */
+/**
+ * Worst case the event loop waits on another process's SQLite write lock in a statement outside
+ * a transaction; transactions wait for it without blocking, for up to 2 s (storage/connection.ts).
+ */
 const SQLITE_BUSY_TIMEOUT_MS = 250
 /**
  * The serving connection's SQLite page cache. better-sqlite3 builds with 16 MB, which the

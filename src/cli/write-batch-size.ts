@@ -1,7 +1,7 @@
 /**
  * How many rows an import writes per transaction on SQLite, where a write transaction holds the
  * database's only write lock and every request that writes (each student request records a
- * disclosure) waits for it, for at most the service's busy timeout (250 ms) before answering 503.
+ * disclosure) waits for it: its answer is that much later, and after 2 s it is 503.
  *
  * A fixed row count held the lock about 20 ms on a quiet machine, but each row now also writes
  * change-log and webhook rows, and on a loaded machine the same batch held it for hundreds of

@@ -9,7 +9,6 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import {
-  CompiledQuery,
   type DatabaseConnection,
   Kysely,
   PostgresDialect,
@@ -120,19 +119,58 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
 }
 
 /**
+ * The least time a transaction waits for the write lock before it fails (ms); longer when the
+ * connection's busy timeout is longer (the CLI's).
+ */
+const BEGIN_WAIT_MS = 2000
+/** The longest pause between two tries for the write lock (ms). */
+const BEGIN_PAUSE_MS = 16
+
+/**
  * Every transaction here writes (or must see one consistent state, like the catalog read), so
  * each takes the write lock when it begins. A deferred BEGIN would take it at the first write
  * instead, and if a checkpoint or another process holds it then, SQLite answers "database is
  * locked" at once, without waiting out the busy timeout, since waiting could deadlock.
+ *
+ * The wait for the lock does not block the event loop: better-sqlite3 is synchronous, so
+ * SQLite's own busy handler would stop every request in the process while it slept (a batch
+ * of request writes waiting out 250 ms behind an import's transaction held up catalog reads
+ * too, then answered 503). BEGIN is tried with no busy timeout and tried again after a pause
+ * of 1, 2, 4, ... 16 ms, serving requests in between, for up to `beginWaitMs`. Kysely hands the
+ * connection to this transaction alone meanwhile, so nothing else runs on it with the busy
+ * timeout lifted.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   readonly #database: SQLite.Database
-  constructor(settings: SqliteDialectConfig, database: SQLite.Database) {
+  readonly #busyTimeoutMs: number
+  readonly #beginWaitMs: number
+  constructor(settings: SqliteDialectConfig, database: SQLite.Database, busyTimeoutMs: number) {
     super(settings)
     this.#database = database
+    this.#busyTimeoutMs = busyTimeoutMs
+    this.#beginWaitMs = Math.max(busyTimeoutMs, BEGIN_WAIT_MS)
   }
-  override async beginTransaction(connection: DatabaseConnection): Promise<void> {
-    await connection.executeQuery(CompiledQuery.raw('begin immediate'))
+  override async beginTransaction(): Promise<void> {
+    const deadline = performance.now() + this.#beginWaitMs
+    for (let pause = 1; ; pause = Math.min(2 * pause, BEGIN_PAUSE_MS)) {
+      const busy = this.#tryBegin()
+      if (busy === undefined) return
+      if (performance.now() >= deadline) throw busy
+      await new Promise((resolve) => setTimeout(resolve, pause))
+    }
+  }
+  /** Takes the write lock now if it is free; the SQLITE_BUSY error if not. */
+  #tryBegin(): Error | undefined {
+    this.#database.pragma('busy_timeout = 0')
+    try {
+      this.#database.exec('begin immediate')
+      return undefined
+    } catch (error) {
+      if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return error as Error
+      throw error
+    } finally {
+      this.#database.pragma(`busy_timeout = ${this.#busyTimeoutMs}`)
+    }
   }
   /**
    * After SQLITE_FULL, SQLITE_IOERR, SQLITE_BUSY or SQLITE_NOMEM SQLite may already have rolled
@@ -149,14 +187,16 @@ class ImmediateSqliteDriver extends SqliteDriver {
 class ImmediateSqliteDialect extends SqliteDialect {
   readonly #settings: SqliteDialectConfig
   readonly #database: SQLite.Database
-  /** `database` is the raw connection, asked whether a transaction is still open. */
-  constructor(settings: SqliteDialectConfig, database: SQLite.Database) {
+  readonly #busyTimeoutMs: number
+  /** `database` is the raw connection: it begins transactions and is asked whether one is open. */
+  constructor(settings: SqliteDialectConfig, database: SQLite.Database, busyTimeoutMs: number) {
     super(settings)
     this.#settings = settings
     this.#database = database
+    this.#busyTimeoutMs = busyTimeoutMs
   }
   override createDriver(): SqliteDriver {
-    return new ImmediateSqliteDriver(this.#settings, this.#database)
+    return new ImmediateSqliteDriver(this.#settings, this.#database, this.#busyTimeoutMs)
   }
 }
 
@@ -169,7 +209,8 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   // in the OS); FULL also survives power loss at the cost of an fsync per commit.
   database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   database.pragma('foreign_keys = ON')
-  database.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`)
+  const busyTimeoutMs = options.busyTimeoutMs ?? 5000
+  database.pragma(`busy_timeout = ${busyTimeoutMs}`)
   if (options.pageCacheKib !== undefined) database.pragma(`cache_size = -${options.pageCacheKib}`)
   let checkpointer: Checkpointer | undefined
   let checkpointerTimer: NodeJS.Timeout | undefined
@@ -194,7 +235,7 @@ function openSqlite(url: string, options: StorageOptions): Storage {
     checkpointerTimer.unref()
   }
   const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database),
+    dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database, busyTimeoutMs),
   })
   let reader: SQLite.Database | undefined
   if (file !== ':memory:') {

@@ -28,8 +28,9 @@ const fs = require('node:fs')
 const SQLite = require(workerData.driver)
 const db = new SQLite(workerData.file)
 // Short: a TRUNCATE checkpoint holds the write lock while it waits for readers, and the
-// server's writers give up after 250 ms. With 1,000 ms a million-row import (which pushes the
-// WAL past the threshold again and again) cost about 0.3 % of concurrent student requests a 503.
+// server's writes wait behind it (answered later, or 503 after 2 s). With 1,000 ms a million-row
+// import (which pushes the WAL past the threshold again and again) cost about 0.3 % of
+// concurrent student requests a 503, when writers still gave up after 250 ms.
 db.pragma('busy_timeout = 50')
 const wal = workerData.file + '-wal'
 const timer = setInterval(() => {

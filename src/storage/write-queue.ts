@@ -9,11 +9,6 @@
  * COMMIT, so nothing is acknowledged before it is stored. A failed COMMIT fails every unit of
  * the batch.
  *
- * Another process (an import, a second worker) may hold SQLite's write lock past the busy
- * timeout. Then the whole batch is rolled back and tried again a moment later, for up to
- * `busyRetryMs`, instead of failing: each unit once waited out the timeout on its own, so a
- * batch of twelve blocked the event loop for 3 s and answered twelve 503s.
- *
  * PostgreSQL commits concurrent transactions in parallel and groups their WAL flushes itself,
  * so there each unit simply runs on its own.
  */
@@ -34,16 +29,9 @@ export interface WriteQueue {
 /** Units committed together at most; more wait for the next batch, which starts at once. */
 const MAX_BATCH = 256
 
-/** How long a batch is tried again while another process holds the write lock; its units fail after. */
-const BUSY_RETRY_MS = 2000
-/** The pause before trying a busy batch again: the event loop serves requests meanwhile. */
-const BUSY_PAUSE_MS = 10
-
 interface Unit {
   work: (trx: Kysely<Database>) => Promise<unknown>
   savepoint: boolean
-  /** When the unit was queued (performance.now()). */
-  since: number
   resolve: (value: unknown) => void
   reject: (error: unknown) => void
 }
@@ -60,19 +48,13 @@ export function directWriteQueue(db: Kysely<Database>): WriteQueue {
  *   `inTransaction`): after a disk-full or I/O error SQLite may have rolled the whole batch
  *   back by itself, and then no unit of it may be acknowledged.
  */
-export function groupCommitWriteQueue(
-  db: Kysely<Database>,
-  open: () => boolean,
-  options: { busyRetryMs?: number } = {},
-): WriteQueue {
-  const busyRetryMs = options.busyRetryMs ?? BUSY_RETRY_MS
+export function groupCommitWriteQueue(db: Kysely<Database>, open: () => boolean): WriteQueue {
   let pending: Unit[] = []
   let scheduled = false
 
   function enqueue<T>(work: (trx: Kysely<Database>) => Promise<T>, savepoint: boolean): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      const since = performance.now()
-      pending.push({ work, savepoint, since, resolve: resolve as (value: unknown) => void, reject })
+      pending.push({ work, savepoint, resolve: resolve as (value: unknown) => void, reject })
       if (!scheduled) {
         scheduled = true
         // setImmediate, not a microtask: requests parsed in this turn of the loop join the batch.
@@ -92,20 +74,6 @@ export function groupCommitWriteQueue(
         for (const unit of batch) outcomes.push(await runUnit(trx, unit, open))
       })
     } catch (error) {
-      if (isBusy(error)) {
-        // Rolled back, nothing of it stored: the units still inside the window go first next time.
-        const now = performance.now()
-        const again = batch.filter((unit) => now - unit.since < busyRetryMs)
-        for (const unit of batch) if (now - unit.since >= busyRetryMs) unit.reject(error)
-        if (again.length > 0) {
-          pending = again.concat(pending)
-          if (!scheduled) {
-            scheduled = true
-            setTimeout(flush, BUSY_PAUSE_MS)
-          }
-        }
-        return
-      }
       for (const unit of batch) unit.reject(error)
       return
     }
@@ -129,8 +97,7 @@ export function groupCommitWriteQueue(
  * Within A Transaction", https://www.sqlite.org/lang_transaction.html), the units before it
  * are gone too and the units after it would run outside any transaction. Then the unit's own
  * error is rethrown, so the whole batch fails with the cause rather than with the "no such
- * savepoint" that a ROLLBACK TO would raise in its place. A busy write lock (the batch's first
- * write takes it, so nothing of the batch is written yet) also ends the batch: it is tried again.
+ * savepoint" that a ROLLBACK TO would raise in its place.
  */
 async function runUnit(
   trx: Kysely<Database>,
@@ -141,7 +108,7 @@ async function runUnit(
     try {
       return { ok: true, value: await unit.work(trx) }
     } catch (error) {
-      if (!open() || isBusy(error)) throw error
+      if (!open()) throw error
       return { ok: false, error }
     }
   }
@@ -151,15 +118,9 @@ async function runUnit(
     await sql`release unit`.execute(trx)
     return { ok: true, value }
   } catch (error) {
-    if (!open() || isBusy(error)) throw error
+    if (!open()) throw error
     await sql`rollback to unit`.execute(trx)
     await sql`release unit`.execute(trx)
     return { ok: false, error }
   }
-}
-
-/** SQLITE_BUSY and its extended codes (BUSY_SNAPSHOT, BUSY_TIMEOUT...): another connection holds the lock. */
-function isBusy(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code
-  return typeof code === 'string' && code.startsWith('SQLITE_BUSY')
 }

@@ -144,8 +144,8 @@ describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
     let locked: Storage
     let other: SQLite.Database
     beforeEach(async () => {
-      // A short busy timeout: each attempt gives up after 50 ms.
-      locked = await createTestStorage({ catalog: false, busyTimeoutMs: 50 })
+      // SQLite's own busy handler would sleep through the whole second, event loop and all.
+      locked = await createTestStorage({ catalog: false, busyTimeoutMs: 1000 })
       other = new SQLite(locked.reader!.name)
       other.exec('begin immediate')
     })
@@ -161,19 +161,23 @@ describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
         .values(setting(`busy-${i}`))
         .execute()
 
-    it('tries the whole batch again, and every unit is stored once the lock is free', async () => {
-      // The other process ends its transaction after 150 ms, as an import's short one would;
-      // each attempt of the batch gives up after 50 ms.
-      const released = new Promise<void>((resolve) =>
+    it('waits for the lock without blocking the event loop, and stores every unit once it is free', async () => {
+      // The other process ends its transaction after 150 ms, as an import's short one would.
+      // The timer that ends it runs only if the wait leaves the event loop free: a blocking
+      // wait would sleep out the busy timeout and fail the batch.
+      const started = performance.now()
+      const released = new Promise<number>((resolve) =>
         setTimeout(() => {
           other.exec('rollback')
-          resolve()
+          resolve(performance.now() - started)
         }, 150),
       )
       const units = Array.from({ length: 12 }, (_, i) =>
         i % 2 === 0 ? locked.writes.statement(insert(i)) : locked.writes.transaction(insert(i)),
       )
-      await Promise.all([...units, released])
+      await Promise.all(units)
+      // Blocked, the loop would have run the timer only after the 1 s busy timeout.
+      expect(await released).toBeLessThan(900)
       const rows = await locked.db
         .selectFrom('settings')
         .select('value')
@@ -182,7 +186,7 @@ describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
       expect(rows).toHaveLength(12)
     })
 
-    it('fails the units with SQLITE_BUSY once the lock has been held past the retry window', async () => {
+    it('fails the units with SQLITE_BUSY once the lock has been held for 2 s', async () => {
       const failed = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => locked.writes.transaction(insert(i))))
       expect(failed.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected'])
       expect((failed[0] as PromiseRejectedResult).reason).toMatchObject({ code: expect.stringMatching(/^SQLITE_BUSY/) })
