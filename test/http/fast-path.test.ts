@@ -188,6 +188,7 @@ describe('fast path', () => {
     }
     clock.advance(61_000)
     const routedBefore = fast.routed
+    const logged = { fast: fast.logLines.length, slow: slow.logLines.length }
     const groups: Sent[][] = [
       [
         // Answered by the fast path: a student of the key's organisation, any case of the id; one
@@ -243,6 +244,14 @@ describe('fast path', () => {
     // them), the four requests of the third group and the 429; the fast path the other 8.
     // PostgreSQL cannot read synchronously: the router answers every progress read.
     expect(fast.routed - routedBefore).toBe(ON_SQLITE ? 4 + 4 + 1 : seen.length)
+    // The same access-log lines, whoever answered.
+    const lines = (server: Server, from: number) =>
+      server.logLines
+        .slice(from)
+        .filter((line) => line.msg === 'request')
+        .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
+    expect(lines(fast, logged.fast)).toEqual(lines(slow, logged.slow))
+    expect(lines(fast, logged.fast)).toHaveLength(seen.length)
   })
 
   it.runIf(ON_SQLITE)('hands a progress read to the router when storage fails, counted once', async () => {
