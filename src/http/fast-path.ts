@@ -9,6 +9,8 @@
  *
  * - GET of an exact catalog URL: `/api/v1/tiers`, `/api/v1/lessons`, `/api/v1/lessons?tier=<id>`,
  *   `/api/v1/lessons/<known slug>`, with no request body;
+ * - on SQLite, GET of an exact progress URL (`fast-progress.ts`), answered once its disclosure
+ *   is committed; refusals and storage failures go to the router with the verdict taken here;
  * - a key already in the key cache (or a header that is not a usable key at all), and limiters
  *   that answer without a round trip (in memory, not Redis).
  *
@@ -109,15 +111,15 @@ export function createFastPath(options: FastPathOptions): FastPath {
   }
 
   /** A progress read (fast-progress.ts): the answer comes once its disclosure is committed. */
-  function answerProgress(request: IncomingMessage, response: ServerResponse, route: () => void, id: string): boolean {
-    const headers = request.headers
-    if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
-    const address = request.socket.remoteAddress
-    if (address === undefined) return false
-    const started = accessLog === undefined ? 0 : performance.now()
-    const now = clock.now()
-    const verdict = admission.admitWithoutStorage(address, headers.authorization, now) as Verdict | undefined
-    if (verdict === undefined) return false
+  function answerProgress(
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: () => void,
+    id: string,
+    verdict: Verdict,
+    now: number,
+    started: number,
+  ): boolean {
     // Refusals name a student: the router records them in the disclosure log.
     if (!verdict.admitted || !progress!.admits(verdict.key, now)) {
       handOver(request, verdict)
@@ -160,11 +162,10 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
   return function fastPath(request, response, route) {
     if (request.method !== 'GET') return false
-    const representation = representationFor(request.url!)
-    if (representation === undefined) {
-      const id = progress === undefined ? undefined : progressStudentId(request.url!)
-      return id === undefined ? false : answerProgress(request, response, route, id)
-    }
+    const url = request.url!
+    const representation = representationFor(url)
+    const studentId = representation === undefined && progress !== undefined ? progressStudentId(url) : undefined
+    if (representation === undefined && studentId === undefined) return false
     const headers = request.headers
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
     const address = request.socket.remoteAddress
@@ -175,6 +176,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const now = clock.now()
     const verdict = admission.admitWithoutStorage(address, headers.authorization, now) as Verdict | undefined
     if (verdict === undefined) return false
+    if (studentId !== undefined) return answerProgress(request, response, route, studentId, verdict, now, started)
+    if (representation === undefined) return false // (for the type: one of the two is set)
     const requestId = randomUUID()
     if (!verdict.admitted) {
       const status = sendProblem(response, requestId, verdict.problem, verdict.rate, now)
