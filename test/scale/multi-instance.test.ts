@@ -25,13 +25,19 @@ import { type RunningServer, startServer } from '../server/process.js'
 import { POSTGRES_URL, REDIS_URL } from '../support/services.js'
 
 const WITHIN_MS = 5000
+/**
+ * Between two checks. Every check sends a request to each instance with the same key, and a
+ * key may make 100 a minute across all instances: at 50 ms, a suspension and a reinstatement
+ * that took 1 s each used up the key, and its 429s read as "not reinstated".
+ */
+const POLL_MS = 200
 
 async function eventually(check: () => Promise<boolean>, limitMs = WITHIN_MS): Promise<number> {
   const started = Date.now()
   for (;;) {
     if (await check()) return Date.now() - started
     if (Date.now() - started > limitMs) throw new Error(`not true within ${limitMs} ms`)
-    await new Promise((resolve) => setTimeout(resolve, 50))
+    await new Promise((resolve) => setTimeout(resolve, POLL_MS))
   }
 }
 
