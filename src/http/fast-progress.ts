@@ -75,8 +75,20 @@ export function fastProgress(
       }
       readStudentProgress(storage.db, storage.writes, id, context, reader).then(
         (student) => {
-          if (student === undefined) write.problem(requestId, studentNotFound(id))
-          else write.json(requestId, serialize(progressView(student, catalog.current)))
+          if (student === undefined) {
+            write.problem(requestId, studentNotFound(id))
+            return
+          }
+          let body: string
+          try {
+            body = serialize(progressView(student, catalog.current))
+          } catch {
+            // Nothing sent yet: the router answers (and logs) whatever this was. Its read is
+            // recorded again, which over-records rather than loses a disclosure.
+            write.route()
+            return
+          }
+          write.json(requestId, body)
         },
         () => write.route(),
       )

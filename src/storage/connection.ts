@@ -166,7 +166,9 @@ class ImmediateSqliteDriver extends SqliteDriver {
       this.#database.exec('begin immediate')
       return undefined
     } catch (error) {
-      if ((error as { code?: unknown }).code === 'SQLITE_BUSY') return error as Error
+      // SQLITE_BUSY and its extended codes (SQLITE_BUSY_RECOVERY...): another connection has it.
+      const code = (error as { code?: unknown }).code
+      if (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) return error as Error
       throw error
     } finally {
       this.#database.pragma(`busy_timeout = ${this.#busyTimeoutMs}`)
