@@ -102,12 +102,13 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return status
   }
 
-  function sendJson(response: ServerResponse, requestId: string, body: string, rate: RateState, now: number): void {
+  function sendJson(response: ServerResponse, requestId: string, body: string, rate: RateState, now: number): number {
     const out = headersFor(requestId, rate, now)
     out['content-type'] = 'application/json; charset=utf-8'
     out['content-length'] = String(Buffer.byteLength(body))
     response.writeHead(200, out)
     response.end(body)
+    return 200
   }
 
   /** A progress read (fast-progress.ts): the answer comes once its disclosure is committed. */
@@ -126,20 +127,20 @@ export function createFastPath(options: FastPathOptions): FastPath {
       return false
     }
     const { key, rate } = verdict
-    progress!.answer(id, key, now, {
-      json(requestId, body) {
-        sendJson(response, requestId, body, rate, now)
-        if (accessLog !== undefined) logLine(request, requestId, 200, started, key.keyId)
-      },
-      problem(requestId, problem) {
-        const status = sendProblem(response, requestId, problem, rate, now)
-        if (accessLog !== undefined) logLine(request, requestId, status, started, key.keyId)
-      },
-      route() {
+    const answered = progress!.answer(id, key, now).then((outcome) => {
+      if (outcome === undefined) {
         handOver(request, verdict)
         route()
-      },
+        return
+      }
+      const status =
+        'body' in outcome
+          ? sendJson(response, outcome.requestId, outcome.body, rate, now)
+          : sendProblem(response, outcome.requestId, outcome.problem, rate, now)
+      if (accessLog !== undefined) logLine(request, outcome.requestId, status, started, key.keyId)
     })
+    // As answerFast does for the synchronous part: a bug in writing ends this connection, not the process.
+    answered.catch(() => response.destroy())
     return true
   }
 

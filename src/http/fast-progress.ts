@@ -36,23 +36,17 @@ export function progressStudentId(url: string): string | undefined {
   return UUID.test(id) ? id.toLowerCase() : undefined
 }
 
+/** What to answer a progress read: a body, a problem (under the request id both carry), or undefined for the router. */
+export type ProgressOutcome = { requestId: string; body: string } | { requestId: string; problem: Problem } | undefined
+
 export interface ProgressAnswer {
   /** Whether the key may be answered here (otherwise the router answers, and records the refusal). */
   admits(key: KeyRecord, now: number): boolean
   /**
-   * Reads, records and answers; `write` sends a 200 body or a problem, `route` hands the
-   * request to the router when storage failed (nothing was recorded then).
+   * Reads and records; resolves to the answer once the disclosure is committed, or to
+   * undefined when the router must answer instead (storage failed: nothing was recorded then).
    */
-  answer(
-    id: string,
-    key: KeyRecord,
-    now: number,
-    write: {
-      json(requestId: string, body: string): void
-      problem(requestId: string, problem: Problem): void
-      route(): void
-    },
-  ): void
+  answer(id: string, key: KeyRecord, now: number): Promise<ProgressOutcome>
 }
 
 export function fastProgress(
@@ -64,7 +58,7 @@ export function fastProgress(
   const serialize = fastJson(StudentProgressSchema, { schema: { ProgressEntry: ProgressEntrySchema } })
   return {
     admits: (key, now) => mayReachStudents(key, 'students:read', now),
-    answer(id, key, now, write) {
+    answer(id, key, now) {
       const requestId = randomUUID()
       const context: StudentAccess = {
         at: now,
@@ -73,24 +67,18 @@ export function fastProgress(
         organisationId: key.organisation.id,
         sandbox: key.sandbox,
       }
-      readStudentProgress(storage.db, storage.writes, id, context, reader).then(
-        (student) => {
-          if (student === undefined) {
-            write.problem(requestId, studentNotFound(id))
-            return
-          }
-          let body: string
+      return readStudentProgress(storage.db, storage.writes, id, context, reader).then(
+        (student): ProgressOutcome => {
+          if (student === undefined) return { requestId, problem: studentNotFound(id) }
           try {
-            body = serialize(progressView(student, catalog.current))
+            return { requestId, body: serialize(progressView(student, catalog.current)) }
           } catch {
-            // Nothing sent yet: the router answers (and logs) whatever this was. Its read is
-            // recorded again, which over-records rather than loses a disclosure.
-            write.route()
-            return
+            // The router answers (and logs) whatever this was. Its read is recorded again, which
+            // over-records rather than loses a disclosure.
+            return undefined
           }
-          write.json(requestId, body)
         },
-        () => write.route(),
+        () => undefined,
       )
     },
   }
