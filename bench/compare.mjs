@@ -2,7 +2,7 @@
  * Two builds side by side, rounds interleaved so that the machine's other load falls on both:
  *
  *   node bench/compare.mjs <other checkout> [--only tiers,lessons,lesson,progress,enroll] [--rounds 3] [--seconds 5]
- *                          [--references]
+ *                          [--references] [--keys 2000]
  *
  * Each side runs its own dist/server.js on its own copy of its bench dataset (bench/.data/rows-2m,
  * made by `npm run bench` in that checkout: the migrations may differ), pinned as the bench pins
@@ -20,7 +20,8 @@ import { benchSettings, measure } from './lib/measure.mjs'
 import { BENCH_DIR, DATA_DIR, ROOT } from './lib/paths.mjs'
 import { SERVER_CPU } from './lib/pinning.mjs'
 import { serviceEnv, startServer } from './lib/server-process.mjs'
-import { ensureWrk } from './lib/wrk.mjs'
+import { keyCacheFill } from './lib/scenarios.mjs'
+import { ensureWrk, runWrk } from './lib/wrk.mjs'
 
 const { values, positionals } = parseArgs({
   allowPositionals: true,
@@ -29,6 +30,8 @@ const { values, positionals } = parseArgs({
     rounds: { type: 'string', default: '3' },
     seconds: { type: 'string', default: '5' },
     references: { type: 'boolean', default: false },
+    // More keys spread the per-key state over more memory (the full bench uses all 50,000).
+    keys: { type: 'string', default: '2000' },
   },
 })
 if (positionals.length !== 1) {
@@ -42,12 +45,12 @@ function side(root, label) {
   const database = path.join(data, 'dataset.db')
   if (!fs.existsSync(database)) throw new Error(`${label}: no dataset at ${database}; run npm run bench there once`)
   const copy = path.join(data, 'compare.db')
-  // 2,000 keys: all cached after the warm-up, so the rows measure the cached path alone (the
+  // 2,000 keys by default: all cached after the warm-up, so the rows measure the cached path alone (the
   // key-cache fill is a scenario of its own in the full bench), with the per-key limit lifted.
   const keys = path.join(data, 'compare-keys.txt')
   fs.writeFileSync(
     keys,
-    `${fs.readFileSync(path.join(data, 'keys.txt'), 'utf8').split('\n').slice(0, 2000).join('\n')}\n`,
+    `${fs.readFileSync(path.join(data, 'keys.txt'), 'utf8').split('\n').slice(0, Number(values.keys)).join('\n')}\n`,
   )
   // The pairs ("key student") of those keys, for the progress and enroll rows.
   const chosenKeys = new Set(fs.readFileSync(keys, 'utf8').split('\n').filter(Boolean))
@@ -105,6 +108,17 @@ for (let round = 0; round < Number(values.rounds); round++) {
     )
     try {
       if (s.label === 'this' && values.references) await writeCeilingResponse(server.baseUrl, s.keys)
+      // As the full bench does: one request per key first, so that every key is cached.
+      if (!reference && Number(values.keys) > 2000) {
+        const fill = keyCacheFill({ file: s.keys, count: Number(values.keys) })
+        await runWrk({
+          baseUrl: server.baseUrl,
+          seconds: 600,
+          connections: settings.connections,
+          lua: { ...fill.lua, limit: fill.count },
+          expect: fill.expect,
+        })
+      }
       for (const id of chosen) {
         const scenario = scenarios[id]
         if (reference && scenario.service) continue

@@ -102,6 +102,7 @@ export function buildRepresentations(stored: StoredCatalog): CatalogRepresentati
  */
 export function matchesIfNoneMatch(header: string | undefined, etag: string): boolean {
   if (header === undefined) return false
+  if (header === etag) return true
   if (header.trim() === '*') return true
   for (const part of header.split(',')) {
     const tag = part.trim()

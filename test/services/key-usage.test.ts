@@ -95,6 +95,35 @@ describe('KeyUsage flush', () => {
     for (let i = 1; i < ordered.length; i++) expect(ordered[i]!.first).toBeGreaterThanOrEqual(ordered[i - 1]!.last)
   })
 
+  it('keeps every key\'s numbers apart when it makes room for more keys than it started with', async () => {
+    // 1,024 keys fit the first arrays; the ones after them are counted in arrays made larger.
+    const organisation = await createOrganisation(storage.db, 'Many Keys', clock.now())
+    const many = await storage.db.transaction().execute(async (trx) => {
+      const ids: string[] = []
+      for (let i = 0; i < 1_100; i++) {
+        const { row } = await createApiKey(
+          trx,
+          { organisationId: organisation.id, name: `m${i}`, scopes: [], expiresAt: null },
+          clock.now(),
+        )
+        ids.push(row.id)
+      }
+      return ids
+    })
+    const usage = new KeyUsage(storage, clock)
+    many.forEach((id, i) => {
+      for (let n = 0; n <= i % 3; n++) usage.count(id, n === 0 && i % 5 === 0)
+    })
+    await usage.flush()
+    const counts = new Map((await usageOf(storage.db, many, today)).map((row) => [row.keyId, row]))
+    expect(counts.size).toBe(many.length)
+    many.forEach((id, i) => {
+      expect(counts.get(id)).toMatchObject({ requests: (i % 3) + 1, throttled: i % 5 === 0 ? 1 : 0 })
+    })
+    const lastUsed = await lastUsedByKey()
+    for (const id of many) expect(lastUsed.get(id)).toBe(new Date(clock.now()).toISOString())
+  })
+
   it('lets other writes commit between its chunks', async () => {
     const usage = new KeyUsage(storage, clock)
     for (const id of keyIds) usage.count(id, false)
