@@ -95,7 +95,7 @@ describe('KeyUsage flush', () => {
     for (let i = 1; i < ordered.length; i++) expect(ordered[i]!.first).toBeGreaterThanOrEqual(ordered[i - 1]!.last)
   })
 
-  it('keeps every key\'s numbers apart when it makes room for more keys than it started with', async () => {
+  it("keeps every key's numbers apart when it makes room for more keys than it started with", async () => {
     // 1,024 keys fit the first arrays; the ones after them are counted in arrays made larger.
     const organisation = await createOrganisation(storage.db, 'Many Keys', clock.now())
     const many = await storage.db.transaction().execute(async (trx) => {
