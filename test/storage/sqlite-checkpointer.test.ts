@@ -1,6 +1,7 @@
 /**
  * WAL checkpoints off the event loop: with automatic checkpoints off, the worker thread moves
- * committed pages into the database file and restarts the WAL, while the writer goes on.
+ * committed pages into the database file while the writer goes on, and starts the WAL again past
+ * a bound.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -8,7 +9,7 @@ import SQLite from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
 import { openStorage } from '../../src/storage/connection.js'
-import { startCheckpointer } from '../../src/storage/sqlite-checkpointer.js'
+import { restartsAfter, startCheckpointer } from '../../src/storage/sqlite-checkpointer.js'
 import { tempDir } from '../helper.js'
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
@@ -20,7 +21,7 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
 }
 
 describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointer', () => {
-  it('checkpoints the WAL on its own thread and truncates it once it passes the size bound', async () => {
+  it('checkpoints the WAL on its own thread', async () => {
     const file = path.join(tempDir(), 'checkpoint.db')
     const db = new SQLite(file)
     db.pragma('journal_mode = WAL')
@@ -36,17 +37,25 @@ describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointe
     const walBefore = fs.statSync(wal).size
     expect(walBefore).toBeGreaterThan(1_000_000)
 
-    const checkpointer = startCheckpointer({ file, intervalMs: 20, truncateAboveBytes: 1_000_000 })
+    const before = fs.statSync(file).size
+    const checkpointer = startCheckpointer({ file, intervalMs: 20, restartAboveBytes: 1_000_000 })
     try {
-      await until(() => fs.statSync(wal).size === 0)
-      // Pages moved into the database file: a fresh connection with no WAL sees every row.
-      expect(fs.statSync(file).size).toBeGreaterThan(2_000_000)
+      // Pages moved into the database file.
+      await until(() => fs.statSync(file).size > before + 2_000_000)
       writeMany(10)
       expect((db.prepare('select count(*) as n from rows').get() as { n: number }).n).toBe(2010)
     } finally {
       await checkpointer.stop()
       db.close()
     }
+  })
+
+  it('starts the WAL again only past the bound', () => {
+    expect(restartsAfter(100, 4096, 1_000_000)).toBe(false)
+    expect(restartsAfter(244, 4096, 1_000_000)).toBe(false)
+    expect(restartsAfter(245, 4096, 1_000_000)).toBe(true)
+    expect(restartsAfter(20_000, 4096, 64 * 1024 * 1024)).toBe(true)
+    expect(restartsAfter(16_384, 4096, 64 * 1024 * 1024)).toBe(false)
   })
 
   it('stops promptly and lets the process exit', async () => {
