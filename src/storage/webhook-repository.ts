@@ -13,6 +13,7 @@ import type { NewStudentChange } from '../domain/student-change.js'
 import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, type SubscribableEvent } from '../domain/webhook-events.js'
 import { generateWebhookSecret } from '../domain/webhook-signature.js'
 import { recordDisclosure } from './disclosure-log.js'
+import { preparedQuery } from './prepared-query.js'
 import type { Database, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventType } from './tables.js'
 
 type Db = Kysely<Database>
@@ -200,18 +201,18 @@ export async function announceStudentEvent(
  * last tier), and one `progress.updated` per student with the entries that changed. Costs one
  * query when no endpoint is enabled at all, the usual case.
  */
+/** Asked on every enroll that changes a tier: built once. */
+const anyEnabledEndpoint = preparedQuery((db) =>
+  db.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled').limit(1),
+)
+
 export async function announceStudentChanges(
   trx: Db,
   changes: readonly NewStudentChange[],
   now: number,
 ): Promise<void> {
   if (changes.length === 0) return
-  const anyEndpoint = await trx
-    .selectFrom('webhook_endpoints')
-    .select('id')
-    .where('status', '=', 'enabled')
-    .limit(1)
-    .executeTakeFirst()
+  const [anyEndpoint] = await anyEnabledEndpoint(trx)
   if (anyEndpoint === undefined) return
   const tiers = new Map<string, { tier: string; updatedAt: string }>()
   const entries = new Map<string, ProgressEntry[]>()
