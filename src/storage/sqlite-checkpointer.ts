@@ -48,6 +48,8 @@ const db = new SQLite(workerData.file)
 db.pragma('busy_timeout = 50')
 const wal = workerData.file + '-wal'
 const pageSize = db.pragma('page_size', { simple: true })
+// The rule's own source, so the test of restartsAfter tests what runs here (a worker that cannot
+// start fails the checkpointer test, which waits for pages to reach the database file).
 const restartsAfter = ${restartsAfter.toString()}
 const timer = setInterval(() => {
   try {
