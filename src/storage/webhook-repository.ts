@@ -196,16 +196,16 @@ export async function announceStudentEvent(
   return enqueue(trx, endpoints, type, data, studentId, now)
 }
 
-/**
- * Announces what an import changed: a `student.tier_changed` per student whose tier changed (its
- * last tier), and one `progress.updated` per student with the entries that changed. Costs one
- * query when no endpoint is enabled at all, the usual case.
- */
 /** Asked on every enroll that changes a tier: built once. */
 const anyEnabledEndpoint = preparedQuery((db) =>
   db.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled').limit(1),
 )
 
+/**
+ * Announces what an import changed: a `student.tier_changed` per student whose tier changed (its
+ * last tier), and one `progress.updated` per student with the entries that changed. Costs one
+ * query when no endpoint is enabled at all, the usual case.
+ */
 export async function announceStudentChanges(
   trx: Db,
   changes: readonly NewStudentChange[],
