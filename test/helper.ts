@@ -85,10 +85,10 @@ export async function createTestStorage(
  */
 const OTHER_SCHEMA_RACES = new Set(['3F000', '42703', '42P01'])
 
-async function migrateBesideOtherTests(storage: Storage): Promise<void> {
+export async function migrateBesideOtherTests(storage: Storage, upTo?: string): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await migrate(storage)
+      await migrate(storage, upTo)
       return
     } catch (error) {
       const otherSchemaChanging =

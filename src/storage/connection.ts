@@ -249,7 +249,7 @@ function openSqlite(url: string, options: StorageOptions): Storage {
     db,
     engine: 'sqlite',
     schema: undefined,
-    writes: groupCommitWriteQueue(db, () => database.inTransaction),
+    writes: groupCommitWriteQueue(db, database),
     reader,
     async ping() {
       await sql`select 1`.execute(db)

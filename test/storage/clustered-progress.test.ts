@@ -5,8 +5,7 @@
 import { type Kysely, sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { migrate } from '../../src/storage/migrate.js'
-import { freshDatabaseUrl } from '../helper.js'
+import { freshDatabaseUrl, migrateBesideOtherTests } from '../helper.js'
 
 const at = (minutes: number) => new Date(Date.parse('2026-03-01T00:00:00.000Z') + minutes * 60_000).toISOString()
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
@@ -23,7 +22,7 @@ describe('clustered progress (migration 0008)', () => {
   it('keeps every row, the key and the foreign key, and reads a student through the key alone', async () => {
     const opened = openStorage(freshDatabaseUrl())
     storage = opened
-    await migrate(opened, '0007-webhooks')
+    await migrateBesideOtherTests(opened, '0007-webhooks')
     const db = opened.db as unknown as Kysely<Record<string, Record<string, unknown>>>
     await db
       .insertInto('students')
@@ -52,7 +51,7 @@ describe('clustered progress (migration 0008)', () => {
     const before = await read()
     expect(before).toHaveLength(6)
 
-    await migrate(opened)
+    await migrateBesideOtherTests(opened)
     expect(await read()).toEqual(before)
     // The key still refuses a second entry for the same lesson, and the foreign key an unknown student.
     await expect(db.insertInto('progress').values(rows[0]!).execute()).rejects.toThrow(/UNIQUE|unique|duplicate/)

@@ -1,6 +1,7 @@
 /**
  * Queries compiled once: each call's values land in the right places, constants of the query
- * stay, and the same query serves the plain connection and transactions.
+ * stay, and the same query serves the plain connection, transactions and the write queue's
+ * batches (where, on SQLite, it runs directly on the batch's connection).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
@@ -54,6 +55,46 @@ describe('preparedQuery', () => {
     expect(await byNameAndValue(storage.db, 'p-gamma', 'four')).toEqual([])
     await insert(storage.db, 'p-gamma', 'four')
     expect(await byNameAndValue(storage.db, 'p-gamma', 'four')).toEqual([{ name: 'p-gamma' }])
+  })
+
+  const rename = preparedQuery((db, value: string, name: string) =>
+    db.updateTable('settings').set({ value }).where('name', '=', name).returning(['name', 'value']),
+  )
+
+  it('answers inside a write-queue batch as it does outside: rows, nothing for a plain write, RETURNING rows', async () => {
+    const outside = await byNameAndValue(storage.db, 'p-alpha', 'one')
+    const inside = await storage.writes.transaction(async (trx) => {
+      const found = await byNameAndValue(trx, 'p-alpha', 'one')
+      const inserted = await insert(trx, 'p-delta', 'five')
+      // The unit sees its own write, before the batch commits.
+      const seen = await byNameAndValue(trx, 'p-delta', 'five')
+      const returned = await rename(trx, 'six', 'p-delta')
+      return { found, inserted, seen, returned }
+    })
+    expect(inside).toEqual({
+      found: outside,
+      inserted: [],
+      seen: [{ name: 'p-delta' }],
+      returned: [{ name: 'p-delta', value: 'six' }],
+    })
+    expect(await byNameAndValue(storage.db, 'p-delta', 'six')).toEqual([{ name: 'p-delta' }])
+  })
+
+  it('in a batch, a failing unit loses only its own writes, and the caller gets the database’s error', async () => {
+    const units = await Promise.allSettled([
+      storage.writes.transaction((trx) => insert(trx, 'p-one', 'a')),
+      storage.writes.transaction(async (trx) => {
+        await insert(trx, 'p-two', 'b')
+        // The settings primary key: a second p-alpha fails after p-two was written.
+        await insert(trx, 'p-alpha', 'again')
+      }),
+      storage.writes.transaction((trx) => insert(trx, 'p-three', 'c')),
+    ])
+    expect(units.map((unit) => unit.status)).toEqual(['fulfilled', 'rejected', 'fulfilled'])
+    expect(String((units[1] as PromiseRejectedResult).reason)).toMatch(/unique|duplicate/i)
+    expect(await byNameAndValue(storage.db, 'p-one', 'a')).toEqual([{ name: 'p-one' }])
+    expect(await byNameAndValue(storage.db, 'p-two', 'b')).toEqual([])
+    expect(await byNameAndValue(storage.db, 'p-three', 'c')).toEqual([{ name: 'p-three' }])
   })
 
   it('refuses a query where an argument does not become a parameter', async () => {

@@ -6,7 +6,6 @@
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { migrate } from '../../src/storage/migrate.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import {
   lastChangeSequence,
@@ -16,7 +15,7 @@ import {
 } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { inTransaction } from '../../src/storage/transaction.js'
-import { createTestStorage, freshDatabaseUrl } from '../helper.js'
+import { createTestStorage, freshDatabaseUrl, migrateBesideOtherTests } from '../helper.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString()
@@ -114,7 +113,7 @@ describe('student change log', () => {
         await opened.close()
       },
     }
-    await migrate(opened, '0005-disclosure-segments')
+    await migrateBesideOtherTests(opened, '0005-disclosure-segments')
     const db = opened.db as unknown as import('kysely').Kysely<Record<string, Record<string, unknown>>>
     await db
       .insertInto('students')
@@ -136,7 +135,7 @@ describe('student change log', () => {
       .insertInto('progress')
       .values([entry(1, 'explorer/e1-a', 1, 2), entry(2, 'explorer/e1-a', 3, null), entry(1, 'builder/b1-a', 20, null)])
       .execute()
-    await migrate(opened)
+    await migrateBesideOtherTests(opened)
     const rows = await opened.db
       .selectFrom('student_changes')
       .select(['seq', 'kind', 'student_id', 'changed_at', 'tier', 'lesson_slug'])
