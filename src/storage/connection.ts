@@ -20,6 +20,7 @@ import {
 import { createRequire } from 'node:module'
 import type PG from 'pg'
 import type { Database } from './tables.js'
+import { statementName } from './prepared-query.js'
 import { type Checkpointer, startCheckpointer } from './sqlite-checkpointer.js'
 import { directWriteQueue, groupCommitWriteQueue, type WriteQueue } from './write-queue.js'
 
@@ -263,6 +264,22 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   }
 }
 
+/**
+ * Sends the prepared queries' statements (prepared-query.ts) as named statements: PostgreSQL
+ * parses and plans each once per connection instead of on every call. Kysely sends SQL text
+ * and values, which node-postgres runs unnamed; this client turns a known text into a named
+ * statement and leaves any other call as it was.
+ */
+function nameStatements(client: PG.PoolClient, query: PG.Client['query']): void {
+  client.query = function (this: PG.PoolClient, ...args: unknown[]) {
+    const [text, values] = args
+    const name = typeof text === 'string' && args.length === 2 ? statementName(text) : undefined
+    if (name !== undefined)
+      return (query as (config: PG.QueryConfig) => unknown).call(this, { name, text: text as string, values: values as unknown[] })
+    return (query as (...a: unknown[]) => unknown).apply(this, args)
+  } as PG.PoolClient['query']
+}
+
 // Loaded only when PostgreSQL is used: an SQLite deployment starts about 0.1 s sooner without it.
 const requireModule = createRequire(import.meta.url)
 
@@ -295,7 +312,10 @@ function openPostgres(url: string, options: StorageOptions): Storage {
   // checked out); without listeners the process would crash. The query in flight is rejected
   // anyway and answers 503, and the pool replaces the client.
   pool.on('error', () => {})
-  pool.on('connect', (client) => client.on('error', () => {}))
+  pool.on('connect', (client) => {
+    client.on('error', () => {})
+    nameStatements(client, pg.Client.prototype.query)
+  })
   const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool }) })
   return {
     db,

@@ -24,6 +24,18 @@ type Args = readonly (string | number | null)[]
 /** A value no caller passes: it marks where an argument lands among the compiled parameters. */
 const marker = (index: number): string => `\u0000argument ${index}\u0000`
 
+/**
+ * The SQL text of every prepared query, with a name of its own. On PostgreSQL a statement so
+ * named is parsed and planned once per connection (connection.ts): an unnamed one is parsed
+ * and planned on every call, which costs the server more than running a primary-key lookup.
+ */
+const names = new Map<string, string>()
+
+/** The name under which `sql`, the text of a prepared query, is kept on a connection; undefined for other SQL. */
+export function statementName(sql: string): string | undefined {
+  return names.get(sql)
+}
+
 /** Transactions whose statements may run directly on their connection: see `runsOn`. */
 const connections = new WeakMap<Kysely<Database>, SQLite.Database>()
 
@@ -60,6 +72,7 @@ export function preparedQuery<A extends Args, R>(
         if (!slots.includes(i)) throw new Error(`preparedQuery: argument ${i} does not become a query parameter`)
       }
       entry = { query, slots, statements: new WeakMap() }
+      if (!names.has(query.sql)) names.set(query.sql, `prepared_${names.size}`)
       compiled.set(adapter, entry)
     }
     const { query, slots } = entry

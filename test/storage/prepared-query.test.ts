@@ -3,6 +3,7 @@
  * stay, and the same query serves the plain connection, transactions and the write queue's
  * batches (where, on SQLite, it runs directly on the batch's connection).
  */
+import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import { preparedQuery } from '../../src/storage/prepared-query.js'
@@ -96,6 +97,20 @@ describe('preparedQuery', () => {
     expect(await byNameAndValue(storage.db, 'p-two', 'b')).toEqual([])
     expect(await byNameAndValue(storage.db, 'p-three', 'c')).toEqual([{ name: 'p-three' }])
   })
+
+  it.runIf(process.env.TEST_DATABASE_URL !== undefined)(
+    'on PostgreSQL, is kept on the connection as a named statement, and other SQL is not',
+    async () => {
+      const kept = await storage.db.connection().execute(async (connection) => {
+        await byNameAndValue(connection, 'p-alpha', 'one')
+        await connection.selectFrom('settings').select('value').where('name', '=', 'p-beta').execute()
+        return sql<{ statement: string }>`select statement from pg_prepared_statements`.execute(connection)
+      })
+      const statements = kept.rows.map((row) => row.statement)
+      expect(statements.some((text) => /"settings".*like/i.test(text))).toBe(true)
+      expect(statements.some((text) => /select "value" from "settings"/i.test(text))).toBe(false)
+    },
+  )
 
   it('refuses a query where an argument does not become a parameter', async () => {
     const unused = preparedQuery((db, _name: string) => db.selectFrom('settings').select('name'))
