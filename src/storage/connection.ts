@@ -275,7 +275,11 @@ function nameStatements(client: PG.PoolClient, query: PG.Client['query']): void 
     const [text, values] = args
     const name = typeof text === 'string' && args.length === 2 ? statementName(text) : undefined
     if (name !== undefined)
-      return (query as (config: PG.QueryConfig) => unknown).call(this, { name, text: text as string, values: values as unknown[] })
+      return (query as (config: PG.QueryConfig) => unknown).call(this, {
+        name,
+        text: text as string,
+        values: values as unknown[],
+      })
     return (query as (...a: unknown[]) => unknown).apply(this, args)
   } as PG.PoolClient['query']
 }
