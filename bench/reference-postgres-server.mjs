@@ -10,9 +10,9 @@
  * - a progress read: the student, the progress rows, then the disclosure insert on its own
  *   (PostgreSQL commits concurrent statements in parallel and groups their WAL flushes itself,
  *   so the service writes it directly there); answered after it;
- * - an enroll: BEGIN, link check, conditional update, tier read-back, disclosure, COMMIT on one
+ * - an enroll: BEGIN, conditional update (with the link check), tier read-back, disclosure, COMMIT on one
  *   pooled connection; answered after the COMMIT.
- * Unnamed statements, as Kysely sends them. Same JSON bodies as the service. Leaves out what
+ * Named statements, as the service sends its prepared queries (storage/connection.ts). Same JSON bodies as the service. Leaves out what
  * reference-sqlite-server.mjs leaves out, and Redis (rate limits).
  *
  * Environment: PORT, REFERENCE_POSTGRES_URL, REFERENCE_SCHEMA, REFERENCE_SQL,
@@ -66,7 +66,8 @@ async function worker() {
   /** Runs a captured statement on `on` (the pool or a checked-out client) with named values. */
   const run = (on, name, values, rowMode) => {
     const { sql, params } = statements[name]
-    return on.query({ text: sql, values: params.map((param) => values[param]), rowMode })
+    // Named, as the service sends its prepared queries: parsed and planned once per connection.
+    return on.query({ name: `reference_${name}`, text: sql, values: params.map((param) => values[param]), rowMode })
   }
   const index = catalogIndex((await pool.query('select slug, tier, position from lessons')).rows)
   const keys = new Map()
@@ -103,11 +104,11 @@ async function worker() {
     let result
     try {
       await client.query('begin')
-      if ((await run(client, 'link', values)).rows[0] === undefined) {
+      const updated = (await run(client, 'changeTier', values)).rows[0]
+      const current = updated ?? (await run(client, 'tier', values)).rows[0]
+      if (current === undefined) {
         await disclose(client, values, 'enroll', 'not_found')
       } else {
-        const updated = (await run(client, 'changeTier', values)).rows[0]
-        const current = updated ?? (await run(client, 'tier', values)).rows[0]
         await disclose(client, values, 'enroll', updated === undefined ? 'unchanged' : 'updated')
         result = { profileId: id, tier: current.tier, updatedAt: current.tier_updated_at }
       }

@@ -7,8 +7,8 @@
  * What it does, as the service does:
  * - the statements captured from the service (bench/lib/service-sql.mjs): the key by SHA-256
  *   hash (once per key, then from a Map), the student through student_organisations, the
- *   progress rows, the disclosure insert; for an enroll the link check, the conditional update
- *   and the read-back of an unchanged tier;
+ *   progress rows, the disclosure insert; for an enroll the conditional update (which checks
+ *   the link) and, when it changed nothing, the tier of a student the organisation can see;
  * - reads synchronously on a second, read-only connection (statements prepared once, progress
  *   rows as arrays), as the service does on SQLite;
  * - WAL, synchronous=NORMAL, checkpoints on a worker thread (the service's own checkpointer);
@@ -71,7 +71,6 @@ const keyByHash = prepared(reader, 'keyByHash')
 const studentQuery = prepared(reader, 'student')
 const progressQuery = prepared(reader, 'progress', { raw: true })
 const insertDisclosure = prepared(writer, 'disclosure')
-const linkQuery = prepared(writer, 'link')
 const changeTier = prepared(writer, 'changeTier')
 const tierQuery = prepared(writer, 'tier')
 const begin = writer.prepare('begin immediate')
@@ -170,12 +169,12 @@ function enroll(reply, key, id, body) {
   const values = { ...statementValues(key, id, now), tier, updatedAt: now }
   write(
     () => {
-      if (linkQuery.statement.get(...linkQuery.args(values)) === undefined) {
+      const updated = changeTier.statement.get(...changeTier.args(values))
+      const current = updated ?? tierQuery.statement.get(...tierQuery.args(values))
+      if (current === undefined) {
         disclose(values, 'enroll', 'not_found')
         return undefined
       }
-      const updated = changeTier.statement.get(...changeTier.args(values))
-      const current = updated ?? tierQuery.statement.get(...tierQuery.args(values))
       disclose(values, 'enroll', updated === undefined ? 'unchanged' : 'updated')
       return { profileId: id, tier: current.tier, updatedAt: current.tier_updated_at }
     },

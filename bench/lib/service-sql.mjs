@@ -7,9 +7,11 @@
  * Each statement comes with the names of its parameters in order, found by calling the
  * functions with values that tell them apart (a real student, its organisation, a tier it does
  * not have, marked request and key ids). Calls made: the key lookup; a progress read; an enroll
- * that changes the tier, the same enroll again (unchanged: the tier is read back), and an enroll
- * of a student the organisation cannot see. An enroll that changes the tier also looks for
- * webhook endpoints and appends to the student change log; the references leave those out
+ * that changes the tier (the conditional update, which checks the link and asks whether webhook
+ * endpoints are enabled), the same enroll again (unchanged: the tier is read back), and an
+ * enroll of a student the organisation cannot see (the update, then the tier lookup finds
+ * nothing). An enroll that changes the tier also appends to the student change log (and, with
+ * endpoints, announces the change); the references leave those out
  * (reference-sqlite-server.mjs says what else they leave out).
  */
 import fs from 'node:fs'
@@ -113,11 +115,11 @@ async function captureOn(db, sent) {
       )
       const changed = await capture(() => enrollStudent(writes, student.id, tier, context, now))
       const unchanged = await capture(() => enrollStudent(writes, student.id, tier, context, now))
-      ;[captured.link, captured.changeTier] = changed
-      captured.tier = unchanged[2]
+      captured.changeTier = changed[0]
+      captured.tier = unchanged[1]
       const unknown = await capture(() => enrollStudent(writes, UNKNOWN_STUDENT, tier, context, now))
-      if (unknown.length !== 2)
-        throw new Error('an enroll of an unknown student did not send a link check and a disclosure')
+      if (unknown.length !== 3 || unknown[0].sql !== captured.changeTier.sql || unknown[1].sql !== captured.tier.sql)
+        throw new Error('an enroll of an unknown student did not send the update, the tier lookup and a disclosure')
       throw new Rollback()
     })
   } catch (error) {

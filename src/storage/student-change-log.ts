@@ -16,7 +16,7 @@
  * The price: on PostgreSQL, writers of changes queue on that row from their bump to their
  * commit. Each writer therefore bumps it as its last statement but the log rows themselves.
  */
-import { type CompiledQuery, type Kysely, sql } from 'kysely'
+import { type CompiledQuery, type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange, StudentChangeType } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
@@ -42,6 +42,32 @@ const insertTierChange = preparedQuery((db, seq: number, studentId: string, chan
   db
     .insertInto('student_changes')
     .values({ seq, student_id: studentId, kind: 'tier_changed', changed_at: changedAt, tier }),
+)
+
+/**
+ * PostgreSQL: the counter's bump and the log row in one statement (an UPDATE inside WITH, which
+ * SQLite lacks). The counter row is held from the bump to the commit, and every writer of
+ * changes queues on it, so one round trip fewer in that stretch is one fewer for each of them:
+ * enrolls on the bench's schema, two workers, went from 1,170 to 1,342 req/s.
+ */
+const bumpAndInsertTierChange = preparedQuery((db, studentId: string, changedAt: string, tier: TierId) =>
+  db
+    .with('bumped', (w) =>
+      w.updateTable('meta').set({ version: sql`version + 1` }).where('name', '=', COUNTER).returning('version'),
+    )
+    .insertInto('student_changes')
+    .columns(['seq', 'student_id', 'kind', 'changed_at', 'tier'])
+    .expression((eb) =>
+      eb
+        .selectFrom('bumped')
+        .select([
+          'bumped.version',
+          sql<string>`${studentId}::text`.as('student_id'),
+          sql.lit('tier_changed').as('kind'),
+          sql<string>`${changedAt}::text`.as('changed_at'),
+          sql<string>`${tier}::text`.as('tier'),
+        ]),
+    ),
 )
 
 /** A change as the values of one log row, in the order of the compiled INSERT's columns. */
@@ -118,13 +144,18 @@ export async function recordStudentChanges(trx: Kysely<Database>, changes: reado
   // Outside a transaction the counter would commit before the rows, and a reader could pass
   // numbers whose rows it never saw.
   if (!trx.isTransaction) throw new Error('recordStudentChanges must run inside the transaction that makes the changes')
-  const [bumped] = await bumpCounter(trx, changes.length)
-  let seq = Number(bumped!.version) - changes.length
   if (changes.length === 1 && changes[0]!.type === 'tier_changed') {
     const change = changes[0]!
-    await insertTierChange(trx, seq + 1, change.studentId, change.changedAt, change.tier)
+    if (trx.getExecutor().adapter instanceof PostgresAdapter) {
+      await bumpAndInsertTierChange(trx, change.studentId, change.changedAt, change.tier)
+      return
+    }
+    const [bumped] = await bumpCounter(trx, 1)
+    await insertTierChange(trx, Number(bumped!.version), change.studentId, change.changedAt, change.tier)
     return
   }
+  const [bumped] = await bumpCounter(trx, changes.length)
+  let seq = Number(bumped!.version) - changes.length
   for (let from = 0; from < changes.length; ) {
     // The largest power of two that fits what is left, up to INSERT_CHUNK.
     const rows = Math.min(INSERT_CHUNK, 2 ** Math.floor(Math.log2(changes.length - from)))

@@ -4,7 +4,7 @@
  * before anything is returned to the caller.
  */
 import type SQLite from 'better-sqlite3'
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
@@ -149,27 +149,47 @@ export interface Enrollment {
   changed: boolean
 }
 
-const linkQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
+/**
+ * The change itself, when the student is linked to the organisation and has another tier: one
+ * statement for the link check and the conditional update, which also says whether any webhook
+ * endpoint is enabled (the change is then announced). A row back means the tier changed; none,
+ * that it was unchanged or that the student is not visible (`visibleTierQuery` tells which).
+ */
+const changeTierQuery = preparedQuery(
+  (db, tier: TierId, updatedAt: string, studentId: string, sandbox: number, organisationId: string) =>
+    db
+      .updateTable('students')
+      .set({ tier, tier_updated_at: updatedAt, updated_at: updatedAt })
+      .where('id', '=', studentId)
+      .where('tier', '<>', tier)
+      .where('sandbox', '=', sandbox)
+      .where((eb) =>
+        eb.exists(
+          eb
+            .selectFrom('student_organisations as so')
+            .select('so.student_id')
+            .whereRef('so.student_id', '=', 'students.id')
+            .where('so.organisation_id', '=', organisationId),
+        ),
+      )
+      .returning((eb) => [
+        'tier',
+        'tier_updated_at',
+        eb
+          .exists(eb.selectFrom('webhook_endpoints').select('id').where('status', '=', sql.lit('enabled')))
+          .as('announce'),
+      ]),
+)
+
+/** The tier of a student the organisation can see; none for any other id. */
+const visibleTierQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
   db
-    .selectFrom('student_organisations as so')
-    .innerJoin('students as s', 's.id', 'so.student_id')
-    .select('so.student_id')
-    .where('so.student_id', '=', studentId)
+    .selectFrom('students as s')
+    .innerJoin('student_organisations as so', 'so.student_id', 's.id')
+    .select(['s.tier', 's.tier_updated_at'])
+    .where('s.id', '=', studentId)
     .where('so.organisation_id', '=', organisationId)
     .where('s.sandbox', '=', sandbox),
-)
-
-const changeTierQuery = preparedQuery((db, tier: TierId, updatedAt: string, studentId: string) =>
-  db
-    .updateTable('students')
-    .set({ tier, tier_updated_at: updatedAt, updated_at: updatedAt })
-    .where('id', '=', studentId)
-    .where('tier', '<>', tier)
-    .returning(['tier', 'tier_updated_at']),
-)
-
-const tierQuery = preparedQuery((db, studentId: string) =>
-  db.selectFrom('students').select(['tier', 'tier_updated_at']).where('id', '=', studentId),
 )
 
 /**
@@ -187,18 +207,19 @@ export async function enrollStudent(
   now: number,
 ): Promise<Enrollment | undefined> {
   return writes.transaction(async (trx) => {
-    const [link] = await linkQuery(trx, studentId, context.organisationId, context.sandbox ? 1 : 0)
-    if (link === undefined) {
+    const sandbox = context.sandbox ? 1 : 0
+    const at = isoAt(now)
+    const [updated] = await changeTierQuery(trx, tier, at, studentId, sandbox, context.organisationId)
+    const current = updated ?? (await visibleTierQuery(trx, studentId, context.organisationId, sandbox))[0]
+    if (current === undefined) {
       await recordDisclosure(trx, context, studentId, 'enroll', 'not_found')
       return undefined
     }
-    const at = isoAt(now)
-    const [updated] = await changeTierQuery(trx, tier, at, studentId)
-    const current = updated ?? (await tierQuery(trx, studentId))[0]!
     // The change as imports record it: announced to webhooks, then written to the change log.
     const changes: NewStudentChange[] =
       updated === undefined ? [] : [{ type: 'tier_changed', studentId, tier: updated.tier, changedAt: at }]
-    await announceStudentChanges(trx, changes, now)
+    // PostgreSQL answers true or false, SQLite 1 or 0.
+    if (updated?.announce) await announceStudentChanges(trx, changes, now)
     await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
     // Last: the change log's counter is held from here to the commit.
     await recordStudentChanges(trx, changes)
