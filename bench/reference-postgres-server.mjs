@@ -10,7 +10,8 @@
  * - a progress read: the student, the progress rows, then the disclosure insert on its own
  *   (PostgreSQL commits concurrent statements in parallel and groups their WAL flushes itself,
  *   so the service writes it directly there); answered after it;
- * - an enroll: BEGIN, conditional update (with the link check), tier read-back, disclosure, COMMIT on one
+ * - an enroll: BEGIN, conditional update (with the link check), tier read-back, disclosure, the
+ *   change-log entry of a changed tier, COMMIT on one
  *   pooled connection; answered after the COMMIT.
  * Named statements, as the service sends its prepared queries (storage/connection.ts). Same JSON bodies as the service. Leaves out what
  * reference-sqlite-server.mjs leaves out, and Redis (rate limits).
@@ -67,7 +68,19 @@ async function worker() {
   const run = (on, name, values, rowMode) => {
     const { sql, params } = statements[name]
     // Named, as the service sends its prepared queries: parsed and planned once per connection.
-    return on.query({ name: `reference_${name}`, text: sql, values: params.map((param) => values[param]), rowMode })
+    return on.query({ name: `reference_${name}`, text: sql, values: params.map(parameterOf(values)), rowMode })
+  }
+  const parameterOf = (values) => (param) => (typeof param === 'string' ? values[param] : param.constant)
+  /** The change-log entry of a changed tier, as the service writes it (on PostgreSQL, one statement). */
+  async function logChange(client, values) {
+    for (const [i, { sql, params }] of statements.changeLog.entries()) {
+      const { rows } = await client.query({
+        name: `reference_changeLog_${i}`,
+        text: sql,
+        values: params.map(parameterOf(values)),
+      })
+      if (rows[0]?.version !== undefined) values.seq = Number(rows[0].version)
+    }
   }
   const index = catalogIndex((await pool.query('select slug, tier, position from lessons')).rows)
   const keys = new Map()
@@ -110,6 +123,7 @@ async function worker() {
         await disclose(client, values, 'enroll', 'not_found')
       } else {
         await disclose(client, values, 'enroll', updated === undefined ? 'unchanged' : 'updated')
+        if (updated !== undefined) await logChange(client, values)
         result = { profileId: id, tier: current.tier, updatedAt: current.tier_updated_at }
       }
       await client.query('commit')

@@ -19,7 +19,8 @@
  *   problem document for an unknown student.
  * What it leaves out: scopes, agreements, organisation status, rate limits, key usage,
  * request ids in headers, CORS, logging, input validation beyond the tier, sealing the log,
- * and an enroll's webhook lookup and change-log entry.
+ * and announcing a change to webhooks (with no endpoint enabled, as in the bench, the service
+ * does not either). A changed tier's change-log entry it writes, as the service does.
  *
  * Environment: PORT, REFERENCE_DATABASE (the SQLite file), REFERENCE_SQL (the JSON that
  * service-sql.mjs wrote). GET /readyz answers 200; GET /api/v1/tiers checks the key and answers
@@ -65,7 +66,24 @@ function prepared(db, name, { raw = false } = {}) {
   const { sql, params } = statements[name]
   const statement = db.prepare(sql)
   if (raw) statement.raw(true)
-  return { statement, args: (values) => params.map((param) => values[param]) }
+  return { statement, args: argsOf(params) }
+}
+
+/** Orders named values as a statement's parameters; a constant of the service's stays as sent. */
+function argsOf(params) {
+  return (values) => params.map((param) => (typeof param === 'string' ? values[param] : param.constant))
+}
+
+/** The change-log entry of a changed tier, as the service writes it: counter bump, then the row (numbered by it). */
+const changeLog = statements.changeLog.map(({ sql, params }) => ({
+  statement: writer.prepare(sql),
+  args: argsOf(params),
+}))
+function logChange(values) {
+  for (const { statement, args } of changeLog) {
+    if (statement.reader) values.seq = Number(statement.get(...args(values)).version)
+    else statement.run(...args(values))
+  }
 }
 const keyByHash = prepared(reader, 'keyByHash')
 const studentQuery = prepared(reader, 'student')
@@ -176,6 +194,7 @@ function enroll(reply, key, id, body) {
         return undefined
       }
       disclose(values, 'enroll', updated === undefined ? 'unchanged' : 'updated')
+      if (updated !== undefined) logChange(values)
       return { profileId: id, tier: current.tier, updatedAt: current.tier_updated_at }
     },
     true,

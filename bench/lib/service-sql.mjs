@@ -10,8 +10,10 @@
  * that changes the tier (the conditional update, which checks the link and asks whether webhook
  * endpoints are enabled), the same enroll again (unchanged: the tier is read back), and an
  * enroll of a student the organisation cannot see (the update, then the tier lookup finds
- * nothing). An enroll that changes the tier also appends to the student change log (and, with
- * endpoints, announces the change); the references leave those out
+ * nothing). An enroll that changes the tier also appends to the student change log, and the
+ * references do too (`changeLog`: the values by name, constants as sent, the row's number from
+ * the counter's bump); with webhook endpoints it would also announce the change, which the
+ * references leave out
  * (reference-sqlite-server.mjs says what else they leave out).
  */
 import fs from 'node:fs'
@@ -23,6 +25,8 @@ import { importDist } from './paths.mjs'
 class Rollback extends Error {}
 
 const TIERS = ['explorer', 'builder', 'innovator']
+/** The change counter's value while the statements are captured (in the transaction rolled back). */
+const CHANGE_COUNTER = 7_000_000_001
 /** A student id no dataset has. */
 const UNKNOWN_STUDENT = 'ffffffff-ffff-4fff-bfff-ffffffffffff'
 
@@ -113,9 +117,17 @@ async function captureOn(db, sent) {
       ;[captured.student, captured.progress, captured.disclosure] = await capture(() =>
         readStudentProgress(trx, writes, student.id, context),
       )
+      // A counter value no other parameter has: the change-log row's number is the next one.
+      await trx.updateTable('meta').set({ version: CHANGE_COUNTER }).where('name', '=', 'student_changes').execute()
+      named.set(CHANGE_COUNTER + 1, 'seq')
       const changed = await capture(() => enrollStudent(writes, student.id, tier, context, now))
       const unchanged = await capture(() => enrollStudent(writes, student.id, tier, context, now))
       captured.changeTier = changed[0]
+      if (!/^\s*insert into "disclosures"/i.test(changed[1]?.sql ?? ''))
+        throw new Error('the second statement of a changing enroll is not the disclosure insert')
+      // The change-log entry: on SQLite the counter's bump, then the row; one statement on PostgreSQL.
+      captured.changeLog = changed.slice(2)
+      if (captured.changeLog.length === 0) throw new Error('a changing enroll sent no change-log statement')
       captured.tier = unchanged[1]
       const unknown = await capture(() => enrollStudent(writes, UNKNOWN_STUDENT, tier, context, now))
       if (unknown.length !== 3 || unknown[0].sql !== captured.changeTier.sql || unknown[1].sql !== captured.tier.sql)
@@ -127,6 +139,8 @@ async function captureOn(db, sent) {
   }
   for (const [name, statement] of Object.entries(captured)) {
     if (statement === undefined) throw new Error(`the service sent no "${name}" statement`)
+    // The change log's statements carry constants of their own (the counter's name, the bump of 1).
+    if (name === 'changeLog') continue
     const constant = statement.params.find((param) => typeof param !== 'string')
     if (constant !== undefined)
       throw new Error(`a parameter of "${statement.sql}" is none of the values passed: ${constant.constant}`)
