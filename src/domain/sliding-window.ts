@@ -35,6 +35,17 @@ export interface RateLimiter {
    * not happen (a key lookup that found a valid key; a request another limit refused).
    */
   reserve(key: string, now?: number): Reservation | Promise<Reservation>
+  /**
+   * `reserve(key)`, then, only if that is allowed, `other.hit(otherKey)`, the reservation taken
+   * back when the hit is refused: in one step where the store can take it so (one Redis script
+   * for the key's and its organisation's limits), undefined where it cannot (the caller takes
+   * the two steps). The second decision is undefined when the reservation was refused.
+   */
+  reserveThenHit?(
+    key: string,
+    other: RateLimiter,
+    otherKey: string,
+  ): Promise<[Reservation, RateDecision | undefined]> | undefined
 }
 
 export interface Reservation extends RateDecision {

@@ -296,7 +296,17 @@ export class Admission {
 
   /** The key's own limit, then its organisation's (see the module comment, step 3). */
   #limit(key: KeyRecord, now: number): MaybePromise<Verdict> {
-    const own = this.#options.limiter.reserve(key.keyId, now)
+    const { limiter, organisationLimiter } = this.#options
+    // Both limits in one step where the store can (one Redis round trip instead of two).
+    const both = limiter.reserveThenHit?.(key.keyId, organisationLimiter, key.organisation.id)
+    if (both !== undefined) {
+      return both.then(([own, organisation]) =>
+        organisation === undefined
+          ? this.#afterOwnLimit(key, own, this.#now())
+          : this.#afterOrganisationLimit(key, own, organisation, this.#now()),
+      )
+    }
+    const own = limiter.reserve(key.keyId, now)
     return own instanceof Promise
       ? own.then((decision) => this.#afterOwnLimit(key, decision, this.#now()))
       : this.#afterOwnLimit(key, own, now)

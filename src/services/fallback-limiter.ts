@@ -55,6 +55,30 @@ export class FallbackLimiter implements RateLimiter {
     return this.#decide(key, 'reserve')
   }
 
+  /**
+   * Both limits in one call to the shared store while both limiters use it; undefined otherwise
+   * (or when the store does not answer: both then fall back, and the caller takes the two steps
+   * on the local windows).
+   */
+  reserveThenHit(
+    key: string,
+    other: RateLimiter,
+    otherKey: string,
+  ): Promise<[Reservation, RateDecision | undefined]> | undefined {
+    if (!(other instanceof FallbackLimiter) || !this.#healthy || !other.#healthy) return undefined
+    const both = this.#shared.reserveThenHit?.(key, other.#shared, otherKey)
+    if (both === undefined) return undefined
+    return both.catch(async (error: unknown): Promise<[Reservation, RateDecision | undefined]> => {
+      this.#degrade(error)
+      other.#degrade(error)
+      const own = await this.#local.reserve(key)
+      if (!own.allowed) return [own, undefined]
+      const decision = await other.#local.hit(otherKey)
+      if (!decision.allowed) own.release()
+      return [own, decision]
+    })
+  }
+
   async #decide(key: string, how: 'hit' | 'peek'): Promise<RateDecision>
   async #decide(key: string, how: 'reserve'): Promise<Reservation>
   async #decide(key: string, how: 'hit' | 'peek' | 'reserve'): Promise<RateDecision | Reservation> {

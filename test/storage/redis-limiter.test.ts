@@ -50,6 +50,67 @@ describe.skipIf(REDIS_URL === '')('RedisLimiter (shared Redis)', () => {
     expect((await limiter.peek('countdown')).allowed).toBe(false)
   })
 
+  describe('a key and its organisation in one call (reserveThenHit)', () => {
+    const pair = (limit: number, otherLimit: number, redis = clients[0]!) => ({
+      key: new RedisLimiter({ redis, prefix: `${prefix}pair-key:`, limit, windowMs: 60_000 }),
+      organisation: new RedisLimiter({ redis, prefix: `${prefix}pair-org:`, limit: otherLimit, windowMs: 60_000 }),
+    })
+
+    it('counts both when both allow, and neither is asked twice', async () => {
+      const { key, organisation } = pair(3, 5)
+      const [own, org] = await key.reserveThenHit('k1', organisation, 'o1')!
+      expect(own).toMatchObject({ allowed: true, limit: 3, remaining: 2 })
+      expect(org).toMatchObject({ allowed: true, limit: 5, remaining: 4 })
+      expect((await key.peek('k1')).remaining).toBe(2)
+      expect((await organisation.peek('o1')).remaining).toBe(4)
+      // A reservation both allowed can still be given back, as reserve's can.
+      own.release()
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      expect((await key.peek('k1')).remaining).toBe(3)
+    })
+
+    it('gives the key its hit back when the organisation refuses, and leaves the organisation alone when the key refuses', async () => {
+      const { key, organisation } = pair(2, 1)
+      expect((await key.reserveThenHit('k2', organisation, 'o2'))![1]!.allowed).toBe(true)
+      const [own, org] = await key.reserveThenHit('k3', organisation, 'o2')!
+      expect(own.allowed).toBe(true)
+      expect(org).toMatchObject({ allowed: false, remaining: 0 })
+      expect(org!.resetMs).toBeGreaterThan(59_000)
+      expect((await key.peek('k3')).remaining).toBe(2)
+      // The key's own limit refuses: its organisation is not asked and not counted.
+      const fresh = pair(1, 10)
+      await fresh.key.reserveThenHit('k4', fresh.organisation, 'o4')
+      const [refused, notAsked] = await fresh.key.reserveThenHit('k4', fresh.organisation, 'o4')!
+      expect(refused).toMatchObject({ allowed: false, remaining: 0 })
+      expect(notAsked).toBeUndefined()
+      expect((await fresh.organisation.peek('o4')).remaining).toBe(9)
+    })
+
+    it('admits exactly the organisation limit across three instances and many keys at once', async () => {
+      const pairs = clients.map((redis) => pair(100, 50, redis))
+      const results = await Promise.all(
+        Array.from(
+          { length: 150 },
+          (_, i) => pairs[i % 3]!.key.reserveThenHit(`many-${i % 30}`, pairs[i % 3]!.organisation, 'o-many')!,
+        ),
+      )
+      expect(results.filter(([, org]) => org?.allowed)).toHaveLength(50)
+      // Every refused request's key hit was given back: the keys hold exactly the admitted ones.
+      let held = 0
+      for (let k = 0; k < 30; k++) held += 100 - (await pairs[0]!.key.peek(`many-${k}`)).remaining
+      expect(held).toBe(50)
+    })
+
+    it('is not offered for a limiter on another connection: the caller takes two steps', () => {
+      const { key } = pair(1, 1)
+      const elsewhere = new RedisLimiter({ redis: clients[1]!, prefix, limit: 1, windowMs: 60_000 })
+      expect(key.reserveThenHit('k', elsewhere, 'o')).toBeUndefined()
+      expect(
+        key.reserveThenHit('k', new SlidingWindowLimiter({ limit: 1, windowMs: 1000, clock: new ManualClock(0) }), 'o'),
+      ).toBeUndefined()
+    })
+  })
+
   it('lets hits leave the window on Redis time', async () => {
     // Redis's clock cannot be injected; a short window keeps the wait short.
     const limiter = new RedisLimiter({ redis: clients[0]!, prefix, limit: 2, windowMs: 300 })
@@ -101,6 +162,29 @@ describe.skipIf(!hasRedisServer())('FallbackLimiter against a Redis that really 
       expect(warnings[1]).toBe('Redis reachable again: rate limiting is shared again')
       // The new Redis remembers nothing: the key starts afresh there.
       expect((await limiter.hit('k')).remaining).toBe(1)
+      // Both limits in one call while Redis answers; when it stops, the local windows decide.
+      const organisation = new FallbackLimiter({
+        shared: new RedisLimiter({ redis, prefix: 'fallback-org:', limit: 1, windowMs: 60_000 }),
+        local: new SlidingWindowLimiter({ limit: 1, windowMs: 60_000, clock }),
+        probe: () => redis.ping(),
+        log,
+        name: 'test-org',
+        probeMs: 100,
+      })
+      try {
+        const [shared, sharedOrg] = await limiter.reserveThenHit('k', organisation, 'o')!
+        expect([shared.allowed, sharedOrg?.allowed]).toEqual([true, true])
+        await own.kill()
+        const [localOwn, localOrg] = await limiter.reserveThenHit('fresh', organisation, 'o')!
+        expect([localOwn.allowed, localOrg?.allowed]).toEqual([true, true])
+        expect([limiter.store, organisation.store]).toEqual(['memory-fallback', 'memory-fallback'])
+        // Now both fall back: the pair is taken in two local steps.
+        expect(limiter.reserveThenHit('fresh', organisation, 'o')).toBeUndefined()
+        const second = await organisation.hit('o')
+        expect(second.allowed).toBe(false)
+      } finally {
+        organisation.close()
+      }
     } finally {
       limiter.close()
       redis.disconnect()

@@ -61,7 +61,8 @@ export class OwnRedis {
 
   async kill(): Promise<void> {
     const child = this.#child
-    if (child === undefined || child.exitCode !== null) return
+    // Already gone (an exit code, or the signal that killed it): its exit event has fired.
+    if (child === undefined || child.exitCode !== null || child.signalCode !== null) return
     const exited = new Promise((resolve) => child.once('exit', resolve))
     child.kill('SIGKILL')
     await exited

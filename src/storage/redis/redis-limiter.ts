@@ -31,6 +31,45 @@ if oldest[2] then reset = tonumber(oldest[2]) + window - now end
 return {allowed, limit - held, reset}
 `
 
+// Two logs in one call: a reservation on KEYS[1], then, only if it is allowed, a hit on KEYS[2];
+// when that hit is refused, the reservation is taken back. ARGV: limit, window ms and member of
+// each. Returns the first decision, then the second (allowed -1 when it was not asked).
+const SLIDING_RESERVE_THEN_HIT = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function decide(key, limit, window, member)
+  redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
+  local held = redis.call('ZCARD', key)
+  local allowed = 0
+  if held < limit then
+    allowed = 1
+    redis.call('ZADD', key, now, member)
+    redis.call('PEXPIRE', key, window)
+    held = held + 1
+  end
+  local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
+  local reset = 0
+  if oldest[2] then reset = tonumber(oldest[2]) + window - now end
+  return allowed, limit - held, reset
+end
+local a1, r1, s1 = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+if a1 == 0 then return {a1, r1, s1, -1, 0, 0} end
+local a2, r2, s2 = decide(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
+if a2 == 0 then redis.call('ZREM', KEYS[1], ARGV[3]) end
+return {a1, r1, s1, a2, r2, s2}
+`
+
+type SlidingReserveThenHit = (
+  key: string,
+  otherKey: string,
+  limit: number,
+  windowMs: number,
+  member: string,
+  otherLimit: number,
+  otherWindowMs: number,
+  otherMember: string,
+) => Promise<[number, number, number, number, number, number]>
+
 type SlidingHit = (
   key: string,
   limit: number,
@@ -42,7 +81,7 @@ type SlidingHit = (
 export class RedisLimiter implements RateLimiter {
   readonly limit: number
   readonly windowMs: number
-  readonly #redis: Redis & { curriculumSlidingHit?: SlidingHit }
+  readonly #redis: Redis & { curriculumSlidingHit?: SlidingHit; curriculumReserveThenHit?: SlidingReserveThenHit }
   readonly #prefix: string
   /** Unique per instance; with a counter it makes every member unique without coordination. */
   readonly #instance = randomBytes(6).toString('base64url')
@@ -57,6 +96,60 @@ export class RedisLimiter implements RateLimiter {
       // ioredis sends EVALSHA and falls back to EVAL once if the script is not cached yet.
       this.#redis.defineCommand('curriculumSlidingHit', { numberOfKeys: 1, lua: SLIDING_HIT })
     }
+    if (this.#redis.curriculumReserveThenHit === undefined) {
+      this.#redis.defineCommand('curriculumReserveThenHit', { numberOfKeys: 2, lua: SLIDING_RESERVE_THEN_HIT })
+    }
+  }
+
+  /**
+   * `reserve(key)`, then, when allowed, `other.hit(otherKey)` in the same script: one round trip
+   * instead of two for every request that both limits see. Undefined when `other` is not a
+   * limiter on the same Redis connection (the caller then takes the two steps itself).
+   */
+  reserveThenHit(
+    key: string,
+    other: RateLimiter,
+    otherKey: string,
+  ): Promise<[Reservation, RateDecision | undefined]> | undefined {
+    if (!(other instanceof RedisLimiter) || other.#redis !== this.#redis) return undefined
+    return this.#reserveThenHit(key, other, otherKey)
+  }
+
+  async #reserveThenHit(
+    key: string,
+    other: RedisLimiter,
+    otherKey: string,
+  ): Promise<[Reservation, RateDecision | undefined]> {
+    const member = this.#member()
+    const [allowed, remaining, resetMs, otherAllowed, otherRemaining, otherResetMs] = await this.#redis
+      .curriculumReserveThenHit!(
+      this.#prefix + key,
+      other.#prefix + otherKey,
+      this.limit,
+      this.windowMs,
+      member,
+      other.limit,
+      other.windowMs,
+      other.#member(),
+    )
+    const own = {
+      allowed: allowed === 1,
+      limit: this.limit,
+      remaining: Math.max(0, remaining),
+      resetMs: Math.max(0, resetMs),
+    }
+    if (otherAllowed === -1) return [{ ...own, release: () => {} }, undefined]
+    const decision = {
+      allowed: otherAllowed === 1,
+      limit: other.limit,
+      remaining: Math.max(0, otherRemaining),
+      resetMs: Math.max(0, otherResetMs),
+    }
+    // Refused by the other limit: the script has taken this reservation back already.
+    const release = decision.allowed
+      ? () => void this.#redis.zrem(this.#prefix + key, member).catch(() => {})
+      : () => {}
+    return [{ ...own, release }, decision]
   }
 
   hit(key: string): Promise<RateDecision> {
