@@ -168,7 +168,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   const windowMs = config.rateLimitWindowSeconds * 1000
   const limiters = options.limiters ?? (await createLimiters(config, clock, app.log))
-  const keys = new KeyCache({ db: storage.db, clock })
+  const keys = new KeyCache({ db: storage.keyLookups, clock })
   const usage = new KeyUsage(storage, clock)
   const catalog = await CatalogState.load(storage.db, buildRepresentations)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })

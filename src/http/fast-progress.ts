@@ -53,8 +53,8 @@ export function fastProgress(
   storage: Storage,
   catalog: CatalogState<CatalogRepresentations>,
 ): ProgressAnswer | undefined {
-  const { reader } = storage
-  if (reader === undefined) return undefined
+  // Asked again at each read: which connection serves it depends on the moment (connection.ts).
+  if (storage.reader === undefined) return undefined
   const serialize = fastJson(StudentProgressSchema, { schema: { ProgressEntry: ProgressEntrySchema } })
   return {
     admits: (key, now) => mayReachStudents(key, 'students:read', now),
@@ -67,7 +67,7 @@ export function fastProgress(
         organisationId: key.organisation.id,
         sandbox: key.sandbox,
       }
-      return readStudentProgress(storage.db, storage.writes, id, context, reader).then(
+      return readStudentProgress(storage.db, storage.writes, id, context, storage.reader).then(
         (student): ProgressOutcome => {
           if (student === undefined) return { requestId, problem: studentNotFound(id) }
           try {

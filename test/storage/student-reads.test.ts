@@ -24,7 +24,7 @@ describe('progress reads', () => {
   })
   const read = () => readStudentProgress(storage.db, storage.writes, STUDENTS.ada, access(), storage.reader)
 
-  it('use the read-only connection on a SQLite file, and answer what is committed, never a write in flight', async () => {
+  it('answer what is committed, never a write in flight (on a SQLite file, a read while the writer holds a transaction goes to the read-only connection)', async () => {
     expect(storage.reader !== undefined).toBe(storage.engine === 'sqlite')
     const before = (await read())!
     let release!: () => void
@@ -111,15 +111,16 @@ describe('memory-mapped reads', () => {
     expect(() => loadConfig({ SQLITE_MMAP_MIB: '4096' })).toThrow(ConfigError)
   })
 
-  it('map the file on the read-only connection when asked, and answer the same rows', async () => {
+  it('map the file on the writing connection, which serves progress reads while it has no transaction open; keys are looked up unmapped', async () => {
     const mapped = await createTestStorage({ mmapBytes: 64 * 1024 * 1024 })
     try {
       if (mapped.engine !== 'sqlite' || mapped.reader === undefined) return
       const fixtures = await seedFixtures(mapped, START)
+      expect(mapped.reader.readonly).toBe(false)
       expect(mapped.reader.pragma('mmap_size', { simple: true })).toBe(64 * 1024 * 1024)
-      // The writer (key lookups, writes) keeps reading through its page cache.
-      const writer = await sql<{ mmap_size: number }>`pragma mmap_size`.execute(mapped.db)
-      expect(writer.rows[0]?.mmap_size).toBe(0)
+      // Key lookups read through the read-only connection's page cache.
+      const lookups = await sql<{ mmap_size: number }>`pragma mmap_size`.execute(mapped.keyLookups)
+      expect(lookups.rows[0]?.mmap_size).toBe(0)
       const context = {
         at: START,
         requestId: 'req-mmap',
