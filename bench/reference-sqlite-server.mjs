@@ -9,8 +9,9 @@
  *   hash (once per key, then from a Map), the student through student_organisations, the
  *   progress rows, the disclosure insert; for an enroll the conditional update (which checks
  *   the link) and, when it changed nothing, the tier of a student the organisation can see;
- * - reads synchronously on a second, read-only connection (statements prepared once, progress
- *   rows as arrays), as the service does on SQLite;
+ * - reads progress synchronously on the writing connection, mapped into memory, between group
+ *   commits (statements prepared once, progress rows as arrays), and looks keys up on a
+ *   read-only connection, as the service does on SQLite;
  * - WAL, synchronous=NORMAL, checkpoints on a worker thread (the service's own checkpointer);
  * - group commit: the disclosure rows (and enrolls) of the requests that arrive in one turn of
  *   the event loop are committed in one BEGIN IMMEDIATE ... COMMIT, each enroll in a savepoint,
@@ -57,7 +58,10 @@ writer.pragma('synchronous = NORMAL')
 writer.pragma('foreign_keys = ON')
 writer.pragma('busy_timeout = 5000')
 writer.pragma('wal_autocheckpoint = 0')
+// The service's default SQLITE_MMAP_MIB, on the connection that reads progress.
+writer.pragma(`mmap_size = ${1024 * 1024 * 1024}`)
 const checkpointer = startCheckpointer({ file })
+// Key lookups only, unmapped, as the service does them.
 const reader = new SQLite(file, { readonly: true, fileMustExist: true })
 reader.pragma('busy_timeout = 5000')
 
@@ -86,8 +90,10 @@ function logChange(values) {
   }
 }
 const keyByHash = prepared(reader, 'keyByHash')
-const studentQuery = prepared(reader, 'student')
-const progressQuery = prepared(reader, 'progress', { raw: true })
+// On the writer, as the service reads progress while the writer has no transaction open (its
+// own commits leave its page cache warm); here a group commit never spans a request.
+const studentQuery = prepared(writer, 'student')
+const progressQuery = prepared(writer, 'progress', { raw: true })
 const insertDisclosure = prepared(writer, 'disclosure')
 const changeTier = prepared(writer, 'changeTier')
 const tierQuery = prepared(writer, 'tier')
