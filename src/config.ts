@@ -70,7 +70,10 @@ export interface Config {
   readonly storageTimeoutMs: number
   /** SQLite synchronous pragma: NORMAL (durable across process crashes) or FULL (also power loss). */
   readonly sqliteSynchronous: 'NORMAL' | 'FULL'
-  /** How much of the SQLite file the writing connection (progress reads too) reads through a memory map (MiB; 0: none). */
+  /**
+   * How much of the SQLite file the writing connection (which serves progress reads too) reads
+   * through a memory map (MiB; 0: none).
+   */
   readonly sqliteMmapMib: number
 }
 
