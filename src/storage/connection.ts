@@ -251,34 +251,24 @@ function openSqlite(url: string, options: StorageOptions): Storage {
   const db = new Kysely<Database>({
     dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database, busyTimeoutMs),
   })
-  if (file === ':memory:') {
-    return {
-      db,
-      engine: 'sqlite',
-      schema: undefined,
-      writes: groupCommitWriteQueue(db, database),
-      reader: undefined,
-      keyLookups: db,
-      async ping() {
-        await sql`select 1`.execute(db)
-      },
-      async close() {
-        await db.destroy()
-      },
-    }
+  // In memory there is one connection, and nothing for a second one to read.
+  let readOnly: SQLite.Database | undefined
+  let keyLookups = db
+  if (file !== ':memory:') {
+    if (options.mmapBytes !== undefined) database.pragma(`mmap_size = ${options.mmapBytes}`)
+    readOnly = new SQLite(file, { readonly: true, fileMustExist: true })
+    readOnly.pragma(`busy_timeout = ${busyTimeoutMs}`)
+    if (options.pageCacheKib !== undefined) readOnly.pragma(`cache_size = -${options.pageCacheKib}`)
+    // Destroying it closes the read-only connection.
+    keyLookups = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(readOnly) }) })
   }
-  if (options.mmapBytes !== undefined) database.pragma(`mmap_size = ${options.mmapBytes}`)
-  const readOnly = new SQLite(file, { readonly: true, fileMustExist: true })
-  readOnly.pragma(`busy_timeout = ${busyTimeoutMs}`)
-  if (options.pageCacheKib !== undefined) readOnly.pragma(`cache_size = -${options.pageCacheKib}`)
-  // Closing it closes the read-only connection.
-  const keyLookups = new Kysely<Database>({ dialect: new SqliteDialect({ database: withStatementCache(readOnly) }) })
   return {
     db,
     engine: 'sqlite',
     schema: undefined,
     writes: groupCommitWriteQueue(db, database),
     get reader() {
+      if (readOnly === undefined) return undefined
       return database.inTransaction ? readOnly : database
     },
     keyLookups,
@@ -288,7 +278,7 @@ function openSqlite(url: string, options: StorageOptions): Storage {
     async close() {
       clearInterval(checkpointerTimer)
       await checkpointer?.stop()
-      await keyLookups.destroy()
+      if (keyLookups !== db) await keyLookups.destroy()
       await db.destroy()
     },
   }
