@@ -196,7 +196,7 @@ export async function announceStudentEvent(
   return enqueue(trx, endpoints, type, data, studentId, now)
 }
 
-/** Asked on every enroll that changes a tier: built once. */
+/** Asked for every change announced (an import's, an enroll's when endpoints are enabled): built once. */
 const anyEnabledEndpoint = preparedQuery((db) =>
   db.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled').limit(1),
 )

@@ -7,57 +7,51 @@ import { randomBytes } from 'node:crypto'
 import type { Redis } from 'ioredis'
 import type { RateDecision, RateLimiter, Reservation } from '../../domain/sliding-window.js'
 
-// KEYS[1]: the log. ARGV: limit, window ms, record (1|0), a member unique to this hit.
-// Scores are ms; a hit at `now` counts while its score > now - window, as in memory.
-const SLIDING_HIT = `
+// One decision on one log, shared by both scripts. Scores are ms; a hit at `now` counts while
+// its score > now - window, as in memory. Returns allowed (1|0), hits still accepted, ms until
+// the oldest leaves.
+const DECIDE = `
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local limit = tonumber(ARGV[1])
-local window = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now - window)
-local held = redis.call('ZCARD', KEYS[1])
-local allowed = 0
-if held < limit then
-  allowed = 1
-  if ARGV[3] == '1' then
-    redis.call('ZADD', KEYS[1], now, ARGV[4])
-    redis.call('PEXPIRE', KEYS[1], window)
-    held = held + 1
-  end
-end
-local oldest = redis.call('ZRANGE', KEYS[1], 0, 0, 'WITHSCORES')
-local reset = 0
-if oldest[2] then reset = tonumber(oldest[2]) + window - now end
-return {allowed, limit - held, reset}
-`
-
-// Two logs in one call: a reservation on KEYS[1], then, only if it is allowed, a hit on KEYS[2];
-// when that hit is refused, the reservation is taken back. ARGV: limit, window ms and member of
-// each. Returns the first decision, then the second (allowed -1 when it was not asked).
-const SLIDING_RESERVE_THEN_HIT = `
-local t = redis.call('TIME')
-local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local function decide(key, limit, window, member)
+local function decide(key, limit, window, record, member)
   redis.call('ZREMRANGEBYSCORE', key, '-inf', now - window)
   local held = redis.call('ZCARD', key)
   local allowed = 0
   if held < limit then
     allowed = 1
-    redis.call('ZADD', key, now, member)
-    redis.call('PEXPIRE', key, window)
-    held = held + 1
+    if record then
+      redis.call('ZADD', key, now, member)
+      redis.call('PEXPIRE', key, window)
+      held = held + 1
+    end
   end
   local oldest = redis.call('ZRANGE', key, 0, 0, 'WITHSCORES')
   local reset = 0
   if oldest[2] then reset = tonumber(oldest[2]) + window - now end
   return allowed, limit - held, reset
 end
-local a1, r1, s1 = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3])
+`
+
+// KEYS[1]: the log. ARGV: limit, window ms, record (1|0), a member unique to this hit.
+const SLIDING_HIT = `${DECIDE}
+return {decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3] == '1', ARGV[4])}
+`
+
+// Two logs in one call: a reservation on KEYS[1], then, only if it is allowed, a hit on KEYS[2];
+// when that hit is refused, the reservation is taken back. ARGV: limit, window ms and member of
+// each. Returns the first decision, then the second (allowed -1 when it was not asked).
+const SLIDING_RESERVE_THEN_HIT = `${DECIDE}
+local a1, r1, s1 = decide(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]), true, ARGV[3])
 if a1 == 0 then return {a1, r1, s1, -1, 0, 0} end
-local a2, r2, s2 = decide(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6])
+local a2, r2, s2 = decide(KEYS[2], tonumber(ARGV[4]), tonumber(ARGV[5]), true, ARGV[6])
 if a2 == 0 then redis.call('ZREM', KEYS[1], ARGV[3]) end
 return {a1, r1, s1, a2, r2, s2}
 `
+
+/** A script's answer for one log as a decision of the limiter whose `limit` it is. */
+function decisionOf(allowed: number, limit: number, remaining: number, resetMs: number): RateDecision {
+  return { allowed: allowed === 1, limit, remaining: Math.max(0, remaining), resetMs: Math.max(0, resetMs) }
+}
 
 type SlidingReserveThenHit = (
   key: string,
@@ -132,19 +126,9 @@ export class RedisLimiter implements RateLimiter {
       other.windowMs,
       other.#member(),
     )
-    const own = {
-      allowed: allowed === 1,
-      limit: this.limit,
-      remaining: Math.max(0, remaining),
-      resetMs: Math.max(0, resetMs),
-    }
+    const own = decisionOf(allowed, this.limit, remaining, resetMs)
     if (otherAllowed === -1) return [{ ...own, release: () => {} }, undefined]
-    const decision = {
-      allowed: otherAllowed === 1,
-      limit: other.limit,
-      remaining: Math.max(0, otherRemaining),
-      resetMs: Math.max(0, otherResetMs),
-    }
+    const decision = decisionOf(otherAllowed, other.limit, otherRemaining, otherResetMs)
     // Refused by the other limit: the script has taken this reservation back already.
     const release = decision.allowed
       ? () => void this.#redis.zrem(this.#prefix + key, member).catch(() => {})
@@ -183,11 +167,6 @@ export class RedisLimiter implements RateLimiter {
       record,
       member,
     )
-    return {
-      allowed: allowed === 1,
-      limit: this.limit,
-      remaining: Math.max(0, remaining),
-      resetMs: Math.max(0, resetMs),
-    }
+    return decisionOf(allowed, this.limit, remaining, resetMs)
   }
 }
