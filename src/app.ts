@@ -25,6 +25,7 @@ import {
   limitConnectionsPerAddress,
 } from './http/connection-limits.js'
 import { createFastPath, type FastPath } from './http/fast-path.js'
+import { fastEnroll } from './http/fast-enroll.js'
 import { fastProgress } from './http/fast-progress.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
@@ -232,6 +233,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       ...access,
       catalog,
       progress: fastProgress(storage, catalog),
+      enroll: fastEnroll(storage),
       accessLog: accessLogOn ? app.log : undefined,
     })
   }

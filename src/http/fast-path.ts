@@ -11,6 +11,9 @@
  *   `/api/v1/lessons/<known slug>`, with no request body;
  * - on SQLite, GET of an exact progress URL (`fast-progress.ts`), answered once its disclosure
  *   is committed; refusals and storage failures go to the router with the verdict taken here;
+ * - POST of an exact enroll URL with a small JSON body (`fast-enroll.ts`), answered once the
+ *   change and its disclosure are committed; refusals go to the router before the body is
+ *   read, and any body but `{"tier": <tier id>}` after, with the bytes read here;
  * - a key already in the key cache (or a header that is not a usable key at all), and limiters
  *   that answer without a round trip (in memory, not Redis).
  *
@@ -30,7 +33,8 @@ import type { AccessControlOptions } from './access-control.js'
 import { API_PREFIX } from './api-prefix.js'
 import { logAccess } from './access-log.js'
 import { Admission, handOver, type Verdict } from './admission.js'
-import { type ProgressAnswer, progressStudentId } from './fast-progress.js'
+import { type EnrollAnswer, enrollStudentId, leaveBody, plainTier, readsBody } from './fast-enroll.js'
+import { type ProgressAnswer, progressStudentId, type StudentOutcome } from './fast-progress.js'
 import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemJson } from './problem-responses.js'
 import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
@@ -41,6 +45,8 @@ export interface FastPathOptions extends AccessControlOptions {
   catalog: CatalogState<CatalogRepresentations>
   /** Progress reads, where storage reads synchronously (fast-progress.ts). */
   progress: ProgressAnswer | undefined
+  /** Enrolls (fast-enroll.ts). */
+  enroll: EnrollAnswer | undefined
   /** The access log, when it is on (info level); the same line as the Fastify path writes. */
   accessLog: FastifyBaseLogger | undefined
 }
@@ -59,7 +65,7 @@ const LESSON_PREFIX = `${LESSONS_URL}/`
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
 export function createFastPath(options: FastPathOptions): FastPath {
-  const { catalog, clock, policy, accessLog, progress } = options
+  const { catalog, clock, policy, accessLog, progress, enroll } = options
   const admission = new Admission(options)
 
   function representationFor(url: string): Representation | undefined {
@@ -126,13 +132,30 @@ export function createFastPath(options: FastPathOptions): FastPath {
       handOver(request, verdict)
       return false
     }
+    settle(request, response, route, verdict, now, started, progress!.answer(id, verdict.key, now))
+    return true
+  }
+
+  /**
+   * Writes the answer to a student request once `outcome` settles, or hands the request to the
+   * router (`toRouter`, by default the verdict and `route`) when it settles to undefined.
+   */
+  function settle(
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: () => void,
+    verdict: Verdict & { admitted: true },
+    now: number,
+    started: number,
+    outcome: Promise<StudentOutcome>,
+    toRouter = () => {
+      handOver(request, verdict)
+      route()
+    },
+  ): void {
     const { key, rate } = verdict
-    const answered = progress!.answer(id, key, now).then((outcome) => {
-      if (outcome === undefined) {
-        handOver(request, verdict)
-        route()
-        return
-      }
+    const answered = outcome.then((outcome) => {
+      if (outcome === undefined) return toRouter()
       const status =
         'body' in outcome
           ? sendJson(response, outcome.requestId, outcome.body, rate, now)
@@ -141,6 +164,41 @@ export function createFastPath(options: FastPathOptions): FastPath {
     })
     // As answerFast does for the synchronous part: a bug in writing ends this connection, not the process.
     answered.catch(() => response.destroy())
+  }
+
+  /**
+   * An enroll (fast-enroll.ts): the body is read here, then either answered once the change is
+   * committed or, when it is not the plain case, given with the verdict to the router.
+   */
+  function answerEnroll(
+    request: IncomingMessage,
+    response: ServerResponse,
+    route: () => void,
+    id: string,
+    verdict: Verdict,
+    now: number,
+    started: number,
+  ): boolean {
+    // Refusals name a student: the router records them, and reads (or refuses) the body itself.
+    if (!verdict.admitted || !enroll!.admits(verdict.key, now)) {
+      handOver(request, verdict)
+      return false
+    }
+    const chunks: Buffer[] = []
+    request.on('data', (chunk: Buffer) => chunks.push(chunk))
+    request.once('end', () => {
+      const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
+      const toRouter = () => {
+        leaveBody(request, body)
+        handOver(request, verdict)
+        route()
+      }
+      const tier = plainTier(body)
+      if (tier === undefined) return toRouter()
+      // The change is dated when its body has arrived, as the route dates it.
+      const outcome = enroll!.answer(id, tier, verdict.key, clock.now())
+      settle(request, response, route, verdict, now, started, outcome, toRouter)
+    })
     return true
   }
 
@@ -153,7 +211,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
   ): void {
     logAccess(accessLog!, {
       reqId: requestId,
-      method: 'GET',
+      method: request.method!,
       url: request.url!,
       status,
       elapsedMs: performance.now() - started,
@@ -161,8 +219,27 @@ export function createFastPath(options: FastPathOptions): FastPath {
     })
   }
 
+  /** The student an exact enroll URL names, when the fast path reads this request's body; else undefined. */
+  function enrolled(request: IncomingMessage): string | undefined {
+    if (enroll === undefined || request.method !== 'POST') return undefined
+    const id = enrollStudentId(request.url!)
+    return id !== undefined && readsBody(request.headers) ? id : undefined
+  }
+
+  /** A POST: an enroll the fast path takes, or false. */
+  function answerPost(request: IncomingMessage, response: ServerResponse, route: () => void): boolean {
+    const id = enrolled(request)
+    const address = request.socket.remoteAddress
+    if (id === undefined || address === undefined) return false
+    const started = accessLog === undefined ? 0 : performance.now()
+    const now = clock.now()
+    const verdict = admission.admitWithoutStorage(address, request.headers.authorization, now) as Verdict | undefined
+    if (verdict === undefined) return false
+    return answerEnroll(request, response, route, id, verdict, now, started)
+  }
+
   return function fastPath(request, response, route) {
-    if (request.method !== 'GET') return false
+    if (request.method !== 'GET') return answerPost(request, response, route)
     const url = request.url!
     const representation = representationFor(url)
     const studentId = representation === undefined && progress !== undefined ? progressStudentId(url) : undefined

@@ -36,8 +36,8 @@ export function progressStudentId(url: string): string | undefined {
   return UUID.test(id) ? id.toLowerCase() : undefined
 }
 
-/** What to answer a progress read: a body, a problem (under the request id both carry), or undefined for the router. */
-export type ProgressOutcome = { requestId: string; body: string } | { requestId: string; problem: Problem } | undefined
+/** The answer to a student request: a body or a problem (under the request id both carry); undefined: the router's. */
+export type StudentOutcome = { requestId: string; body: string } | { requestId: string; problem: Problem } | undefined
 
 export interface ProgressAnswer {
   /** Whether the key may be answered here (otherwise the router answers, and records the refusal). */
@@ -46,7 +46,7 @@ export interface ProgressAnswer {
    * Reads and records; resolves to the answer once the disclosure is committed, or to
    * undefined when the router must answer instead (storage failed: nothing was recorded then).
    */
-  answer(id: string, key: KeyRecord, now: number): Promise<ProgressOutcome>
+  answer(id: string, key: KeyRecord, now: number): Promise<StudentOutcome>
 }
 
 export function fastProgress(
@@ -68,7 +68,7 @@ export function fastProgress(
         sandbox: key.sandbox,
       }
       return readStudentProgress(storage.db, storage.writes, id, context, storage.reader).then(
-        (student): ProgressOutcome => {
+        (student): StudentOutcome => {
           if (student === undefined) return { requestId, problem: studentNotFound(id) }
           try {
             return { requestId, body: serialize(progressView(student, catalog.current)) }

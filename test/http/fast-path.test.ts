@@ -4,6 +4,7 @@
  * real sockets: every status, header (but the request id and date) and body must be the same,
  * the access-log lines too, and the fast one must have answered most of them without Fastify.
  */
+import net from 'node:net'
 import { Writable } from 'node:stream'
 import SQLite from 'better-sqlite3'
 import { pino } from 'pino'
@@ -28,6 +29,7 @@ interface Sent {
   url: string
   method?: string
   headers?: Record<string, string>
+  body?: string
 }
 
 /** The fast path answers progress reads only where storage reads synchronously. */
@@ -36,7 +38,11 @@ const ON_SQLITE = process.env.TEST_DATABASE_URL === undefined
 const IGNORED_HEADERS = new Set(['date', 'x-request-id', 'connection', 'keep-alive'])
 
 async function answer(server: Server, request: Sent) {
-  const response = await fetch(server.base + request.url, { method: request.method ?? 'GET', headers: request.headers })
+  const response = await fetch(server.base + request.url, {
+    method: request.method ?? 'GET',
+    headers: request.headers,
+    body: request.body,
+  })
   const requestId = response.headers.get('x-request-id')
   const headers: Record<string, string> = {}
   response.headers.forEach((value, name) => {
@@ -276,6 +282,223 @@ describe('fast path', () => {
     const again = await answer(fast, { url, headers: auth })
     expect(again.status).toBe(200)
     expect(again.headers['x-ratelimit-remaining']).toBe('1')
+  })
+
+  describe('enrolls', () => {
+    const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+    const enrollUrl = (id: string) => `/api/v1/students/${id}/enroll`
+    const json = { 'content-type': 'application/json' }
+    const enroll = (
+      id: string,
+      key: string | undefined,
+      body: string,
+      headers: Record<string, string> = json,
+    ): Sent => ({
+      url: enrollUrl(id),
+      method: 'POST',
+      headers: { ...(key === undefined ? {} : auth(key)), ...headers },
+      body,
+    })
+    const recorded = async (requestId: string | null) =>
+      storage.db
+        .selectFrom('disclosures')
+        .select(['student_id', 'action', 'outcome', 'key_id', 'organisation_id'])
+        .where('request_id', '=', requestId ?? '')
+        .execute()
+    const tiers = () =>
+      storage.db.selectFrom('students').select(['id', 'tier', 'tier_updated_at', 'updated_at']).orderBy('id').execute()
+
+    /** Each key's first use goes through the router (a key-cache miss): make every key known to both servers. */
+    async function cacheKeys() {
+      const { keys } = fixtures
+      for (const key of [keys.write, keys.readWrite, keys.read, keys.noAgreement, keys.revoked]) {
+        for (const server of [slow, fast]) await answer(server, { url: '/api/v1/tiers', headers: auth(key) })
+      }
+      clock.advance(61_000)
+    }
+
+    /**
+     * The request to both servers from the same stored tiers (the router's enroll would
+     * otherwise leave the fast one nothing to change); whether the fast server routed it.
+     */
+    async function same(request: Sent) {
+      const before = await tiers()
+      const a = await answer(slow, request)
+      const afterSlow = await tiers()
+      for (const row of before) {
+        await storage.db
+          .updateTable('students')
+          .set({ tier: row.tier, tier_updated_at: row.tier_updated_at, updated_at: row.updated_at })
+          .where('id', '=', row.id)
+          .execute()
+      }
+      const routedBefore = fast.routed
+      const b = await answer(fast, request)
+      expect({ request, ...b, requestId: undefined }).toEqual({ request, ...a, requestId: undefined })
+      expect(await recorded(b.requestId)).toEqual(await recorded(a.requestId))
+      expect(await tiers()).toEqual(afterSlow)
+      const rows = await recorded(b.requestId)
+      return { status: b.status, outcomes: rows.map((row) => row.outcome), routed: fast.routed > routedBefore }
+    }
+
+    it('answers plain enrolls as the router does, and leaves every other body to it, unchanged', async () => {
+      await cacheKeys()
+      const { keys } = fixtures
+      const logged = { fast: fast.logLines.length, slow: slow.logLines.length }
+      const groups: Sent[][] = [
+        [
+          // The plain case: a change, the same tier again, the id in capitals, a charset.
+          enroll(STUDENTS.ada, keys.write, '{"tier":"builder"}'),
+          enroll(STUDENTS.ben, keys.write, ' {\n "tier" : "innovator" }\n'),
+          enroll(STUDENTS.ben.toUpperCase(), keys.readWrite, '{"tier":"explorer"}', {
+            'content-type': 'Application/JSON; charset=UTF-8',
+          }),
+          // A student of another organisation, and nobody's id: 404, recorded as not_found.
+          enroll(STUDENTS.cleo, keys.write, '{"tier":"builder"}'),
+          enroll(STUDENTS.nobody, keys.readWrite, '{"tier":"builder"}'),
+        ],
+        [
+          // Refused before the body is read: no write scope, no agreement, no key, a revoked key.
+          enroll(STUDENTS.ada, keys.read, '{"tier":"builder"}'),
+          enroll(STUDENTS.ada, keys.noAgreement, '{"tier":"builder"}'),
+          enroll(STUDENTS.ada, undefined, '{"tier":"builder"}'),
+          enroll(STUDENTS.ada, keys.revoked, '{"tier":"builder"}'),
+        ],
+        [
+          // Read here, then left to the router: bodies the schema refuses or JSON that is not.
+          enroll(STUDENTS.dev, keys.write, '{"tier":"wizard"}'),
+          enroll(STUDENTS.dev, keys.write, '{"tier":"builder","extra":1}'),
+          enroll(STUDENTS.dev, keys.write, '{"tier":'),
+          enroll(STUDENTS.dev, keys.readWrite, '{"__proto__":{"tier":"builder"}}'),
+        ],
+        [
+          enroll(STUDENTS.dev, keys.write, '[{"tier":"builder"}]'),
+          // Still the plain case: JSON may spell a letter as an escape.
+          enroll(STUDENTS.dev, keys.write, '{"tier":"builder"}'.replace('b', '\\u0062')),
+          // Not read here at all: another media type, no body, a body longer than the fast path reads.
+          enroll(STUDENTS.dev, keys.readWrite, '{"tier":"builder"}', { 'content-type': 'text/plain' }),
+        ],
+        [
+          enroll(STUDENTS.dev, keys.write, ''),
+          enroll(STUDENTS.dev, keys.write, `{"tier":"innovator"}${' '.repeat(300)}`),
+          // Not the fast path's URL: a query, and an encoded path.
+          { ...enroll(STUDENTS.dev, keys.readWrite, '{"tier":"builder"}'), url: `${enrollUrl(STUDENTS.dev)}?x=1` },
+          {
+            ...enroll(STUDENTS.dev, keys.readWrite, '{"tier":"builder"}'),
+            url: enrollUrl(STUDENTS.dev).replace('enroll', '%65nroll'),
+          },
+        ],
+        // Past the key's limit of 4: 429, recorded as denied_rate_limit.
+        Array.from({ length: 5 }, (_, i) =>
+          enroll(STUDENTS.dev, keys.readWrite, `{"tier":"${i % 2 ? 'builder' : 'innovator'}"}`),
+        ),
+      ]
+      const seen: { status: number; outcomes: string[]; routed: boolean }[] = []
+      for (const group of groups) {
+        for (const request of group) seen.push(await same(request))
+        clock.advance(61_000)
+      }
+      const fastOne = (status: number, outcomes: string[]) => ({ status, outcomes, routed: false })
+      const routed = (status: number, outcomes: string[]) => ({ status, outcomes, routed: true })
+      expect(seen).toEqual([
+        fastOne(200, ['updated']),
+        fastOne(200, ['updated']),
+        fastOne(200, ['updated']),
+        fastOne(404, ['not_found']),
+        fastOne(404, ['not_found']),
+        routed(403, ['denied_scope']),
+        routed(403, ['denied_agreement']),
+        routed(401, []),
+        routed(401, []),
+        routed(400, []),
+        routed(400, []),
+        routed(400, []),
+        routed(400, []),
+        routed(400, []),
+        fastOne(200, ['updated']),
+        routed(415, []),
+        routed(400, []),
+        routed(200, ['updated']),
+        routed(400, []),
+        // The router decodes the path: the same enroll.
+        routed(200, ['updated']),
+        fastOne(200, ['updated']),
+        fastOne(200, ['updated']),
+        fastOne(200, ['updated']),
+        fastOne(200, ['updated']),
+        routed(429, ['denied_rate_limit']),
+      ])
+      // The same access-log lines, whoever answered.
+      const lines = (server: Server, from: number) =>
+        server.logLines
+          .slice(from)
+          .filter((line) => line.msg === 'request')
+          .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
+      expect(lines(fast, logged.fast)).toEqual(lines(slow, logged.slow))
+      expect(lines(fast, logged.fast)).toHaveLength(seen.length)
+    })
+
+    it('counts parallel enrolls against the limit once each', async () => {
+      await cacheKeys()
+      const requests = Array.from({ length: 8 }, (_, i) =>
+        answer(fast, enroll(STUDENTS.ada, fixtures.keys.write, `{"tier":"${i % 2 ? 'builder' : 'explorer'}"}`)),
+      )
+      const statuses = (await Promise.all(requests)).map((r) => r.status).sort()
+      expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429])
+    })
+
+    it('survives a client that sends part of its body and goes away, and keeps serving', async () => {
+      await cacheKeys()
+      const { port } = new URL(fast.base)
+      const before = (await storage.db
+        .selectFrom('disclosures')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirst())!
+      const socket = net.connect(Number(port), '127.0.0.1')
+      await new Promise((resolve) => socket.once('connect', resolve))
+      const closed = new Promise((resolve) => socket.once('close', resolve))
+      socket.write(
+        `POST ${enrollUrl(STUDENTS.ada)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${fixtures.keys.write}\r\n` +
+          'Content-Type: application/json\r\nContent-Length: 18\r\n\r\n{"tier":',
+      )
+      // Once the server has the headers (its answer to the next request is queued behind them on
+      // the same socket, so a request on another one is what shows it is still serving).
+      await new Promise((resolve) => setTimeout(resolve, 20))
+      socket.destroy()
+      await closed
+      const next = await answer(fast, enroll(STUDENTS.ada, fixtures.keys.write, '{"tier":"innovator"}'))
+      expect(next.status).toBe(200)
+      const after = (await storage.db
+        .selectFrom('disclosures')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirst())!
+      // Only the second request reached a student.
+      expect(Number(after.n) - Number(before.n)).toBe(1)
+    })
+
+    it.runIf(ON_SQLITE)('hands an enroll to the router with its body when storage fails, counted once', async () => {
+      await cacheKeys()
+      const request = enroll(STUDENTS.ada, fixtures.keys.write, '{"tier":"builder"}')
+      expect((await answer(fast, request)).status).toBe(200)
+      const routedBefore = fast.routed
+      // Another process holds the write lock: neither the fast path nor the router can write.
+      const other = new SQLite(storage.reader!.name)
+      other.exec('begin immediate')
+      try {
+        const refused = await answer(fast, request)
+        expect(refused.status).toBe(503)
+        expect(refused.headers['x-ratelimit-remaining']).toBe('2')
+        expect(fast.routed - routedBefore).toBe(1)
+      } finally {
+        other.exec('rollback')
+        other.close()
+      }
+      // The router read the body the fast path had read: the same request, now answered.
+      const again = await answer(fast, { ...request, body: '{"tier":"explorer"}' })
+      expect(again.status).toBe(200)
+      expect(JSON.parse(again.body).tier).toBe('explorer')
+      expect(again.headers['x-ratelimit-remaining']).toBe('1')
+    })
   })
 
   it('leaves every request to the router behind a trusted proxy, where the client address comes from headers', async () => {

@@ -11,6 +11,7 @@ import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
 import { enrollStudent, readStudentProgress } from '../../storage/student-repository.js'
 import { requireScope } from '../access-control.js'
+import { replayBody } from '../fast-enroll.js'
 import { studentAccess } from '../student-access.js'
 import type { CatalogRepresentations } from '../catalog-representations.js'
 import type { TypedApp } from '../app-types.js'
@@ -77,6 +78,8 @@ export function studentRoutes(
     '/students/:id/enroll',
     {
       onRequest: requireScope('students:write', { writes: storage.writes, clock }),
+      // A body the fast path read and left to the router (fast-enroll.ts).
+      preParsing: replayBody,
       config: { disclosure: 'enroll' },
       schema: {
         operationId: 'enrollStudent',

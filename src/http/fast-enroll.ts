@@ -1,0 +1,143 @@
+/**
+ * `POST /api/v1/students/<id>/enroll` on the fast path (fast-path.ts).
+ *
+ * Only the plain case is answered here: a canonical UUID, a JSON body of a known small length
+ * that is exactly `{"tier": <tier id>}`, a key admitted with the `students:write` scope and an
+ * agreement in force. The write and its disclosure record are the route's own
+ * (`enrollStudent`), and so are the body (the same schema's serializer) and the 404.
+ *
+ * Everything else goes to the router. Refusals go before the body is read, with the admission
+ * verdict already taken. A body that is anything but the plain case goes after it is read: the
+ * route's `preParsing` hook (`replayBody`) gives the router the bytes read here, so its
+ * answers (malformed JSON, an unknown field, a missing tier) stay its own, word for word.
+ */
+import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
+import { Readable } from 'node:stream'
+import { randomUUID } from 'node:crypto'
+import fastJson from 'fast-json-stringify'
+import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
+import type { KeyRecord } from '../domain/api-key.js'
+import { TIER_IDS, type TierId } from '../domain/tiers.js'
+import { UUID } from '../domain/uuid.js'
+import type { Storage } from '../storage/connection.js'
+import { enrollStudent, type StudentAccess } from '../storage/student-repository.js'
+import { mayReachStudents } from './access-control.js'
+import { API_PREFIX } from './api-prefix.js'
+import type { StudentOutcome } from './fast-progress.js'
+import { studentNotFound } from './routes/students.js'
+import { EnrollmentSchema } from './schemas/students.js'
+
+const PREFIX = `${API_PREFIX}/students/`
+const SUFFIX = '/enroll'
+const ID_LENGTH = 36
+const URL_LENGTH = PREFIX.length + ID_LENGTH + SUFFIX.length
+
+/** The longest body read here: `{"tier":"innovator"}` is 20 bytes; longer ones go to the router unread. */
+export const FAST_ENROLL_MAX_BODY = 256
+
+const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8'])
+const TIERS: ReadonlySet<string> = new Set(TIER_IDS)
+
+/** The student id of an exact enroll URL (canonical UUID, no query), lower-cased; else undefined. */
+export function enrollStudentId(url: string): string | undefined {
+  if (url.length !== URL_LENGTH || !url.startsWith(PREFIX) || !url.endsWith(SUFFIX)) return undefined
+  const id = url.slice(PREFIX.length, PREFIX.length + ID_LENGTH)
+  return UUID.test(id) ? id.toLowerCase() : undefined
+}
+
+/**
+ * Whether the fast path reads this request's body: announced as JSON, with a Content-Length
+ * from 1 to FAST_ENROLL_MAX_BODY, not chunked and not waiting for "100 Continue". Node reads
+ * exactly that many bytes as the body, so at most that many are ever held here.
+ */
+export function readsBody(headers: IncomingHttpHeaders): boolean {
+  if (headers['transfer-encoding'] !== undefined || headers.expect !== undefined) return false
+  const type = headers['content-type']
+  if (type === undefined || !JSON_TYPES.has(type.toLowerCase())) return false
+  const length = headers['content-length']
+  if (length === undefined || !/^[1-9][0-9]{0,2}$/.test(length)) return false
+  return Number(length) <= FAST_ENROLL_MAX_BODY
+}
+
+/**
+ * The tier of a body that is exactly one JSON object with one member, `tier`, naming a tier;
+ * undefined for anything else. Such a body is what the route's schema accepts, and no other
+ * member (`__proto__`, `constructor`) can be in it.
+ */
+export function plainTier(body: Buffer): TierId | undefined {
+  let parsed: unknown
+  try {
+    parsed = JSON.parse(body.toString('utf8'))
+  } catch {
+    return undefined
+  }
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) return undefined
+  const keys = Object.keys(parsed)
+  if (keys.length !== 1 || keys[0] !== 'tier') return undefined
+  const tier = (parsed as { tier: unknown }).tier
+  return typeof tier === 'string' && TIERS.has(tier) ? (tier as TierId) : undefined
+}
+
+const READ_BODY = Symbol('body read by the fast path')
+
+type Carrier = IncomingMessage & { [READ_BODY]?: Buffer }
+
+/** Leaves the body the fast path read for the router, which then parses it as if from the socket. */
+export function leaveBody(request: IncomingMessage, body: Buffer): void {
+  ;(request as Carrier)[READ_BODY] = body
+}
+
+/**
+ * The enroll route's `preParsing` hook: the body the fast path read, as the stream the router
+ * parses; the request's own stream otherwise.
+ */
+export function replayBody(
+  request: FastifyRequest,
+  _reply: FastifyReply,
+  payload: RequestPayload,
+  done: (error: null, payload: RequestPayload) => void,
+): void {
+  const raw = request.raw as Carrier
+  const body = raw[READ_BODY]
+  if (body === undefined) {
+    done(null, payload)
+    return
+  }
+  raw[READ_BODY] = undefined
+  done(null, Readable.from([body], { objectMode: false }))
+}
+
+export interface EnrollAnswer {
+  /** Whether the key may be answered here (otherwise the router answers, and records the refusal). */
+  admits(key: KeyRecord, now: number): boolean
+  /**
+   * Writes and records; resolves to the answer once both are committed, or to undefined when
+   * the router must answer instead (storage failed: nothing was written then).
+   */
+  answer(id: string, tier: TierId, key: KeyRecord, now: number): Promise<StudentOutcome>
+}
+
+export function fastEnroll(storage: Storage): EnrollAnswer {
+  const serialize = fastJson(EnrollmentSchema)
+  return {
+    admits: (key, now) => mayReachStudents(key, 'students:write', now),
+    answer(id, tier, key, now) {
+      const requestId = randomUUID()
+      const context: StudentAccess = {
+        at: now,
+        requestId,
+        keyId: key.keyId,
+        organisationId: key.organisation.id,
+        sandbox: key.sandbox,
+      }
+      return enrollStudent(storage.writes, id, tier, context, now).then(
+        (result): StudentOutcome => {
+          if (result === undefined) return { requestId, problem: studentNotFound(id) }
+          const { profileId, updatedAt } = result
+          return { requestId, body: serialize({ profileId, tier: result.tier, updatedAt }) }
+        },
+        () => undefined,
+      )
+    },
+  }
+}
