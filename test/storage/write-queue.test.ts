@@ -186,6 +186,17 @@ describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
       expect(rows).toHaveLength(12)
     })
 
+    it('gives the connection its busy timeout back after every try at BEGIN, refused or taken', async () => {
+      // BEGIN is tried with no timeout; outside it, the connection waits as configured (1 s).
+      // Read on the writing connection itself, which is what `reader` is while it is idle.
+      const timeout = () => locked.reader!.pragma('busy_timeout', { simple: true })
+      expect(timeout()).toBe(1000)
+      setTimeout(() => other.exec('rollback'), 30)
+      await locked.writes.statement(insert(1))
+      expect(locked.reader!.inTransaction).toBe(false)
+      expect(timeout()).toBe(1000)
+    })
+
     it('fails the units with SQLITE_BUSY once the lock has been held for 2 s', async () => {
       const failed = await Promise.allSettled(Array.from({ length: 3 }, (_, i) => locked.writes.transaction(insert(i))))
       expect(failed.map((outcome) => outcome.status)).toEqual(['rejected', 'rejected', 'rejected'])
