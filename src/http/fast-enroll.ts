@@ -20,9 +20,10 @@ import type { KeyRecord } from '../domain/api-key.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
 import { UUID } from '../domain/uuid.js'
 import type { Storage } from '../storage/connection.js'
-import { enrollStudent, type StudentAccess } from '../storage/student-repository.js'
+import { enrollStudent } from '../storage/student-repository.js'
 import { mayReachStudents } from './access-control.js'
 import { API_PREFIX } from './api-prefix.js'
+import { keyAccess } from './student-access.js'
 import type { StudentOutcome } from './fast-progress.js'
 import { studentNotFound } from './routes/students.js'
 import { EnrollmentSchema } from './schemas/students.js'
@@ -123,14 +124,7 @@ export function fastEnroll(storage: Storage): EnrollAnswer {
     admits: (key, now) => mayReachStudents(key, 'students:write', now),
     answer(id, tier, key, now) {
       const requestId = randomUUID()
-      const context: StudentAccess = {
-        at: now,
-        requestId,
-        keyId: key.keyId,
-        organisationId: key.organisation.id,
-        sandbox: key.sandbox,
-      }
-      return enrollStudent(storage.writes, id, tier, context, now).then(
+      return enrollStudent(storage.writes, id, tier, keyAccess(key, requestId, now), now).then(
         (result): StudentOutcome => {
           if (result === undefined) return { requestId, problem: studentNotFound(id) }
           const { profileId, updatedAt } = result

@@ -117,23 +117,20 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return 200
   }
 
-  /** A progress read (fast-progress.ts): the answer comes once its disclosure is committed. */
-  function answerProgress(
+  /**
+   * Whether a student request is the fast path's to answer. A refusal names a student, so it is
+   * handed with its verdict to the router, which records it in the disclosure log (and, for an
+   * enroll, reads or refuses the body itself).
+   */
+  function mayAnswer(
     request: IncomingMessage,
-    response: ServerResponse,
-    route: () => void,
-    id: string,
     verdict: Verdict,
+    answerer: ProgressAnswer | EnrollAnswer,
     now: number,
-    started: number,
-  ): boolean {
-    // Refusals name a student: the router records them in the disclosure log.
-    if (!verdict.admitted || !progress!.admits(verdict.key, now)) {
-      handOver(request, verdict)
-      return false
-    }
-    settle(request, response, route, verdict, now, started, progress!.answer(id, verdict.key, now))
-    return true
+  ): verdict is Verdict & { admitted: true } {
+    if (verdict.admitted && answerer.admits(verdict.key, now)) return true
+    handOver(request, verdict)
+    return false
   }
 
   /**
@@ -167,23 +164,18 @@ export function createFastPath(options: FastPathOptions): FastPath {
   }
 
   /**
-   * An enroll (fast-enroll.ts): the body is read here, then either answered once the change is
-   * committed or, when it is not the plain case, given with the verdict to the router.
+   * An admitted enroll (fast-enroll.ts): the body is read here, then either answered once the
+   * change is committed or, when it is not the plain case, given with the verdict to the router.
    */
   function answerEnroll(
     request: IncomingMessage,
     response: ServerResponse,
     route: () => void,
     id: string,
-    verdict: Verdict,
+    verdict: Verdict & { admitted: true },
     now: number,
     started: number,
-  ): boolean {
-    // Refusals name a student: the router records them, and reads (or refuses) the body itself.
-    if (!verdict.admitted || !enroll!.admits(verdict.key, now)) {
-      handOver(request, verdict)
-      return false
-    }
+  ): void {
     const chunks: Buffer[] = []
     request.on('data', (chunk: Buffer) => chunks.push(chunk))
     request.once('end', () => {
@@ -199,7 +191,6 @@ export function createFastPath(options: FastPathOptions): FastPath {
       const outcome = enroll!.answer(id, tier, verdict.key, clock.now())
       settle(request, response, route, verdict, now, started, outcome, toRouter)
     })
-    return true
   }
 
   function logLine(
@@ -234,8 +225,9 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const started = accessLog === undefined ? 0 : performance.now()
     const now = clock.now()
     const verdict = admission.admitWithoutStorage(address, request.headers.authorization, now) as Verdict | undefined
-    if (verdict === undefined) return false
-    return answerEnroll(request, response, route, id, verdict, now, started)
+    if (verdict === undefined || !mayAnswer(request, verdict, enroll!, now)) return false
+    answerEnroll(request, response, route, id, verdict, now, started)
+    return true
   }
 
   return function fastPath(request, response, route) {
@@ -254,7 +246,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const now = clock.now()
     const verdict = admission.admitWithoutStorage(address, headers.authorization, now) as Verdict | undefined
     if (verdict === undefined) return false
-    if (studentId !== undefined) return answerProgress(request, response, route, studentId, verdict, now, started)
+    if (studentId !== undefined) {
+      // A progress read (fast-progress.ts): the answer comes once its disclosure is committed.
+      if (!mayAnswer(request, verdict, progress!, now)) return false
+      settle(request, response, route, verdict, now, started, progress!.answer(studentId, verdict.key, now))
+      return true
+    }
     if (representation === undefined) return false // (for the type: one of the two is set)
     const requestId = randomUUID()
     if (!verdict.admitted) {

@@ -16,9 +16,10 @@ import { progressView } from '../domain/progress.js'
 import { UUID } from '../domain/uuid.js'
 import type { CatalogState } from '../services/catalog-state.js'
 import type { Storage } from '../storage/connection.js'
-import { readStudentProgress, type StudentAccess } from '../storage/student-repository.js'
+import { readStudentProgress } from '../storage/student-repository.js'
 import { mayReachStudents } from './access-control.js'
 import { API_PREFIX } from './api-prefix.js'
+import { keyAccess } from './student-access.js'
 import type { CatalogRepresentations } from './catalog-representations.js'
 import { studentNotFound } from './routes/students.js'
 import { ProgressEntrySchema, StudentProgressSchema } from './schemas/students.js'
@@ -60,13 +61,7 @@ export function fastProgress(
     admits: (key, now) => mayReachStudents(key, 'students:read', now),
     answer(id, key, now) {
       const requestId = randomUUID()
-      const context: StudentAccess = {
-        at: now,
-        requestId,
-        keyId: key.keyId,
-        organisationId: key.organisation.id,
-        sandbox: key.sandbox,
-      }
+      const context = keyAccess(key, requestId, now)
       return readStudentProgress(storage.db, storage.writes, id, context, storage.reader).then(
         (student): StudentOutcome => {
           if (student === undefined) return { requestId, problem: studentNotFound(id) }

@@ -92,12 +92,47 @@ describe('fast path', () => {
     await storage.close()
   })
 
+  /** What a server recorded for one request: the disclosure rows under its request id. */
+  const recorded = async (requestId: string | null) =>
+    storage.db
+      .selectFrom('disclosures')
+      .select(['student_id', 'action', 'outcome', 'key_id', 'organisation_id'])
+      .where('request_id', '=', requestId ?? '')
+      .execute()
+
+  /** A server's access-log lines from the `from`th on, without what differs between servers. */
+  const accessLines = (server: Server, from: number) =>
+    server.logLines
+      .slice(from)
+      .filter((line) => line.msg === 'request')
+      .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
+
   async function both(request: Sent) {
     const a = await answer(slow, request)
     const b = await answer(fast, request)
     expect({ request, ...b, requestId: undefined }).toEqual({ request, ...a, requestId: undefined })
     expect(b.requestId).toMatch(/^[0-9a-f-]{36}$/)
     return b
+  }
+
+  /**
+   * Sends `request` (the second of its key in this window, whose limit is 4) to the fast server
+   * while another process holds the write lock. Nothing can be written, by the fast path (its
+   * write times out) nor by the router, which answers 503; the request counts once.
+   */
+  async function refusedWhileLocked(request: Sent) {
+    const routedBefore = fast.routed
+    const other = new SQLite(storage.reader!.name)
+    other.exec('begin immediate')
+    try {
+      const refused = await answer(fast, request)
+      expect(refused.status).toBe(503)
+      expect(refused.headers['x-ratelimit-remaining']).toBe('2')
+      expect(fast.routed - routedBefore).toBe(1)
+    } finally {
+      other.exec('rollback')
+      other.close()
+    }
   }
 
   it('answers every catalog request exactly as the router does', async () => {
@@ -178,13 +213,6 @@ describe('fast path', () => {
     const auth = (key: string) => ({ authorization: `Bearer ${key}` })
     const { keys } = fixtures
     const progress = (id: string) => `/api/v1/students/${id}/progress`
-    // What each server recorded for one request: the disclosure rows under its request id.
-    const recorded = async (requestId: string | null) =>
-      storage.db
-        .selectFrom('disclosures')
-        .select(['student_id', 'action', 'outcome', 'key_id', 'organisation_id'])
-        .where('request_id', '=', requestId ?? '')
-        .execute()
     async function same(request: Sent) {
       const a = await answer(slow, request)
       const b = await answer(fast, request)
@@ -251,13 +279,8 @@ describe('fast path', () => {
     // PostgreSQL cannot read synchronously: the router answers every progress read.
     expect(fast.routed - routedBefore).toBe(ON_SQLITE ? 4 + 4 + 1 : seen.length)
     // The same access-log lines, whoever answered.
-    const lines = (server: Server, from: number) =>
-      server.logLines
-        .slice(from)
-        .filter((line) => line.msg === 'request')
-        .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
-    expect(lines(fast, logged.fast)).toEqual(lines(slow, logged.slow))
-    expect(lines(fast, logged.fast)).toHaveLength(seen.length)
+    expect(accessLines(fast, logged.fast)).toEqual(accessLines(slow, logged.slow))
+    expect(accessLines(fast, logged.fast)).toHaveLength(seen.length)
   })
 
   it.runIf(ON_SQLITE)('hands a progress read to the router when storage fails, counted once', async () => {
@@ -265,20 +288,7 @@ describe('fast path', () => {
     clock.advance(61_000)
     const url = `/api/v1/students/${STUDENTS.ada}/progress`
     expect((await answer(fast, { url, headers: auth })).status).toBe(200)
-    const routedBefore = fast.routed
-    // Another process holds the write lock: the disclosure cannot be written, by the fast path
-    // (its write times out) nor by the router, which answers 503.
-    const other = new SQLite(storage.reader!.name)
-    other.exec('begin immediate')
-    try {
-      const refused = await answer(fast, { url, headers: auth })
-      expect(refused.status).toBe(503)
-      expect(refused.headers['x-ratelimit-remaining']).toBe('2')
-      expect(fast.routed - routedBefore).toBe(1)
-    } finally {
-      other.exec('rollback')
-      other.close()
-    }
+    await refusedWhileLocked({ url, headers: auth })
     const again = await answer(fast, { url, headers: auth })
     expect(again.status).toBe(200)
     expect(again.headers['x-ratelimit-remaining']).toBe('1')
@@ -299,12 +309,6 @@ describe('fast path', () => {
       headers: { ...(key === undefined ? {} : auth(key)), ...headers },
       body,
     })
-    const recorded = async (requestId: string | null) =>
-      storage.db
-        .selectFrom('disclosures')
-        .select(['student_id', 'action', 'outcome', 'key_id', 'organisation_id'])
-        .where('request_id', '=', requestId ?? '')
-        .execute()
     const tiers = () =>
       storage.db.selectFrom('students').select(['id', 'tier', 'tier_updated_at', 'updated_at']).orderBy('id').execute()
 
@@ -401,9 +405,7 @@ describe('fast path', () => {
       const fastOne = (status: number, outcomes: string[]) => ({ status, outcomes, routed: false })
       const routed = (status: number, outcomes: string[]) => ({ status, outcomes, routed: true })
       expect(seen).toEqual([
-        fastOne(200, ['updated']),
-        fastOne(200, ['updated']),
-        fastOne(200, ['updated']),
+        ...Array.from({ length: 3 }, () => fastOne(200, ['updated'])),
         fastOne(404, ['not_found']),
         fastOne(404, ['not_found']),
         routed(403, ['denied_scope']),
@@ -422,20 +424,12 @@ describe('fast path', () => {
         routed(400, []),
         // The router decodes the path: the same enroll.
         routed(200, ['updated']),
-        fastOne(200, ['updated']),
-        fastOne(200, ['updated']),
-        fastOne(200, ['updated']),
-        fastOne(200, ['updated']),
+        ...Array.from({ length: 4 }, () => fastOne(200, ['updated'])),
         routed(429, ['denied_rate_limit']),
       ])
       // The same access-log lines, whoever answered.
-      const lines = (server: Server, from: number) =>
-        server.logLines
-          .slice(from)
-          .filter((line) => line.msg === 'request')
-          .map(({ method, path, status, keyId }) => ({ method, path, status, keyId }))
-      expect(lines(fast, logged.fast)).toEqual(lines(slow, logged.slow))
-      expect(lines(fast, logged.fast)).toHaveLength(seen.length)
+      expect(accessLines(fast, logged.fast)).toEqual(accessLines(slow, logged.slow))
+      expect(accessLines(fast, logged.fast)).toHaveLength(seen.length)
     })
 
     it('counts parallel enrolls against the limit once each', async () => {
@@ -480,19 +474,7 @@ describe('fast path', () => {
       await cacheKeys()
       const request = enroll(STUDENTS.ada, fixtures.keys.write, '{"tier":"builder"}')
       expect((await answer(fast, request)).status).toBe(200)
-      const routedBefore = fast.routed
-      // Another process holds the write lock: neither the fast path nor the router can write.
-      const other = new SQLite(storage.reader!.name)
-      other.exec('begin immediate')
-      try {
-        const refused = await answer(fast, request)
-        expect(refused.status).toBe(503)
-        expect(refused.headers['x-ratelimit-remaining']).toBe('2')
-        expect(fast.routed - routedBefore).toBe(1)
-      } finally {
-        other.exec('rollback')
-        other.close()
-      }
+      await refusedWhileLocked(request)
       // The router read the body the fast path had read: the same request, now answered.
       const again = await answer(fast, { ...request, body: '{"tier":"explorer"}' })
       expect(again.status).toBe(200)
