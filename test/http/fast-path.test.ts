@@ -441,6 +441,65 @@ describe('fast path', () => {
       expect(statuses).toEqual([200, 200, 200, 200, 429, 429, 429, 429])
     })
 
+    /**
+     * Sends `head` at once, then each of `parts` `gapMs` apart, on a socket of its own; resolves
+     * to what came back, once a whole answer has (or the server closed the connection).
+     */
+    function sendSlowly(base: string, head: string, parts: string[], gapMs: number): Promise<string> {
+      const socket = net.connect(Number(new URL(base).port), '127.0.0.1')
+      let received = ''
+      let timer: NodeJS.Timeout | undefined
+      return new Promise((resolve) => {
+        const done = () => {
+          clearInterval(timer)
+          socket.destroy()
+          resolve(received)
+        }
+        socket.on('data', (chunk) => {
+          received += chunk
+          const end = received.indexOf('\r\n\r\n')
+          const length = /content-length: (\d+)/i.exec(received)?.[1]
+          if (end !== -1 && length !== undefined && received.length >= end + 4 + Number(length)) done()
+        })
+        // Writing after the server has closed fails; what matters is what it answered.
+        socket.on('error', () => {})
+        socket.once('close', done)
+        socket.write(head)
+        const left = [...parts]
+        timer = setInterval(() => {
+          const part = left.shift()
+          if (part === undefined) clearInterval(timer)
+          else if (!socket.destroyed) socket.write(part)
+        }, gapMs)
+      })
+    }
+
+    it('waits for a body sent in parts, and answers 408 to one trickled past REQUEST_TIMEOUT_MS', async () => {
+      const server = await start(true, { REQUEST_TIMEOUT_MS: '1500', HEADERS_TIMEOUT_MS: '1000' })
+      try {
+        const key = fixtures.keys.write
+        // Known to this server's key cache from now on: the enrolls are the fast path's.
+        expect((await answer(server, { url: '/api/v1/tiers', headers: auth(key) })).status).toBe(200)
+        const routedBefore = server.routed
+        const head = (length: number) =>
+          `POST ${enrollUrl(STUDENTS.ada)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${key}\r\n` +
+          `Content-Type: application/json\r\nContent-Length: ${length}\r\n\r\n`
+        const body = '{"tier":"innovator"}'
+        const inParts = await sendSlowly(server.base, head(body.length), ['{"ti', 'er":"inno', 'vator"}'], 200)
+        expect(inParts).toMatch(/^HTTP\/1\.1 200 /)
+        expect(inParts).toContain('"tier":"innovator"')
+        expect(server.routed).toBe(routedBefore)
+        // A byte every 300 ms: the whole body would take 6 s.
+        const started = performance.now()
+        const trickled = await sendSlowly(server.base, head(body.length), [...body], 300)
+        expect(trickled).toMatch(/^HTTP\/1\.1 408 [\s\S]*"code":"request_timeout"/)
+        expect(performance.now() - started).toBeLessThan(5000)
+        expect(server.routed).toBe(routedBefore)
+      } finally {
+        await server.app.close()
+      }
+    })
+
     it('survives a client that sends part of its body and goes away, and keeps serving', async () => {
       await cacheKeys()
       const { port } = new URL(fast.base)
