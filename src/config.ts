@@ -75,6 +75,8 @@ export interface Config {
    * through a memory map (MiB; 0: none).
    */
   readonly sqliteMmapMib: number
+  /** How far V8 lets the old generation grow between full collections (%; 0: V8's own choice); heap-growth.ts. */
+  readonly heapGrowingPercent: number
 }
 
 export class ConfigError extends Error {
@@ -191,5 +193,6 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteSynchronous: oneOf(env, 'SQLITE_SYNCHRONOUS', 'NORMAL', ['NORMAL', 'FULL'] as const),
     // SQLite's own ceiling for a memory map is just under 2 GiB (SQLITE_MAX_MMAP_SIZE).
     sqliteMmapMib: integer(env, 'SQLITE_MMAP_MIB', 1024, 0, 2047),
+    heapGrowingPercent: integer(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
   })
 }

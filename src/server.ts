@@ -9,6 +9,7 @@ import cluster from 'node:cluster'
 import { buildApp } from './app.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import { setHeapGrowth } from './heap-growth.js'
 import { createLogger } from './logger.js'
 import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
@@ -117,6 +118,7 @@ function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
 
 async function main(): Promise<void> {
   const config = readConfig()
+  setHeapGrowth(config.heapGrowingPercent)
   const log = createLogger(config.logLevel)
   if (cluster.isPrimary && config.workers > 1) {
     // The primary only prepares the database; each worker opens its own connection.
