@@ -5,8 +5,8 @@
  * rarely survive, so V8 sees collections as cheap and grows the old generation by about a tenth
  * at a time: a mark-compact every 2-4 s under steady load, each a 4-11 ms pause plus marking
  * steps of up to 23 ms. Those were the open-loop tail: GET /api/v1/tiers at 19,700 req/s had a
- * p99 of 17-20 ms, and 5.4-5.6 ms with the old generation allowed to double (bench/.data
- * experiments, two rounds each); the resident memory with 50,000 keys cached stayed 147-148 MB
+ * p99 of 18.3 and 21.9 ms, and 4.3 and 4.9 ms with the old generation allowed to double (two
+ * rounds each, README "Performance"); the resident memory with 50,000 keys cached stayed 148 MB
  * (`bench/key-cache-memory.mjs`). V8 reads the factor at every collection, so setting it once
  * the process has started is enough; it is a V8 option, which Node lets `v8.setFlagsFromString`
  * change at run time.
