@@ -185,11 +185,16 @@ export function createFastPath(options: FastPathOptions): FastPath {
         handOver(request, verdict)
         route()
       }
-      const tier = plainTier(body)
-      if (tier === undefined) return toRouter()
-      // The change is dated when its body has arrived, as the route dates it.
-      const outcome = enroll!.answer(id, tier, verdict.key, clock.now())
-      settle(request, response, route, verdict, now, started, outcome, toRouter)
+      // Outside answerFast's try: as there, a bug here ends this connection, not the process.
+      try {
+        const tier = plainTier(body)
+        if (tier === undefined) return toRouter()
+        // The change is dated when its body has arrived, as the route dates it.
+        const outcome = enroll!.answer(id, tier, verdict.key, clock.now())
+        settle(request, response, route, verdict, now, started, outcome, toRouter)
+      } catch {
+        response.destroy()
+      }
     })
   }
 
