@@ -18,20 +18,13 @@ import fastJson from 'fast-json-stringify'
 import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
 import type { KeyRecord } from '../domain/api-key.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
-import { UUID } from '../domain/uuid.js'
 import type { Storage } from '../storage/connection.js'
 import { enrollStudent } from '../storage/student-repository.js'
 import { mayReachStudents } from './access-control.js'
-import { API_PREFIX } from './api-prefix.js'
 import { keyAccess } from './student-access.js'
-import type { StudentOutcome } from './fast-progress.js'
+import { type StudentOutcome, studentUrl } from './fast-progress.js'
 import { studentNotFound } from './routes/students.js'
 import { EnrollmentSchema } from './schemas/students.js'
-
-const PREFIX = `${API_PREFIX}/students/`
-const SUFFIX = '/enroll'
-const ID_LENGTH = 36
-const URL_LENGTH = PREFIX.length + ID_LENGTH + SUFFIX.length
 
 /** The longest body read here: `{"tier":"innovator"}` is 20 bytes; longer ones go to the router unread. */
 export const FAST_ENROLL_MAX_BODY = 256
@@ -39,12 +32,8 @@ export const FAST_ENROLL_MAX_BODY = 256
 const JSON_TYPES = new Set(['application/json', 'application/json; charset=utf-8'])
 const TIERS: ReadonlySet<string> = new Set(TIER_IDS)
 
-/** The student id of an exact enroll URL (canonical UUID, no query), lower-cased; else undefined. */
-export function enrollStudentId(url: string): string | undefined {
-  if (url.length !== URL_LENGTH || !url.startsWith(PREFIX) || !url.endsWith(SUFFIX)) return undefined
-  const id = url.slice(PREFIX.length, PREFIX.length + ID_LENGTH)
-  return UUID.test(id) ? id.toLowerCase() : undefined
-}
+/** The student id of an exact enroll URL; else undefined. */
+export const enrollStudentId = studentUrl('/enroll')
 
 /**
  * Whether the fast path reads this request's body: announced as JSON, with a Content-Length
@@ -127,8 +116,8 @@ export function fastEnroll(storage: Storage): EnrollAnswer {
       return enrollStudent(storage.writes, id, tier, keyAccess(key, requestId, now), now).then(
         (result): StudentOutcome => {
           if (result === undefined) return { requestId, problem: studentNotFound(id) }
-          const { profileId, updatedAt } = result
-          return { requestId, body: serialize({ profileId, tier: result.tier, updatedAt }) }
+          // The schema's serializer writes its three fields and nothing else of the result.
+          return { requestId, body: serialize(result) }
         },
         () => undefined,
       )

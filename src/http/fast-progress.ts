@@ -26,16 +26,23 @@ import { ProgressEntrySchema, StudentProgressSchema } from './schemas/students.j
 import type { Problem } from '../errors.js'
 
 const PREFIX = `${API_PREFIX}/students/`
-const SUFFIX = '/progress'
 const ID_LENGTH = 36
-const URL_LENGTH = PREFIX.length + ID_LENGTH + SUFFIX.length
 
-/** The student id of an exact progress URL (canonical UUID, no query), lower-cased; else undefined. */
-export function progressStudentId(url: string): string | undefined {
-  if (url.length !== URL_LENGTH || !url.startsWith(PREFIX) || !url.endsWith(SUFFIX)) return undefined
-  const id = url.slice(PREFIX.length, PREFIX.length + ID_LENGTH)
-  return UUID.test(id) ? id.toLowerCase() : undefined
+/**
+ * The parser of one exact student URL, `/api/v1/students/<id><suffix>`: the id (a canonical
+ * UUID, lower-cased) of a URL with nothing else, no query and no encoding; else undefined.
+ */
+export function studentUrl(suffix: string): (url: string) => string | undefined {
+  const length = PREFIX.length + ID_LENGTH + suffix.length
+  return (url) => {
+    if (url.length !== length || !url.startsWith(PREFIX) || !url.endsWith(suffix)) return undefined
+    const id = url.slice(PREFIX.length, PREFIX.length + ID_LENGTH)
+    return UUID.test(id) ? id.toLowerCase() : undefined
+  }
 }
+
+/** The student id of an exact progress URL; else undefined. */
+export const progressStudentId = studentUrl('/progress')
 
 /** The answer to a student request: a body or a problem (under the request id both carry); undefined: the router's. */
 export type StudentOutcome = { requestId: string; body: string } | { requestId: string; problem: Problem } | undefined
