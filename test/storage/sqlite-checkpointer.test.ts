@@ -50,6 +50,37 @@ describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointe
     }
   })
 
+  it('starts the WAL again past the bound while the writer goes on', async () => {
+    const file = path.join(tempDir(), 'restart.db')
+    const db = new SQLite(file)
+    db.pragma('journal_mode = WAL')
+    db.pragma('synchronous = NORMAL')
+    db.pragma('wal_autocheckpoint = 0')
+    db.exec('create table rows (id integer primary key, body text not null)')
+    const insert = db.prepare('insert into rows (body) values (?)')
+    const body = 'x'.repeat(1000)
+    const writeMany = db.transaction((count: number) => {
+      for (let i = 0; i < count; i++) insert.run(body)
+    })
+    const checkpointer = startCheckpointer({ file, intervalMs: 50, restartAboveBytes: 1_000_000 })
+    try {
+      // About 30 MB of frames in small transactions, the lock free for a millisecond between them
+      // (as between group commits). A PASSIVE checkpoint never catches up with them, so without
+      // the RESTART the WAL would hold them all (33 MB when restart() returns at once).
+      let largest = 0
+      for (let i = 0; i < 1600; i++) {
+        writeMany(10)
+        largest = Math.max(largest, fs.statSync(`${file}-wal`).size)
+        await new Promise((resolve) => setTimeout(resolve, 1))
+      }
+      expect(largest).toBeLessThan(8_000_000)
+      expect((db.prepare('select count(*) as n from rows').get() as { n: number }).n).toBe(16_000)
+    } finally {
+      await checkpointer.stop()
+      db.close()
+    }
+  })
+
   it('starts the WAL again only past the bound', () => {
     expect(restartsAfter(100, 4096, 1_000_000)).toBe(false)
     expect(restartsAfter(244, 4096, 1_000_000)).toBe(false)
