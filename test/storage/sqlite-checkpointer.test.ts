@@ -20,18 +20,25 @@ async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void
   }
 }
 
+/** A WAL database with automatic checkpoints off (as the server runs it), and a writer of 1 KB rows. */
+function walDatabase(name: string) {
+  const file = path.join(tempDir(), name)
+  const db = new SQLite(file)
+  db.pragma('journal_mode = WAL')
+  db.pragma('synchronous = NORMAL')
+  db.pragma('wal_autocheckpoint = 0')
+  db.exec('create table rows (id integer primary key, body text not null)')
+  const insert = db.prepare('insert into rows (body) values (?)')
+  const body = 'x'.repeat(1000)
+  const writeMany = db.transaction((count: number) => {
+    for (let i = 0; i < count; i++) insert.run(body)
+  })
+  return { file, db, writeMany }
+}
+
 describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointer', () => {
   it('checkpoints the WAL on its own thread', async () => {
-    const file = path.join(tempDir(), 'checkpoint.db')
-    const db = new SQLite(file)
-    db.pragma('journal_mode = WAL')
-    db.pragma('wal_autocheckpoint = 0')
-    db.exec('create table rows (id integer primary key, body text not null)')
-    const insert = db.prepare('insert into rows (body) values (?)')
-    const body = 'x'.repeat(1000)
-    const writeMany = db.transaction((count: number) => {
-      for (let i = 0; i < count; i++) insert.run(body)
-    })
+    const { file, db, writeMany } = walDatabase('checkpoint.db')
     writeMany(2000)
     const wal = `${file}-wal`
     const walBefore = fs.statSync(wal).size
@@ -51,17 +58,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointe
   })
 
   it('starts the WAL again past the bound while the writer goes on', async () => {
-    const file = path.join(tempDir(), 'restart.db')
-    const db = new SQLite(file)
-    db.pragma('journal_mode = WAL')
-    db.pragma('synchronous = NORMAL')
-    db.pragma('wal_autocheckpoint = 0')
-    db.exec('create table rows (id integer primary key, body text not null)')
-    const insert = db.prepare('insert into rows (body) values (?)')
-    const body = 'x'.repeat(1000)
-    const writeMany = db.transaction((count: number) => {
-      for (let i = 0; i < count; i++) insert.run(body)
-    })
+    const { file, db, writeMany } = walDatabase('restart.db')
     const checkpointer = startCheckpointer({ file, intervalMs: 50, restartAboveBytes: 1_000_000 })
     try {
       // About 30 MB of frames in small transactions, the lock free for a millisecond between them
