@@ -14,7 +14,7 @@ import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, type Scope, scopeBits } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationKind, OrganisationRow } from './tables.js'
 import { recordAccessChange } from './access-change-repository.js'
-import { preparedQuery } from './prepared-query.js'
+import { preparedBySize, preparedQuery } from './prepared-query.js'
 import { inTransaction } from './transaction.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { UUID } from '../domain/uuid.js'
@@ -300,22 +300,35 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
 }
 
 /**
+ * The update of `size` keys' last-used times; its arguments are each key's id and time, then
+ * the ids again (for the WHERE).
+ */
+const touchStatement = preparedBySize(
+  (size) =>
+    (db, ...args: string[]) =>
+      db
+        .updateTable('api_keys')
+        .set((eb) => {
+          let times = eb.case('id').when(args[0]!).then(args[1]!)
+          for (let i = 1; i < size; i++) times = times.when(args[2 * i]!).then(args[2 * i + 1]!)
+          return { last_used_at: times.end() }
+        })
+        .where('id', 'in', args.slice(2 * size)),
+)
+
+/**
  * Records when keys were last used; called with a few dozen keys at a time, off the request path.
  * One statement for all of them: on PostgreSQL one round trip, on SQLite one statement to run.
+ * Compiled once per count of keys: building it anew (a CASE of 64 branches) cost more than
+ * running it, 0.55-0.60 ms against 0.30 ms of CPU a chunk of 64 on the bench's dataset; a flush
+ * of 50,000 keys writes 782 such chunks.
  */
 export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<string, number>): Promise<void> {
   if (lastUsed.size === 0) return
-  const ids = [...lastUsed.keys()]
-  await db
-    .updateTable('api_keys')
-    .set((eb) => {
-      const [first, ...rest] = lastUsed
-      let times = eb.case('id').when(first![0]).then(isoAt(first![1]))
-      for (const [keyId, at] of rest) times = times.when(keyId).then(isoAt(at))
-      return { last_used_at: times.end() }
-    })
-    .where('id', 'in', ids)
-    .execute()
+  const args: string[] = []
+  for (const [keyId, at] of lastUsed) args.push(keyId, isoAt(at))
+  for (const keyId of lastUsed.keys()) args.push(keyId)
+  await touchStatement(lastUsed.size)(db, ...args)
 }
 
 export type { OrganisationStatus } from '../domain/application-state.js'

@@ -93,3 +93,22 @@ export function preparedQuery<A extends Args, R>(
     return result.rows
   }
 }
+
+/**
+ * A prepared query whose shape depends on a count of rows (a multi-row statement): one
+ * `preparedQuery` per count, made when that count is first asked for. Callers pass chunks of a
+ * bounded size, so only a few are ever made.
+ */
+export function preparedBySize<A extends Args, R>(
+  build: (size: number) => (db: Kysely<Database>, ...args: A) => Compilable<R>,
+): (size: number) => (db: Kysely<Database>, ...args: A) => Promise<R[]> {
+  const bySize = new Map<number, (db: Kysely<Database>, ...args: A) => Promise<R[]>>()
+  return (size) => {
+    let query = bySize.get(size)
+    if (query === undefined) {
+      query = preparedQuery(build(size))
+      bySize.set(size, query)
+    }
+    return query
+  }
+}

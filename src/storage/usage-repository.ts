@@ -4,6 +4,7 @@
  */
 import { type Kysely, sql } from 'kysely'
 import type { Database } from './tables.js'
+import { preparedBySize } from './prepared-query.js'
 import { inTransaction } from './transaction.js'
 
 export interface DailyCount {
@@ -13,24 +14,42 @@ export interface DailyCount {
   throttled: number
 }
 
-export async function addUsage(db: Kysely<Database>, counts: readonly DailyCount[]): Promise<void> {
-  if (counts.length === 0) return
-  await inTransaction(db, async (trx) => {
-    for (let i = 0; i < counts.length; i += 500) {
-      await trx
+/** Counts per statement at most: the flush's chunks (key-usage.ts) fit in one. */
+const UPSERT_ROWS = 64
+
+/**
+ * The upsert of `size` daily counts; its arguments are each count's key, day, requests and
+ * throttled requests. Compiled once per count of rows, as `touchKeys` is.
+ */
+const upsertStatement = preparedBySize(
+  (size) =>
+    (db, ...args: (string | number)[]) =>
+      db
         .insertInto('usage_daily')
         .values(
-          counts
-            .slice(i, i + 500)
-            .map((c) => ({ key_id: c.keyId, day: c.day, requests: c.requests, throttled: c.throttled })),
+          Array.from({ length: size }, (_, i) => ({
+            key_id: args[4 * i] as string,
+            day: args[4 * i + 1] as string,
+            requests: args[4 * i + 2] as number,
+            throttled: args[4 * i + 3] as number,
+          })),
         )
         .onConflict((oc) =>
           oc.columns(['key_id', 'day']).doUpdateSet({
             requests: sql<number>`usage_daily.requests + excluded.requests`,
             throttled: sql<number>`usage_daily.throttled + excluded.throttled`,
           }),
-        )
-        .execute()
+        ),
+)
+
+export async function addUsage(db: Kysely<Database>, counts: readonly DailyCount[]): Promise<void> {
+  if (counts.length === 0) return
+  await inTransaction(db, async (trx) => {
+    for (let i = 0; i < counts.length; i += UPSERT_ROWS) {
+      const rows = counts.slice(i, i + UPSERT_ROWS)
+      const args: (string | number)[] = []
+      for (const count of rows) args.push(count.keyId, count.day, count.requests, count.throttled)
+      await upsertStatement(rows.length)(trx, ...args)
     }
   })
 }

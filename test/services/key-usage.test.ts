@@ -111,7 +111,11 @@ describe('KeyUsage flush', () => {
       return ids
     })
     const usage = new KeyUsage(storage, clock)
+    // Each key used a millisecond after the one before: its own last-used time.
+    const usedAt = new Map<string, string>()
     many.forEach((id, i) => {
+      clock.advance(1)
+      usedAt.set(id, new Date(clock.now()).toISOString())
       for (let n = 0; n <= i % 3; n++) usage.count(id, n === 0 && i % 5 === 0)
     })
     await usage.flush()
@@ -121,7 +125,7 @@ describe('KeyUsage flush', () => {
       expect(counts.get(id)).toMatchObject({ requests: (i % 3) + 1, throttled: i % 5 === 0 ? 1 : 0 })
     })
     const lastUsed = await lastUsedByKey()
-    for (const id of many) expect(lastUsed.get(id)).toBe(new Date(clock.now()).toISOString())
+    for (const id of many) expect(lastUsed.get(id)).toBe(usedAt.get(id))
   })
 
   it('lets other writes commit between its chunks', async () => {
