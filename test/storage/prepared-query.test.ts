@@ -6,7 +6,7 @@
 import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { preparedQuery } from '../../src/storage/prepared-query.js'
+import { preparedBySize, preparedQuery } from '../../src/storage/prepared-query.js'
 import { createTestStorage } from '../helper.js'
 
 describe('preparedQuery', () => {
@@ -115,5 +115,35 @@ describe('preparedQuery', () => {
   it('refuses a query where an argument does not become a parameter', async () => {
     const unused = preparedQuery((db, _name: string) => db.selectFrom('settings').select('name'))
     await expect(unused(storage.db, 'x')).rejects.toThrow('argument 0 does not become a query parameter')
+  })
+
+  it('prepares a multi-row statement once per row count, each count with its own arguments', async () => {
+    let built = 0
+    const insertRows = preparedBySize((size) => {
+      built++
+      return (db, ...args: string[]) =>
+        db
+          .insertInto('settings')
+          .values(Array.from({ length: size }, (_, i) => ({ name: args[2 * i]!, value: args[2 * i + 1]! })))
+    })
+    expect(insertRows(2)).toBe(insertRows(2))
+    await insertRows(2)(storage.db, 'r-one', '1', 'r-two', '2')
+    await insertRows(1)(storage.db, 'r-three', '3')
+    await insertRows(2)(storage.db, 'r-four', '4', 'r-five', '5')
+    expect(built).toBe(2)
+    const rows = await storage.db
+      .selectFrom('settings')
+      .select(['name', 'value'])
+      .where('name', 'like', 'r-%')
+      .execute()
+    expect(new Map(rows.map((row) => [row.name, row.value]))).toEqual(
+      new Map([
+        ['r-one', '1'],
+        ['r-two', '2'],
+        ['r-three', '3'],
+        ['r-four', '4'],
+        ['r-five', '5'],
+      ]),
+    )
   })
 })
