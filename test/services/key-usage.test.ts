@@ -8,7 +8,7 @@ import { sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { KeyUsage, USAGE_CHUNK } from '../../src/services/key-usage.js'
-import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
+import { createApiKey, createOrganisation, touchKeys } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { usageOf } from '../../src/storage/usage-repository.js'
 import type { WriteQueue } from '../../src/storage/write-queue.js'
@@ -126,6 +126,13 @@ describe('KeyUsage flush', () => {
     })
     const lastUsed = await lastUsedByKey()
     for (const id of many) expect(lastUsed.get(id)).toBe(usedAt.get(id))
+  })
+
+  it('records the last-used times of more keys than one statement takes, each its own', async () => {
+    const times = new Map(keyIds.map((id, i) => [id, clock.now() + i * 1000]))
+    await touchKeys(storage.db, times)
+    const lastUsed = await lastUsedByKey()
+    for (const [id, at] of times) expect(lastUsed.get(id)).toBe(new Date(at).toISOString())
   })
 
   it('lets other writes commit between its chunks', async () => {
