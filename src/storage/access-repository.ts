@@ -303,8 +303,8 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
 const TOUCH_KEYS = 64
 
 /**
- * The update of `size` keys' last-used times; its arguments are each key's id and time, then
- * the ids again (for the WHERE).
+ * The update of `size` keys' last-used times; its arguments are each key's id and time (the ids
+ * serve the WHERE too: a prepared query puts an argument wherever the query uses it).
  */
 const touchStatement = preparedBySize(
   (size) =>
@@ -316,7 +316,11 @@ const touchStatement = preparedBySize(
           for (let i = 1; i < size; i++) times = times.when(args[2 * i]!).then(args[2 * i + 1]!)
           return { last_used_at: times.end() }
         })
-        .where('id', 'in', args.slice(2 * size)),
+        .where(
+          'id',
+          'in',
+          Array.from({ length: size }, (_, i) => args[2 * i]!),
+        ),
 )
 
 /**
@@ -334,7 +338,6 @@ export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<stri
     const chunk = entries.slice(start, start + TOUCH_KEYS)
     const args: string[] = []
     for (const [keyId, at] of chunk) args.push(keyId, isoAt(at))
-    for (const [keyId] of chunk) args.push(keyId)
     await touchStatement(chunk.length)(db, ...args)
   }
 }
