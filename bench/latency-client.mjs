@@ -178,6 +178,7 @@ function openLoop(rate, format) {
         latencies,
         durationUs: seconds * 1e6,
         openLoop: {
+          client: 'node',
           rate,
           due: total,
           maxWaiting,

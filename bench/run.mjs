@@ -28,6 +28,7 @@ const { machine } = await import('./lib/process-stats.mjs')
 const { hasTaskset, LOAD_CPU, SERVER_CPU } = await import('./lib/pinning.mjs')
 const scenarios = await import('./lib/scenarios.mjs')
 const { runScenarioGroup } = await import('./lib/scenario-group.mjs')
+const { openLoopClient } = await import('./lib/open-loop-client.mjs')
 const postgres = await import('./lib/postgres-dataset.mjs')
 const { progressQueryPlan } = await import('./lib/query-plan.mjs')
 const { checkTargets } = await import('./lib/targets.mjs')
@@ -101,6 +102,17 @@ function addRatios(all, ceiling) {
     r.ratio = r.rps / ceiling.rps
     r.cpuRatio = r.serverCpu > 0 ? r.rps / r.serverCpu / ceilingPerCpu : undefined
   }
+}
+
+/** Which generator measured the open-loop rows (lib/open-loop-client.mjs falls back to Node). */
+function openLoopGenerator(openLoops) {
+  const clients = new Set(openLoops.map((r) => r.openLoop.client))
+  const named = [...clients].map((client) =>
+    client === 'c'
+      ? 'bench/open-loop-client.c (one epoll loop in C)'
+      : `Node on raw sockets (bench/latency-client.mjs --rate${client === 'node' && openLoopClient().reason !== undefined ? `; the C generator was not available: ${openLoopClient().reason}` : ''})`,
+  )
+  return named.join(' and ')
 }
 
 /**
@@ -407,7 +419,7 @@ async function main() {
   if (openLoops.length > 0) {
     notes.push(
       `Open loop: each "open loop" row sends its requests on a fixed schedule at ${Math.round(scenarios.OPEN_LOOP_SHARE * 100)}% of the req/s its closed-loop row reached just before on the same server, ` +
-        `${settings.connections} connections, with Node on raw sockets (bench/latency-client.mjs --rate). Latency counts from when each request was due, so a request that had to wait for a free connection, ` +
+        `${settings.connections} connections, by ${openLoopGenerator(openLoops)}. Latency counts from when each request was due, so a request that had to wait for a free connection, ` +
         'or for a client that fell behind, carries that wait (no coordinated omission). How late requests went out, p99 / max: ' +
         openLoops
           .map(

@@ -5,6 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process'
 import path from 'node:path'
 import { BENCH_DIR, LUA_SCRIPT } from './paths.mjs'
+import { openLoopClient } from './open-loop-client.mjs'
 import { LOAD_CPU, pinned } from './pinning.mjs'
 
 function wrkVersion() {
@@ -90,31 +91,50 @@ export function runWrk({ baseUrl, seconds, connections = 64, threads = 1, lua, e
 }
 
 /**
- * The same measurement with bench/latency-client.mjs instead of wrk: with `rate` undefined, a
- * closed loop through Node's HTTP client (progress reads only: the latency cross-check); with a
- * `rate`, an open loop at that many requests a second, latency counted from each request's due
- * time (any of the scenario modes).
+ * The same measurement with another generator: with `rate` undefined, a closed loop through
+ * Node's HTTP client (bench/latency-client.mjs; progress reads only: the latency cross-check);
+ * with a `rate`, an open loop at that many requests a second, latency counted from each
+ * request's due time (any of the scenario modes), by bench/open-loop-client.c where it could be
+ * built (lib/open-loop-client.mjs), else by latency-client.mjs --rate.
  */
 export function runNodeClient({ baseUrl, seconds, connections = 64, lua, expect, rate }) {
-  const openLoop =
-    rate === undefined
-      ? []
-      : [
-          '--rate',
-          String(rate),
-          '--mode',
-          lua.mode,
-          ...(lua.path === undefined ? [] : ['--path', lua.path]),
-          ...(lua.etag === undefined ? [] : ['--etag', lua.etag]),
-        ]
-  const [command, argv] = pinned(LOAD_CPU, process.execPath, [
-    path.join(BENCH_DIR, 'latency-client.mjs'),
-    baseUrl,
-    lua.file,
-    String(seconds),
-    String(connections),
-    ...openLoop,
-  ])
+  let command
+  let argv
+  const c = rate === undefined ? undefined : openLoopClient()
+  if (c?.binary !== undefined) {
+    const { hostname, port } = new URL(baseUrl)
+    ;[command, argv] = pinned(LOAD_CPU, c.binary, [
+      hostname,
+      port,
+      lua.file,
+      String(seconds),
+      String(connections),
+      String(rate),
+      lua.mode,
+      lua.path ?? '-',
+      lua.etag ?? '-',
+    ])
+  } else {
+    const openLoop =
+      rate === undefined
+        ? []
+        : [
+            '--rate',
+            String(rate),
+            '--mode',
+            lua.mode,
+            ...(lua.path === undefined ? [] : ['--path', lua.path]),
+            ...(lua.etag === undefined ? [] : ['--etag', lua.etag]),
+          ]
+    ;[command, argv] = pinned(LOAD_CPU, process.execPath, [
+      path.join(BENCH_DIR, 'latency-client.mjs'),
+      baseUrl,
+      lua.file,
+      String(seconds),
+      String(connections),
+      ...openLoop,
+    ])
+  }
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
     let stdout = ''
