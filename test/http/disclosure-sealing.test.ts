@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { pageDisclosures } from '../../src/storage/disclosure-log.js'
+import { DisclosureSealer } from '../../src/services/disclosure-sealer.js'
+import { pageDisclosures, recordDisclosures } from '../../src/storage/disclosure-log.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 
 describe("the server's disclosure sealer", () => {
@@ -39,5 +40,35 @@ describe("the server's disclosure sealer", () => {
     expect([...two.rows, ...rest.rows].map((row) => row.request_id)).toEqual(
       (await pageDisclosures(db, { keyId: t.fixtures.keyIds.read }, 100)).rows.map((row) => row.request_id),
     )
+  })
+
+  it('stops a run with a backlog at its next pause, instead of sealing all of it first', async () => {
+    // 120 rows in segments of 3: 39 complete segments, 117 writes with a pause between each.
+    const context = { at: t.clock.now(), requestId: 'backlog', keyId: t.fixtures.keyIds.read }
+    const organisationId = (await pageDisclosures(t.storage.db, {}, 1)).rows[0]!.organisation_id
+    await t.storage.writes.transaction((trx) =>
+      recordDisclosures(
+        trx,
+        { ...context, organisationId },
+        Array.from({ length: 120 }, () => STUDENTS.ada),
+        'progress.read',
+        'disclosed',
+      ),
+    )
+    t.clock.advance(120_000)
+    const sealer = new DisclosureSealer({
+      storage: t.storage,
+      clock: t.clock,
+      segmentRows: 3,
+      horizonMs: 60_000,
+      log: t.app.log,
+      pauseMs: 50,
+    })
+    const run = sealer.run()
+    await sealer.stop()
+    // Stopped at the first pause: at most the segment under way when stop() was called is sealed.
+    expect(await run).toBeLessThanOrEqual(1)
+    const segments = await t.storage.db.selectFrom('disclosure_segments').selectAll().execute()
+    expect(segments.length).toBeLessThan(10)
   })
 })

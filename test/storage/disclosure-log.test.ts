@@ -164,6 +164,61 @@ describe('the disclosure log', () => {
     const all = await storage.db.selectFrom('disclosures').selectAll().execute()
     expect(await allPages(storage, { keyId: KEYS[1] }, 3)).toEqual(expected(all, { keyId: KEYS[1] }))
   })
+
+  it('pauses between its writes, and a request write queued during a pause commits before the next one', async () => {
+    await write(25)
+    const steps: string[] = []
+    let request = 0
+    const sealed = await sealSegments(storage.db, {
+      segmentRows: 10,
+      horizonMs: 0,
+      now: T0 + 10 ** 9,
+      write: (work) =>
+        storage.writes.transaction(async (trx) => {
+          steps.push('seal')
+          return work(trx)
+        }),
+      pause: async () => {
+        steps.push('pause')
+        const n = ++request
+        await storage.writes.transaction(async (trx) => {
+          steps.push(`request ${n}`)
+          await recordDisclosure(
+            trx,
+            { at: T0, requestId: `during-${n}`, keyId: KEYS[0]!, organisationId: ORGS[0]! },
+            STUDENTS[0]!,
+            'progress.read',
+            'disclosed',
+          )
+        })
+        return true
+      },
+    })
+    // Rows 1-25 and the pause's own rows: two segments of 10 complete and followed by a row.
+    expect(sealed).toBe(2)
+    expect(steps).toEqual(['seal', ...[1, 2, 3, 4, 5].flatMap((n) => ['pause', `request ${n}`, 'seal'])])
+  })
+
+  it('ends a run at a pause that says stop, and the next run finishes the segment', async () => {
+    await write(25)
+    const run = (pauses: boolean[]) =>
+      sealSegments(storage.db, {
+        segmentRows: 10,
+        horizonMs: 0,
+        now: T0 + 10 ** 9,
+        write: (work) => storage.writes.transaction(work),
+        pause: async () => pauses.shift() ?? true,
+      })
+    // One dimension written, then stopped: the segment is not sealed, and queries still scan it.
+    expect(await run([false])).toBe(0)
+    expect(await storage.db.selectFrom('disclosure_segments').selectAll().execute()).toHaveLength(0)
+    const all = await storage.db.selectFrom('disclosures').selectAll().execute()
+    expect(await allPages(storage, { studentId: STUDENTS[1] }, 4)).toEqual(expected(all, { studentId: STUDENTS[1] }))
+    expect(await run([])).toBe(2)
+    const lookups = await storage.db.selectFrom('disclosure_lookup').selectAll().execute()
+    expect(lookups).toHaveLength(20 * 3)
+    expect(await allPages(storage, { studentId: STUDENTS[1] }, 4)).toEqual(expected(all, { studentId: STUDENTS[1] }))
+  })
 })
 
 describe('a list disclosure', () => {
