@@ -48,6 +48,7 @@ struct conn {
   int fd;
   int connected;
   int busy;
+  int closing; /* the server closed it: answers are framed, no new request goes out */
   double due_at;
   char *in;
   size_t in_len, in_cap;
@@ -162,6 +163,7 @@ static void open_connection(struct conn *c) {
   setsockopt(c->fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
   c->connected = 0;
   c->busy = 0;
+  c->closing = 0;
   c->in_len = 0;
   c->end = -1;
   c->out_len = c->out_off = 0;
@@ -198,6 +200,7 @@ static void send_request(struct conn *c, double due_at) {
 }
 
 static void give_work(struct conn *c) {
+  if (c->closing) return; /* its replacement takes work once connected */
   if (waiting_head < waiting_tail) send_request(c, waiting[waiting_head++]);
   else idle[idle_count++] = (int)(c - conns);
 }
@@ -254,6 +257,8 @@ static void frame(struct conn *c) {
       if (head_end == NULL) return;
       size_t head_length = (size_t)(head_end - c->in);
       c->status = c->in_len >= 12 ? atoi(c->in + 9) : 0;
+      /* The server closes after this answer: no request may follow it on this connection. */
+      if (header_has(c->in, head_length, "connection:", "close")) c->closing = 1;
       long content_length = header_number(c->in, head_length, "content-length:");
       if (content_length >= 0) c->end = (long)head_length + 4 + content_length;
       else if (header_has(c->in, head_length, "transfer-encoding:", "chunked")) {
@@ -294,6 +299,9 @@ static void readable(struct conn *c) {
       continue;
     }
     if (n < 0 && errno == EAGAIN) break;
+    /* The server closed (after a "Connection: close" answer, say): frame what came first. */
+    c->closing = 1;
+    frame(c);
     close_connection(c);
     return;
   }

@@ -95,6 +95,28 @@ describe.skipIf(compiled.error !== undefined)('open-loop generator', () => {
     )
   })
 
+  it('counts an answer sent with "Connection: close", and goes on on a new connection', async () => {
+    const closing = http.createServer((_request, response) => {
+      response.writeHead(200, { 'content-length': 2, connection: 'close' }).end('ok')
+    })
+    await new Promise<void>((resolve) => closing.listen(0, '127.0.0.1', resolve))
+    try {
+      const result = await run((closing.address() as AddressInfo).port, path.join(dir, 'keys.txt'), [
+        '1',
+        '4',
+        '200',
+        'catalog',
+        '/x',
+        '-',
+      ])
+      expect(result.requests).toBe(200)
+      expect(result.statuses).toEqual({ '200': 200 })
+      expect(Object.values(result.errors).every((count) => count === 0)).toBe(true)
+    } finally {
+      await new Promise((resolve) => closing.close(resolve))
+    }
+  })
+
   it('counts the time a request waited behind a stalled server from when it was due', async () => {
     // Every answer is held until about 700 ms into the second: the requests due meanwhile
     // queue behind the 2 connections, the first for nearly all of it.
