@@ -222,28 +222,27 @@ static void close_connection(struct conn *c) {
   open_connection(c);
 }
 
-static long header_number(const char *head, size_t length, const char *name) {
+/* The value of the header `name` (with its colon, any case) in the response head, or NULL. */
+static const char *header_value(const char *head, size_t length, const char *name) {
   size_t name_length = strlen(name);
   for (size_t i = 0; i + name_length < length; i++) {
     if ((i == 0 || head[i - 1] == '\n') && strncasecmp(head + i, name, name_length) == 0) {
       const char *value = head + i + name_length;
       while (*value == ' ' || *value == '\t') value++;
-      return strtol(value, NULL, 10);
+      return value;
     }
   }
-  return -1;
+  return NULL;
 }
 
-static int header_has(const char *head, size_t length, const char *name, const char *value) {
-  size_t name_length = strlen(name);
-  for (size_t i = 0; i + name_length < length; i++) {
-    if ((i == 0 || head[i - 1] == '\n') && strncasecmp(head + i, name, name_length) == 0) {
-      const char *v = head + i + name_length;
-      while (*v == ' ' || *v == '\t') v++;
-      return strncasecmp(v, value, strlen(value)) == 0;
-    }
-  }
-  return 0;
+static long header_number(const char *head, size_t length, const char *name) {
+  const char *value = header_value(head, length, name);
+  return value == NULL ? -1 : strtol(value, NULL, 10);
+}
+
+static int header_has(const char *head, size_t length, const char *name, const char *expected) {
+  const char *value = header_value(head, length, name);
+  return value != NULL && strncasecmp(value, expected, strlen(expected)) == 0;
 }
 
 /*

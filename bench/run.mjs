@@ -106,13 +106,16 @@ function addRatios(all, ceiling) {
 
 /** Which generator measured the open-loop rows (lib/open-loop-client.mjs falls back to Node). */
 function openLoopGenerator(openLoops) {
+  const { reason } = openLoopClient()
+  const unavailable = reason === undefined ? '' : `; the C generator was not available: ${reason}`
   const clients = new Set(openLoops.map((r) => r.openLoop.client))
-  const named = [...clients].map((client) =>
-    client === 'c'
-      ? 'bench/open-loop-client.c (one epoll loop in C)'
-      : `Node on raw sockets (bench/latency-client.mjs --rate${client === 'node' && openLoopClient().reason !== undefined ? `; the C generator was not available: ${openLoopClient().reason}` : ''})`,
-  )
-  return named.join(' and ')
+  return [...clients]
+    .map((client) =>
+      client === 'c'
+        ? 'bench/open-loop-client.c (one epoll loop in C)'
+        : `Node on raw sockets (bench/latency-client.mjs --rate${unavailable})`,
+    )
+    .join(' and ')
 }
 
 /**

@@ -4,7 +4,7 @@
  * the measured run only.
  */
 import { startSampling } from './process-stats.mjs'
-import { runNodeClient, runWrk } from './wrk.mjs'
+import { runLatencyClient, runWrk } from './wrk.mjs'
 
 export function benchSettings(env = process.env) {
   const number = (name, fallback, min) => {
@@ -23,8 +23,8 @@ export function benchSettings(env = process.env) {
 }
 
 export async function measure(server, scenario, settings) {
-  // Node's client for the cross-check and for open-loop rows (a fixed `rate`), wrk otherwise.
-  const generator = scenario.client === 'node' || scenario.rate !== undefined ? runNodeClient : runWrk
+  // Node's client for the cross-check, the open-loop generator for a fixed `rate`, wrk otherwise.
+  const generator = scenario.client === 'node' || scenario.rate !== undefined ? runLatencyClient : runWrk
   const run = (seconds) =>
     generator({
       baseUrl: server.baseUrl,

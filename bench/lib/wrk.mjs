@@ -97,44 +97,29 @@ export function runWrk({ baseUrl, seconds, connections = 64, threads = 1, lua, e
  * request's due time (any of the scenario modes), by bench/open-loop-client.c where it could be
  * built (lib/open-loop-client.mjs), else by latency-client.mjs --rate.
  */
-export function runNodeClient({ baseUrl, seconds, connections = 64, lua, expect, rate }) {
-  let command
-  let argv
-  const c = rate === undefined ? undefined : openLoopClient()
-  if (c?.binary !== undefined) {
-    const { hostname, port } = new URL(baseUrl)
-    ;[command, argv] = pinned(LOAD_CPU, c.binary, [
-      hostname,
-      port,
-      lua.file,
-      String(seconds),
-      String(connections),
-      String(rate),
-      lua.mode,
-      lua.path ?? '-',
-      lua.etag ?? '-',
-    ])
-  } else {
-    const openLoop =
-      rate === undefined
-        ? []
-        : [
-            '--rate',
-            String(rate),
-            '--mode',
-            lua.mode,
-            ...(lua.path === undefined ? [] : ['--path', lua.path]),
-            ...(lua.etag === undefined ? [] : ['--etag', lua.etag]),
-          ]
-    ;[command, argv] = pinned(LOAD_CPU, process.execPath, [
-      path.join(BENCH_DIR, 'latency-client.mjs'),
-      baseUrl,
-      lua.file,
-      String(seconds),
-      String(connections),
-      ...openLoop,
-    ])
-  }
+export function runLatencyClient({ baseUrl, seconds, connections = 64, lua, expect, rate }) {
+  const binary = rate === undefined ? undefined : openLoopClient().binary
+  const [command, argv] =
+    binary === undefined
+      ? pinned(LOAD_CPU, process.execPath, [
+          path.join(BENCH_DIR, 'latency-client.mjs'),
+          baseUrl,
+          lua.file,
+          String(seconds),
+          String(connections),
+          ...nodeOpenLoopOptions(lua, rate),
+        ])
+      : pinned(LOAD_CPU, binary, [
+          new URL(baseUrl).hostname,
+          new URL(baseUrl).port,
+          lua.file,
+          String(seconds),
+          String(connections),
+          String(rate),
+          lua.mode,
+          lua.path ?? '-',
+          lua.etag ?? '-',
+        ])
   return new Promise((resolve, reject) => {
     const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'inherit'] })
     let stdout = ''
@@ -146,6 +131,19 @@ export function runNodeClient({ baseUrl, seconds, connections = 64, lua, expect,
       else resolve(summarise(JSON.parse(line.slice('BENCH_RESULT '.length)), expect))
     })
   })
+}
+
+/** latency-client.mjs's options for an open loop at `rate`; none for its closed loop. */
+function nodeOpenLoopOptions(lua, rate) {
+  if (rate === undefined) return []
+  return [
+    '--rate',
+    String(rate),
+    '--mode',
+    lua.mode,
+    ...(lua.path === undefined ? [] : ['--path', lua.path]),
+    ...(lua.etag === undefined ? [] : ['--etag', lua.etag]),
+  ]
 }
 
 function summarise(raw, expect) {
