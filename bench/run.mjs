@@ -319,6 +319,7 @@ async function main() {
     rows.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
     await stop(server)
   }
+  await openLoopTailReferences(context, ceilingFile, ceiling)
   if (['tiers', 'lessons', 'lessons-tier', 'lesson'].some(wanted)) {
     // The bare server again, sending every header a service 200 carries: what the contract's
     // response fields cost Node before any of the service's own work.
@@ -430,7 +431,11 @@ async function main() {
               `${r.scenario.id}${r.scenario.disclosureRows === undefined ? '' : ` (${sizeLabel(r.scenario.disclosureRows)} log)`} ${r.openLoop.sendLagMs.p99.toFixed(2)} / ${r.openLoop.sendLagMs.max.toFixed(1)} ms`,
           )
           .join(', ') +
-        ' (a request goes out late when every connection is still waiting for an answer, or when the client itself falls behind).',
+        ' (a request goes out late when every connection is still waiting for an answer, or when the client itself falls behind).' +
+        (openLoops.some((r) => r.scenario.tailReferenceOf !== undefined)
+          ? ' Each "open loop at ... (as <row>)" reference sends the same schedule to the bare ceiling server, made as busy per request as the service was on that path: ' +
+            'the tail Node and this machine give any server doing that work, the floor under the p99 target (Targets).'
+          : ''),
     )
   }
   if (referencePairs.length > 0) {
@@ -487,6 +492,51 @@ function memoryNote(group, keys) {
   notes.push(
     `Memory: the SQLite server's RSS right after start was ${memory.atReadyMb.toFixed(0)} MB, and ${memory.afterFillMb.toFixed(0)} MB once its key cache held all ${keys.toLocaleString('en')} keys (before any scenario).`,
   )
+}
+
+/**
+ * Each open-loop row again, against the bare ceiling server burning what that path's request
+ * costs beyond the ceiling's own (CPU per request of the closed-loop row, less the ceiling's),
+ * at the same rate, warmed up the same way: the latency tail that Node and this machine give
+ * any server doing that much work, which the service's p99 is read against (lib/targets.mjs).
+ * On a shared machine that floor moves from run to run.
+ */
+async function openLoopTailReferences(context, ceilingFile, ceiling) {
+  // The bare server's own cost of a request comes on top of what it burns.
+  const ceilingUs = ceiling.serverCpu > 0 ? (1e6 * ceiling.serverCpu) / ceiling.rps : 0
+  const openRows = rows.filter((r) => r.engine === 'sqlite' && r.scenario.openLoop !== undefined)
+  for (const open of openRows) {
+    const closed = rows.find(
+      (r) =>
+        r.engine === 'sqlite' &&
+        r.scenario.id === open.scenario.openLoop.of &&
+        r.scenario.disclosureRows === open.scenario.disclosureRows,
+    )
+    if (closed === undefined || !(closed.serverCpu > 0)) continue
+    const spinUs = Math.max(0, Math.round((1e6 * closed.serverCpu) / closed.rps - ceilingUs))
+    const { rate } = open.scenario
+    log(
+      `reference: node:http burning ${spinUs} us more per request, open loop at ${rate} req/s (as ${open.scenario.id})`,
+    )
+    const server = await start({
+      label: 'open-loop tail reference',
+      env: { ...process.env, CEILING_RESPONSE: ceilingFile, CEILING_SPIN_US: String(spinUs) },
+      cpu: SERVER_CPU,
+      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
+    })
+    const scenario = {
+      ...scenarios.ceilingScenario(context),
+      id: `tail-reference-${open.scenario.id}`,
+      title: `reference: node:http + ${spinUs} us of CPU per request, no auth, open loop at ${rate.toLocaleString('en')} req/s (as ${open.scenario.id})`,
+      rate,
+      tailReferenceOf: open.scenario.id,
+    }
+    try {
+      rows.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
+    } finally {
+      await stop(server)
+    }
+  }
 }
 
 /**
