@@ -80,6 +80,16 @@ async function start(options) {
   return server
 }
 
+/** The bare ceiling server (ceiling-server.mjs) on the service's core, with `settings` of its own. */
+function startBare(label, ceilingFile, settings = {}) {
+  return start({
+    label,
+    env: { ...process.env, CEILING_RESPONSE: ceilingFile, ...settings },
+    cpu: SERVER_CPU,
+    script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
+  })
+}
+
 async function stop(server) {
   await server.stop()
   running.delete(server)
@@ -205,12 +215,7 @@ async function main() {
   const ceilings = []
   const measureCeiling = async () => {
     log('ceiling (node:http, one core)')
-    const server = await start({
-      label: 'ceiling',
-      env: { ...process.env, CEILING_RESPONSE: ceilingFile },
-      cpu: SERVER_CPU,
-      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
-    })
+    const server = await startBare('ceiling', ceilingFile)
     const scenario = scenarios.ceilingScenario(context)
     ceilings.push(row(await measure(server, scenario, settings), scenario, 'node:http', 'node:http, 1 core'))
     await stop(server)
@@ -305,12 +310,7 @@ async function main() {
     // latency tail any Node server with that much work per request would show.
     const spinUs = Math.round((1e6 * progressRow.serverCpu) / progressRow.rps)
     log(`reference: node:http burning ${spinUs} us of CPU per request (a progress read's cost)`)
-    const server = await start({
-      label: 'tail reference',
-      env: { ...process.env, CEILING_RESPONSE: ceilingFile, CEILING_SPIN_US: String(spinUs) },
-      cpu: SERVER_CPU,
-      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
-    })
+    const server = await startBare('tail reference', ceilingFile, { CEILING_SPIN_US: String(spinUs) })
     const scenario = {
       ...scenarios.ceilingScenario(context),
       id: 'tail-reference',
@@ -324,12 +324,7 @@ async function main() {
     // The bare server again, sending every header a service 200 carries: what the contract's
     // response fields cost Node before any of the service's own work.
     log("reference: node:http with the service's response headers")
-    const server = await start({
-      label: 'header reference',
-      env: { ...process.env, CEILING_RESPONSE: ceilingFile, CEILING_HEADERS: 'service' },
-      cpu: SERVER_CPU,
-      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
-    })
+    const server = await startBare('header reference', ceilingFile, { CEILING_HEADERS: 'service' })
     const scenario = {
       ...scenarios.ceilingScenario(context),
       id: 'header-reference',
@@ -518,12 +513,7 @@ async function openLoopTailReferences(context, ceilingFile, ceiling) {
     log(
       `reference: node:http burning ${spinUs} us more per request, open loop at ${rate} req/s (as ${open.scenario.id})`,
     )
-    const server = await start({
-      label: 'open-loop tail reference',
-      env: { ...process.env, CEILING_RESPONSE: ceilingFile, CEILING_SPIN_US: String(spinUs) },
-      cpu: SERVER_CPU,
-      script: path.join(BENCH_DIR, 'ceiling-server.mjs'),
-    })
+    const server = await startBare('open-loop tail reference', ceilingFile, { CEILING_SPIN_US: String(spinUs) })
     const scenario = {
       ...scenarios.ceilingScenario(context),
       id: `tail-reference-${open.scenario.id}`,
