@@ -1,8 +1,10 @@
 /**
  * EXPLAIN QUERY PLAN of the progress read, for each dataset size. The SQL is not copied here:
  * it is captured from the service's own readStudentProgress (dist/storage/student-repository.js)
- * through a Kysely log hook, inside a transaction that is rolled back (the call also writes a
- * disclosure row), so the plan shown is the plan of the query the service really sends.
+ * as the service calls it on SQLite, with a connection to read from synchronously (its fast
+ * path), inside a transaction that is rolled back (the call also writes a disclosure row), so
+ * the plan shown is the plan of the query the service really sends. The statements it sends
+ * through Kysely (a build that reads without that connection) are caught by a log hook.
  */
 import fs from 'node:fs'
 import { Kysely, SqliteDialect } from 'kysely'
@@ -28,18 +30,36 @@ export async function progressQueryPlan(databaseFile, pairsFile) {
         queries.push({ sql: event.query.sql, parameters: [...event.query.parameters], ms: event.queryDurationMillis })
     },
   })
+  // The synchronous read prepares its statement on this connection and runs it with `get`.
+  const sent = []
+  const reader = {
+    prepare(sql) {
+      const statement = database.prepare(sql)
+      const recorded = {
+        raw(on) {
+          statement.raw(on)
+          return recorded
+        },
+        get(...parameters) {
+          sent.push({ sql, parameters })
+          return statement.get(...parameters)
+        },
+      }
+      return recorded
+    },
+  }
   try {
     await db.transaction().execute(async (trx) => {
       const context = { at: Date.now(), requestId: 'bench-query-plan', keyId: 'bench', organisationId, sandbox: false }
       // Writes straight into this transaction (rolled back below) rather than a group commit.
       const writes = { statement: (work) => work(trx), transaction: (work) => work(trx) }
-      await readStudentProgress(trx, writes, studentId, context)
+      await readStudentProgress(trx, writes, studentId, context, reader)
       throw new Rollback()
     })
   } catch (error) {
     if (!(error instanceof Rollback)) throw error
   }
-  const selects = queries.filter((q) => /^\s*select/i.test(q.sql))
+  const selects = [...sent, ...queries].filter((q) => /^\s*select/i.test(q.sql))
   if (selects.length === 0) throw new Error('readStudentProgress sent no select')
   // One plan line per step, each prefixed with the number of the select it belongs to.
   const plan = selects.flatMap((select, index) =>

@@ -178,7 +178,7 @@ export function writeResultsMarkdown(run) {
       '',
       scalingTable(run.scaling),
       '',
-      'The query, as the service sends it (captured from `readStudentProgress` through a Kysely log hook):',
+      'The query, as the service sends it on SQLite (captured from its own `readStudentProgress`, called as its fast path calls it):',
       '',
       '```sql',
       run.scaling[0].sql,
