@@ -31,28 +31,19 @@ export interface SealerOptions {
 
 /** `run()` resolves to how many segments were sealed. */
 export class DisclosureSealer extends PeriodicTask {
-  readonly #state: { stopping: boolean }
-
   constructor({ storage, clock, segmentRows, horizonMs, log, pauseMs = SEAL_PAUSE_MS }: SealerOptions) {
-    const state = { stopping: false }
-    const seal = () =>
+    // A run that is stopped ends at its next pause.
+    const seal = (stopping: AbortSignal) =>
       sealSegments(storage.db, {
         segmentRows,
         horizonMs: storage.engine === 'postgres' ? horizonMs : 0,
         now: clock.now(),
         write: (work) => storage.writes.transaction(work),
         pause: async () => {
-          if (!state.stopping) await delay(pauseMs)
-          return !state.stopping
+          if (!stopping.aborted) await delay(pauseMs)
+          return !stopping.aborted
         },
       })
     super(seal, log, 'could not seal disclosure segments')
-    this.#state = state
-  }
-
-  /** Stops the timer, and a run under way at its next pause. */
-  override async stop(): Promise<void> {
-    this.#state.stopping = true
-    await super.stop()
   }
 }

@@ -6,21 +6,25 @@
 import type { FastifyBaseLogger } from 'fastify'
 
 export class PeriodicTask {
-  readonly #work: () => Promise<number>
+  readonly #work: (stopping: AbortSignal) => Promise<number>
   readonly #log: FastifyBaseLogger
   readonly #failure: string
   #running: Promise<number> | undefined
   #timer: NodeJS.Timeout | undefined
+  readonly #stopping = new AbortController()
 
-  /** `work` resolves to how much it did; `failure` is the warning logged when a timed run fails. */
-  constructor(work: () => Promise<number>, log: FastifyBaseLogger, failure: string) {
+  /**
+   * `work` resolves to how much it did, and may end early once `stopping` is aborted (work that
+   * comes in steps); `failure` is the warning logged when a timed run fails.
+   */
+  constructor(work: (stopping: AbortSignal) => Promise<number>, log: FastifyBaseLogger, failure: string) {
     this.#work = work
     this.#log = log
     this.#failure = failure
   }
 
   run(): Promise<number> {
-    this.#running ??= this.#work().finally(() => {
+    this.#running ??= this.#work(this.#stopping.signal).finally(() => {
       this.#running = undefined
     })
     return this.#running
@@ -35,9 +39,10 @@ export class PeriodicTask {
     this.#timer.unref()
   }
 
-  /** Stops the timer and waits for a run under way. */
+  /** Stops the timer, tells a run under way to stop, and waits for it. */
   async stop(): Promise<void> {
     clearInterval(this.#timer)
+    this.#stopping.abort()
     await this.#running?.catch(() => {})
   }
 }
