@@ -8,6 +8,7 @@ import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import type { Database } from '../../src/storage/tables.js'
+import { groupCommitWriteQueue } from '../../src/storage/write-queue.js'
 import { createTestStorage } from '../helper.js'
 
 const setting = (value: string) => ({ name: `write-queue-${value}`, value })
@@ -97,6 +98,36 @@ describe('WriteQueue', () => {
     )
     expect(inTransaction).toEqual([sqlite, sqlite, sqlite])
   })
+
+  it.skipIf(process.env.TEST_DATABASE_URL !== undefined)(
+    'on SQLite, a small batch that waits for company commits the units that join it in its transaction',
+    async () => {
+      async function twoTurns(shouldHold: boolean) {
+        const joined: number[] = []
+        const writes = groupCommitWriteQueue(storage.db, storage.reader!, {
+          shouldHold: () => shouldHold,
+          held: (count) => joined.push(count),
+        })
+        const write = (value: string) =>
+          writes.statement(async (trx) => {
+            await trx
+              .insertInto('settings')
+              .values(setting(`${value}-${shouldHold}`))
+              .execute()
+            return trx
+          })
+        const first = write('first')
+        // The first unit's batch is due in this turn; the second comes a turn later.
+        await new Promise((resolve) => setImmediate(resolve))
+        const second = write('second')
+        const [a, b] = await Promise.all([first, second])
+        return { sameTransaction: a === b, joined }
+      }
+      expect(await twoTurns(true)).toEqual({ sameTransaction: true, joined: [1] })
+      expect(await twoTurns(false)).toEqual({ sameTransaction: false, joined: [] })
+      expect(await storedValues()).toEqual(['first-false', 'first-true', 'second-false', 'second-true'])
+    },
+  )
 
   it('keeps serving after a failed unit', async () => {
     await expect(storage.writes.transaction(() => Promise.reject(new Error('unit failed')))).rejects.toThrow(
