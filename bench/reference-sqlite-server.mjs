@@ -10,7 +10,8 @@
  *   progress rows, the disclosure insert; for an enroll the conditional update (which checks
  *   the link) and, when it changed nothing, the tier of a student the organisation can see;
  * - reads progress synchronously on the writing connection, mapped into memory, between group
- *   commits (statements prepared once, progress rows as arrays), and looks keys up on a
+ *   commits, with the fast path's one statement (the student and their progress rows as JSON
+ *   built by SQLite; statements prepared once), and looks keys up on a
  *   read-only connection, as the service does on SQLite;
  * - WAL, synchronous=NORMAL, checkpoints on a worker thread (the service's own checkpointer);
  * - group commit: the disclosure rows (and enrolls) of the requests that arrive in one turn of
@@ -94,6 +95,9 @@ const keyByHash = prepared(reader, 'keyByHash')
 // own commits leave its page cache warm); here a group commit never spans a request.
 const studentQuery = prepared(writer, 'student')
 const progressQuery = prepared(writer, 'progress', { raw: true })
+// The service's fast path reads both with one statement (the rows as JSON built by SQLite).
+const studentWithProgress =
+  statements.studentWithProgress === undefined ? undefined : prepared(writer, 'studentWithProgress', { raw: true })
 const insertDisclosure = prepared(writer, 'disclosure')
 const changeTier = prepared(writer, 'changeTier')
 const tierQuery = prepared(writer, 'tier')
@@ -171,10 +175,20 @@ function disclose(values, action, outcome) {
   insertDisclosure.statement.run(...insertDisclosure.args(values))
 }
 
+/** The student the organisation can see (undefined for any other id) and their progress rows as arrays. */
+function lookUp(values) {
+  if (studentWithProgress !== undefined) {
+    const row = studentWithProgress.statement.get(...studentWithProgress.args(values))
+    if (row === undefined) return { student: undefined, rows: [] }
+    return { student: { firstName: row[0], tier: row[1] }, rows: JSON.parse(row[2]) }
+  }
+  const student = studentQuery.statement.get(...studentQuery.args(values))
+  return { student, rows: student === undefined ? [] : progressQuery.statement.all(...progressQuery.args(values)) }
+}
+
 function progress(reply, key, id) {
   const values = statementValues(key, id)
-  const student = studentQuery.statement.get(...studentQuery.args(values))
-  const rows = student === undefined ? [] : progressQuery.statement.all(...progressQuery.args(values))
+  const { student, rows } = lookUp(values)
   write(
     () => disclose(values, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
     false,

@@ -6,7 +6,8 @@
  *
  * Each statement comes with the names of its parameters in order, found by calling the
  * functions with values that tell them apart (a real student, its organisation, a tier it does
- * not have, marked request and key ids). Calls made: the key lookup; a progress read; an enroll
+ * not have, marked request and key ids). Calls made: the key lookup; a progress read, through
+ * Kysely and (SQLite) as the fast path reads, with one statement on a synchronous connection; an enroll
  * that changes the tier (the conditional update, which checks the link and asks whether webhook
  * endpoints are enabled), the same enroll again (unchanged: the tier is read back), and an
  * enroll of a student the organisation cannot see (the update, then the tier lookup finds
@@ -32,7 +33,8 @@ const UNKNOWN_STUDENT = 'ffffffff-ffff-4fff-bfff-ffffffffffff'
 
 /** The statements as the service sends them to SQLite (a dataset file). */
 export function captureSqliteSql(databaseFile) {
-  return captureServiceSql(new SqliteDialect({ database: new SQLite(databaseFile) }))
+  const database = new SQLite(databaseFile)
+  return captureServiceSql(new SqliteDialect({ database }), database)
 }
 
 /** The statements as the service sends them to PostgreSQL, on the dataset's schema. */
@@ -42,7 +44,11 @@ export function capturePostgresSql(connectionString, schema) {
   )
 }
 
-async function captureServiceSql(dialect) {
+/**
+ * `database`, for SQLite: the connection the service's fast path reads progress from
+ * synchronously, with one statement instead of the two it sends through Kysely.
+ */
+async function captureServiceSql(dialect, database) {
   const sent = []
   const db = new Kysely({
     dialect,
@@ -51,14 +57,40 @@ async function captureServiceSql(dialect) {
     },
   })
   try {
-    return await captureOn(db, sent)
+    return await captureOn(db, sent, database === undefined ? undefined : recordingReader(database, sent))
   } finally {
     await db.destroy()
   }
 }
 
-/** Calls the service's functions on `db` (whose log hook fills `sent`) and names the parameters of what they send. */
-async function captureOn(db, sent) {
+/**
+ * A stand-in for the connection the fast path reads from: statements prepared on `database`,
+ * each `get` recorded in `sent` as the log hook records what goes through Kysely.
+ */
+function recordingReader(database, sent) {
+  return {
+    prepare(sql) {
+      const statement = database.prepare(sql)
+      const recorded = {
+        raw(on) {
+          statement.raw(on)
+          return recorded
+        },
+        get(...parameters) {
+          sent.push({ sql, parameters })
+          return statement.get(...parameters)
+        },
+      }
+      return recorded
+    },
+  }
+}
+
+/**
+ * Calls the service's functions on `db` (whose log hook fills `sent`) and names the parameters
+ * of what they send; with `reader` (SQLite), also the progress read of the fast path.
+ */
+async function captureOn(db, sent, reader) {
   const { readStudentProgress, enrollStudent } = await importDist('storage/student-repository.js')
   const { findKeyByHash } = await importDist('storage/access-repository.js')
   const { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } = await importDist('storage/disclosure-log.js')
@@ -117,6 +149,15 @@ async function captureOn(db, sent) {
       ;[captured.student, captured.progress, captured.disclosure] = await capture(() =>
         readStudentProgress(trx, writes, student.id, context),
       )
+      if (reader !== undefined) {
+        // The fast path's read: one statement, the student with their progress rows as JSON.
+        const [read, disclosure] = await capture(() => readStudentProgress(trx, writes, student.id, context, reader))
+        if (disclosure?.sql !== captured.disclosure.sql)
+          throw new Error(
+            'a progress read on the synchronous connection did not send one statement, then the disclosure',
+          )
+        captured.studentWithProgress = read
+      }
       // A counter value no other parameter has: the change-log row's number is the next one.
       await trx.updateTable('meta').set({ version: CHANGE_COUNTER }).where('name', '=', 'student_changes').execute()
       named.set(CHANGE_COUNTER + 1, 'seq')
