@@ -435,8 +435,8 @@ async function main() {
   }
   if (referencePairs.length > 0) {
     notes.push(
-      'Reference (bench/reference-sqlite-server.mjs): node:http and better-sqlite3 running the statements captured from the service (key by hash once per key, student, progress rows, disclosure insert; ' +
-        'link check, conditional update, tier read-back), reads on a read-only connection, WAL with synchronous=NORMAL and checkpoints on a worker thread, and group commit: the writes of one ' +
+      'Reference (bench/reference-sqlite-server.mjs): node:http and better-sqlite3 running the statements captured from the service (key by hash once per key; the student with their progress rows in one statement, as the fast path reads them; disclosure insert; ' +
+        'link check, conditional update, tier read-back), keys looked up on a read-only connection and progress read on the writer between commits, WAL with synchronous=NORMAL and checkpoints on a worker thread, and group commit: the writes of one ' +
         'event-loop turn in one transaction (each enroll in a savepoint), every request answered after that COMMIT. Same JSON bodies, summary included. No scopes, agreements, rate limits, key usage, ' +
         'extra headers, logging or sealing. It starts from the same prepared log as the service (the rows the service appended are taken out first) and gets the same key-cache fill.',
     )
