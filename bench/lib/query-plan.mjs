@@ -10,6 +10,7 @@ import fs from 'node:fs'
 import { Kysely, SqliteDialect } from 'kysely'
 import SQLite from 'better-sqlite3'
 import { importDist } from './paths.mjs'
+import { recordingReader } from './recording-reader.mjs'
 
 class Rollback extends Error {}
 
@@ -32,22 +33,7 @@ export async function progressQueryPlan(databaseFile, pairsFile) {
   })
   // The synchronous read prepares its statement on this connection and runs it with `get`.
   const sent = []
-  const reader = {
-    prepare(sql) {
-      const statement = database.prepare(sql)
-      const recorded = {
-        raw(on) {
-          statement.raw(on)
-          return recorded
-        },
-        get(...parameters) {
-          sent.push({ sql, parameters })
-          return statement.get(...parameters)
-        },
-      }
-      return recorded
-    },
-  }
+  const reader = recordingReader(database, sent)
   try {
     await db.transaction().execute(async (trx) => {
       const context = { at: Date.now(), requestId: 'bench-query-plan', keyId: 'bench', organisationId, sandbox: false }

@@ -22,6 +22,7 @@ import SQLite from 'better-sqlite3'
 import { Kysely, PostgresDialect, SqliteDialect } from 'kysely'
 import pg from 'pg'
 import { importDist } from './paths.mjs'
+import { recordingReader } from './recording-reader.mjs'
 
 class Rollback extends Error {}
 
@@ -60,29 +61,6 @@ async function captureServiceSql(dialect, database) {
     return await captureOn(db, sent, database === undefined ? undefined : recordingReader(database, sent))
   } finally {
     await db.destroy()
-  }
-}
-
-/**
- * A stand-in for the connection the fast path reads from: statements prepared on `database`,
- * each `get` recorded in `sent` as the log hook records what goes through Kysely.
- */
-function recordingReader(database, sent) {
-  return {
-    prepare(sql) {
-      const statement = database.prepare(sql)
-      const recorded = {
-        raw(on) {
-          statement.raw(on)
-          return recorded
-        },
-        get(...parameters) {
-          sent.push({ sql, parameters })
-          return statement.get(...parameters)
-        },
-      }
-      return recorded
-    },
   }
 }
 
