@@ -5,9 +5,9 @@
  * alone in its transaction took 38 µs of CPU, and 10 µs in a batch of 32, the difference being
  * the commit's own system calls (the WAL frames written one by one, the shared-memory locks).
  * Under a closed loop the batches are large by themselves. Requests that arrive paced, one at a
- * time (an open loop, many independent clients), each get a commit of their own, and at 8,000
- * enrolls a second that took the core from 75% to 87% busy and the p99 from 4.9 to 10.9 ms
- * (`npm run bench`, enroll open loop, one run each with and without waiting).
+ * time (an open loop, many independent clients), each get a commit of their own: at 8,000
+ * enrolls a second the core was then 87% busy and the p99 10.9 ms, against 75% and 4.9 ms with
+ * the wait below (`npm run bench`, enroll open loop, one run each).
  *
  * Waiting helps only when others are about to write. Clients that each wait for their own
  * answer before sending again are all in the batch already: a wait gains nothing and slows each
@@ -17,7 +17,9 @@
  * - the event loop is busy (CPU saved matters; at low load a wait would only add latency),
  * - and recent waits were joined, on average, by at least one more unit (a moving average of
  *   the units that arrived during each wait). When waits stop paying, they stop; a probe, at
- *   most one every `PROBE_INTERVAL_MS`, keeps the average current while nobody waits.
+ *   most one every `PROBE_INTERVAL_MS`, keeps the average current while nobody waits. Three
+ *   clients enrolling in a loop made as many enrolls with this as without (four interleaved
+ *   runs each, 6,820-7,585 against 7,238-7,561 a second).
  *
  * The wait itself is the shortest timer Node has (about a millisecond).
  */
