@@ -64,7 +64,11 @@ export function resultsTable(rows) {
 export function targetsTable(checks) {
   return markdownTable(
     ['Target', 'Measured', 'Result'],
-    checks.map((check) => [check.target, check.measured, check.met ? 'met' : '**missed**']),
+    checks.map((check) => [
+      check.target,
+      check.measured,
+      check.met === undefined ? 'for information' : check.met ? 'met' : '**missed**',
+    ]),
   )
 }
 
