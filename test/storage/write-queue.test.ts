@@ -129,6 +129,37 @@ describe('WriteQueue', () => {
     },
   )
 
+  it.skipIf(process.env.TEST_DATABASE_URL !== undefined)(
+    'on SQLite, with every small batch waiting for company, still answers each caller only once its row is stored',
+    async () => {
+      const writes = groupCommitWriteQueue(storage.db, storage.reader!, { shouldHold: () => true, held: () => {} })
+      const seen: boolean[] = []
+      const units: Promise<void>[] = []
+      // Paced arrivals: a few units per turn of the event loop, over many turns.
+      for (let turn = 0; turn < 20; turn++) {
+        for (let i = 0; i < 3; i++) {
+          const name = `write-queue-paced-${turn}-${i}`
+          units.push(
+            writes
+              .statement((db) => db.insertInto('settings').values({ name, value: name }).execute())
+              .then(async () => {
+                const row = await storage.db
+                  .selectFrom('settings')
+                  .select('name')
+                  .where('name', '=', name)
+                  .executeTakeFirst()
+                seen.push(row !== undefined)
+              }),
+          )
+        }
+        await new Promise((resolve) => setImmediate(resolve))
+      }
+      await Promise.all(units)
+      expect(seen).toHaveLength(60)
+      expect(seen.every(Boolean)).toBe(true)
+    },
+  )
+
   it('keeps serving after a failed unit', async () => {
     await expect(storage.writes.transaction(() => Promise.reject(new Error('unit failed')))).rejects.toThrow(
       'unit failed',
