@@ -6,8 +6,8 @@
  *
  * What it does, as the service does:
  * - the statements captured from the service (bench/lib/service-sql.mjs): the key by SHA-256
- *   hash (once per key, then from a Map), the student through student_organisations, the
- *   progress rows, the disclosure insert; for an enroll the conditional update (which checks
+ *   hash (once per key, then from a Map), the student through student_organisations with
+ *   their progress rows, the disclosure insert; for an enroll the conditional update (which checks
  *   the link) and, when it changed nothing, the tier of a student the organisation can see;
  * - reads progress synchronously on the writing connection, mapped into memory, between group
  *   commits, with the fast path's one statement (the student and their progress rows as JSON
@@ -93,11 +93,9 @@ function logChange(values) {
 const keyByHash = prepared(reader, 'keyByHash')
 // On the writer, as the service reads progress while the writer has no transaction open (its
 // own commits leave its page cache warm); here a group commit never spans a request.
-const studentQuery = prepared(writer, 'student')
-const progressQuery = prepared(writer, 'progress', { raw: true })
-// The service's fast path reads both with one statement (the rows as JSON built by SQLite).
-const studentWithProgress =
-  statements.studentWithProgress === undefined ? undefined : prepared(writer, 'studentWithProgress', { raw: true })
+// The student and their progress rows in one statement (the rows as JSON built by SQLite), as
+// the service's fast path reads them.
+const studentWithProgress = prepared(writer, 'studentWithProgress', { raw: true })
 const insertDisclosure = prepared(writer, 'disclosure')
 const changeTier = prepared(writer, 'changeTier')
 const tierQuery = prepared(writer, 'tier')
@@ -177,13 +175,9 @@ function disclose(values, action, outcome) {
 
 /** The student the organisation can see (undefined for any other id) and their progress rows as arrays. */
 function lookUp(values) {
-  if (studentWithProgress !== undefined) {
-    const row = studentWithProgress.statement.get(...studentWithProgress.args(values))
-    if (row === undefined) return { student: undefined, rows: [] }
-    return { student: { firstName: row[0], tier: row[1] }, rows: JSON.parse(row[2]) }
-  }
-  const student = studentQuery.statement.get(...studentQuery.args(values))
-  return { student, rows: student === undefined ? [] : progressQuery.statement.all(...progressQuery.args(values)) }
+  const row = studentWithProgress.statement.get(...studentWithProgress.args(values))
+  if (row === undefined) return { student: undefined, rows: [] }
+  return { student: { firstName: row[0], tier: row[1] }, rows: JSON.parse(row[2]) }
 }
 
 function progress(reply, key, id) {
