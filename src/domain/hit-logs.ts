@@ -1,7 +1,7 @@
 /**
  * The times of each key's recent hits, for the sliding-window limiter, kept in one Float64Array
  * instead of an object and an array per key. With tens of thousands of keys, a key holding one
- * time costs its map entry and 24 bytes instead of about 130; a busy key's times sit in a block
+ * time costs its map entry and about 32 bytes instead of about 130; a busy key's times sit in a block
  * at most half as large again as they need.
  *
  * Each key has a slot (its block's start and size class, the offset of its oldest time in the
@@ -12,6 +12,12 @@
  * free blocks outweigh the live ones.
  */
 const NONE = -1
+/** A slot's numbers in #meta: block start, size class, offset of the oldest time, times held. */
+const FIELDS = 4
+const START = 0
+const CLASS = 1
+const FIRST = 2
+const HELD = 3
 
 function sizeClasses(maxHits: number): number[] {
   const sizes = [1, 2]
@@ -29,10 +35,13 @@ export class HitLogs {
   readonly #slots = new Map<string, number>()
   #keys: (string | undefined)[] = []
   #freeSlots: number[] = []
-  #blockStart = new Int32Array(64)
-  #blockClass = new Uint8Array(64)
-  #first = new Int32Array(64)
-  #held = new Int32Array(64)
+  /**
+   * Per slot, side by side (FIELDS numbers from slot * FIELDS): its block's start and size class,
+   * the offset of its oldest time in the block, and how many it holds. One place per slot rather
+   * than one array per field: a request reads all four, and with tens of thousands of keys each
+   * array read was a cache miss of its own.
+   */
+  #meta = new Int32Array(64 * FIELDS)
   #times = new Float64Array(256)
   /** First index of #times never handed out. */
   #top = 0
@@ -50,67 +59,77 @@ export class HitLogs {
     return this.#slots.size
   }
 
-  /** The key's slot, or -1 if it has no log. */
-  slot(key: string): number {
+  /**
+   * The key's slot, or -1 if it has no log. `hint` is a slot the caller was given for this key
+   * before: it is used when it still holds the key (a sweep may have given it to another),
+   * which saves hashing the key into the map.
+   */
+  slot(key: string, hint = NONE): number {
+    if (hint >= 0 && this.#keys[hint] === key) return hint
     return this.#slots.get(key) ?? NONE
   }
 
-  /** Starts a log for a key that has none, holding `time`. */
-  add(key: string, time: number): void {
+  /** Starts a log for a key that has none, holding `time`; returns its slot. */
+  add(key: string, time: number): number {
     const slot = this.#freeSlots.pop() ?? this.#newSlot()
     this.#keys[slot] = key
     this.#slots.set(key, slot)
-    this.#blockClass[slot] = 0
-    this.#blockStart[slot] = this.#allocate(0)
-    this.#first[slot] = 0
-    this.#held[slot] = 1
-    this.#times[this.#blockStart[slot]!] = time
+    this.#meta[slot * FIELDS + CLASS] = 0
+    this.#meta[slot * FIELDS + START] = this.#allocate(0)
+    this.#meta[slot * FIELDS + FIRST] = 0
+    this.#meta[slot * FIELDS + HELD] = 1
+    this.#times[this.#meta[slot * FIELDS + START]!] = time
+    return slot
   }
 
   /** Drops the times at or before `cutoff`; returns how many the log still holds. */
   expire(slot: number, cutoff: number): number {
-    const start = this.#blockStart[slot]!
-    let first = this.#first[slot]!
-    let held = this.#held[slot]!
+    const start = this.#meta[slot * FIELDS + START]!
+    let first = this.#meta[slot * FIELDS + FIRST]!
+    let held = this.#meta[slot * FIELDS + HELD]!
     while (held > 0 && this.#times[start + first]! <= cutoff) {
       first++
       held--
     }
-    this.#first[slot] = held === 0 ? 0 : first
-    this.#held[slot] = held
+    this.#meta[slot * FIELDS + FIRST] = held === 0 ? 0 : first
+    this.#meta[slot * FIELDS + HELD] = held
     return held
   }
 
   /** The oldest time held, or undefined for an empty log. */
   oldest(slot: number): number | undefined {
-    return this.#held[slot] === 0 ? undefined : this.#times[this.#blockStart[slot]! + this.#first[slot]!]
+    return this.#meta[slot * FIELDS + HELD] === 0
+      ? undefined
+      : this.#times[this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]!]
   }
 
   newest(slot: number): number | undefined {
-    const held = this.#held[slot]!
-    return held === 0 ? undefined : this.#times[this.#blockStart[slot]! + this.#first[slot]! + held - 1]
+    const held = this.#meta[slot * FIELDS + HELD]!
+    return held === 0
+      ? undefined
+      : this.#times[this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]! + held - 1]
   }
 
   /** Appends `time` (no earlier than the newest); the caller keeps a log within `maxHits`. */
   push(slot: number, time: number): void {
-    const held = this.#held[slot]!
-    const size = this.#sizes[this.#blockClass[slot]!]!
-    if (this.#first[slot]! + held === size) {
+    const held = this.#meta[slot * FIELDS + HELD]!
+    const size = this.#sizes[this.#meta[slot * FIELDS + CLASS]!]!
+    if (this.#meta[slot * FIELDS + FIRST]! + held === size) {
       if (held === size) this.#grow(slot)
       else this.#moveDown(slot)
     }
-    this.#times[this.#blockStart[slot]! + this.#first[slot]! + held] = time
-    this.#held[slot] = held + 1
+    this.#times[this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]! + held] = time
+    this.#meta[slot * FIELDS + HELD] = held + 1
   }
 
   /** Removes the newest occurrence of `time`; false if the log holds none. */
   removeLatest(slot: number, time: number): boolean {
-    const from = this.#blockStart[slot]! + this.#first[slot]!
-    const held = this.#held[slot]!
+    const from = this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]!
+    const held = this.#meta[slot * FIELDS + HELD]!
     for (let i = from + held - 1; i >= from; i--) {
       if (this.#times[i] !== time) continue
       this.#times.copyWithin(i, i + 1, from + held)
-      this.#held[slot] = held - 1
+      this.#meta[slot * FIELDS + HELD] = held - 1
       return true
     }
     return false
@@ -123,7 +142,7 @@ export class HitLogs {
       if (newest !== undefined && newest > cutoff) continue
       this.#slots.delete(key)
       this.#keys[slot] = undefined
-      this.#release(this.#blockStart[slot]!, this.#blockClass[slot]!)
+      this.#release(this.#meta[slot * FIELDS + START]!, this.#meta[slot * FIELDS + CLASS]!)
       this.#freeSlots.push(slot)
     }
     if (this.#freeTimes > 1024 && this.#freeTimes * 2 > this.#top) this.#rebuild(cutoff)
@@ -132,11 +151,8 @@ export class HitLogs {
   #newSlot(): number {
     const slot = this.#keys.length
     this.#keys.push(undefined)
-    if (slot === this.#held.length) {
-      this.#blockStart = copy(this.#blockStart, new Int32Array(slot * 2))
-      this.#blockClass = copy(this.#blockClass, new Uint8Array(slot * 2))
-      this.#first = copy(this.#first, new Int32Array(slot * 2))
-      this.#held = copy(this.#held, new Int32Array(slot * 2))
+    if (slot * FIELDS === this.#meta.length) {
+      this.#meta = copy(this.#meta, new Int32Array(slot * 2 * FIELDS))
     }
     return slot
   }
@@ -162,25 +178,25 @@ export class HitLogs {
 
   /** Moves the held times to the start of the block. */
   #moveDown(slot: number): void {
-    const start = this.#blockStart[slot]!
-    const first = this.#first[slot]!
-    this.#times.copyWithin(start, start + first, start + first + this.#held[slot]!)
-    this.#first[slot] = 0
+    const start = this.#meta[slot * FIELDS + START]!
+    const first = this.#meta[slot * FIELDS + FIRST]!
+    this.#times.copyWithin(start, start + first, start + first + this.#meta[slot * FIELDS + HELD]!)
+    this.#meta[slot * FIELDS + FIRST] = 0
   }
 
   /** Moves a full log to a block of the next size class. */
   #grow(slot: number): void {
-    const sizeClass = this.#blockClass[slot]!
-    const start = this.#blockStart[slot]!
-    const from = start + this.#first[slot]!
-    const held = this.#held[slot]!
+    const sizeClass = this.#meta[slot * FIELDS + CLASS]!
+    const start = this.#meta[slot * FIELDS + START]!
+    const from = start + this.#meta[slot * FIELDS + FIRST]!
+    const held = this.#meta[slot * FIELDS + HELD]!
     const to = this.#allocate(sizeClass + 1)
     // #allocate may have replaced the array; read from the current one.
     this.#times.copyWithin(to, from, from + held)
     this.#release(start, sizeClass)
-    this.#blockStart[slot] = to
-    this.#blockClass[slot] = sizeClass + 1
-    this.#first[slot] = 0
+    this.#meta[slot * FIELDS + START] = to
+    this.#meta[slot * FIELDS + CLASS] = sizeClass + 1
+    this.#meta[slot * FIELDS + FIRST] = 0
   }
 
   /** Packs the live logs into a new array, each in the smallest class that holds its live times. */
@@ -188,7 +204,11 @@ export class HitLogs {
     const old = this.#times
     const logs = [...this.#slots.values()].map((slot) => {
       this.expire(slot, cutoff)
-      return { slot, from: this.#blockStart[slot]! + this.#first[slot]!, held: this.#held[slot]! }
+      return {
+        slot,
+        from: this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]!,
+        held: this.#meta[slot * FIELDS + HELD]!,
+      }
     })
     this.#times = new Float64Array(Math.max(256, this.#times.length / 2))
     this.#top = 0
@@ -201,14 +221,14 @@ export class HitLogs {
       )
       const to = this.#allocate(sizeClass)
       this.#times.set(old.subarray(from, from + held), to)
-      this.#blockStart[slot] = to
-      this.#blockClass[slot] = sizeClass
-      this.#first[slot] = 0
+      this.#meta[slot * FIELDS + START] = to
+      this.#meta[slot * FIELDS + CLASS] = sizeClass
+      this.#meta[slot * FIELDS + FIRST] = 0
     }
   }
 }
 
-function copy<T extends Float64Array | Int32Array | Uint8Array>(from: T, to: T): T {
+function copy<T extends Float64Array | Int32Array>(from: T, to: T): T {
   to.set(from as ArrayLike<number>)
   return to
 }

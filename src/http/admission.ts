@@ -306,7 +306,7 @@ export class Admission {
           : this.#afterOrganisationLimit(key, own, organisation, this.#now()),
       )
     }
-    const own = limiter.reserve(key.keyId, now)
+    const own = limiter.reserve(key.keyId, now, key.limitSlot)
     return own instanceof Promise
       ? own.then((decision) => this.#afterOwnLimit(key, decision, this.#now()))
       : this.#afterOwnLimit(key, own, now)
@@ -314,11 +314,12 @@ export class Admission {
 
   #afterOwnLimit(key: KeyRecord, own: Reservation, now: number): MaybePromise<Verdict> {
     const { limiter, organisationLimiter, usage } = this.#options
+    if (own.slot !== undefined) key.limitSlot = own.slot
     if (!own.allowed) {
-      usage.count(key.keyId, true, now)
+      key.usageSlot = usage.count(key.keyId, true, now, key.usageSlot)
       return { admitted: false, problem: rateLimited(own, limiter.windowMs), key, rate: { key: own } }
     }
-    const organisation = organisationLimiter.hit(key.organisation.id, now)
+    const organisation = organisationLimiter.hit(key.organisation.id, now, key.organisation.limitSlot)
     return organisation instanceof Promise
       ? organisation.then((decision) => this.#afterOrganisationLimit(key, own, decision, this.#now()))
       : this.#afterOrganisationLimit(key, own, organisation, now)
@@ -326,9 +327,10 @@ export class Admission {
 
   #afterOrganisationLimit(key: KeyRecord, own: Reservation, organisation: RateDecision, now: number): Verdict {
     const { organisationLimiter, usage } = this.#options
+    if (organisation.slot !== undefined) key.organisation.limitSlot = organisation.slot
     if (!organisation.allowed) {
       own.release()
-      usage.count(key.keyId, true, now)
+      key.usageSlot = usage.count(key.keyId, true, now, key.usageSlot)
       const rate = { key: releasedDecision(own), organisation }
       return {
         admitted: false,
@@ -337,7 +339,7 @@ export class Admission {
         rate,
       }
     }
-    usage.count(key.keyId, false, now)
+    key.usageSlot = usage.count(key.keyId, false, now, key.usageSlot)
     const rate = { key: own, organisation }
     if (!key.organisation.active) return { admitted: false, problem: SUSPENDED, key, rate }
     return { admitted: true, key, rate }
