@@ -35,7 +35,7 @@ export interface RateLimiter {
    */
   hit(key: string, now?: number, hint?: number): RateDecision | Promise<RateDecision>
   /** The decision a hit would get now, without recording anything. */
-  peek(key: string, now?: number): RateDecision | Promise<RateDecision>
+  peek(key: string, now?: number, hint?: number): RateDecision | Promise<RateDecision>
   /**
    * A hit that can be taken back: decided and recorded in one step (so concurrent callers
    * cannot all pass a check made before they count), then released if what it stood for did
