@@ -13,7 +13,14 @@ describe.skipIf(REDIS_URL === '')('dashboard sign-in limits shared through Redis
   let second: TestContext
 
   beforeAll(async () => {
-    const env = { REDIS_URL, REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}:`, SIGN_IN_FAILURE_LIMIT: '5' }
+    // A generous command timeout, as in admission.test.ts: past the default 250 ms on a loaded
+    // machine an instance would count alone for a second (the designed fallback).
+    const env = {
+      REDIS_URL,
+      REDIS_KEY_PREFIX: `test-${randomBytes(6).toString('hex')}:`,
+      SIGN_IN_FAILURE_LIMIT: '5',
+      REDIS_COMMAND_TIMEOUT_MS: '10000',
+    }
     first = await buildTestApp({ env })
     second = await buildTestApp({ env })
   })

@@ -19,7 +19,9 @@ describe.skipIf(REDIS_URL === '')('RedisLimiter (shared Redis)', () => {
   const clients: Redis[] = []
   const prefix = `test:${randomBytes(4).toString('hex')}:`
   beforeAll(async () => {
-    for (let i = 0; i < 3; i++) clients.push(openRedis(REDIS_URL))
+    // A generous command timeout: a worker of a loaded suite can stall past the default 250 ms,
+    // and these limiters have no fallback, so a late reply would fail the test, not the limit.
+    for (let i = 0; i < 3; i++) clients.push(openRedis(REDIS_URL, { commandTimeoutMs: 10_000 }))
     await Promise.all(clients.map((client) => whenReady(client)))
   })
   afterAll(async () => {
