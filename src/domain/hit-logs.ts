@@ -39,7 +39,7 @@ export class HitLogs {
    * Per slot, side by side (FIELDS numbers from slot * FIELDS): its block's start and size class,
    * the offset of its oldest time in the block, and how many it holds. One place per slot rather
    * than one array per field: a request reads all four, and with tens of thousands of keys each
-   * array read was a cache miss of its own.
+   * array read was a cache miss of its own. Replaced by a larger one only when a slot is added.
    */
   #meta = new Int32Array(64 * FIELDS)
   #times = new Float64Array(256)
@@ -74,62 +74,70 @@ export class HitLogs {
     const slot = this.#freeSlots.pop() ?? this.#newSlot()
     this.#keys[slot] = key
     this.#slots.set(key, slot)
-    this.#meta[slot * FIELDS + CLASS] = 0
-    this.#meta[slot * FIELDS + START] = this.#allocate(0)
-    this.#meta[slot * FIELDS + FIRST] = 0
-    this.#meta[slot * FIELDS + HELD] = 1
-    this.#times[this.#meta[slot * FIELDS + START]!] = time
+    const at = slot * FIELDS
+    const start = this.#allocate(0)
+    this.#meta[at + START] = start
+    this.#meta[at + CLASS] = 0
+    this.#meta[at + FIRST] = 0
+    this.#meta[at + HELD] = 1
+    this.#times[start] = time
     return slot
   }
 
   /** Drops the times at or before `cutoff`; returns how many the log still holds. */
   expire(slot: number, cutoff: number): number {
-    const start = this.#meta[slot * FIELDS + START]!
-    let first = this.#meta[slot * FIELDS + FIRST]!
-    let held = this.#meta[slot * FIELDS + HELD]!
+    const meta = this.#meta
+    const at = slot * FIELDS
+    const start = meta[at + START]!
+    let first = meta[at + FIRST]!
+    let held = meta[at + HELD]!
     while (held > 0 && this.#times[start + first]! <= cutoff) {
       first++
       held--
     }
-    this.#meta[slot * FIELDS + FIRST] = held === 0 ? 0 : first
-    this.#meta[slot * FIELDS + HELD] = held
+    meta[at + FIRST] = held === 0 ? 0 : first
+    meta[at + HELD] = held
     return held
   }
 
   /** The oldest time held, or undefined for an empty log. */
   oldest(slot: number): number | undefined {
-    return this.#meta[slot * FIELDS + HELD] === 0
-      ? undefined
-      : this.#times[this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]!]
+    const meta = this.#meta
+    const at = slot * FIELDS
+    return meta[at + HELD] === 0 ? undefined : this.#times[meta[at + START]! + meta[at + FIRST]!]
   }
 
   newest(slot: number): number | undefined {
-    const held = this.#meta[slot * FIELDS + HELD]!
-    return held === 0
-      ? undefined
-      : this.#times[this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]! + held - 1]
+    const meta = this.#meta
+    const at = slot * FIELDS
+    const held = meta[at + HELD]!
+    return held === 0 ? undefined : this.#times[meta[at + START]! + meta[at + FIRST]! + held - 1]
   }
 
   /** Appends `time` (no earlier than the newest); the caller keeps a log within `maxHits`. */
   push(slot: number, time: number): void {
-    const held = this.#meta[slot * FIELDS + HELD]!
-    const size = this.#sizes[this.#meta[slot * FIELDS + CLASS]!]!
-    if (this.#meta[slot * FIELDS + FIRST]! + held === size) {
+    const meta = this.#meta
+    const at = slot * FIELDS
+    const held = meta[at + HELD]!
+    const size = this.#sizes[meta[at + CLASS]!]!
+    if (meta[at + FIRST]! + held === size) {
       if (held === size) this.#grow(slot)
       else this.#moveDown(slot)
     }
-    this.#times[this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]! + held] = time
-    this.#meta[slot * FIELDS + HELD] = held + 1
+    this.#times[meta[at + START]! + meta[at + FIRST]! + held] = time
+    meta[at + HELD] = held + 1
   }
 
   /** Removes the newest occurrence of `time`; false if the log holds none. */
   removeLatest(slot: number, time: number): boolean {
-    const from = this.#meta[slot * FIELDS + START]! + this.#meta[slot * FIELDS + FIRST]!
-    const held = this.#meta[slot * FIELDS + HELD]!
+    const meta = this.#meta
+    const at = slot * FIELDS
+    const from = meta[at + START]! + meta[at + FIRST]!
+    const held = meta[at + HELD]!
     for (let i = from + held - 1; i >= from; i--) {
       if (this.#times[i] !== time) continue
       this.#times.copyWithin(i, i + 1, from + held)
-      this.#meta[slot * FIELDS + HELD] = held - 1
+      meta[at + HELD] = held - 1
       return true
     }
     return false

@@ -108,10 +108,12 @@ export class KeyUsage {
   count(keyId: string, throttled: boolean, now = this.#clock.now(), hint = -1): number {
     if (now >= this.#dayEnds) this.#newDay(now)
     const slot = hint >= 0 && this.#keyIds[hint] === keyId ? hint : (this.#slots.get(keyId) ?? this.#add(keyId))
-    const written = this.#numbers[slot * FIELDS + WRITTEN]!
-    if (Number.isNaN(written) || now - written >= LAST_USED_PRECISION_MS) this.#numbers[slot * FIELDS + LAST_USED] = now
-    this.#numbers[slot * FIELDS + REQUESTS]!++
-    if (throttled) this.#numbers[slot * FIELDS + THROTTLED]!++
+    const numbers = this.#numbers
+    const at = slot * FIELDS
+    const written = numbers[at + WRITTEN]!
+    if (Number.isNaN(written) || now - written >= LAST_USED_PRECISION_MS) numbers[at + LAST_USED] = now
+    numbers[at + REQUESTS]!++
+    if (throttled) numbers[at + THROTTLED]!++
     return slot
   }
 
