@@ -78,8 +78,8 @@ export default defineConfig(async () => {
                   ...shared,
                   name: 'postgres',
                   include: ['test/http/**/*.test.ts', 'test/services/**/*.test.ts', 'test/storage/**/*.test.ts'],
-                  // Redis only: nothing about the database engine to test twice.
-                  exclude: ['test/storage/redis-limiter.test.ts'],
+                  // Redis only, or node:http only: nothing about the database engine to test twice.
+                  exclude: ['test/storage/redis-limiter.test.ts', 'test/http/response-head.test.ts'],
                   env: { ...env, TEST_DATABASE_URL: POSTGRES_URL },
                 },
               },

@@ -1,7 +1,8 @@
 /**
  * Two builds side by side, rounds interleaved so that the machine's other load falls on both:
  *
- *   node bench/compare.mjs <other checkout> [--only tiers,lessons,lesson,progress,enroll] [--rounds 3] [--seconds 5]
+ *   node bench/compare.mjs <other checkout> [--only tiers,lessons,lesson,tiers-304,bad-key-401,progress,enroll]
+ *                          [--rounds 3] [--seconds 5]
  *                          [--references] [--keys 2000]
  *
  * Each side runs its own dist/server.js on its own copy of its bench dataset (bench/.data/rows-2m,
@@ -57,7 +58,17 @@ function side(root, label) {
   const pairs = path.join(data, 'compare-pairs.txt')
   const pairLines = fs.readFileSync(path.join(data, 'pairs.txt'), 'utf8').split('\n')
   fs.writeFileSync(pairs, `${pairLines.filter((line) => chosenKeys.has(line.split(' ')[0])).join('\n')}\n`)
-  return { label, root, database, copy, keys, pairs }
+  return { label, root, database, copy, keys, pairs, badKeys: path.join(data, 'bad-keys.txt') }
+}
+
+/** The tiers' ETag as the side's own server gives it (a reference server gets this checkout's). */
+async function etagOf(s, baseUrl) {
+  if (s.etag === undefined) {
+    const key = fs.readFileSync(s.keys, 'utf8').split('\n', 1)[0]
+    const tiers = await fetch(`${baseUrl}/api/v1/tiers`, { headers: { authorization: `Bearer ${key}` } })
+    s.etag = tiers.headers.get('etag')
+  }
+  return s.etag
 }
 
 const sides = [side(path.resolve(positionals[0]), 'other'), side(ROOT, 'this')]
@@ -74,6 +85,10 @@ const scenarios = {
   lessons: { path: '/api/v1/lessons', expect: [200] },
   'lessons-tier': { path: '/api/v1/lessons?tier=builder', expect: [200] },
   lesson: { path: `/api/v1/lessons/${slug}`, expect: [200] },
+  // With the ETag of this checkout's tiers (each side's own when they differ: see etagOf).
+  'tiers-304': { path: '/api/v1/tiers', expect: [304], etag: true },
+  // Well-formed keys never issued; the services run with a high AUTH_FAILURE_LIMIT, as the bench's 401 row.
+  'bad-key-401': { path: '/api/v1/tiers', expect: [401], badKeys: true },
   // Student rows: no reference server answers them (the bench's own references do; run.mjs).
   progress: { mode: 'progress', expect: [200], service: true },
   enroll: { mode: 'enroll', expect: [200], service: true },
@@ -101,7 +116,7 @@ for (let round = 0; round < Number(values.rounds); round++) {
           }
         : {
             label: s.label,
-            env: serviceEnv({ DATABASE_URL: `sqlite:${s.copy}`, RATE_LIMIT: '1000000' }),
+            env: serviceEnv({ DATABASE_URL: `sqlite:${s.copy}`, RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' }),
             cpu: SERVER_CPU,
             script: path.join(s.root, 'dist', 'server.js'),
           },
@@ -122,10 +137,12 @@ for (let round = 0; round < Number(values.rounds); round++) {
       for (const id of chosen) {
         const scenario = scenarios[id]
         if (reference && scenario.service) continue
-        const file = reference ? sides[1].keys : s.keys
+        const keys = scenario.badKeys ? 'badKeys' : 'keys'
+        const file = reference ? sides[1][keys] : s[keys]
+        const etag = scenario.etag ? await etagOf(reference ? sides[1] : s, server.baseUrl) : undefined
         const lua =
           scenario.mode === undefined
-            ? { mode: 'catalog', file, path: scenario.path }
+            ? { mode: 'catalog', file, path: scenario.path, ...(etag === undefined ? {} : { etag }) }
             : { mode: scenario.mode, file: s.pairs }
         const row = await measure(server, { lua, expect: scenario.expect }, settings)
         const key = `${id}/${s.label}`

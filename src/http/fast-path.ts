@@ -38,6 +38,7 @@ import { type ProgressAnswer, progressStudentId, type StudentOutcome } from './f
 import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemJson } from './problem-responses.js'
 import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
+import { writeHead } from './response-head.js'
 import { EXPOSED_HEADERS } from './response-basics.js'
 
 /** What authentication uses, plus the catalog and the access log. */
@@ -103,7 +104,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     headers['content-type'] = PROBLEM_CONTENT_TYPE
     headers['content-length'] = String(Buffer.byteLength(body))
     const status = PROBLEM_CATALOG[problem.code].status
-    response.writeHead(status, headers)
+    writeHead(response, status, headers)
     response.end(body)
     return status
   }
@@ -112,7 +113,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const out = headersFor(requestId, rate, now)
     out['content-type'] = 'application/json; charset=utf-8'
     out['content-length'] = String(Buffer.byteLength(body))
-    response.writeHead(200, out)
+    writeHead(response, 200, out)
     response.end(body)
     return 200
   }
@@ -270,12 +271,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
     out.etag = representation.etag
     out['cache-control'] = 'private, no-cache'
     if (notModified) {
-      response.writeHead(304, out)
+      writeHead(response, 304, out)
       response.end()
     } else {
       out['content-type'] = 'application/json; charset=utf-8'
       out['content-length'] = representation.contentLength
-      response.writeHead(200, out)
+      writeHead(response, 200, out)
       response.end(representation.body)
     }
     if (accessLog !== undefined) logLine(request, requestId, notModified ? 304 : 200, started, verdict.key.keyId)
