@@ -8,6 +8,7 @@ import fastJson from 'fast-json-stringify'
 import type { CatalogIndex } from '../domain/progress.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
 import type { StoredCatalog } from '../storage/catalog-repository.js'
+import { type ByteString, byteString } from './response-head.js'
 import {
   type LessonBody,
   LessonSchema,
@@ -21,6 +22,8 @@ import {
 
 export interface Representation {
   readonly body: string
+  /** The same body as its UTF-8 bytes, for the fast path (response-head.ts). */
+  readonly bytes: ByteString
   /** `Content-Length` of the body in UTF-8. */
   readonly contentLength: string
   /** Strong validator (RFC 9110 8.8.3): the same bytes always get the same tag. */
@@ -44,6 +47,7 @@ const stringifyLesson = fastJson(LessonSchema)
 function represent(body: string): Representation {
   return {
     body,
+    bytes: byteString(body),
     contentLength: String(Buffer.byteLength(body)),
     etag: `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`,
   }

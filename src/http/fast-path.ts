@@ -36,9 +36,9 @@ import { Admission, handOver, type Verdict } from './admission.js'
 import { type EnrollAnswer, enrollStudentId, leaveBody, plainTier, readsBody } from './fast-enroll.js'
 import { type ProgressAnswer, progressStudentId, type StudentOutcome } from './fast-progress.js'
 import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
-import { problemJson } from './problem-responses.js'
+import { problemBytes } from './problem-responses.js'
 import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
-import { writeHead } from './response-head.js'
+import { type ByteString, send, writeHead } from './response-head.js'
 import { EXPOSED_HEADERS } from './response-basics.js'
 
 /** What authentication uses, plus the catalog and the access log. */
@@ -64,6 +64,7 @@ const LESSONS_URL = `${API_PREFIX}/lessons`
 const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`${LESSONS_URL}?tier=${tier}`, tier]))
 const LESSON_PREFIX = `${LESSONS_URL}/`
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
+const NO_BODY = '' as ByteString
 
 export function createFastPath(options: FastPathOptions): FastPath {
   const { catalog, clock, policy, accessLog, progress, enroll } = options
@@ -98,14 +99,13 @@ export function createFastPath(options: FastPathOptions): FastPath {
     rate: RateState | undefined,
     now: number,
   ): number {
-    const body = problemJson(problem, requestId)
+    const body = problemBytes(problem, requestId)
     const headers = headersFor(requestId, rate, now)
     if (problem.headers !== undefined) Object.assign(headers, problem.headers)
     headers['content-type'] = PROBLEM_CONTENT_TYPE
-    headers['content-length'] = String(Buffer.byteLength(body))
+    headers['content-length'] = String(body.length)
     const status = PROBLEM_CATALOG[problem.code].status
-    writeHead(response, status, headers)
-    response.end(body)
+    send(response, status, headers, body)
     return status
   }
 
@@ -271,13 +271,11 @@ export function createFastPath(options: FastPathOptions): FastPath {
     out.etag = representation.etag
     out['cache-control'] = 'private, no-cache'
     if (notModified) {
-      writeHead(response, 304, out)
-      response.end()
+      send(response, 304, out, NO_BODY)
     } else {
       out['content-type'] = 'application/json; charset=utf-8'
       out['content-length'] = representation.contentLength
-      writeHead(response, 200, out)
-      response.end(representation.body)
+      send(response, 200, out, representation.bytes)
     }
     if (accessLog !== undefined) logLine(request, requestId, notModified ? 304 : 200, started, verdict.key.keyId)
     return true

@@ -9,9 +9,12 @@
 import http from 'node:http'
 import net from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
-import { writeHead } from '../../src/http/response-head.js'
+import type { Problem } from '../../src/errors.js'
+import { problemBytes, problemJson } from '../../src/http/problem-responses.js'
+import { byteString, send, writeHead } from '../../src/http/response-head.js'
 
 const BODY = '{"data":[{"id":"explorer"}]}'
+const UTF8_BODY = '{"firstName":"Zoë","note":"– ✓ 😀"}'
 
 /** The answers the fast path gives, by request path. */
 const ANSWERS: Record<string, { status: number; headers: Record<string, string>; body?: string }> = {
@@ -47,6 +50,14 @@ const ANSWERS: Record<string, { status: number; headers: Record<string, string>;
     },
     body: '{}',
   },
+  '/utf8': {
+    status: 200,
+    headers: {
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': String(Buffer.byteLength(UTF8_BODY)),
+    },
+    body: UTF8_BODY,
+  },
   '/limited': {
     status: 429,
     headers: { 'retry-after': '17', 'content-type': 'application/problem+json; charset=utf-8', 'content-length': '2' },
@@ -54,7 +65,8 @@ const ANSWERS: Record<string, { status: number; headers: Record<string, string>;
   },
 }
 
-type Writer = 'module' | 'node'
+/** Node's writeHead and end(body); the module's writeHead and end(body); the module's send. */
+type Writer = 'node' | 'module' | 'send'
 let server: http.Server | undefined
 
 /**
@@ -72,10 +84,14 @@ async function serve(writer: Writer, settings: { keepAliveTimeout?: number; maxR
       return original(...args)
     }) as typeof response.writeHead
     if (request.url!.endsWith('?preset')) response.setHeader('vary', 'accept')
-    if (writer === 'module') writeHead(response, answer.status, { ...answer.headers })
-    else response.writeHead(answer.status, { ...answer.headers })
+    if (writer === 'send') {
+      send(response, answer.status, { ...answer.headers }, byteString(answer.body ?? ''))
+    } else {
+      if (writer === 'module') writeHead(response, answer.status, { ...answer.headers })
+      else response.writeHead(answer.status, { ...answer.headers })
+      response.end(answer.body)
+    }
     calledWriteHead.push(called)
-    response.end(answer.body)
   })
   if (settings.keepAliveTimeout !== undefined) server.keepAliveTimeout = settings.keepAliveTimeout
   if (settings.maxRequestsPerSocket !== undefined) server.maxRequestsPerSocket = settings.maxRequestsPerSocket
@@ -141,9 +157,9 @@ function exchange(port: number, requests: string[]): Promise<{ answers: string[]
 const get = (path: string, extra = '') => `GET ${path} HTTP/1.1\r\nHost: localhost\r\n${extra}\r\n`
 
 /** The same exchange against a server of each writer: the bytes and which wrote the heads. */
-async function both(requests: string[], settings: Parameters<typeof serve>[1] = {}) {
+async function all(requests: string[], settings: Parameters<typeof serve>[1] = {}) {
   const results = {} as Record<Writer, { answers: string[]; closed: boolean; calledWriteHead: boolean[] }>
-  for (const writer of ['node', 'module'] as const) {
+  for (const writer of ['node', 'module', 'send'] as const) {
     const { port, calledWriteHead } = await serve(writer, settings)
     try {
       results[writer] = { ...(await exchange(port, requests)), calledWriteHead }
@@ -157,14 +173,17 @@ async function both(requests: string[], settings: Parameters<typeof serve>[1] = 
 describe('a head written by the module', () => {
   for (const path of Object.keys(ANSWERS)) {
     for (const keepAliveTimeout of [5000, 65_000, 0]) {
-      it(`${path} with keepAliveTimeout ${keepAliveTimeout}: the bytes writeHead writes, without writeHead`, async () => {
-        const { node, module } = await both([get(path), get(path)], { keepAliveTimeout })
+      it(`${path} with keepAliveTimeout ${keepAliveTimeout}: the bytes Node writes, without writeHead`, async () => {
+        const { node, module, send } = await all([get(path), get(path)], { keepAliveTimeout })
         expect(module.answers).toEqual(node.answers)
+        expect(send.answers).toEqual(node.answers)
         expect(module.answers).toHaveLength(2)
         expect(module.answers[0]).toContain('\r\nDate: <masked>\r\nConnection: keep-alive\r\n')
         expect(module.closed).toBe(false)
+        expect(send.closed).toBe(false)
         expect(node.calledWriteHead).toEqual([true, true])
         expect(module.calledWriteHead).toEqual([false, false])
+        expect(send.calledWriteHead).toEqual([false, false])
       })
     }
   }
@@ -184,33 +203,48 @@ describe('a head written by the module', () => {
 
 describe('left to writeHead, with the same bytes', () => {
   it('a request that asks to close the connection', async () => {
-    const { node, module } = await both([get('/ok', 'Connection: close\r\n')])
-    expect(module.answers).toEqual(node.answers)
+    const { node, module, send } = await all([get('/ok', 'Connection: close\r\n')])
+    expect(node.answers).toHaveLength(1)
+    for (const written of [module, send]) {
+      expect(written.answers).toEqual(node.answers)
+      expect(written.closed).toBe(true)
+      expect(written.calledWriteHead).toEqual([true])
+    }
     expect(module.answers[0]).toContain('\r\nConnection: close\r\n')
-    expect(module.closed).toBe(true)
-    expect(module.calledWriteHead).toEqual([true])
+    // The body in bytes, through writeHead too.
+    const utf8 = await all(['GET /utf8 HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n'])
+    expect(utf8.send.answers).toEqual(utf8.node.answers)
+    expect(Buffer.from(utf8.send.answers[0]!, 'latin1').toString('utf8')).toContain(UTF8_BODY)
+    expect(utf8.send.calledWriteHead).toEqual([true])
   })
 
   it('an HTTP/1.0 client', async () => {
-    const { node, module } = await both(['GET /ok HTTP/1.0\r\nHost: localhost\r\n\r\n'])
-    expect(module.answers).toEqual(node.answers)
-    expect(module.closed).toBe(true)
-    expect(module.calledWriteHead).toEqual([true])
+    const { node, module, send } = await all(['GET /ok HTTP/1.0\r\nHost: localhost\r\n\r\n'])
+    for (const written of [module, send]) {
+      expect(written.answers).toEqual(node.answers)
+      expect(written.closed).toBe(true)
+      expect(written.calledWriteHead).toEqual([true])
+    }
   })
 
   it('a response with a field set before', async () => {
-    const { node, module } = await both([get('/ok?preset')])
-    expect(module.answers).toEqual(node.answers)
+    const { node, module, send } = await all([get('/ok?preset')])
+    for (const written of [module, send]) {
+      expect(written.answers).toEqual(node.answers)
+      expect(written.calledWriteHead).toEqual([true])
+    }
     expect(module.answers[0]).toContain('\r\nvary: accept\r\n')
-    expect(module.calledWriteHead).toEqual([true])
   })
 
   it('the last request a socket may carry (maxRequestsPerSocket), after written ones with max=', async () => {
-    const { node, module } = await both([get('/ok'), get('/not-modified'), get('/ok')], { maxRequestsPerSocket: 3 })
-    expect(module.answers).toEqual(node.answers)
+    const requests = [get('/ok'), get('/not-modified'), get('/utf8')]
+    const { node, module, send } = await all(requests, { maxRequestsPerSocket: 3 })
+    for (const written of [module, send]) {
+      expect(written.answers).toEqual(node.answers)
+      expect(written.calledWriteHead).toEqual([false, false, true])
+    }
     expect(module.answers[0]).toContain('\r\nKeep-Alive: timeout=5, max=3\r\n')
     expect(module.answers[2]).toContain('\r\nConnection: close\r\n')
-    expect(module.calledWriteHead).toEqual([false, false, true])
   })
 
   it('a 200 without a length (Node would send it chunked)', async () => {
@@ -230,5 +264,30 @@ describe('left to writeHead, with the same bytes', () => {
     const { answers } = await exchange(port, [get('/ok')])
     expect(calledWriteHead).toEqual([true])
     expect(answers[0]).toContain('\r\nTransfer-Encoding: chunked\r\n')
+  })
+})
+
+describe('bodies as bytes', () => {
+  it('byteString gives the UTF-8 bytes, and ASCII text itself', () => {
+    expect(Buffer.from(byteString(UTF8_BODY), 'latin1')).toEqual(Buffer.from(UTF8_BODY, 'utf8'))
+    expect(byteString(UTF8_BODY)).toHaveLength(Buffer.byteLength(UTF8_BODY))
+    expect(byteString(BODY)).toBe(BODY)
+  })
+
+  it('problemBytes is problemJson in bytes, for a detail in any script and with field errors', () => {
+    const problems: Problem[] = [
+      { code: 'student_not_found', detail: 'No student “Zoë” ✓ 😀 here.' },
+      { code: 'api_key_missing', detail: 'plain' },
+      { code: 'invalid_request', detail: 'bad', errors: [{ in: 'body', field: '/tier', detail: 'é' }] },
+    ]
+    for (const problem of problems) {
+      for (const requestId of ['5f0c8a52-3c1e-4d7a-9a53-0e2f1b6c7d88', 'id-ü']) {
+        // Twice: the second comes from the cached prefix.
+        for (let i = 0; i < 2; i++)
+          expect(Buffer.from(problemBytes(problem, requestId), 'latin1')).toEqual(
+            Buffer.from(problemJson(problem, requestId), 'utf8'),
+          )
+      }
+    }
   })
 })
