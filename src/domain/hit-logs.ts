@@ -186,25 +186,29 @@ export class HitLogs {
 
   /** Moves the held times to the start of the block. */
   #moveDown(slot: number): void {
-    const start = this.#meta[slot * FIELDS + START]!
-    const first = this.#meta[slot * FIELDS + FIRST]!
-    this.#times.copyWithin(start, start + first, start + first + this.#meta[slot * FIELDS + HELD]!)
-    this.#meta[slot * FIELDS + FIRST] = 0
+    const meta = this.#meta
+    const at = slot * FIELDS
+    const start = meta[at + START]!
+    const first = meta[at + FIRST]!
+    this.#times.copyWithin(start, start + first, start + first + meta[at + HELD]!)
+    meta[at + FIRST] = 0
   }
 
   /** Moves a full log to a block of the next size class. */
   #grow(slot: number): void {
-    const sizeClass = this.#meta[slot * FIELDS + CLASS]!
-    const start = this.#meta[slot * FIELDS + START]!
-    const from = start + this.#meta[slot * FIELDS + FIRST]!
-    const held = this.#meta[slot * FIELDS + HELD]!
+    const meta = this.#meta
+    const at = slot * FIELDS
+    const sizeClass = meta[at + CLASS]!
+    const start = meta[at + START]!
+    const from = start + meta[at + FIRST]!
+    const held = meta[at + HELD]!
     const to = this.#allocate(sizeClass + 1)
-    // #allocate may have replaced the array; read from the current one.
+    // #allocate may have replaced #times (never #meta); read from the current one.
     this.#times.copyWithin(to, from, from + held)
     this.#release(start, sizeClass)
-    this.#meta[slot * FIELDS + START] = to
-    this.#meta[slot * FIELDS + CLASS] = sizeClass + 1
-    this.#meta[slot * FIELDS + FIRST] = 0
+    meta[at + START] = to
+    meta[at + CLASS] = sizeClass + 1
+    meta[at + FIRST] = 0
   }
 
   /** Packs the live logs into a new array, each in the smallest class that holds its live times. */

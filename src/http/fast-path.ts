@@ -38,7 +38,7 @@ import { type ProgressAnswer, progressStudentId, type StudentOutcome } from './f
 import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemBytes } from './problem-responses.js'
 import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
-import { type ByteString, send, writeHead } from './response-head.js'
+import { NO_BODY, send, writeHead } from './response-head.js'
 import { EXPOSED_HEADERS } from './response-basics.js'
 
 /** What authentication uses, plus the catalog and the access log. */
@@ -64,7 +64,6 @@ const LESSONS_URL = `${API_PREFIX}/lessons`
 const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`${LESSONS_URL}?tier=${tier}`, tier]))
 const LESSON_PREFIX = `${LESSONS_URL}/`
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
-const NO_BODY = '' as ByteString
 
 export function createFastPath(options: FastPathOptions): FastPath {
   const { catalog, clock, policy, accessLog, progress, enroll } = options

@@ -33,38 +33,45 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 }
 
 /**
- * Each problem object's body up to its request id. The hot refusals reuse their Problem
- * objects (admission.ts), so a 401 or 429 costs one string join instead of a JSON.stringify.
+ * Each problem object's body up to its request id, as text and as its UTF-8 bytes (for the
+ * fast path, response-head.ts). The hot refusals reuse their Problem objects (admission.ts),
+ * so a 401 or 429 costs one string join instead of a JSON.stringify.
  */
-const bodyPrefixes = new WeakMap<Problem, string>()
+const bodyPrefixes = new WeakMap<Problem, BodyPrefix>()
+
+/** `bytes` made on first use: most problems answered through the router never need them. */
+interface BodyPrefix {
+  readonly text: string
+  bytes?: ByteString
+}
+
+function bodyPrefix(problem: Problem): BodyPrefix {
+  let prefix = bodyPrefixes.get(problem)
+  if (prefix === undefined) {
+    const body = JSON.stringify(problemBody(problem, ''))
+    // Everything before the request id's value: the body ends with "requestId":"" and }.
+    const text = body.slice(0, body.length - '""}'.length)
+    prefix = { text }
+    bodyPrefixes.set(problem, prefix)
+  }
+  return prefix
+}
 
 /** The problem+json body of a problem answered to the request `requestId`. */
 export function problemJson(problem: Problem, requestId: string): string {
   if (problem.errors !== undefined)
     return JSON.stringify({ ...problemBody(problem, requestId), errors: [...problem.errors] })
-  let prefix = bodyPrefixes.get(problem)
-  if (prefix === undefined) {
-    const body = JSON.stringify(problemBody(problem, ''))
-    // Everything before the request id's value: the body ends with "requestId":"" and }.
-    prefix = body.slice(0, body.length - '""}'.length)
-    bodyPrefixes.set(problem, prefix)
-  }
-  return `${prefix}${JSON.stringify(requestId)}}`
+  return `${bodyPrefix(problem).text}${JSON.stringify(requestId)}}`
 }
 
-/** The same body as its UTF-8 bytes, for the fast path (response-head.ts); `requestId` made here. */
+/** The same body as its UTF-8 bytes, for the fast path (response-head.ts). */
 export function problemBytes(problem: Problem, requestId: string): ByteString {
   if (problem.errors !== undefined) return byteString(problemJson(problem, requestId))
-  let prefix = bytePrefixes.get(problem)
-  if (prefix === undefined) {
-    prefix = byteString(problemJson(problem, ''))
-    prefix = prefix.slice(0, prefix.length - '""}'.length) as ByteString
-    bytePrefixes.set(problem, prefix)
-  }
-  // The prefix is bytes already: only the id is converted (a no-op for the ids made here).
-  return `${prefix}${byteString(JSON.stringify(requestId))}}` as ByteString
+  const prefix = bodyPrefix(problem)
+  prefix.bytes ??= byteString(prefix.text)
+  // Only the id is converted (a no-op for the ids made here): the prefix is bytes already.
+  return `${prefix.bytes}${byteString(JSON.stringify(requestId))}}` as ByteString
 }
-const bytePrefixes = new WeakMap<Problem, ByteString>()
 
 function problemBody(problem: Problem, requestId: string): ProblemBody {
   const { status, title } = PROBLEM_CATALOG[problem.code]

@@ -117,10 +117,11 @@ export function byteString(text: string): ByteString {
 }
 
 /**
- * The head Node would write for this answer, or undefined when it is not the common case
- * described in the module comment (and `writeHead` must write it).
+ * Stores the head Node would write for this answer, followed by `body`, where `end()` sends a
+ * stored head, and sets the status as `writeHead` would; or returns false, having touched
+ * nothing, when this is not the common case described in the module comment.
  */
-function headOf(response: ServerResponse, status: number, headers: Record<string, string>): string | undefined {
+function store(response: ServerResponse, status: number, headers: Record<string, string>, body: ByteString): boolean {
   const node = response as unknown as NodeResponse & Record<symbol, unknown>
   if (
     !supported ||
@@ -136,15 +137,21 @@ function headOf(response: ServerResponse, status: number, headers: Record<string
     // Without a length Node would send the body chunked; only a 204 or 304 has none.
     (headers['content-length'] === undefined && status !== 204 && status !== 304)
   )
-    return undefined
+    return false
   let head = statusLine(status)
   for (const name in headers) head += `${name}: ${headers[name]}\r\n`
   response.statusCode = status
   response.statusMessage = STATUS_CODES[status] ?? 'unknown'
   // As writeHead: these answers end with their head (RFC 9110 15.3.5, 15.4.5).
   if (status === 204 || status === 304) node._hasBody = false
-  return `${head}${currentDateLine()}${keepAlive(node._keepAliveTimeout, node._maxRequestsPerSocket)}\r\n`
+  const connection = keepAlive(node._keepAliveTimeout, node._maxRequestsPerSocket)
+  node._header = `${head}${currentDateLine()}${connection}\r\n${body}`
+  node._headerSent = false
+  return true
 }
+
+/** The body of an answer that has none (a 304). */
+export const NO_BODY = '' as ByteString
 
 /**
  * Stores the head of an answer, as `response.writeHead(status, headers)` would; `end(body)`
@@ -153,14 +160,7 @@ function headOf(response: ServerResponse, status: number, headers: Record<string
  * with values that need no check (see the module comment).
  */
 export function writeHead(response: ServerResponse, status: number, headers: Record<string, string>): void {
-  const head = headOf(response, status, headers)
-  if (head === undefined) {
-    response.writeHead(status, headers)
-    return
-  }
-  const node = response as unknown as NodeResponse
-  node._header = head
-  node._headerSent = false
+  if (!store(response, status, headers, NO_BODY)) response.writeHead(status, headers)
 }
 
 /**
@@ -175,14 +175,10 @@ export function send(
   headers: Record<string, string>,
   body: ByteString,
 ): void {
-  const head = headOf(response, status, headers)
-  if (head === undefined) {
-    response.writeHead(status, headers)
-    response.end(body, 'latin1')
+  if (store(response, status, headers, body)) {
+    response.end()
     return
   }
-  const node = response as unknown as NodeResponse
-  node._header = head + body
-  node._headerSent = false
-  response.end()
+  response.writeHead(status, headers)
+  response.end(body, 'latin1')
 }
