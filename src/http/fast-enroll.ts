@@ -23,6 +23,7 @@ import { enrollStudent } from '../storage/student-repository.js'
 import { mayReachStudents } from './access-control.js'
 import { keyAccess } from './student-access.js'
 import { type StudentOutcome, studentUrl } from './fast-progress.js'
+import { byteString } from './response-head.js'
 import { studentNotFound } from './routes/students.js'
 import { EnrollmentSchema } from './schemas/students.js'
 
@@ -117,7 +118,7 @@ export function fastEnroll(storage: Storage): EnrollAnswer {
         (result): StudentOutcome => {
           if (result === undefined) return { requestId, problem: studentNotFound(id) }
           // The schema's serializer writes its three fields and nothing else of the result.
-          return { requestId, body: serialize(result) }
+          return { requestId, body: byteString(serialize(result)) }
         },
         () => undefined,
       )

@@ -38,7 +38,7 @@ import { type ProgressAnswer, progressStudentId, type StudentOutcome } from './f
 import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
 import { problemBytes } from './problem-responses.js'
 import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
-import { NO_BODY, send, writeHead } from './response-head.js'
+import { type ByteString, NO_BODY, send } from './response-head.js'
 import { EXPOSED_HEADERS } from './response-basics.js'
 
 /** What authentication uses, plus the catalog and the access log. */
@@ -108,12 +108,17 @@ export function createFastPath(options: FastPathOptions): FastPath {
     return status
   }
 
-  function sendJson(response: ServerResponse, requestId: string, body: string, rate: RateState, now: number): number {
+  function sendJson(
+    response: ServerResponse,
+    requestId: string,
+    body: ByteString,
+    rate: RateState,
+    now: number,
+  ): number {
     const out = headersFor(requestId, rate, now)
     out['content-type'] = 'application/json; charset=utf-8'
-    out['content-length'] = String(Buffer.byteLength(body))
-    writeHead(response, 200, out)
-    response.end(body)
+    out['content-length'] = String(body.length)
+    send(response, 200, out, body)
     return 200
   }
 

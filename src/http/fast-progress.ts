@@ -4,8 +4,9 @@
  *
  * Only the plain case is answered here: a canonical UUID, a key admitted with the
  * `students:read` scope and an agreement in force. The student lookup and the disclosure record
- * are the route's own (`readStudentProgress`), and so are the body (`progressView`, the same
- * schema's serializer) and the 404. Every other case (a refusal, which the router records in
+ * are the route's own (`readStudentRows`), and so is the 404. The body is the route's too:
+ * written straight from plain rows (progress-body.ts, the same bytes), else by the same
+ * schema's serializer over `progressView`. Every other case (a refusal, which the router records in
  * the disclosure log; a storage failure) is handed to the router with the admission verdict
  * already taken, so the request is counted against the limits once.
  */
@@ -16,11 +17,13 @@ import { progressView } from '../domain/progress.js'
 import { UUID } from '../domain/uuid.js'
 import type { CatalogState } from '../services/catalog-state.js'
 import type { Storage } from '../storage/connection.js'
-import { readStudentProgress } from '../storage/student-repository.js'
+import { progressOfRows, readStudentRows } from '../storage/student-repository.js'
 import { mayReachStudents } from './access-control.js'
 import { API_PREFIX } from './api-prefix.js'
 import { keyAccess } from './student-access.js'
 import type { CatalogRepresentations } from './catalog-representations.js'
+import { progressBody } from './progress-body.js'
+import { type ByteString, byteString } from './response-head.js'
 import { studentNotFound } from './routes/students.js'
 import { ProgressEntrySchema, StudentProgressSchema } from './schemas/students.js'
 import type { Problem } from '../errors.js'
@@ -45,7 +48,10 @@ export function studentUrl(suffix: string): (url: string) => string | undefined 
 export const progressStudentId = studentUrl('/progress')
 
 /** The answer to a student request: a body or a problem (under the request id both carry); undefined: the router's. */
-export type StudentOutcome = { requestId: string; body: string } | { requestId: string; problem: Problem } | undefined
+export type StudentOutcome =
+  | { requestId: string; body: ByteString }
+  | { requestId: string; problem: Problem }
+  | undefined
 
 export interface ProgressAnswer {
   /** Whether the key may be answered here (otherwise the router answers, and records the refusal). */
@@ -69,11 +75,15 @@ export function fastProgress(
     answer(id, key, now) {
       const requestId = randomUUID()
       const context = keyAccess(key, requestId, now)
-      return readStudentProgress(storage.db, storage.writes, id, context, storage.reader).then(
+      return readStudentRows(storage.db, storage.writes, id, context, storage.reader).then(
         (student): StudentOutcome => {
           if (student === undefined) return { requestId, problem: studentNotFound(id) }
           try {
-            return { requestId, body: serialize(progressView(student, catalog.current)) }
+            const index = catalog.current
+            const body =
+              progressBody(id, student, index) ??
+              byteString(serialize(progressView(progressOfRows(id, student), index)))
+            return { requestId, body }
           } catch {
             // The router answers (and logs) whatever this was. Its read is recorded again, which
             // over-records rather than loses a disclosure.

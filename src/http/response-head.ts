@@ -154,20 +154,12 @@ function store(response: ServerResponse, status: number, headers: Record<string,
 export const NO_BODY = '' as ByteString
 
 /**
- * Stores the head of an answer, as `response.writeHead(status, headers)` would; `end(body)`
- * then sends it with the body. `headers` are lower-case names of this service's own (none of
- * `date`, `connection`, `transfer-encoding`, `trailer` or `expect`, which Node treats apart),
- * with values that need no check (see the module comment).
- */
-export function writeHead(response: ServerResponse, status: number, headers: Record<string, string>): void {
-  if (!store(response, status, headers, NO_BODY)) response.writeHead(status, headers)
-}
-
-/**
  * Sends a whole answer, head and body, as one string in one write: `end()` with no chunk sends
  * a stored head alone, without the cork, the second (empty) chunk and the vectored write that
  * `end(body)` costs on Node 20 and 22. The body goes in as bytes (latin1), so any UTF-8 arrives
- * intact. `headers` as for `writeHead`.
+ * intact. `headers` are lower-case names of this service's own (none of `date`, `connection`,
+ * `transfer-encoding`, `trailer` or `expect`, which Node treats apart), with values that need
+ * no check (see the module comment); the answer's `writeHead(status, headers)`, as it were.
  */
 export function send(
   response: ServerResponse,

@@ -55,7 +55,28 @@ const progressOf = (db: Kysely<Database>, studentId: string) =>
 const visibleStudentQuery = preparedQuery(visibleStudent)
 const progressQuery = preparedQuery(progressOf)
 
-type ProgressTuple = [string, ProgressEntry['status'], number, number, string, string | null]
+/** A progress row as read, in the column order of `progressOf`. */
+export type ProgressTuple = [string, ProgressEntry['status'], number, number, string, string | null]
+
+/** A student's name, tier and stored progress rows, as read for one organisation. */
+export interface StudentRows {
+  firstName: string
+  tier: TierId
+  rows: ProgressTuple[]
+  /**
+   * Whether every string of the rows is printable ASCII with nothing to escape in JSON (true for
+   * the slugs and times the service stores; known only on the synchronous path, false elsewhere):
+   * such rows can be written into a body as they are (progress-body.ts).
+   */
+  plain: boolean
+}
+
+/**
+ * Anything in SQLite's JSON text of the rows that is not printable ASCII, or a backslash: SQLite
+ * escapes a quote or a control character in a string with one, so a text without any holds only
+ * strings that JSON writes as they are.
+ */
+const NOT_PLAIN = /[^\x20-\x7e]|\\/
 
 /**
  * The synchronous path's one statement (SQLite, on the read-only connection): the student and,
@@ -92,29 +113,43 @@ async function lookUp(
   reader: SQLite.Database | undefined,
   studentId: string,
   context: StudentAccess,
-): Promise<{ student: { firstName: string; tier: TierId } | undefined; rows: ProgressTuple[] }> {
+): Promise<StudentRows | undefined> {
   const sandbox = context.sandbox ? 1 : 0
   if (reader !== undefined) {
     const row = statementOn(reader).get(studentId, context.organisationId, sandbox)
-    if (row === undefined) return { student: undefined, rows: [] }
-    return { student: { firstName: row[0], tier: row[1] }, rows: JSON.parse(row[2]) as ProgressTuple[] }
+    if (row === undefined) return undefined
+    const json = row[2]
+    return { firstName: row[0], tier: row[1], rows: JSON.parse(json) as ProgressTuple[], plain: !NOT_PLAIN.test(json) }
   }
   const [student] = await visibleStudentQuery(db, studentId, context.organisationId, sandbox)
-  const rows =
-    student === undefined
-      ? []
-      : (await progressQuery(db, studentId)).map(
-          (row): ProgressTuple => [row.lessonSlug, row.status, row.xp, row.timeSeconds, row.startedAt, row.completedAt],
-        )
-  return { student, rows }
+  if (student === undefined) return undefined
+  const rows = (await progressQuery(db, studentId)).map(
+    (row): ProgressTuple => [row.lessonSlug, row.status, row.xp, row.timeSeconds, row.startedAt, row.completedAt],
+  )
+  return { firstName: student.firstName, tier: student.tier, rows, plain: false }
 }
 
 /**
- * The student and their progress, or undefined when the student is not linked to the
+ * The student and their progress rows, or undefined when the student is not linked to the
  * organisation (whether or not the id exists: the caller cannot tell). Two lookups rather than
  * one join: the join repeats the name and tier on every progress row, which cost more than the
  * second statement. Resolves only once the disclosure record is committed.
  */
+export async function readStudentRows(
+  db: Kysely<Database>,
+  writes: WriteQueue,
+  studentId: string,
+  context: StudentAccess,
+  reader?: SQLite.Database,
+): Promise<StudentRows | undefined> {
+  const student = await lookUp(db, reader, studentId, context)
+  await writes.statement((trx) =>
+    recordDisclosure(trx, context, studentId, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
+  )
+  return student
+}
+
+/** As `readStudentRows`, with the rows as progress entries. */
 export async function readStudentProgress(
   db: Kysely<Database>,
   writes: WriteQueue,
@@ -122,11 +157,13 @@ export async function readStudentProgress(
   context: StudentAccess,
   reader?: SQLite.Database,
 ): Promise<StudentProgress | undefined> {
-  const { student, rows } = await lookUp(db, reader, studentId, context)
-  await writes.statement((trx) =>
-    recordDisclosure(trx, context, studentId, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
-  )
-  if (student === undefined) return undefined
+  const student = await readStudentRows(db, writes, studentId, context, reader)
+  return student === undefined ? undefined : progressOfRows(studentId, student)
+}
+
+/** The student's progress entries, made from the rows as read. */
+export function progressOfRows(studentId: string, student: StudentRows): StudentProgress {
+  const { rows } = student
   const entries: ProgressEntry[] = new Array(rows.length)
   for (let i = 0; i < rows.length; i++) {
     const [lessonSlug, status, xp, timeSeconds, startedAt, completedAt] = rows[i]!
