@@ -1,6 +1,6 @@
 /**
  * EXPLAIN QUERY PLAN of the progress read, for each dataset size. The SQL is not copied here:
- * it is captured from the service's own readStudentProgress (dist/storage/student-repository.js)
+ * it is captured from the service's own readStudentRows (dist/storage/student-repository.js)
  * as the service calls it on SQLite, with a connection to read from synchronously (its fast
  * path), inside a transaction that is rolled back (the call also writes a disclosure row), so
  * the plan shown is the plan of the query the service really sends. The statements it sends
@@ -15,7 +15,7 @@ import { recordingReader } from './recording-reader.mjs'
 class Rollback extends Error {}
 
 export async function progressQueryPlan(databaseFile, pairsFile) {
-  const { readStudentProgress } = await importDist('storage/student-repository.js')
+  const { readStudentRows } = await importDist('storage/student-repository.js')
   const firstPair = fs.readFileSync(pairsFile, 'utf8').split('\n', 1)[0]
   const studentId = firstPair.split(' ')[1]
   const database = new SQLite(databaseFile)
@@ -39,14 +39,14 @@ export async function progressQueryPlan(databaseFile, pairsFile) {
       const context = { at: Date.now(), requestId: 'bench-query-plan', keyId: 'bench', organisationId, sandbox: false }
       // Writes straight into this transaction (rolled back below) rather than a group commit.
       const writes = { statement: (work) => work(trx), transaction: (work) => work(trx) }
-      await readStudentProgress(trx, writes, studentId, context, reader)
+      await readStudentRows(trx, writes, studentId, context, reader)
       throw new Rollback()
     })
   } catch (error) {
     if (!(error instanceof Rollback)) throw error
   }
   const selects = [...sent, ...queries].filter((q) => /^\s*select/i.test(q.sql))
-  if (selects.length === 0) throw new Error('readStudentProgress sent no select')
+  if (selects.length === 0) throw new Error('readStudentRows sent no select')
   // One plan line per step, each prefixed with the number of the select it belongs to.
   const plan = selects.flatMap((select, index) =>
     database

@@ -182,7 +182,7 @@ export function writeResultsMarkdown(run) {
       '',
       scalingTable(run.scaling),
       '',
-      'The query, as the service sends it on SQLite (captured from its own `readStudentProgress`, called as its fast path calls it):',
+      'The query, as the service sends it on SQLite (captured from its own `readStudentRows`, called as its fast path calls it):',
       '',
       '```sql',
       run.scaling[0].sql,

@@ -1,6 +1,6 @@
 /**
  * The SQL the service sends for a key lookup, a progress read and an enroll, captured from its
- * own functions in dist/ (findKeyByHash, readStudentProgress, enrollStudent) through a Kysely
+ * own functions in dist/ (findKeyByHash, readStudentRows, enrollStudent) through a Kysely
  * log hook, inside a transaction that is rolled back: the reference servers run exactly these
  * statements, so a gap between them and the service is the service's own work, not other SQL.
  *
@@ -69,7 +69,7 @@ async function captureServiceSql(dialect, database) {
  * of what they send; with `reader` (SQLite), also the progress read of the fast path.
  */
 async function captureOn(db, sent, reader) {
-  const { readStudentProgress, enrollStudent } = await importDist('storage/student-repository.js')
+  const { readStudentRows, enrollStudent } = await importDist('storage/student-repository.js')
   const { findKeyByHash } = await importDist('storage/access-repository.js')
   const { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } = await importDist('storage/disclosure-log.js')
   const student = await db
@@ -125,11 +125,11 @@ async function captureOn(db, sent, reader) {
       const writes = { statement: (work) => work(trx), transaction: (work) => work(trx) }
       ;[captured.keyByHash] = await capture(() => findKeyByHash(trx, key.key_hash))
       ;[captured.student, captured.progress, captured.disclosure] = await capture(() =>
-        readStudentProgress(trx, writes, student.id, context),
+        readStudentRows(trx, writes, student.id, context),
       )
       if (reader !== undefined) {
         // The fast path's read: one statement, the student with their progress rows as JSON.
-        const [read, disclosure] = await capture(() => readStudentProgress(trx, writes, student.id, context, reader))
+        const [read, disclosure] = await capture(() => readStudentRows(trx, writes, student.id, context, reader))
         if (disclosure?.sql !== captured.disclosure.sql)
           throw new Error(
             'a progress read on the synchronous connection did not send one statement, then the disclosure',
