@@ -1,15 +1,16 @@
 /**
  * The process: read configuration, open and migrate storage, seed the demo on an empty
  * database, listen, and close gracefully on SIGINT/SIGTERM (in-flight requests finish).
+ * `node dist/server.js` runs it through server-entry.ts, which compiles it from V8's code cache.
  *
  * With WORKERS=n the primary process migrates and seeds once, then forks n workers that share
  * the listening socket (node:cluster) and replaces any worker that dies.
  */
 import cluster from 'node:cluster'
 import { buildApp } from './app.js'
+import type { CachedModule } from './code-cache.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import { setHeapGrowth } from './heap-growth.js'
 import { createLogger } from './logger.js'
 import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
@@ -62,7 +63,30 @@ async function prepareDatabase(storage: Storage, config: Config, log: ReturnType
   }
 }
 
-async function serve(storage: Storage, config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
+/** What the process that starts the server hears of it. */
+export interface StartHooks {
+  /**
+   * The cache this code was compiled from (code-cache.ts): written again once the process
+   * serves (a worker or a single process) or supervises its workers (a primary), unless it was
+   * used as it was.
+   */
+  codeCache?: Pick<CachedModule, 'cache' | 'save'>
+}
+
+function saveCodeCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
+  const { codeCache } = hooks
+  if (codeCache === undefined || codeCache.cache === 'used') return
+  // Right after the first turn of serving: a server stopped soon after it starts (a deploy
+  // checked and rolled back, a test) has still made the next start faster.
+  setImmediate(() => log.debug({ written: codeCache.save() }, 'code cache saved'))
+}
+
+async function serve(
+  storage: Storage,
+  config: Config,
+  log: ReturnType<typeof createLogger>,
+  hooks: StartHooks,
+): Promise<void> {
   const app = await buildApp({ config, storage, logger: log })
   if (app.services.catalog.current.lessonTotal === 0) {
     log.warn('the catalog is empty; import one with: npx curriculum catalog import')
@@ -90,6 +114,7 @@ async function serve(storage: Storage, config: Config, log: ReturnType<typeof cr
 
   await app.listen({ port: config.port, host: config.host })
   if (cluster.isPrimary) log.info({ engine: storage.engine }, `API reference at ${config.publicUrl}/docs`)
+  saveCodeCache(hooks, log)
 }
 
 function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
@@ -116,10 +141,10 @@ function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
   log.info({ workers: config.workers }, `${config.workers} workers; API reference at ${config.publicUrl}/docs`)
 }
 
-async function main(): Promise<void> {
+async function main(hooks: StartHooks): Promise<void> {
   const config = readConfig()
-  setHeapGrowth(config.heapGrowingPercent)
   const log = createLogger(config.logLevel)
+  if (hooks.codeCache !== undefined) log.debug({ codeCache: hooks.codeCache.cache }, 'server code compiled')
   if (cluster.isPrimary && config.workers > 1) {
     // The primary only prepares the database; each worker opens its own connection.
     const storage = open(config)
@@ -129,15 +154,21 @@ async function main(): Promise<void> {
       await storage.close()
     }
     supervise(config, log)
+    saveCodeCache(hooks, log)
     return
   }
   // One process: the connection that serves also migrates and seeds (one open, not two).
   const storage = open(config, true)
   if (cluster.isPrimary) await prepareDatabase(storage, config, log)
-  await serve(storage, config, log)
+  await serve(storage, config, log, hooks)
 }
 
-main().catch((error: unknown) => {
-  process.stderr.write(`failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`)
-  process.exit(1)
-})
+/** Starts the server; a failure to start is printed and ends the process. */
+export function run(hooks: StartHooks = {}): void {
+  main(hooks).catch((error: unknown) => {
+    process.stderr.write(
+      `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
+    )
+    process.exit(1)
+  })
+}

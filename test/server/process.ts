@@ -17,8 +17,12 @@ export interface RunningServer {
   killAll(): void
 }
 
-export async function startServer(env: Record<string, string>, timeoutMs = 20_000): Promise<RunningServer> {
-  const child = spawn(process.execPath, [path.join(ROOT, 'dist/server.js')], {
+export async function startServer(
+  env: Record<string, string>,
+  timeoutMs = 20_000,
+  script = path.join(ROOT, 'dist/server.js'),
+): Promise<RunningServer> {
+  const child = spawn(process.execPath, [script], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
