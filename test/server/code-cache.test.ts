@@ -104,6 +104,17 @@ describe('the built server', () => {
     server = undefined
   })
 
+  it('compiles from the code cache the build wrote (test/global-setup.ts builds as npm run build does)', async () => {
+    server = await startServer({
+      DATABASE_URL: `sqlite:${path.join(tempDir(), 'built.db')}`,
+      CATALOG_DIR,
+      SEED_DEMO: 'false',
+      LOG_LEVEL: 'debug',
+    })
+    expect(server.output()).toContain('"codeCache":"used"')
+    expect(server.output()).not.toContain('code cache saved')
+  })
+
   it('writes its code cache at the first start and compiles from it at the next, with the V8 flags it sets', async () => {
     // A copy of the entry and the bundle of its own (inside the checkout, so that the bundle
     // finds node_modules): the tests running beside this one start dist/server.js.
@@ -135,6 +146,28 @@ describe('the built server', () => {
       // and the one written then fits the next start with the same setting.
       expect(await start({ HEAP_GROWING_PERCENT: '50' })).toEqual({ compiled: 'rejected', saved: 'true' })
       expect(await start({ HEAP_GROWING_PERCENT: '50' })).toEqual({ compiled: 'used', saved: undefined })
+    } finally {
+      fs.rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})
+
+describe('the build step that writes the code cache (dist/warm-code-cache.js)', () => {
+  it('lets the build go on, with a note, when the server cannot start', () => {
+    // Its modules beside a bundle that fails as it loads (inside dist/, whose package.json makes them ES modules).
+    const dir = fs.mkdtempSync(path.join(ROOT, 'dist', 'warm-code-cache-test-'))
+    try {
+      for (const name of ['warm-code-cache.js', 'compiled-server.js', 'code-cache.js', 'config.js', 'heap-growth.js']) {
+        fs.copyFileSync(path.join(ROOT, 'dist', name), path.join(dir, name))
+      }
+      fs.writeFileSync(path.join(dir, 'server-bundle.cjs'), "throw new Error('this bundle is broken')\n")
+      const run = spawnSync(process.execPath, [path.join(dir, 'warm-code-cache.js')], { encoding: 'utf8' })
+      expect(run.status).toBe(0)
+      expect(run.stderr).toContain('this bundle is broken')
+      expect(run.stderr).toMatch(
+        /warm-code-cache: no code cache written \(exit 1\); the server compiles its code at start/,
+      )
+      expect(fs.existsSync(path.join(dir, 'server-bundle.cjs.cache'))).toBe(false)
     } finally {
       fs.rmSync(dir, { recursive: true, force: true })
     }
