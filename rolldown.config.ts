@@ -17,12 +17,12 @@ import { defineConfig } from 'rolldown'
 
 const EXTERNAL = /^(node:|(better-sqlite3|pg|ioredis|pino|pino-pretty|thread-stream|sonic-boom)(\/|$))/
 
+const NODE = { platform: 'node', tsconfig: 'tsconfig.build.json', transform: { target: 'es2023' } } as const
+
 export default defineConfig([
   {
+    ...NODE,
     input: 'src/server.ts',
-    platform: 'node',
-    tsconfig: 'tsconfig.build.json',
-    transform: { target: 'es2023' },
     external: (id) => EXTERNAL.test(id),
     output: {
       dir: 'dist',
@@ -31,7 +31,7 @@ export default defineConfig([
       // One file, the demo seed included (its functions are compiled only on a first start):
       // as a chunk of its own it shares modules with the rest, which rolldown then puts in a
       // third file that Node would compile without the cache (400 KB of it needed at every start).
-      inlineDynamicImports: true,
+      codeSplitting: false,
       sourcemap: true,
       // V8 keeps the bundle's source text for the life of the process (functions compile when
       // first called). Escaped non-ASCII characters keep it a one-byte string, and without the
@@ -43,10 +43,8 @@ export default defineConfig([
   },
   {
     // Node's own modules and three small ones of ours; the bundle is loaded at run time.
+    ...NODE,
     input: 'src/server-entry.ts',
-    platform: 'node',
-    tsconfig: 'tsconfig.build.json',
-    transform: { target: 'es2023' },
     external: (id) => id.startsWith('node:'),
     output: { dir: 'dist', format: 'esm', entryFileNames: 'server.js', sourcemap: true },
   },
