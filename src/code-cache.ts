@@ -3,8 +3,8 @@
  * time `save()` is called, kept beside the file and handed back to V8 at the next start.
  *
  * Why: a start on an existing database was mostly compiling the server bundle (2.2 MB): V8
- * parsing it whole, then each function as it is first called, about 130 ms of a 410-430 ms
- * start on the bench's machine; with the cache that start took 276-301 ms. Node 20 has no code
+ * parsing it whole, then each function as it is first called (83 and 61 ms under --cpu-prof on
+ * a slow machine, where a start took a median of 412 ms; 307 ms with the cache). Node 20 has no code
  * cache for ES modules (Node 22's `module.enableCompileCache` has), so the bundle is CommonJS
  * and compiled here with `vm.Script`, whose `cachedData` every Node since 10 accepts.
  *
@@ -50,6 +50,8 @@ export function loadCachedModule(file: string, cacheFile = `${file}.cache`): Cac
   // Of the bytes: a sum of the text would encode it to UTF-8 again first.
   const sum = crc32(bytes)
   const source = bytes.toString('utf8')
+  // Only the length is kept for `save`: V8 holds the wrapped source, and the text need not be held twice.
+  const length = source.length
   let state: CacheState = 'absent'
   let cachedData: Buffer | undefined
   try {
@@ -58,7 +60,7 @@ export function loadCachedModule(file: string, cacheFile = `${file}.cache`): Cac
     if (
       stored.length > HEADER_BYTES &&
       stored.readUInt32LE(0) === sum &&
-      stored.readUInt32LE(4) === source.length &&
+      stored.readUInt32LE(4) === length &&
       stored.readUInt32LE(8) === crc32(data)
     ) {
       cachedData = data
@@ -90,7 +92,7 @@ export function loadCachedModule(file: string, cacheFile = `${file}.cache`): Cac
         const data = script.createCachedData()
         const header = Buffer.alloc(HEADER_BYTES)
         header.writeUInt32LE(sum, 0)
-        header.writeUInt32LE(source.length, 4)
+        header.writeUInt32LE(length, 4)
         header.writeUInt32LE(crc32(data), 8)
         fs.writeFileSync(temporary, Buffer.concat([header, data]))
         fs.renameSync(temporary, cacheFile)
