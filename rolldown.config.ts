@@ -42,7 +42,7 @@ export default defineConfig([
     },
   },
   {
-    // Node's own modules and three small ones of ours; the bundle is loaded at run time.
+    // Node's own modules and four small ones of ours; the bundle is loaded at run time.
     ...NODE,
     input: 'src/server-entry.ts',
     external: (id) => id.startsWith('node:'),

@@ -7,7 +7,7 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import zlib from 'node:zlib'
+import { crc32 } from 'node:zlib'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { ROOT, type RunningServer, startServer } from './process.js'
@@ -80,7 +80,7 @@ describe('loadCachedModule', () => {
     // Headers that fit, over data that is not V8's.
     const foreign = Buffer.alloc(stored.length - 12, 0x5a)
     const header = Buffer.from(stored.subarray(0, 12))
-    header.writeUInt32LE(crc32Of(foreign), 8)
+    header.writeUInt32LE(crc32(foreign), 8)
     fs.writeFileSync(cache, Buffer.concat([header, foreign]))
     expect(load(file)).toMatchObject({ cache: 'rejected', answer: 7, saved: true })
     expect(load(file)).toMatchObject({ cache: 'used', answer: 7 })
@@ -133,7 +133,9 @@ describe('the built server', () => {
         const compiled = /"codeCache":"(\w+)"/.exec(server.output())?.[1]
         // Saved, or not, right after the server listens.
         const saved =
-          compiled === 'used' ? undefined : /"written":(\w+)/.exec(await outputWith(server, '"written"'))?.[1]
+          compiled === 'used'
+            ? undefined
+            : /"written":(\w+)/.exec(await server.waitForOutput((output) => output.includes('"written"'), 20_000))?.[1]
         expect((await fetch(`${server.baseUrl}/readyz`)).status).toBe(200)
         expect(await server.stop('SIGTERM')).toBe(0)
         server = undefined
@@ -173,11 +175,3 @@ describe('the build step that writes the code cache (dist/warm-code-cache.js)', 
     }
   })
 })
-
-function crc32Of(data: Buffer): number {
-  return zlib.crc32(data)
-}
-
-function outputWith(running: RunningServer, text: string): Promise<string> {
-  return running.waitForOutput((output) => output.includes(text), 20_000)
-}
