@@ -1,12 +1,12 @@
 /**
  * `npm run build` compiles every file with tsc (the CLI and the bench import those), then
- * bundles the server into one file, dist/server-bundle.cjs, and its entry, dist/server.js, which
- * `node dist/server.js` runs (server-entry.ts: it compiles the bundle from V8's code cache).
+ * bundles the server into one file, dist/server-bundle.js, and its entry, dist/server.js, which
+ * `node dist/server.js` runs (server-entry.ts: it turns Node's compile cache on, then loads the
+ * bundle).
  *
  * Why one file: a start on an existing database was mostly module loading: about 1,100 files
- * (TypeBox 373, Kysely 262, ours 110, Fastify and its dependencies the rest), each resolved, read
- * and compiled on its own, 0.5 s of a 0.85 s start. One file takes a fraction of that. Why
- * CommonJS: Node 20 keeps no compiled code for ES modules between starts (code-cache.ts).
+ * (TypeBox, Kysely, ours, Fastify and its dependencies), each resolved, read and compiled on its
+ * own. One file takes a fraction of that (README, Performance).
  *
  * Left outside the bundle, loaded from node_modules as before: the native SQLite driver,
  * drivers loaded only when configured (pg, ioredis; connection.ts and redis-client.ts require
@@ -26,23 +26,23 @@ export default defineConfig([
     external: (id) => EXTERNAL.test(id),
     output: {
       dir: 'dist',
-      format: 'cjs',
-      entryFileNames: 'server-bundle.cjs',
-      // One file, the demo seed included (its functions are compiled only on a first start):
-      // as a chunk of its own it shares modules with the rest, which rolldown then puts in a
-      // third file that Node would compile without the cache (400 KB of it needed at every start).
+      format: 'esm',
+      entryFileNames: 'server-bundle.js',
+      // One file, the demo seed included (its functions are compiled only on a first start): as
+      // a chunk of its own it shares modules with the rest, which rolldown then puts in a third
+      // file loaded at every start.
       codeSplitting: false,
       sourcemap: true,
       // V8 keeps the bundle's source text for the life of the process (functions compile when
       // first called). Escaped non-ASCII characters keep it a one-byte string, and without the
-      // JSDoc and annotation comments it is 14 % shorter: with the two, about 2.8 MB less resident
-      // memory (test/package/bundle-latin1.test.ts keeps it Latin-1).
+      // JSDoc and annotation comments it is shorter (test/package/bundle-latin1.test.ts keeps it
+      // Latin-1).
       charset: 'ascii',
       comments: { legal: true, annotation: false, jsdoc: false },
     },
   },
   {
-    // Node's own modules and four small ones of ours; the bundle is loaded at run time.
+    // Node's own modules and three small ones of ours; the bundle is loaded at run time.
     ...NODE,
     input: 'src/server-entry.ts',
     external: (id) => id.startsWith('node:'),

@@ -77,6 +77,11 @@ export interface Config {
   readonly sqliteMmapMib: number
   /** How far V8 lets the old generation grow between full collections (%; 0: V8's own choice); heap-growth.ts. */
   readonly heapGrowingPercent: number
+  /**
+   * Where Node keeps the server's compiled code between starts (compile-cache.ts); undefined: not
+   * kept. Never inside the folder the code is loaded from.
+   */
+  readonly compileCacheDir: string | undefined
 }
 
 export class ConfigError extends Error {
@@ -156,6 +161,12 @@ function publicUrl(env: Env, port: number): string {
   return raw.replace(/\/+$/, '')
 }
 
+function compileCacheDir(env: Env): string | undefined {
+  const raw = env.COMPILE_CACHE_DIR?.trim()
+  if (raw === 'off') return undefined
+  return path.resolve(raw || 'data/compile-cache')
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
   return Object.freeze({
@@ -194,5 +205,6 @@ export function loadConfig(env: Env = process.env): Config {
     // SQLite's own ceiling for a memory map is just under 2 GiB (SQLITE_MAX_MMAP_SIZE).
     sqliteMmapMib: integer(env, 'SQLITE_MMAP_MIB', 1024, 0, 2047),
     heapGrowingPercent: integer(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
+    compileCacheDir: compileCacheDir(env),
   })
 }

@@ -1,12 +1,25 @@
 /**
- * `node dist/server.js`: compiles the server bundle from V8's code cache (compiled-server.ts)
- * and starts it; once it serves, the server saves what V8 compiled for the next start, unless
- * the cache was used as it was (`npm run build` makes one, warm-code-cache.ts).
- *
- * Kept apart from the bundle and small (Node's own modules, the configuration and a few
- * modules of its own): everything it loads is compiled without the cache.
+ * `node dist/server.js`: turns on Node's compile cache (compile-cache.ts), then loads the server
+ * bundle and starts it. Kept apart from the bundle and small, since only code loaded after the
+ * cache is on can come from it.
  */
-import { loadServer } from './compiled-server.js'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { enableCompileCache } from './compile-cache.js'
+import { type Config, loadConfig } from './config.js'
+import { setHeapGrowth } from './heap-growth.js'
 
-const { server, codeCache } = loadServer()
-server.run({ codeCache })
+/** A variable, so that the entry's bundler leaves the import to run time. */
+const SERVER_BUNDLE = './server-bundle.js'
+
+let config: Config | undefined
+try {
+  config = loadConfig()
+} catch {
+  // A configuration error: the server reports it, and exits.
+}
+// V8 keys cached code by the values of its flags: set this one before anything comes from the cache.
+if (config !== undefined) setHeapGrowth(config.heapGrowingPercent)
+const compileCache = enableCompileCache(config?.compileCacheDir, path.dirname(fileURLToPath(import.meta.url)))
+const server: typeof import('./server.js') = await import(SERVER_BUNDLE)
+server.run({ compileCache })

@@ -1,14 +1,14 @@
 /**
  * The process: read configuration, open and migrate storage, seed the demo on an empty
  * database, listen, and close gracefully on SIGINT/SIGTERM (in-flight requests finish).
- * `node dist/server.js` runs it through server-entry.ts, which compiles it from V8's code cache.
+ * `node dist/server.js` runs it through server-entry.ts, which turns Node's compile cache on first.
  *
  * With WORKERS=n the primary process migrates and seeds once, then forks n workers that share
  * the listening socket (node:cluster) and replaces any worker that dies.
  */
 import cluster from 'node:cluster'
 import { buildApp } from './app.js'
-import type { CachedModule } from './code-cache.js'
+import type { CompileCache } from './compile-cache.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import { createLogger } from './logger.js'
@@ -65,20 +65,23 @@ async function prepareDatabase(storage: Storage, config: Config, log: ReturnType
 
 /** What the process that starts the server hears of it. */
 export interface StartHooks {
-  /**
-   * The cache this code was compiled from (code-cache.ts): written again once the process
-   * serves (a worker or a single process) or supervises its workers (a primary), unless it was
-   * used as it was.
-   */
-  codeCache?: Pick<CachedModule, 'cache' | 'save'>
+  /** The compile cache the entry turned on, or why not (compile-cache.ts). */
+  compileCache?: CompileCache
 }
 
-function saveCodeCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
-  const { codeCache } = hooks
-  if (codeCache === undefined || codeCache.cache === 'used') return
-  // Right after the first turn of serving: a server stopped soon after it starts (a deploy
-  // checked and rolled back, a test) has still made the next start faster.
-  setImmediate(() => log.debug({ written: codeCache.save() }, 'code cache saved'))
+function reportCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
+  const cache = hooks.compileCache
+  // Workers were started with the same settings as their primary, which has said it already.
+  if (cache === undefined || !cluster.isPrimary) return
+  if (cache.enabled) log.debug({ compileCache: cache.directory }, 'compile cache on')
+  else log[cache.refused ? 'warn' : 'info']({ compileCache: 'off' }, `compile cache off: ${cache.reason}`)
+}
+
+function saveCompileCache(hooks: StartHooks): void {
+  const cache = hooks.compileCache
+  // Right after the first turn of serving, not at exit: a server stopped soon after it starts (a
+  // deploy checked and rolled back, a test) or killed has still made the next start faster.
+  if (cache?.enabled) setImmediate(() => cache.flush())
 }
 
 async function serve(
@@ -114,7 +117,7 @@ async function serve(
 
   await app.listen({ port: config.port, host: config.host })
   if (cluster.isPrimary) log.info({ engine: storage.engine }, `API reference at ${config.publicUrl}/docs`)
-  saveCodeCache(hooks, log)
+  saveCompileCache(hooks)
 }
 
 function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
@@ -144,7 +147,7 @@ function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
 async function main(hooks: StartHooks): Promise<void> {
   const config = readConfig()
   const log = createLogger(config.logLevel)
-  if (hooks.codeCache !== undefined) log.debug({ codeCache: hooks.codeCache.cache }, 'server code compiled')
+  reportCompileCache(hooks, log)
   if (cluster.isPrimary && config.workers > 1) {
     // The primary only prepares the database; each worker opens its own connection.
     const storage = open(config)
@@ -154,7 +157,7 @@ async function main(hooks: StartHooks): Promise<void> {
       await storage.close()
     }
     supervise(config, log)
-    saveCodeCache(hooks, log)
+    saveCompileCache(hooks)
     return
   }
   // One process: the connection that serves also migrates and seeds (one open, not two).

@@ -1,7 +1,7 @@
 /**
- * Builds dist/ once before any test file runs, as `npm run build` does (tsc, the server
- * bundle, then its code cache): the CLI and server tests start the built program as a real child process, exactly
- * as an operator would.
+ * Builds dist/ once before any test file runs, as `npm run build` does (tsc, then the server
+ * bundle): the CLI and server tests start the built program as a real child process, exactly as
+ * an operator would.
  */
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
@@ -18,6 +18,4 @@ export default function setup(): void {
     { cwd: root, encoding: 'utf8' },
   )
   if (bundle.status !== 0) throw new Error(`server bundle failed:\n${bundle.stdout}${bundle.stderr}`)
-  const warm = spawnSync(process.execPath, [path.join(root, 'dist/warm-code-cache.js')], { encoding: 'utf8' })
-  if (warm.status !== 0 || warm.stderr !== '') throw new Error(`code cache failed:\n${warm.stdout}${warm.stderr}`)
 }
