@@ -51,6 +51,8 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
   const { storage, clock } = context
   const db = storage.db
   const operator = { config: { dashboard: 'operator' as const } }
+  // Student ids (the disclosure log; the audit log's export filters): opened only from this dashboard.
+  const studentPage = { config: { dashboard: 'operator' as const, studentData: true as const } }
   const actor = (request: FastifyRequest) => `account:${request.account!.email}`
 
   async function organisation(id: string): Promise<OrganisationRow> {
@@ -473,7 +475,7 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     return { filter, values, problems, before: cursor }
   }
 
-  app.get('/operator/disclosures', operator, async (request, reply) => {
+  app.get('/operator/disclosures', studentPage, async (request, reply) => {
     const { filter, values, problems, before } = disclosureFilter(request.query as Record<string, unknown>)
     const [{ rows, next }, organisations] = await Promise.all([
       pageDisclosures(db, filter, DISCLOSURE_PAGE, before),
@@ -530,7 +532,7 @@ ${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</
     return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/operator/disclosures')
   })
 
-  app.get('/operator/disclosures.csv', operator, async (request, reply) => {
+  app.get('/operator/disclosures.csv', studentPage, async (request, reply) => {
     const { filter } = disclosureFilter(request.query as Record<string, unknown>)
     const rows = await listDisclosures(db, { ...filter, limit: CSV_EXPORT_LIMIT })
     const lines = [['at', 'organisation_id', 'key_id', 'student_id', 'action', 'outcome', 'request_id'].join(',')]
@@ -559,7 +561,7 @@ ${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</
       .send(`${lines.join('\r\n')}\r\n`)
   })
 
-  app.get('/operator/audit', operator, async (request, reply) => {
+  app.get('/operator/audit', studentPage, async (request, reply) => {
     const rows = await listAudit(db, 500)
     const body =
       rows.length === 0
