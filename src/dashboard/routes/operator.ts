@@ -38,6 +38,7 @@ import { utcDay, utcMinute } from '../times.js'
 import { agreementBadge, agreementState, studentAccessSummary } from '../views/agreement-state.js'
 import { keysTable } from '../views/keys-table.js'
 import { revokeConfirmPage } from '../views/revoke-confirm.js'
+import { suspendConfirmPage } from '../views/suspend-confirm.js'
 import { ACTION_HEADING, scrollTable, stateBadge, tableRow } from '../views/table.js'
 import { UUID } from '../../domain/uuid.js'
 
@@ -257,12 +258,14 @@ ${decided.length === 0 ? html`<p class="empty">Nothing decided yet.</p>` : decid
 <p>Status: ${stateBadge(o.status)}. Granted: ${o.allowed_scopes === '' ? 'catalog only' : o.allowed_scopes}.
 Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}.
 Data-sharing agreement: ${studentAccessSummary(agreements, now)}.</p>
-<form method="post" action="${base}/${active ? 'suspend' : 'reinstate'}">
+${
+  active
+    ? html`<p><a class="button danger" href="${base}/suspend">Suspend organisation (refuse all its keys)…</a></p>`
+    : html`<form method="post" action="${base}/reinstate">
   ${csrfField(request)}
-  <button type="submit" class="${active ? 'danger' : ''}">${
-    active ? 'Suspend organisation (refuse all its keys)' : 'Reinstate organisation'
-  }</button>
-</form>
+  <button type="submit">Reinstate organisation</button>
+</form>`
+}
 <h2>Data-sharing agreements</h2>
 ${
   agreements.length === 0
@@ -367,6 +370,11 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
       )
     })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-ended`, 303)
+  })
+
+  app.get('/operator/organisations/:id/suspend', operator, async (request, reply) => {
+    const o = await organisation((request.params as { id: string }).id)
+    return suspendConfirmPage(request, reply, o, await listApiKeys(db, o.id), clock.now())
   })
 
   for (const event of ['suspend', 'reinstate'] as const) {
