@@ -45,6 +45,8 @@ export interface CliOptions {
   databaseUrl: string
   catalogDir?: string
   cwd?: string
+  /** Written to the CLI's standard input, which is then closed. */
+  input?: string
 }
 
 function environment(options: CliOptions): NodeJS.ProcessEnv {
@@ -60,7 +62,7 @@ function environment(options: CliOptions): NodeJS.ProcessEnv {
 /** Runs the CLI; resolves with its exit status and output, whatever the status. */
 export function cli(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [CLI, ...args],
       { cwd: options.cwd ?? ROOT, env: environment(options), encoding: 'utf8', maxBuffer: 64 << 20 },
@@ -69,6 +71,7 @@ export function cli(args: readonly string[], options: CliOptions): Promise<CliRe
         resolve({ status, stdout, stderr })
       },
     )
+    if (options.input !== undefined) child.stdin?.end(options.input)
   })
 }
 
