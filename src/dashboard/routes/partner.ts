@@ -66,6 +66,7 @@ export function partnerRoutes(app: FastifyInstance, context: DashboardContext): 
   const { storage, clock } = context
   const db = storage.db
   const partner = { config: { dashboard: 'partner' as const } }
+  // Student ids (the disclosure log): opened only from this dashboard.
   const studentPage = { config: { dashboard: 'partner' as const, studentData: true as const } }
 
   async function view(request: FastifyRequest): Promise<PartnerView> {
