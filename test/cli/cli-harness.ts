@@ -45,7 +45,9 @@ export interface CliOptions {
   databaseUrl: string
   catalogDir?: string
   cwd?: string
-  /** Written to the CLI's standard input, which is then closed. */
+  /** Variables added to the small environment the command gets. */
+  env?: Record<string, string>
+  /** Written to the command's standard input, which is then closed. */
   input?: string
 }
 
@@ -56,6 +58,7 @@ function environment(options: CliOptions): NodeJS.ProcessEnv {
     HOME: process.env.HOME,
     DATABASE_URL: options.databaseUrl,
     CATALOG_DIR: options.catalogDir ?? CATALOG_DIR,
+    ...options.env,
   }
 }
 
