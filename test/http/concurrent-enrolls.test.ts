@@ -123,9 +123,10 @@ describe('concurrent enrolls of one student through two instances', () => {
         await trx.updateTable('students').set({ tier: 'builder' }).where('id', '=', another).execute()
         const { rows } = await sql<{ pid: number }>`select pg_backend_pid() as pid`.execute(trx)
         const pending = enroll(bases[1]!, another, 'explorer')
-        void pending.finally(() => {
+        const settle = () => {
           settled = true
-        })
+        }
+        pending.then(settle, settle)
         // Until the enroll waits on this transaction: for the row, or between its statements.
         while (blocked === 0 && !settled) {
           const waiting = await sql<{ n: number }>`select count(*)::int as n from pg_stat_activity
