@@ -302,9 +302,13 @@ async function changeTier(
   if (trx.getExecutor().adapter instanceof PostgresAdapter)
     return (await lockAndChangeTierQuery(trx, tier, at, studentId, sandbox, organisationId))[0]
   const [updated] = await changeTierQuery(trx, tier, at, studentId, sandbox, organisationId)
-  if (updated !== undefined) return { ...updated, changed: true }
+  // Objects written out rather than spread from the rows: a spread made the unchanged enroll measurably slower.
+  if (updated !== undefined)
+    return { tier: updated.tier, tier_updated_at: updated.tier_updated_at, changed: true, announce: updated.announce }
   const [current] = await visibleTierQuery(trx, studentId, organisationId, sandbox)
-  return current === undefined ? undefined : { ...current, changed: false, announce: false }
+  return current === undefined
+    ? undefined
+    : { tier: current.tier, tier_updated_at: current.tier_updated_at, changed: false, announce: false }
 }
 
 /**
