@@ -281,7 +281,10 @@ const visibleTierQuery = preparedQuery((db, studentId: string, organisationId: s
     .where('s.sandbox', '=', sandbox),
 )
 
-/** What an enroll found: the stored tier and time (before any change), whether it changed the tier, whether to announce that. */
+/**
+ * What an enroll found: the tier and time stored before any change, whether it changed the tier,
+ * and whether to announce that.
+ */
 interface TierDecision {
   tier: TierId
   tier_updated_at: string
@@ -302,7 +305,7 @@ async function changeTier(
   if (trx.getExecutor().adapter instanceof PostgresAdapter)
     return (await lockAndChangeTierQuery(trx, tier, at, studentId, sandbox, organisationId))[0]
   const [updated] = await changeTierQuery(trx, tier, at, studentId, sandbox, organisationId)
-  // Objects written out rather than spread from the rows: a spread made the unchanged enroll measurably slower.
+  // Objects written out rather than spread from the rows: a spread made an unchanged enroll slower.
   if (updated !== undefined)
     return { tier: updated.tier, tier_updated_at: updated.tier_updated_at, changed: true, announce: updated.announce }
   const [current] = await visibleTierQuery(trx, studentId, organisationId, sandbox)
