@@ -153,8 +153,10 @@ async function refuseCrossedLinks(db: Kysely<Database>, rows: readonly LinkImpor
     if (student !== undefined && student.sandbox !== sandboxes.has(row.organisationId))
       throw new ConflictError(
         student.sandbox
-          ? `student ${row.studentId} is a sandbox (synthetic) student and organisation ${row.organisationId} is not a sandbox`
-          : `organisation ${row.organisationId} is a sandbox, which holds synthetic students only, and student ${row.studentId} is real`,
+          ? `student ${row.studentId} is a sandbox (synthetic) student and ` +
+              `organisation ${row.organisationId} is not a sandbox`
+          : `organisation ${row.organisationId} is a sandbox, which holds synthetic students only, ` +
+              `and student ${row.studentId} is real`,
       )
   }
 }

@@ -21,11 +21,12 @@ import {
   buildTestApp,
   createTestStorage,
   freshDatabaseUrl,
-  START,
-  STUDENTS,
+  linkPastTheGuard,
   seedFixtures,
-  type TestContext,
+  START,
   testConfig,
+  type TestContext,
+  STUDENTS,
 } from '../helper.js'
 import { bodyInClear, legacyCursor } from '../support/cursors.js'
 
@@ -278,7 +279,8 @@ describe('progress change feed', () => {
         )
       ).key,
     )
-    await linkStudents(
+    // A real student linked to the sandbox, and a sandbox student linked to Acme, by mistake.
+    await linkPastTheGuard(
       t.storage.db,
       [
         { studentId: STUDENTS.ada, organisationId: sandbox.id },

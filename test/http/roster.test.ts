@@ -11,7 +11,7 @@ import { createApiKey, createOrganisation, recordAgreement } from '../../src/sto
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { TIER_IDS } from '../../src/domain/tiers.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, linkPastTheGuard, type TestContext, STUDENTS } from '../helper.js'
 import { bodyInClear, legacyCursor } from '../support/cursors.js'
 
 const DAY = 86_400_000
@@ -154,7 +154,7 @@ describe('roster', () => {
       )
     ).key
     // A real student linked to the sandbox, and a sandbox student linked to Acme, by mistake.
-    await linkStudents(
+    await linkPastTheGuard(
       t.storage.db,
       [
         { studentId: STUDENTS.ada, organisationId: sandbox.id },

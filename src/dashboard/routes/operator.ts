@@ -260,7 +260,8 @@ Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}.
 Data-sharing agreement: ${studentAccessSummary(agreements, now)}.</p>
 ${
   active
-    ? html`<p><a class="button danger" href="${base}/suspend">Suspend organisation (refuse all its keys)…</a></p>`
+    ? html`<p><a class="button danger" href="${base}/suspend">Suspend organisation (refuse all its keys)\u2026</a>
+</p>`
     : html`<form method="post" action="${base}/reinstate">
   ${csrfField(request)}
   <button type="submit">Reinstate organisation</button>
