@@ -10,9 +10,9 @@
  * - a progress read: the student, the progress rows, then the disclosure insert on its own
  *   (PostgreSQL commits concurrent statements in parallel and groups their WAL flushes itself,
  *   so the service writes it directly there); answered after it;
- * - an enroll: BEGIN, conditional update (with the link check), tier read-back, disclosure, the
- *   change-log entry of a changed tier, COMMIT on one
- *   pooled connection; answered after the COMMIT.
+ * - an enroll: BEGIN, the statement that locks the student's row (with the link check) and
+ *   changes its tier if it differs, disclosure, the change-log entry of a changed tier, COMMIT on
+ *   one pooled connection; answered after the COMMIT.
  * Named statements, as the service sends its prepared queries (storage/connection.ts). Same JSON bodies as the service. Leaves out what
  * reference-sqlite-server.mjs leaves out, and Redis (rate limits).
  *
@@ -117,14 +117,14 @@ async function worker() {
     let result
     try {
       await client.query('begin')
-      const updated = (await run(client, 'changeTier', values)).rows[0]
-      const current = updated ?? (await run(client, 'tier', values)).rows[0]
-      if (current === undefined) {
+      // The tier and time the row had when locked, and whether it was changed.
+      const found = (await run(client, 'changeTier', values)).rows[0]
+      if (found === undefined) {
         await disclose(client, values, 'enroll', 'not_found')
       } else {
-        await disclose(client, values, 'enroll', updated === undefined ? 'unchanged' : 'updated')
-        if (updated !== undefined) await logChange(client, values)
-        result = { profileId: id, tier: current.tier, updatedAt: current.tier_updated_at }
+        await disclose(client, values, 'enroll', found.changed ? 'updated' : 'unchanged')
+        if (found.changed) await logChange(client, values)
+        result = { profileId: id, tier, updatedAt: found.changed ? now : found.tier_updated_at }
       }
       await client.query('commit')
     } catch (error) {

@@ -301,3 +301,20 @@ export async function buildTestApp(options: { env?: Record<string, string> } = {
 export function bearer(key: string): { authorization: string } {
   return { authorization: `Bearer ${key}` }
 }
+
+/**
+ * Links written straight into the table, past the guard of `linkStudents` that refuses a real
+ * student in a sandbox or a sandbox student in a partner organisation: the state a database
+ * written before that guard may hold, which reads must still never show.
+ */
+export async function linkPastTheGuard(
+  db: Storage['db'],
+  rows: readonly { studentId: string; organisationId: string }[],
+  now: number,
+): Promise<void> {
+  const created_at = new Date(now).toISOString()
+  await db
+    .insertInto('student_organisations')
+    .values(rows.map((row) => ({ student_id: row.studentId, organisation_id: row.organisationId, created_at })))
+    .execute()
+}

@@ -4,6 +4,7 @@
  */
 import type { Command } from 'commander'
 import { ConfigError } from '../config.js'
+import { type Audit, auditFor } from './audit.js'
 import { CliError, type CommandResult, reportFailure, writeJson, writeText } from './output.js'
 
 /** Reports an error and sets the exit code: the error's own for a CliError, otherwise 1. */
@@ -33,14 +34,17 @@ export async function reportError(json: boolean, error: unknown): Promise<void> 
 
 /**
  * Adapts `work` to commander's action signature (arguments..., options, command) and prints
- * what it returns: `{"ok":true,...data}` with --json, the text otherwise.
+ * what it returns: `{"ok":true,...data}` with --json, the text otherwise. A changing command
+ * makes its change through `audit`, which writes its audit row (audit.ts).
  */
-export function act(work: (command: Command) => Promise<CommandResult>): (...args: unknown[]) => Promise<void> {
+export function act(
+  work: (command: Command, audit: Audit) => Promise<CommandResult>,
+): (...args: unknown[]) => Promise<void> {
   return async (...args: unknown[]) => {
     const command = args[args.length - 1] as Command
     const json = command.optsWithGlobals().json === true
     try {
-      const result = await work(command)
+      const result = await work(command, auditFor(command))
       if (json) writeJson({ ok: true, ...result.data })
       else writeText(result.text)
     } catch (error) {

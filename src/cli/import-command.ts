@@ -17,24 +17,34 @@ export function defineImportCommand<Row, Context>(
   description: string,
   examples: readonly string[],
 ): Command {
-  return defineCommand(group, 'import <file>', description, examples)
-    .addOption(
-      new Option(
-        '--format <format>',
-        'file format; by default taken from the extension (.csv, .jsonl, .ndjson)',
-      ).choices(RECORD_FORMATS),
-    )
-    .action(
-      act(async (command) => {
-        const [file] = command.processedArgs as [string]
-        const format = formatOf(file, command.opts<{ format?: RecordFormat }>().format)
-        const started = performance.now()
-        const summary = await withStorage(({ storage }) => runImport(spec, storage, file, format, systemClock.now()))
-        const seconds = ((performance.now() - started) / 1000).toFixed(1)
-        return {
-          data: { ...summary },
-          text: `imported ${plural(summary.rows, spec.noun)} from ${file} in ${seconds} s`,
-        }
-      }),
-    )
+  const command = defineCommand(group, 'import <file>', description, examples, {
+    audit: spec.audit.action,
+  }).addOption(
+    new Option('--format <format>', 'file format; by default taken from the extension (.csv, .jsonl, .ndjson)').choices(
+      RECORD_FORMATS,
+    ),
+  )
+  for (const option of spec.options ?? []) command.option(option.flags, option.description)
+  return command.action(
+    act(async (command, audit) => {
+      const [file] = command.processedArgs as [string]
+      const options = command.opts<{ format?: RecordFormat }>()
+      const format = formatOf(file, options.format)
+      const started = performance.now()
+      const summary = await withStorage(({ storage }) =>
+        runImport(spec, storage, {
+          file,
+          format,
+          now: systemClock.now(),
+          options,
+          record: (db, changed) => audit.record(db, spec.audit.target, { ...changed }),
+        }),
+      )
+      const seconds = ((performance.now() - started) / 1000).toFixed(1)
+      return {
+        data: { ...summary },
+        text: `imported ${plural(summary.rows, spec.noun)} from ${file} in ${seconds} s`,
+      }
+    }),
+  )
 }

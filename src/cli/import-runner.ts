@@ -9,6 +9,10 @@
  *    rows in batches in key order, each committed on its own (on SQLite sized to hold the write
  *    lock about 20 ms, write-batch-size.ts).
  *
+ * The audit row (what was written, how many rows) is written in the last batch's transaction,
+ * so a completed import and its record commit together; an import whose writing stopped records
+ * what it had written.
+ *
  * Validation is all or nothing: a file with any problem changes nothing, and an operator fixes
  * a whole file in one pass instead of one error per run. Writing is not one transaction: on
  * SQLite a transaction holds the only write lock, and a million-row import held it for about
@@ -40,6 +44,10 @@ export interface RowInput {
 export interface ImportSpec<Row, Context> {
   /** What one row is, for messages: "student", "link". */
   noun: string
+  /** The audit log's action and target for this import. */
+  audit: { action: string; target: string }
+  /** Options of this import's command beyond the shared ones; their values reach `prepare`. */
+  options?: readonly { flags: string; description: string }[]
   /** Every accepted field, in the order shown in messages. */
   fields: readonly string[]
   /** Fields a row may leave out; in CSV, columns the header may leave out. */
@@ -47,7 +55,7 @@ export interface ImportSpec<Row, Context> {
   /** Why any other field is refused. */
   unknownField: string
   /** Loads what `parse` needs from storage, once, before reading the file. */
-  prepare(db: Kysely<Database>): Promise<Context>
+  prepare(db: Kysely<Database>, options: Readonly<Record<string, unknown>>): Promise<Context>
   /** The row in its stored form, or null after reporting what is wrong with it. */
   parse(row: RowInput, context: Context): Row | null
   /** Identity within the file; a second row with the same key is reported as a duplicate. */
@@ -66,6 +74,27 @@ export interface ImportSummary {
   file: string
   format: RecordFormat
   rows: number
+}
+
+export interface ImportRequest {
+  file: string
+  format: RecordFormat
+  now: number
+  /** Values of the spec's own options. */
+  options?: Readonly<Record<string, unknown>>
+  /** Writes the audit row with `db`, a transaction that writes rows of the import. */
+  record(db: Kysely<Database>, changed: ImportChange): Promise<void>
+}
+
+/** What an import changed, for the audit log. */
+export interface ImportChange {
+  file: string
+  format: RecordFormat
+  /** Rows written. */
+  rows: number
+  /** Rows the file holds: more than `rows` when writing stopped. */
+  total: number
+  complete: boolean
 }
 
 const REPORT_EVERY = 1000
@@ -212,26 +241,41 @@ async function crossRowProblems<Row>(
   return problems
 }
 
-/** Writes the staged rows in committed batches, pausing after each on SQLite (see MIN_PAUSE_MS). */
+/**
+ * Writes the staged rows in committed batches, pausing after each on SQLite (see MIN_PAUSE_MS),
+ * and the audit row with the last batch.
+ */
 async function writeBatches<Row>(
   spec: ImportSpec<Row, unknown>,
   db: Kysely<Database>,
   engine: Engine,
   staging: ImportStaging,
   total: number,
-  file: string,
-  now: number,
+  request: ImportRequest,
   bar: ProgressLine,
 ): Promise<void> {
+  const { file, format, now } = request
+  const change = (rows: number): ImportChange => ({ file, format, rows, total, complete: rows === total })
   let done = 0
+  let recorded = false
   const sqliteBatch = engine === 'sqlite' ? new WriteBatchSize() : undefined
   for await (const texts of staging.accepted(() => sqliteBatch?.rows ?? POSTGRES_BATCH)) {
     const rows = texts.map((text) => JSON.parse(text) as Row)
     const started = performance.now()
     try {
-      await db.transaction().execute((trx) => spec.write(trx, rows, now, () => {}))
+      await db.transaction().execute(async (trx) => {
+        await spec.write(trx, rows, now, () => {})
+        if (done + rows.length === total) await request.record(trx, change(total))
+      })
+      recorded = done + rows.length === total
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
+      // What was written stays written, so it is recorded; if even that fails, the message below says it all.
+      if (done > 0)
+        await db
+          .transaction()
+          .execute((trx) => request.record(trx, change(done)))
+          .catch(() => {})
       throw new CliError(
         `${file}: writing stopped after ${count(done)} of ${count(total)} rows (${reason}); ` +
           'the rows written are kept, and running the same import again completes it',
@@ -245,6 +289,8 @@ async function writeBatches<Row>(
       await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_PAUSE_MS, held)))
     }
   }
+  // A file without rows has no batch to carry its row.
+  if (!recorded) await db.transaction().execute((trx) => request.record(trx, change(done)))
 }
 
 /**
@@ -252,15 +298,14 @@ async function writeBatches<Row>(
  * written nothing.
  *
  * @example
- * await runImport(studentImport, storage, 'students.csv', 'csv', Date.now())
+ * await runImport(studentImport, storage, { file: 'students.csv', format: 'csv', now: Date.now(), record })
  */
 export async function runImport<Row, Context>(
   spec: ImportSpec<Row, Context>,
   storage: { db: Kysely<Database>; engine: Engine },
-  file: string,
-  format: RecordFormat,
-  now: number,
+  request: ImportRequest,
 ): Promise<ImportSummary> {
+  const { file, format } = request
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new CliError(`no file "${file}"`)
   const bar = new ProgressLine()
   try {
@@ -268,7 +313,7 @@ export async function runImport<Row, Context>(
     return await storage.db.connection().execute(async (db) => {
       const staging = await ImportStaging.create(db)
       try {
-        const context = await spec.prepare(db)
+        const context = await spec.prepare(db, request.options ?? {})
         const { problems, accepted } = await stage(spec, staging, file, format, context, bar)
         bar.update('checking rows against each other and the database', true)
         // A loop, not push(...): spreading a million problems would overflow the call stack.
@@ -279,7 +324,7 @@ export async function runImport<Row, Context>(
           problems.sort((a, b) => a.line - b.line)
           throw new CliError(`${file}: ${plural(problems.length, 'problem')}; nothing was imported`, problems)
         }
-        await writeBatches(spec as ImportSpec<Row, unknown>, db, storage.engine, staging, accepted, file, now, bar)
+        await writeBatches(spec as ImportSpec<Row, unknown>, db, storage.engine, staging, accepted, request, bar)
         return { file, format, rows: accepted }
       } finally {
         await staging.drop()

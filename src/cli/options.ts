@@ -5,18 +5,24 @@
  */
 import { type Command, InvalidArgumentError } from 'commander'
 import { parseScopes, type Scope } from '../domain/scopes.js'
+import { markAudited } from './audit.js'
 import { parseDateOrTimestamp } from './dates.js'
 
 import { UUID } from '../domain/uuid.js'
 
-/** Adds a command that does work (as opposed to a group of commands) under `parent`. */
+/**
+ * Adds a command that does work (as opposed to a group of commands) under `parent`. A command
+ * that changes anything names its `audit` action: it then takes --actor, and `act` gives it the
+ * Audit that writes its row (audit.ts).
+ */
 export function defineCommand(
   parent: Command,
   nameAndArgs: string,
   description: string,
   examples: readonly string[],
+  options: { audit?: string } = {},
 ): Command {
-  return parent
+  const command = parent
     .command(nameAndArgs)
     .description(description)
     .option('--json', 'print one JSON document on stdout instead of text')
@@ -24,6 +30,8 @@ export function defineCommand(
       'after',
       `\n${examples.length === 1 ? 'Example' : 'Examples'}:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`,
     )
+  if (options.audit !== undefined) markAudited(command, options.audit)
+  return command
 }
 
 /**

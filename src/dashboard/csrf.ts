@@ -29,21 +29,33 @@ export function csrfToken(secret: Buffer, binding: CsrfBinding): string {
   return createHmac('sha256', secret).update(`csrf:${subject}`).digest('base64url')
 }
 
-/** Fetch Metadata values a form of ours can send: same-origin, or `none` (the user's own action, e.g. a bookmark). */
-const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none'])
+/** Fetch Metadata values a page of ours can send: same-origin, or `none` (the user's own action, e.g. a bookmark). */
+export const ALLOWED_FETCH_SITES = new Set(['same-origin', 'none'])
+
+/** The origin of a URL as browsers serialise it (a default port left out), or null if it has none. */
+function originOf(url: string): string | null {
+  if (!URL.canParse(url)) return null
+  const origin = new URL(url).origin
+  return origin === 'null' ? null : origin
+}
 
 /**
- * Why the request's sender is not this dashboard, or null. Our origin is the request's own
+ * True when `url` (an Origin or Referer header) is of this dashboard's origin: the request's own
  * scheme and host, which behind a TLS proxy are right only with TRUST_PROXY (as for the Secure
  * cookie flag and the key page's examples).
  */
+export function isOwnOrigin(request: FastifyRequest, url: string): boolean {
+  const own = originOf(`${request.protocol}://${request.host}`)
+  return own !== null && originOf(url) === own
+}
+
+/** Why the request's sender is not this dashboard, or null. */
 export function foreignSender(request: FastifyRequest): string | null {
   const site = request.headers['sec-fetch-site']
   if (site !== undefined && !ALLOWED_FETCH_SITES.has(String(site).toLowerCase()))
     return `Sec-Fetch-Site: ${String(site)}`
   const origin = request.headers.origin
-  if (origin !== undefined && origin.toLowerCase() !== `${request.protocol}://${request.host}`.toLowerCase())
-    return `Origin: ${origin}`
+  if (origin !== undefined && !isOwnOrigin(request, origin)) return `Origin: ${origin}`
   return null
 }
 

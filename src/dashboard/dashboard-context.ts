@@ -15,6 +15,8 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** Who may open a dashboard page; every dashboard route says it explicitly. */
     dashboard?: Access
+    /** The page shows children's data: it opens only from this dashboard (cross-site-navigation.ts). */
+    studentData?: true
   }
 }
 

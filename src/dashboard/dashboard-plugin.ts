@@ -12,6 +12,7 @@ import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { isStorageUnavailable } from '../storage/connection.js'
 import { sharedSecret } from '../storage/settings-repository.js'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js'
+import { continuePage, crossSiteSource } from './cross-site-navigation.js'
 import type { DashboardContext, DashboardDeps } from './dashboard-context.js'
 import { DashboardError } from './dashboard-error.js'
 import type { FormBody } from './forms.js'
@@ -102,6 +103,12 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
         'Not for this account',
         'This page belongs to another kind of account. Use the navigation to find your own pages.',
       )
+    }
+    if (request.routeOptions.config.studentData !== true) return
+    const source = crossSiteSource(request)
+    if (source !== null) {
+      request.log.info({ source }, 'page with student data opened from elsewhere: continue page instead')
+      return continuePage(request, reply)
     }
   })
 

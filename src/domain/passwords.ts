@@ -3,6 +3,7 @@
  * Stored as `scrypt$N$r$p$salt$hash` so the cost can be raised later without breaking old hashes.
  */
 import { randomBytes, scrypt, timingSafeEqual } from 'node:crypto'
+import { COMMON_PASSWORDS } from './common-passwords.js'
 
 const N = 32_768
 const R = 8
@@ -36,7 +37,16 @@ export async function verifyPassword(password: string, stored: string): Promise<
   return actual.length === expected.length && timingSafeEqual(actual, expected)
 }
 
-/** Why a new password is refused, or null. Length is what matters (NIST SP 800-63B). */
+/** True when the password, ignoring case and spaces, is on the common-password list. */
+export function isCommonPassword(password: string): boolean {
+  const folded = password.normalize('NFKC').toLowerCase()
+  return COMMON_PASSWORDS.has(folded) || COMMON_PASSWORDS.has(folded.replace(/\s+/g, ''))
+}
+
+/**
+ * Why a new password is refused, or null: every place a password is set asks this. Length is
+ * what matters, and no common password (NIST SP 800-63B section 3.1.1.2).
+ */
 export function passwordProblem(password: string, email: string): string | null {
   if (password.length < PASSWORD_MIN_LENGTH)
     return `Use at least ${PASSWORD_MIN_LENGTH} characters; a few words together are easy to remember.`
@@ -45,6 +55,11 @@ export function passwordProblem(password: string, email: string): string | null 
   if (name.length >= 4 && password.toLowerCase().includes(name))
     return 'Do not use your e-mail address in your password.'
   if (/^(.)\1+$/.test(password)) return 'Do not repeat one character.'
+  if (isCommonPassword(password))
+    return (
+      'This is one of the most common passwords, which attackers try first. ' +
+      'Choose another: a few unrelated words together are easy to remember.'
+    )
   return null
 }
 

@@ -62,7 +62,7 @@ export async function apiV1(api: TypedApp, options: ApiV1Options): Promise<void>
 
   catalogRoutes(api, options.catalog)
   studentRoutes(api, { storage: options.storage, catalog: options.catalog, clock: options.clock })
-  syncRoutes(api, { storage: options.storage, clock: options.clock })
+  await syncRoutes(api, { storage: options.storage, clock: options.clock })
 
   for (const [url, allowed] of methods) methodGuard(api, url, [...allowed])
 

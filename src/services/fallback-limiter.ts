@@ -1,19 +1,39 @@
 /**
  * Uses the shared (Redis) limiter while it answers; when it does not, each instance falls back
  * to its own in-memory window, logs it once, reports it in /readyz, probes every second, and
- * returns to the shared limiter when Redis is back. During the outage the limit holds per
- * instance (at most N x the limit across N instances): availability is kept over exactness.
+ * returns to the shared limiter when Redis is back.
+ *
+ * The local window is never idle: it holds every hit this instance accepted, whichever store
+ * decided, and a hit must fit there before Redis is asked. So one instance accepts at most the
+ * limit in any window, and N instances at most N x the limit, also in a window that spans an
+ * outage's start or end: an outage does not start the key from zero, and Redis coming back
+ * empty (it keeps nothing on disk) does not either. While Redis answers, it alone keeps the
+ * limit exact across instances; the local window only ever refuses what one instance alone
+ * would overrun.
  */
 import type { FastifyBaseLogger } from 'fastify'
-import type { RateDecision, RateLimiter, Reservation } from '../domain/sliding-window.js'
+import type { RateDecision, RateLimiter, Reservation, SlidingWindowLimiter } from '../domain/sliding-window.js'
 
 export type LimiterStore = 'redis' | 'memory' | 'memory-fallback'
+
+/** Both reservations taken back at most once: callers may release after a store already did. */
+function releasing(decision: RateDecision, ...reservations: Reservation[]): Reservation {
+  let released = false
+  return {
+    ...decision,
+    release: () => {
+      if (released) return
+      released = true
+      for (const reservation of reservations) reservation.release()
+    },
+  }
+}
 
 export class FallbackLimiter implements RateLimiter {
   readonly limit: number
   readonly windowMs: number
   readonly #shared: RateLimiter
-  readonly #local: RateLimiter
+  readonly #local: SlidingWindowLimiter
   readonly #probe: () => Promise<unknown>
   readonly #log: FastifyBaseLogger
   readonly #probeMs: number
@@ -23,7 +43,7 @@ export class FallbackLimiter implements RateLimiter {
 
   constructor(options: {
     shared: RateLimiter
-    local: RateLimiter
+    local: SlidingWindowLimiter
     probe: () => Promise<unknown>
     log: FastifyBaseLogger
     name: string
@@ -43,22 +63,41 @@ export class FallbackLimiter implements RateLimiter {
     return this.#healthy ? 'redis' : 'memory-fallback'
   }
 
-  hit(key: string): Promise<RateDecision> {
-    return this.#decide(key, 'hit')
+  async hit(key: string, now?: number, hint?: number): Promise<RateDecision> {
+    return this.reserve(key, now, hint)
   }
 
-  peek(key: string): Promise<RateDecision> {
-    return this.#decide(key, 'peek')
+  async peek(key: string, now?: number, hint?: number): Promise<RateDecision> {
+    const local = this.#local.peek(key, now, hint)
+    if (!local.allowed || !this.#healthy) return local
+    try {
+      return { ...(await this.#shared.peek(key)), slot: local.slot }
+    } catch (error) {
+      this.#degrade(error)
+      return local
+    }
   }
 
-  reserve(key: string): Promise<Reservation> {
-    return this.#decide(key, 'reserve')
+  async reserve(key: string, now?: number, hint?: number): Promise<Reservation> {
+    const local = this.#local.reserve(key, now, hint)
+    if (!local.allowed || !this.#healthy) return local
+    let shared: Reservation
+    try {
+      shared = await this.#shared.reserve(key)
+    } catch (error) {
+      this.#degrade(error)
+      return local
+    }
+    if (shared.allowed) return releasing({ ...shared, slot: local.slot }, local, shared)
+    local.release()
+    return releasing({ ...shared, slot: local.slot })
   }
 
   /**
-   * Both limits in one call to the shared store while both limiters use it; undefined otherwise
-   * (or when the store does not answer: both then fall back, and the caller takes the two steps
-   * on the local windows).
+   * Both limits in one call to the shared store while both limiters use it, each hit first
+   * fitting its local window as in `reserve`; undefined when the store cannot take the pair
+   * (the caller then takes the two steps). When the store does not answer, both fall back and
+   * the local decisions stand.
    */
   reserveThenHit(
     key: string,
@@ -66,30 +105,33 @@ export class FallbackLimiter implements RateLimiter {
     otherKey: string,
   ): Promise<[Reservation, RateDecision | undefined]> | undefined {
     if (!(other instanceof FallbackLimiter) || !this.#healthy || !other.#healthy) return undefined
+    const own = this.#local.reserve(key)
+    if (!own.allowed) return Promise.resolve([own, undefined])
+    const theirs = other.#local.reserve(otherKey)
+    // The caller takes its reservation back when the other limit refuses.
+    if (!theirs.allowed) return Promise.resolve([releasing(own, own), theirs])
     const both = this.#shared.reserveThenHit?.(key, other.#shared, otherKey)
-    if (both === undefined) return undefined
-    return both.catch(async (error: unknown): Promise<[Reservation, RateDecision | undefined]> => {
-      this.#degrade(error)
-      other.#degrade(error)
-      const own = await this.#local.reserve(key)
-      if (!own.allowed) return [own, undefined]
-      const decision = await other.#local.hit(otherKey)
-      if (!decision.allowed) own.release()
-      return [own, decision]
-    })
-  }
-
-  async #decide(key: string, how: 'hit' | 'peek'): Promise<RateDecision>
-  async #decide(key: string, how: 'reserve'): Promise<Reservation>
-  async #decide(key: string, how: 'hit' | 'peek' | 'reserve'): Promise<RateDecision | Reservation> {
-    if (this.#healthy) {
-      try {
-        return await this.#shared[how](key)
-      } catch (error) {
-        this.#degrade(error)
-      }
+    if (both === undefined) {
+      own.release()
+      theirs.release()
+      return undefined
     }
-    return this.#local[how](key)
+    return both.then(
+      ([sharedOwn, sharedOther]): [Reservation, RateDecision | undefined] => {
+        if (sharedOther === undefined) {
+          own.release()
+          theirs.release()
+          return [releasing({ ...sharedOwn, slot: own.slot }), undefined]
+        }
+        if (!sharedOther.allowed) theirs.release()
+        return [releasing({ ...sharedOwn, slot: own.slot }, own, sharedOwn), { ...sharedOther, slot: theirs.slot }]
+      },
+      (error: unknown): [Reservation, RateDecision | undefined] => {
+        this.#degrade(error)
+        other.#degrade(error)
+        return [own, theirs]
+      },
+    )
   }
 
   #degrade(error: unknown): void {

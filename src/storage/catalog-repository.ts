@@ -60,3 +60,9 @@ export async function readCatalog(db: Kysely<Database>): Promise<StoredCatalog> 
       return { version: Number(meta?.version ?? 0), tiers, lessons }
     })
 }
+
+/** The slugs of the stored catalog's lessons. */
+export async function lessonSlugs(db: Kysely<Database>): Promise<Set<string>> {
+  const rows = await db.selectFrom('lessons').select('slug').execute()
+  return new Set(rows.map((row) => row.slug))
+}

@@ -6,13 +6,18 @@ import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from './tables.js'
 
-/** A random secret under `name`, the same for every instance sharing the database. */
-export async function sharedSecret(db: Kysely<Database>, name: string): Promise<Buffer> {
+/** The value under `name`: `initial` if no instance has stored one yet, else the stored one. */
+export async function sharedValue(db: Kysely<Database>, name: string, initial: string): Promise<string> {
   await db
     .insertInto('settings')
-    .values({ name, value: randomBytes(32).toString('base64url') })
+    .values({ name, value: initial })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute()
   const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()
-  return Buffer.from(row.value, 'base64url')
+  return row.value
+}
+
+/** A random secret under `name`, the same for every instance sharing the database. */
+export async function sharedSecret(db: Kysely<Database>, name: string): Promise<Buffer> {
+  return Buffer.from(await sharedValue(db, name, randomBytes(32).toString('base64url')), 'base64url')
 }

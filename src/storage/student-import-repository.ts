@@ -11,6 +11,7 @@
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import { isoAt } from '../clock.js'
+import { ConflictError } from '../domain/errors.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
@@ -107,6 +108,13 @@ export async function upsertStudents(
   })
 }
 
+/**
+ * Links students to organisations; a link that exists already is kept as it is. A sandbox
+ * organisation holds synthetic students only and a partner organisation real ones, so a link
+ * across (a real child where anyone who signs up experiments) is refused with ConflictError and
+ * nothing of the batch is written. Importers refuse such rows beforehand, with their line; this
+ * is the last guard.
+ */
 export async function linkStudents(
   db: Kysely<Database>,
   rows: readonly LinkImportRow[],
@@ -116,12 +124,40 @@ export async function linkStudents(
   const at = isoAt(now)
   let done = 0
   for (const batch of batches(rows)) {
+    await refuseCrossedLinks(db, batch)
     await db
       .insertInto('student_organisations')
       .values(batch.map((row) => ({ student_id: row.studentId, organisation_id: row.organisationId, created_at: at })))
       .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
       .execute()
     progress?.((done += batch.length))
+  }
+}
+
+async function refuseCrossedLinks(db: Kysely<Database>, rows: readonly LinkImportRow[]): Promise<void> {
+  const organisations = [...new Set(rows.map((row) => row.organisationId))]
+  const sandboxes = new Set(
+    (
+      await db
+        .selectFrom('organisations')
+        .select('id')
+        .where('id', 'in', organisations)
+        .where('kind', '=', 'sandbox')
+        .execute()
+    ).map((row) => row.id),
+  )
+  const students = await storedStudents(db, [...new Set(rows.map((row) => row.studentId))])
+  for (const row of rows) {
+    // A student or organisation that does not exist fails the insert's foreign key instead.
+    const student = students.get(row.studentId)
+    if (student !== undefined && student.sandbox !== sandboxes.has(row.organisationId))
+      throw new ConflictError(
+        student.sandbox
+          ? `student ${row.studentId} is a sandbox (synthetic) student and ` +
+              `organisation ${row.organisationId} is not a sandbox`
+          : `organisation ${row.organisationId} is a sandbox, which holds synthetic students only, ` +
+              `and student ${row.studentId} is real`,
+      )
   }
 }
 

@@ -4,7 +4,7 @@
  * before anything is returned to the caller.
  */
 import type SQLite from 'better-sqlite3'
-import { type Kysely, sql } from 'kysely'
+import { type Kysely, PostgresAdapter, type SqlBool, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
@@ -187,10 +187,12 @@ export interface Enrollment {
 }
 
 /**
- * The change itself, when the student is linked to the organisation and has another tier: one
- * statement for the link check and the conditional update, which also says whether any webhook
- * endpoint is enabled (the change is then announced). A row back means the tier changed; none,
- * that it was unchanged or that the student is not visible (`visibleTierQuery` tells which).
+ * SQLite: the change itself, when the student is linked to the organisation and has another
+ * tier: one statement for the link check and the conditional update, which also says whether
+ * any webhook endpoint is enabled (the change is then announced). A row back means the tier
+ * changed; none, that it was unchanged or that the student is not visible (`visibleTierQuery`
+ * tells which). The single writer holds the write lock from this update to the commit, so the
+ * read that follows sees what the update saw.
  */
 const changeTierQuery = preparedQuery(
   (db, tier: TierId, updatedAt: string, studentId: string, sandbox: number, organisationId: string) =>
@@ -218,6 +220,56 @@ const changeTierQuery = preparedQuery(
       ]),
 )
 
+/**
+ * PostgreSQL: the whole decision in one statement. The student's row is locked first (the lock
+ * an UPDATE takes), so an enroll waits for one in progress and then reads the tier it committed;
+ * the update follows only if that tier differs. An update conditioned on the tier alone skipped
+ * the row at READ COMMITTED without waiting for its lock, and a read in a fresh snapshot then
+ * took the other enroll's tier for "unchanged". A row back means the student is visible, with
+ * the tier and time it had when locked; none, that it is not.
+ */
+const lockAndChangeTierQuery = preparedQuery(
+  (db, tier: TierId, updatedAt: string, studentId: string, sandbox: number, organisationId: string) =>
+    db
+      .with(
+        (cte) => cte('locked').materialized(),
+        (db) =>
+          db
+            .selectFrom('students as s')
+            .select(['s.id', 's.tier', 's.tier_updated_at'])
+            .where('s.id', '=', studentId)
+            .where('s.sandbox', '=', sandbox)
+            .where((eb) =>
+              eb.exists(
+                eb
+                  .selectFrom('student_organisations as so')
+                  .select('so.student_id')
+                  .whereRef('so.student_id', '=', 's.id')
+                  .where('so.organisation_id', '=', organisationId),
+              ),
+            )
+            .forNoKeyUpdate(),
+      )
+      .with('changed', (db) =>
+        db
+          .updateTable('students')
+          .from('locked')
+          .set({ tier, tier_updated_at: updatedAt, updated_at: updatedAt })
+          .whereRef('students.id', '=', 'locked.id')
+          .where('locked.tier', '<>', tier)
+          .returning('students.id'),
+      )
+      .selectFrom('locked')
+      .select((eb) => [
+        'locked.tier',
+        'locked.tier_updated_at',
+        eb.exists(eb.selectFrom('changed').select('changed.id')).as('changed'),
+        eb
+          .exists(eb.selectFrom('webhook_endpoints').select('id').where('status', '=', sql.lit('enabled')))
+          .as('announce'),
+      ]),
+)
+
 /** The tier of a student the organisation can see; none for any other id. */
 const visibleTierQuery = preparedQuery((db, studentId: string, organisationId: string, sandbox: number) =>
   db
@@ -230,11 +282,46 @@ const visibleTierQuery = preparedQuery((db, studentId: string, organisationId: s
 )
 
 /**
- * Sets a student's tier. Setting the tier the student already has changes nothing and returns
- * the stored time, so a retried request is harmless. The conditional update makes concurrent
- * enrolls serialise on the student's row: the last one wins, and tier and time stay paired.
- * A change goes to the student change log; setting the same tier again logs nothing.
- * Resolves once the change, its log entry and its disclosure record are committed together.
+ * What an enroll found: the tier and time stored before any change, whether it changed the tier,
+ * and whether to announce that.
+ */
+interface TierDecision {
+  tier: TierId
+  tier_updated_at: string
+  // PostgreSQL answers true or false, SQLite 1 or 0.
+  changed: SqlBool
+  announce: SqlBool
+}
+
+/** Undefined when the student is not visible to the organisation. */
+async function changeTier(
+  trx: Kysely<Database>,
+  tier: TierId,
+  at: string,
+  studentId: string,
+  sandbox: number,
+  organisationId: string,
+): Promise<TierDecision | undefined> {
+  if (trx.getExecutor().adapter instanceof PostgresAdapter)
+    return (await lockAndChangeTierQuery(trx, tier, at, studentId, sandbox, organisationId))[0]
+  const [updated] = await changeTierQuery(trx, tier, at, studentId, sandbox, organisationId)
+  // Objects written out rather than spread from the rows: a spread made an unchanged enroll slower.
+  if (updated !== undefined)
+    return { tier: updated.tier, tier_updated_at: updated.tier_updated_at, changed: true, announce: updated.announce }
+  const [current] = await visibleTierQuery(trx, studentId, organisationId, sandbox)
+  return current === undefined
+    ? undefined
+    : { tier: current.tier, tier_updated_at: current.tier_updated_at, changed: false, announce: false }
+}
+
+/**
+ * Sets a student's tier. Concurrent enrolls of one student serialise on the student's row: each
+ * decides on the tier the one before it committed, so the last one committed wins and every
+ * answer names the tier asked for. Setting the tier the student already has changes nothing and
+ * returns the stored time, so a retried request is harmless. Whether the tier changed is decided
+ * by comparing tiers, never times: two enrolls may share a millisecond. A change goes to the
+ * student change log; setting the same tier again logs nothing. Resolves once the change, its
+ * log entry and its disclosure record are committed together.
  */
 export async function enrollStudent(
   writes: WriteQueue,
@@ -246,25 +333,23 @@ export async function enrollStudent(
   return writes.transaction(async (trx) => {
     const sandbox = context.sandbox ? 1 : 0
     const at = isoAt(now)
-    const [updated] = await changeTierQuery(trx, tier, at, studentId, sandbox, context.organisationId)
-    const current = updated ?? (await visibleTierQuery(trx, studentId, context.organisationId, sandbox))[0]
-    if (current === undefined) {
+    const found = await changeTier(trx, tier, at, studentId, sandbox, context.organisationId)
+    if (found === undefined) {
       await recordDisclosure(trx, context, studentId, 'enroll', 'not_found')
       return undefined
     }
+    const changed = Boolean(found.changed)
     // The change as imports record it: announced to webhooks, then written to the change log.
-    const changes: NewStudentChange[] =
-      updated === undefined ? [] : [{ type: 'tier_changed', studentId, tier: updated.tier, changedAt: at }]
-    // PostgreSQL answers true or false, SQLite 1 or 0.
-    if (updated?.announce) await announceStudentChanges(trx, changes, now)
-    await recordDisclosure(trx, context, studentId, 'enroll', updated === undefined ? 'unchanged' : 'updated')
+    const changes: NewStudentChange[] = changed ? [{ type: 'tier_changed', studentId, tier, changedAt: at }] : []
+    if (changed && found.announce) await announceStudentChanges(trx, changes, now)
+    await recordDisclosure(trx, context, studentId, 'enroll', changed ? 'updated' : 'unchanged')
     // Last: the change log's counter is held from here to the commit.
     await recordStudentChanges(trx, changes)
     return {
       profileId: studentId,
-      tier: current.tier,
-      updatedAt: current.tier_updated_at,
-      changed: updated !== undefined,
+      tier,
+      updatedAt: changed ? at : found.tier_updated_at,
+      changed,
     }
   })
 }

@@ -282,4 +282,14 @@ describe('curriculum operator create', () => {
     expect(duplicate.status).toBe(1)
     expect(jsonOf(duplicate).ok).toBe(false)
   })
+
+  it('refuses a common password given on standard input, and creates no account', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const args = ['operator', 'create', '--email', 'ops2@example.org', '--password-stdin']
+    const refused = await cli(args, { databaseUrl, input: 'Qwerty123456\n' })
+    expect(refused.status).toBe(1)
+    expect(refused.stderr).toMatch(/^error: password refused: This is one of the most common passwords/)
+    const accepted = await cli([...args, '--json'], { databaseUrl, input: 'a long and memorable phrase\n' })
+    expect(jsonOf(accepted).account).toMatchObject({ email: 'ops2@example.org', role: 'operator' })
+  })
 })

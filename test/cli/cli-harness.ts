@@ -45,6 +45,10 @@ export interface CliOptions {
   databaseUrl: string
   catalogDir?: string
   cwd?: string
+  /** Variables added to the small environment the command gets. */
+  env?: Record<string, string>
+  /** Written to the command's standard input, which is then closed. */
+  input?: string
 }
 
 function environment(options: CliOptions): NodeJS.ProcessEnv {
@@ -54,13 +58,14 @@ function environment(options: CliOptions): NodeJS.ProcessEnv {
     HOME: process.env.HOME,
     DATABASE_URL: options.databaseUrl,
     CATALOG_DIR: options.catalogDir ?? CATALOG_DIR,
+    ...options.env,
   }
 }
 
 /** Runs the CLI; resolves with its exit status and output, whatever the status. */
 export function cli(args: readonly string[], options: CliOptions): Promise<CliResult> {
   return new Promise((resolve) => {
-    execFile(
+    const child = execFile(
       process.execPath,
       [CLI, ...args],
       { cwd: options.cwd ?? ROOT, env: environment(options), encoding: 'utf8', maxBuffer: 64 << 20 },
@@ -69,6 +74,7 @@ export function cli(args: readonly string[], options: CliOptions): Promise<CliRe
         resolve({ status, stdout, stderr })
       },
     )
+    if (options.input !== undefined) child.stdin?.end(options.input)
   })
 }
 

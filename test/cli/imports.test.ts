@@ -7,10 +7,13 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { readCatalogDir } from '../../src/catalog/catalog-files.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
+import { replaceCatalog } from '../../src/storage/catalog-repository.js'
 import { createSandbox } from '../../src/services/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import {
+  CATALOG_DIR,
   CLI,
   cli,
   countRows,
@@ -36,13 +39,18 @@ function write(dir: string, name: string, text: string): string {
 
 const jsonl = (...rows: object[]) => `${rows.map((row) => JSON.stringify(row)).join('\n')}\n`
 
-/** A database with two organisations, and a folder for the import files. */
+/** A database with the sample catalog and two organisations, and a folder for the import files. */
 async function setUp(): Promise<{ databaseUrl: string; dir: string; acme: string; beta: string }> {
   const databaseUrl = newDatabaseUrl()
-  const { acme, beta } = await withStorage(databaseUrl, async ({ db }) => ({
-    acme: (await createOrganisation(db, 'Acme Learning', NOW)).id,
-    beta: (await createOrganisation(db, 'Beta Tutors', NOW)).id,
-  }))
+  const { acme, beta } = await withStorage(databaseUrl, async ({ db }) => {
+    const catalog = readCatalogDir(CATALOG_DIR)
+    if (!catalog.ok) throw new Error('the sample catalog is invalid')
+    await replaceCatalog(db, catalog.catalog)
+    return {
+      acme: (await createOrganisation(db, 'Acme Learning', NOW)).id,
+      beta: (await createOrganisation(db, 'Beta Tutors', NOW)).id,
+    }
+  })
   return { databaseUrl, dir: tempDir(), acme, beta }
 }
 
@@ -113,7 +121,11 @@ describe('imports', () => {
         completedAt: null,
       }),
     )
-    expect(jsonOf(await run('progress', 'import', 'progress.csv', '--json'))).toMatchObject({ ok: true, rows: 2 })
+    // The retired lesson is no longer in the catalog: only the explicit flag lets it in.
+    expect(jsonOf(await run('progress', 'import', 'progress.csv', '--allow-unknown-lessons', '--json'))).toMatchObject({
+      ok: true,
+      rows: 2,
+    })
     expect((await run('progress', 'import', 'progress.jsonl')).stdout).toMatch(
       /^imported 1 progress row from progress\.jsonl/,
     )
@@ -366,6 +378,83 @@ describe('imports', () => {
     expect(await stored()).toEqual(before)
     expect(before).toMatchObject({ first_name: sandboxStudent.first_name, sandbox: 1 })
     expect(await countRows(databaseUrl)).toEqual(counts)
+  })
+
+  it('refuse progress in a lesson the catalog does not have, line by line, unless --allow-unknown-lessons', async () => {
+    const { databaseUrl, dir } = await setUp()
+    write(dir, 'students.csv', `id,firstName,tier\n${ADA},Ada,explorer\n`)
+    expect((await cli(['students', 'import', 'students.csv'], { databaseUrl, cwd: dir })).status).toBe(0)
+    const before = await countRows(databaseUrl)
+    write(
+      dir,
+      'progress.csv',
+      [
+        'studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt',
+        `${ADA},explorer/e1-robots-follow-instructions,in_progress,1,1,2026-01-10T10:00:00Z,`,
+        `${ADA},explorer/e99-nope,in_progress,1,1,2026-01-10T10:00:00Z,`,
+        `${NOBODY},builder/b77-not-yet-written,in_progress,1,1,2026-01-10T10:00:00Z,`,
+      ].join('\n'),
+    )
+    const [text, json] = await Promise.all([
+      cli(['progress', 'import', 'progress.csv'], { databaseUrl, cwd: dir }),
+      cli(['progress', 'import', 'progress.csv', '--json'], { databaseUrl, cwd: dir }),
+    ])
+    expect(text.status).toBe(1)
+    expect(text.stderr.trim().split('\n')).toEqual([
+      'progress.csv:3: lessonSlug: the stored catalog has no lesson "explorer/e99-nope"; import the catalog that ' +
+        'has it first (curriculum catalog import), or pass --allow-unknown-lessons while one is being replaced',
+      'progress.csv:4: lessonSlug: the stored catalog has no lesson "builder/b77-not-yet-written"; import the ' +
+        'catalog that has it first (curriculum catalog import), or pass --allow-unknown-lessons while one is being replaced',
+      `progress.csv:4: studentId: no student ${NOBODY}; import the student first`,
+      'error: progress.csv: 3 problems; nothing was imported',
+    ])
+    expect(json.status).toBe(1)
+    expect(jsonOf(json).error.problems.map((p: { line: number; field: string }) => `${p.line}:${p.field}`)).toEqual([
+      '3:lessonSlug',
+      '4:lessonSlug',
+      '4:studentId',
+    ])
+    expect(await countRows(databaseUrl)).toEqual(before)
+
+    // With the flag, the unknown lessons are accepted; the unknown student still is not.
+    const allowed = await cli(['progress', 'import', 'progress.csv', '--allow-unknown-lessons', '--json'], {
+      databaseUrl,
+      cwd: dir,
+    })
+    expect(jsonOf(allowed).error.problems.map((p: { line: number; field: string }) => `${p.line}:${p.field}`)).toEqual([
+      '4:studentId',
+    ])
+    write(dir, 'two.csv', fs.readFileSync(path.join(dir, 'progress.csv'), 'utf8').split('\n').slice(0, 3).join('\n'))
+    expect(
+      jsonOf(
+        await cli(['progress', 'import', 'two.csv', '--allow-unknown-lessons', '--json'], { databaseUrl, cwd: dir }),
+      ),
+    ).toMatchObject({ ok: true, rows: 2 })
+    expect(await countRows(databaseUrl)).toEqual({ ...before, progress: before.progress + 2 })
+  })
+
+  it('refuse to link a real student to a sandbox organisation, by name or id, and change nothing', async () => {
+    const { databaseUrl, dir } = await setUp()
+    const sandbox = await withStorage(databaseUrl, ({ db }) => createSandbox(db, 'partner@example.org', NOW))
+    write(dir, 'students.csv', `id,firstName,tier\n${ADA},Ada,explorer\n`)
+    expect((await cli(['students', 'import', 'students.csv'], { databaseUrl, cwd: dir })).status).toBe(0)
+    const before = await countRows(databaseUrl)
+    write(
+      dir,
+      'links.csv',
+      ['studentId,organisation', `${ADA},Acme Learning`, `${ADA},${sandbox.name}`, `${ADA},${sandbox.id}`].join('\n'),
+    )
+    const result = await cli(['links', 'import', 'links.csv'], { databaseUrl, cwd: dir })
+    expect(result.status).toBe(1)
+    const message =
+      `"${sandbox.name}" is a sandbox organisation, which holds synthetic students only; ` +
+      'link real students to a partner organisation'
+    expect(result.stderr.trim().split('\n')).toEqual([
+      `links.csv:3: organisation: ${message}`,
+      `links.csv:4: organisation: ${message}`,
+      'error: links.csv: 2 problems; nothing was imported',
+    ])
+    expect(await countRows(databaseUrl)).toEqual(before)
   })
 
   it('take the format from --format, and refuse a file whose format is unknown', async () => {

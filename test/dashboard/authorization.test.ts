@@ -109,6 +109,10 @@ describe('dashboard authorization', () => {
       '/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke',
       { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
     ],
+    [
+      '/dashboard/operator/organisations/ORG_A/suspend',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
+    ],
     ['/dashboard/operator/disclosures', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures.csv', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/audit', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],

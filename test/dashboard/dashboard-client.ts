@@ -32,11 +32,24 @@ export class DashboardClient {
     }
   }
 
-  async get(url: string): Promise<LightMyRequestResponse> {
+  /**
+   * Opens a page as a link on one of the dashboard's own pages does (`Sec-Fetch-Site:
+   * same-origin`); `headers` adds or replaces request headers (e.g. another site's).
+   */
+  async get(url: string, headers: Record<string, string | undefined> = {}): Promise<LightMyRequestResponse> {
+    const all: Record<string, string | undefined> = {
+      cookie: this.#cookieHeader(),
+      'sec-fetch-site': 'same-origin',
+      'sec-fetch-mode': 'navigate',
+      ...headers,
+    }
     const response = await this.#app.inject({
       method: 'GET',
       url,
-      headers: { cookie: this.#cookieHeader() },
+      headers: Object.fromEntries(Object.entries(all).filter(([, value]) => value !== undefined)) as Record<
+        string,
+        string
+      >,
       remoteAddress: this.#ip,
     })
     this.#remember(response)

@@ -2,14 +2,16 @@
 /**
  * The whole flow in a real browser against a real server process: a partner signs up, signs in
  * and applies; the operator approves and records an agreement; the partner creates a student key,
- * and that key reads a student's progress through /api/v1; the operator revokes it and the API
+ * and that key reads a student's progress through /api/v1; a link on another site reaches the
+ * Students page only through its continue page; the operator revokes the key and the API
  * refuses it within 5 s. Every page visited is checked with axe-core and photographed.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { cli, jsonOf } from '../cli/cli-harness.js'
+import { listDisclosures } from '../../src/storage/disclosure-log.js'
+import { cli, jsonOf, withStorage } from '../cli/cli-harness.js'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 import { hasChromium, launchBrowser, screenshot, seriousViolations, textOf } from '../support/browser.js'
@@ -139,6 +141,15 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await operator.getByRole('button', { name: 'Record agreement' }).click()
     expect(await textOf(operator.getByRole('status'))).toContain('was recorded. It is in force: student endpoints work')
     await check(operator, '09-organisation')
+    // Suspending asks first, on a page naming the organisation and what stops; reinstating is one click.
+    await operator.getByRole('link', { name: /Suspend organisation/ }).click()
+    expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Suspend Acme Learning?')
+    expect(await textOf(operator.locator('main'))).toContain('403 organisation_suspended')
+    await check(operator, '09b-suspend-confirm')
+    await operator.getByRole('button', { name: 'Suspend Acme Learning' }).click()
+    expect(await textOf(operator.getByRole('status'))).toContain('The organisation is suspended')
+    await operator.getByRole('button', { name: 'Reinstate organisation' }).click()
+    expect(await textOf(operator.getByRole('status'))).toContain('The organisation is reinstated')
   })
 
   it('the partner creates a live student key that reads a linked student through the API', async () => {
@@ -185,6 +196,46 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await partner.goto(url('/dashboard/partner/disclosures'))
     expect(await textOf(partner.locator('table'))).toContain('progress.read')
     await check(partner, '12-partner-disclosures')
+  })
+
+  it('a link on another site opens the Students page only through a continue page, which discloses nothing', async () => {
+    const listed = () =>
+      withStorage(databaseUrl, async ({ db }) => (await listDisclosures(db, { action: 'students.list' })).length)
+    const attacker = async (page: Page) => {
+      await page.route('http://attacker.test/**', (route) =>
+        route.fulfill({
+          contentType: 'text/html',
+          body: `<!doctype html><title>Prize</title><a href="${url('/dashboard/partner/students')}">Claim</a>`,
+        }),
+      )
+      await page.goto('http://attacker.test/')
+      await page.getByRole('link', { name: 'Claim' }).click()
+      expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Open this page?')
+    }
+    const before = await listed()
+    await attacker(partner)
+    expect(await partner.content()).not.toContain(demoStudent)
+    await check(partner, '12c-continue-page')
+    expect(await listed()).toBe(before)
+    await partner.getByRole('link', { name: 'Continue to the page' }).click()
+    expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Students')
+    expect(await textOf(partner.locator('table'))).toContain(demoStudent)
+    expect(await listed()).toBe(before + 1)
+    // The same without JavaScript: the continue page is a plain link.
+    const noScript = await browser.newContext({
+      javaScriptEnabled: false,
+      storageState: await partnerContext.storageState(),
+    })
+    try {
+      const page = await noScript.newPage()
+      await attacker(page)
+      expect(await listed()).toBe(before + 1)
+      await page.getByRole('link', { name: 'Continue to the page' }).click()
+      expect(await textOf(page.locator('table'))).toContain(demoStudent)
+      expect(await listed()).toBe(before + 2)
+    } finally {
+      await noScript.close()
+    }
   })
 
   it('the operator revokes the key and the API refuses it within 5 s', async () => {

@@ -1,7 +1,8 @@
 /**
- * What the dashboard's forms and states say: revoking asks first and names the key; an agreement
- * shows its real state (in force, starts on, expired on); a form error comes back inline with
- * the input kept; a key needs a name; the website must be https; times say UTC.
+ * What the dashboard's forms and states say: revoking a key and suspending an organisation ask
+ * first and name what stops; an agreement shows its real state (in force, starts on, expired
+ * on); a form error comes back inline with the input kept; a key needs a name; the website must
+ * be https; times say UTC.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listApiKeys } from '../../src/storage/access-repository.js'
@@ -180,5 +181,36 @@ describe('dashboard forms and states', () => {
     const page = await partner.get('/dashboard/partner')
     const created = new Date(t.clock.now()).toISOString().slice(0, 16).replace('T', ' ')
     expect(page.body).toContain(`<td>${created} UTC</td>`)
+  })
+
+  it('asks before suspending an organisation, naming it and what stops; the link alone changes nothing', async () => {
+    const status = async () =>
+      (await t.storage.db.selectFrom('organisations').select('status').where('id', '=', org).executeTakeFirstOrThrow())
+        .status
+    const page = await operator.get(orgPage())
+    // The organisation page links to the question; no form on it suspends in one click.
+    expect(page.body).not.toContain(`action="${orgPage()}/suspend"`)
+    expect(page.body).toContain(`href="${orgPage()}/suspend"`)
+    const ask = await operator.get(`${orgPage()}/suspend`)
+    expect(ask.statusCode).toBe(200)
+    expect(ask.body).toContain('<h1>Suspend Gamma Apps?</h1>')
+    expect(ask.body).toMatch(/You are about to suspend <strong>Gamma Apps<\/strong> \(\d+ keys? in force\)/)
+    expect(ask.body).toContain('gets <strong>403 organisation_suspended</strong> within seconds')
+    expect(ask.body).toContain(`<form method="post" action="${orgPage()}/suspend"`)
+    expect(ask.body).toMatch(/<input type="hidden" name="_csrf" value="[\w-]+">/)
+    expect((await partner.get(`${orgPage()}/suspend`)).statusCode).toBe(403)
+    expect(await status()).toBe('active')
+
+    const suspend = await operator.post(`${orgPage()}/suspend`)
+    expect(suspend.statusCode).toBe(303)
+    expect((await operator.follow(suspend)).body).toContain('The organisation is suspended.')
+    expect(await status()).toBe('suspended')
+    const audit = await t.storage.db.selectFrom('audit_log').select(['action', 'target']).execute()
+    expect(audit).toContainEqual({ action: 'organisation.suspend', target: `organisation:${org}` })
+    expect((await operator.get(`${orgPage()}/suspend`)).body).toContain('is suspended already: nothing to do')
+    // Reinstating restores and is not destructive: one click, as before.
+    expect((await operator.get(orgPage())).body).toContain(`<form method="post" action="${orgPage()}/reinstate">`)
+    expect((await operator.post(`${orgPage()}/reinstate`)).statusCode).toBe(303)
+    expect(await status()).toBe('active')
   })
 })

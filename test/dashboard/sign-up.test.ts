@@ -121,6 +121,20 @@ describe('dashboard sign-up', () => {
     expect((await signUp('five@bulk.example')).statusCode).toBe(303)
   })
 
+  it('refuses a common password, however it is spelt, with a message next to the field, and creates no account', async () => {
+    const client = new DashboardClient(t.app, '192.0.2.60')
+    for (const password of ['qwerty123456', 'Password 1234', 'PASSWORDPASSWORD']) {
+      const res = await client.post('/dashboard/signup', { email: 'common@partner.example', password })
+      expect(res.statusCode, password).toBe(400)
+      expect(res.body).toContain('This is one of the most common passwords, which attackers try first.')
+      expect(res.body).toContain('aria-invalid="true"')
+      expect(res.body).toContain('value="common@partner.example"')
+    }
+    expect(
+      await t.storage.db.selectFrom('accounts').select('id').where('email', '=', 'common@partner.example').execute(),
+    ).toEqual([])
+  })
+
   for (const length of [130, 254]) {
     it(`signs up a valid ${length}-character e-mail address and names its sandbox within 120 characters`, async () => {
       const email = addressOf(length, `long${length}`)

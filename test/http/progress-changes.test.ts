@@ -9,21 +9,26 @@ import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import { TIER_IDS, type TierId } from '../../src/domain/tiers.js'
 import { createSandbox } from '../../src/services/sandbox.js'
+import { Cursors } from '../../src/http/cursors.js'
 import { createApiKey } from '../../src/storage/access-repository.js'
 import { openStorage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
+import { sharedSecret } from '../../src/storage/settings-repository.js'
+import { lastChangeSequence } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import {
   bearer,
   buildTestApp,
   createTestStorage,
   freshDatabaseUrl,
-  START,
-  STUDENTS,
+  linkPastTheGuard,
   seedFixtures,
-  type TestContext,
+  START,
   testConfig,
+  type TestContext,
+  STUDENTS,
 } from '../helper.js'
+import { bodyInClear, legacyCursor } from '../support/cursors.js'
 
 interface Change {
   sequence: number
@@ -132,7 +137,8 @@ describe('progress change feed', () => {
     const now = await feed('')
     expect(now.changes).toEqual([])
     expect(now.hasMore).toBe(false)
-    expect(await feed('from=now')).toEqual(now)
+    const explicit = await feed('from=now')
+    expect([explicit.changes, explicit.hasMore]).toEqual([[], false])
     const first = await enroll(STUDENTS.dev, 'builder')
     expect(first.statusCode).toBe(200)
     // Setting the same tier again changes nothing, so it is no change.
@@ -273,7 +279,8 @@ describe('progress change feed', () => {
         )
       ).key,
     )
-    await linkStudents(
+    // A real student linked to the sandbox, and a sandbox student linked to Acme, by mistake.
+    await linkPastTheGuard(
       t.storage.db,
       [
         { studentId: STUDENTS.ada, organisationId: sandbox.id },
@@ -308,10 +315,11 @@ describe('progress change feed', () => {
   it('answers bad parameters with 400 problem+json naming the parameter', async () => {
     const next = (await feed('')).next
     const rosterCursor = (await t.call({ url: '/api/v1/students?limit=1', headers: read })).json().next
-    const decoded = Buffer.from(next, 'base64url').toString()
-    const ahead = (await import('../../src/http/cursors.js')).encodeCursor(
+    // Only a database restored from a backup makes such a cursor: sealed with the service's key.
+    const ahead = new Cursors(await sharedSecret(t.storage.db, 'api-cursors')).encode(
       'changes',
-      String(Number(decoded.split('.')[1]) + 1000),
+      t.fixtures.orgs.acme,
+      String((await lastChangeSequence(t.storage.db)) + 1000),
     )
     const cases: [string, string, RegExp][] = [
       ['limit=0', 'limit', /must be >= 1/],
@@ -327,6 +335,96 @@ describe('progress change feed', () => {
       const res = await t.call({ url: `${FEED}?${query}`, headers: read })
       expect(res.statusCode, query).toBe(400)
       expect(res.json().errors, query).toEqual([{ in: 'query', field, detail: expect.stringMatching(detail) }])
+    }
+  })
+
+  it("shows in a cursor neither the feed's position nor how much other organisations wrote", async () => {
+    const before = (await feed('')).next
+    // Another organisation's writes: 250 new students, one change each.
+    await upsertStudents(
+      t.storage.db,
+      Array.from({ length: 250 }, () => ({ id: randomUUID(), firstName: 'Zed', tier: 'explorer' as const })),
+      t.clock.now(),
+    )
+    const after = (await feed('')).next
+    const again = (await feed('')).next
+    // In clear, the two told the 250 apart; sealed, neither shows a position.
+    expect([bodyInClear(before), bodyInClear(after)]).toEqual([undefined, undefined])
+    const head = String(await lastChangeSequence(t.storage.db))
+    for (const cursor of [before, after, again]) {
+      expect(Buffer.from(cursor, 'base64url').toString('latin1')).not.toContain(head)
+      expect(cursor).toHaveLength(before.length)
+    }
+    // The same position twice gives two cursors: equal ones would tell that nobody wrote meanwhile.
+    expect(again).not.toBe(after)
+    // Each still continues where it was taken: none of the 250 is Acme's.
+    expect((await feed(`cursor=${before}`)).changes).toEqual([])
+  })
+
+  it('still reads cursors given out in clear, and a feed one past the last change when sealing began from that change', async () => {
+    const ceiling = Number(
+      (
+        await t.storage.db
+          .selectFrom('settings')
+          .select('value')
+          .where('name', '=', 'legacy-feed-cursor-ceiling')
+          .executeTakeFirstOrThrow()
+      ).value,
+    )
+    expect(ceiling).toBeGreaterThan(0)
+    // A cursor of the first form continues as it always did.
+    const fromStart = await follow(`cursor=${legacyCursor('changes.0')}`, 500)
+    expect(fromStart.changes).toEqual((await follow('from=beginning', 500)).changes)
+    await enroll(STUDENTS.ada, await otherTier(STUDENTS.ada))
+    // One beyond the ceiling (forged, or from an instance of the earlier version during an
+    // upgrade) reads from the ceiling: changes may come twice, none is missed, and the answer is
+    // the same whether or not the position is past the last change, so it cannot probe the feed.
+    const atCeiling = await follow(`cursor=${legacyCursor(`changes.${ceiling}`)}`, 500)
+    expect(atCeiling.changes.at(-1)).toMatchObject({ profileId: STUDENTS.ada, type: 'tier_changed' })
+    const head = await lastChangeSequence(t.storage.db)
+    for (const position of [ceiling + 1, head, head + 1, head + 1_000_000]) {
+      const { changes } = await follow(`cursor=${legacyCursor(`changes.${position}`)}`, 500)
+      expect(changes, String(position)).toEqual(atCeiling.changes)
+    }
+    // A cursor in clear for the roster continues after its student.
+    const [first, ...rest] = (await t.call({ url: '/api/v1/students?limit=500', headers: read })).json().students
+    const page = await t.call({
+      url: `/api/v1/students?limit=499&cursor=${legacyCursor(`students.${first.profileId}`)}`,
+      headers: read,
+    })
+    expect(page.json().students).toEqual(rest)
+  })
+
+  it('refuses a cursor cut short, changed in any byte, or sent by another organisation, with 400', async () => {
+    const cursor = (await feed('')).next
+    const raw = Buffer.from(cursor, 'base64url')
+    const tampered: string[] = []
+    for (let i = 0; i < raw.length; i++) {
+      const flipped = Buffer.from(raw)
+      flipped[i]! ^= 1 << (i % 8)
+      tampered.push(flipped.toString('base64url'))
+    }
+    for (let length = 1; length < cursor.length; length += 3) tampered.push(cursor.slice(0, length))
+    tampered.push(`${cursor}A`, `${cursor}AAAA`)
+    for (const text of tampered) {
+      const res = await t.call({ url: `${FEED}?cursor=${text}`, headers: read })
+      expect(res.statusCode, text).toBe(400)
+      expect(res.json().errors, text).toEqual([
+        { in: 'query', field: 'cursor', detail: expect.stringMatching(/not a cursor this API gave out/) },
+      ])
+    }
+    // Acme's cursors are no use to Beta, and the reverse.
+    const beta = bearer(t.fixtures.keys.otherOrg)
+    const betaCursor = (await feed('', beta)).next
+    const rosterCursor = (await t.call({ url: '/api/v1/students?limit=1', headers: read })).json().next
+    for (const [url, headers] of [
+      [`${FEED}?cursor=${cursor}`, beta],
+      [`${FEED}?cursor=${betaCursor}`, read],
+      [`/api/v1/students?cursor=${rosterCursor}`, beta],
+    ] as const) {
+      const res = await t.call({ url, headers })
+      expect(res.statusCode, url).toBe(400)
+      expect(res.json().detail, url).toMatch(/not a cursor this API gave out to your organisation/)
     }
   })
 

@@ -11,7 +11,8 @@ import { createApiKey, createOrganisation, recordAgreement } from '../../src/sto
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { TIER_IDS } from '../../src/domain/tiers.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, linkPastTheGuard, type TestContext, STUDENTS } from '../helper.js'
+import { bodyInClear, legacyCursor } from '../support/cursors.js'
 
 const DAY = 86_400_000
 
@@ -153,7 +154,7 @@ describe('roster', () => {
       )
     ).key
     // A real student linked to the sandbox, and a sandbox student linked to Acme, by mistake.
-    await linkStudents(
+    await linkPastTheGuard(
       t.storage.db,
       [
         { studentId: STUDENTS.ada, organisationId: sandbox.id },
@@ -250,6 +251,28 @@ describe('roster', () => {
       expect(body.code).toBe('invalid_request')
       expect(body.errors, query).toEqual([{ in: 'query', field, detail: expect.stringMatching(detail) }])
     }
+  })
+
+  it('names no student in its cursor, which works for its organisation only, and still reads one given out in clear', async () => {
+    const first = (await t.call({ url: '/api/v1/students?limit=2', headers: read })).json()
+    const last = first.students.at(-1).profileId
+    expect(bodyInClear(first.next)).toBeUndefined()
+    expect(Buffer.from(first.next, 'base64url').toString('latin1')).not.toContain(last)
+    const second = (await t.call({ url: `/api/v1/students?limit=2&cursor=${first.next}`, headers: read })).json()
+    expect(second.students[0].profileId > last).toBe(true)
+    // Beta's key gets nothing from Acme's cursor, not even a page of its own.
+    const beta = await t.call({
+      url: `/api/v1/students?cursor=${first.next}`,
+      headers: bearer(t.fixtures.keys.otherOrg),
+    })
+    expect(beta.statusCode).toBe(400)
+    expect(beta.json().detail).toMatch(/not a cursor this API gave out to your organisation/)
+    // A cursor of the first form, in clear, continues as it did.
+    const legacy = await t.call({
+      url: `/api/v1/students?limit=2&cursor=${legacyCursor(`students.${last}`)}`,
+      headers: read,
+    })
+    expect(legacy.json().students).toEqual(second.students)
   })
 
   it('answers other methods with 405', async () => {

@@ -6,8 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey } from '../../src/storage/access-repository.js'
 import { createSandbox } from '../../src/services/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
-import { linkStudents } from '../../src/storage/student-import-repository.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, linkPastTheGuard, type TestContext, STUDENTS } from '../helper.js'
 
 describe('sandbox', () => {
   let t: TestContext
@@ -34,9 +33,9 @@ describe('sandbox', () => {
       )
     ).key
     // Even if a real student were linked to the sandbox by mistake, a test key must not see them.
-    await linkStudents(t.storage.db, [{ studentId: STUDENTS.ada, organisationId: sandbox.id }], t.clock.now())
+    await linkPastTheGuard(t.storage.db, [{ studentId: STUDENTS.ada, organisationId: sandbox.id }], t.clock.now())
     // And a sandbox student linked to a real organisation stays invisible to its live keys.
-    await linkStudents(
+    await linkPastTheGuard(
       t.storage.db,
       [{ studentId: sandboxStudent, organisationId: t.fixtures.orgs.acme }],
       t.clock.now(),

@@ -155,19 +155,22 @@ describe.skipIf(!hasRedisServer())('FallbackLimiter against a Redis that really 
       expect((await limiter.hit('k')).allowed).toBe(true)
       expect(Date.now() - started).toBeLessThan(2000)
       expect(limiter.store).toBe('memory-fallback')
-      expect((await limiter.hit('k')).allowed).toBe(true)
+      // The hit admitted through Redis counts in this instance's window too: the limit is reached.
       expect((await limiter.hit('k')).allowed).toBe(false)
       expect(warnings).toEqual(['Redis unreachable: rate limiting falls back to this instance alone'])
       await own.start()
       for (let i = 0; i < 100 && limiter.store !== 'redis'; i++) await new Promise((r) => setTimeout(r, 100))
       expect(limiter.store).toBe('redis')
       expect(warnings[1]).toBe('Redis reachable again: rate limiting is shared again')
-      // The new Redis remembers nothing: the key starts afresh there.
+      // The new Redis remembers nothing, but this instance's window still holds the key's hits.
+      expect((await limiter.hit('k')).allowed).toBe(false)
+      // Once they have left it, Redis decides again, from afresh.
+      clock.advance(60_000)
       expect((await limiter.hit('k')).remaining).toBe(1)
       // Both limits in one call while Redis answers; when it stops, the local windows decide.
       const organisation = new FallbackLimiter({
-        shared: new RedisLimiter({ redis, prefix: 'fallback-org:', limit: 1, windowMs: 60_000 }),
-        local: new SlidingWindowLimiter({ limit: 1, windowMs: 60_000, clock }),
+        shared: new RedisLimiter({ redis, prefix: 'fallback-org:', limit: 2, windowMs: 60_000 }),
+        local: new SlidingWindowLimiter({ limit: 2, windowMs: 60_000, clock }),
         probe: () => redis.ping(),
         log,
         name: 'test-org',
@@ -190,6 +193,80 @@ describe.skipIf(!hasRedisServer())('FallbackLimiter against a Redis that really 
     } finally {
       limiter.close()
       redis.disconnect()
+      await own.kill()
+    }
+  })
+})
+
+describe.skipIf(!hasRedisServer())('two instances sharing a Redis that stops and comes back', () => {
+  /** What admission does per request: the key's limit and its organisation's, in one step when it can. */
+  async function admit(key: FallbackLimiter, organisation: FallbackLimiter): Promise<boolean> {
+    const both = key.reserveThenHit('key', organisation, 'org')
+    if (both !== undefined) {
+      const [own, org] = await both
+      if (org !== undefined && !org.allowed) own.release()
+      return own.allowed && org?.allowed === true
+    }
+    const own = await key.reserve('key')
+    if (!own.allowed) return false
+    if ((await organisation.hit('org')).allowed) return true
+    own.release()
+    return false
+  }
+
+  it('lets a key through at most twice its limit in any window across the outage and the return', async () => {
+    const own = new OwnRedis(await freePort())
+    await own.start()
+    // Local windows on an injected clock that stays inside one window; Redis keeps its own.
+    const clock = new ManualClock(0)
+    const clients = [0, 1].map(() => openRedis(own.url, { commandTimeoutMs: 200 }))
+    const instances = clients.map((redis) => {
+      const limiter = (prefix: string, limit: number) =>
+        new FallbackLimiter({
+          shared: new RedisLimiter({ redis, prefix, limit, windowMs: 60_000 }),
+          local: new SlidingWindowLimiter({ limit, windowMs: 60_000, clock }),
+          probe: () => redis.ping(),
+          log: _silent,
+          name: prefix,
+          probeMs: 50,
+        })
+      return { key: limiter('outage-key:', 100), organisation: limiter('outage-org:', 1000) }
+    })
+    let accepted = 0
+    const send = async (requests: number) => {
+      for (let i = 0; i < requests; i++) {
+        const instance = instances[i % 2]!
+        if (await admit(instance.key, instance.organisation)) accepted++
+      }
+    }
+    const stores = () => instances.flatMap((i) => [i.key.store, i.organisation.store])
+    try {
+      await Promise.all(clients.map((client) => whenReady(client)))
+      await send(60)
+      expect(accepted).toBe(60)
+      await own.kill()
+      // Each instance goes on from the 30 it admitted through Redis: 70 more each, not 100.
+      await send(300)
+      expect(stores()).toEqual(Array(4).fill('memory-fallback'))
+      expect(accepted).toBe(200)
+      // Redis is back and remembers nothing; the window still holds what each instance admitted.
+      await own.start()
+      for (let i = 0; i < 100 && stores().some((store) => store !== 'redis'); i++)
+        await new Promise((resolve) => setTimeout(resolve, 50))
+      expect(stores()).toEqual(Array(4).fill('redis'))
+      await send(100)
+      expect(accepted).toBe(200)
+      // A window after the outage is Redis's alone again: exactly the limit across both.
+      clock.advance(60_000)
+      accepted = 0
+      await send(150)
+      expect(accepted).toBe(100)
+    } finally {
+      for (const instance of instances) {
+        instance.key.close()
+        instance.organisation.close()
+      }
+      for (const client of clients) client.disconnect()
       await own.kill()
     }
   })

@@ -38,10 +38,16 @@ export function registerAgreement(program: Command): void {
     'curriculum agreement list --org "Acme Learning"',
   )
 
-  defineCommand(agreement, 'record', 'Record a signed data-sharing agreement for an organisation', [
-    'curriculum agreement record --org "Acme Learning" --signed 2026-01-31 ' +
-      '--expires 2027-01-31 --document DSA-2026-014',
-  ])
+  defineCommand(
+    agreement,
+    'record',
+    'Record a signed data-sharing agreement for an organisation',
+    [
+      'curriculum agreement record --org "Acme Learning" --signed 2026-01-31 ' +
+        '--expires 2027-01-31 --document DSA-2026-014',
+    ],
+    { audit: 'agreement.record' },
+  )
     .requiredOption('--org <organisation>', 'organisation id or exact name')
     .requiredOption(
       '--signed <date>',
@@ -51,14 +57,14 @@ export function registerAgreement(program: Command): void {
     .option('--expires <date>', 'date it stops applying; open-ended if left out', dateOption)
     .requiredOption('--document <ref>', 'reference of the signed document, e.g. its file or contract number')
     .action(
-      act(async (command) => {
+      act(async (command, audit) => {
         const options = command.opts<{ org: string; signed: number; expires?: number; document: string }>()
         const now = systemClock.now()
-        const { row, organisation } = await withStorage(async ({ storage }) => {
+        const { row, organisation } = await audit.change(async ({ db }) => {
           const { findOrganisation, recordAgreement } = await import('../../storage/access-repository.js')
-          const organisation = await findOrganisation(storage.db, options.org)
+          const organisation = await findOrganisation(db, options.org)
           const row = await recordAgreement(
-            storage.db,
+            db,
             {
               organisationId: organisation.id,
               signedAt: options.signed,
@@ -67,7 +73,17 @@ export function registerAgreement(program: Command): void {
             },
             now,
           )
-          return { row, organisation }
+          return {
+            value: { row, organisation },
+            target: `organisation:${organisation.id}`,
+            changed: {
+              organisation: organisation.name,
+              agreementId: row.id,
+              document: row.document_ref,
+              signed: row.signed_at,
+              expires: row.expires_at,
+            },
+          }
         })
         const state = agreementState(row, now)
         return {
@@ -79,27 +95,42 @@ export function registerAgreement(program: Command): void {
       }),
     )
 
-  defineCommand(agreement, 'end', 'End one agreement, or every agreement of an organisation, from now on', [
-    'curriculum agreement end --org "Acme Learning"',
-    'curriculum agreement end --id 5d1c1c4e-2b6a-4d53-9d57-7f3a1b9e0c11',
-  ])
+  defineCommand(
+    agreement,
+    'end',
+    'End one agreement, or every agreement of an organisation, from now on',
+    [
+      'curriculum agreement end --org "Acme Learning"',
+      'curriculum agreement end --id 5d1c1c4e-2b6a-4d53-9d57-7f3a1b9e0c11',
+    ],
+    { audit: 'agreement.end' },
+  )
     .option('--org <organisation>', 'end every agreement of this organisation (id or exact name)')
     .option('--id <agreementId>', 'end this agreement only', uuidOption)
     .action(
-      act(async (command) => {
+      act(async (command, audit) => {
         const options = command.opts<{ org?: string; id?: string }>()
         if ((options.org === undefined) === (options.id === undefined))
           throw new UsageError('give exactly one of --org <organisation> or --id <agreementId>')
         const now = systemClock.now()
-        const ended = await withStorage(async ({ storage }) => {
+        const ended = await audit.change(async ({ db }) => {
           const { endAgreements, findOrganisation, listAgreements } = await import('../../storage/access-repository.js')
+          let organisationId: string
+          let ended: AgreementRow[]
           if (options.id !== undefined) {
-            const existing = (await listAgreements(storage.db)).find((row) => row.id === options.id)
+            const existing = (await listAgreements(db)).find((row) => row.id === options.id)
             if (existing === undefined) throw new CliError(`no agreement "${options.id}"`)
-            return endAgreements(storage.db, { agreementId: existing.id }, now)
+            organisationId = existing.organisation_id
+            ended = await endAgreements(db, { agreementId: existing.id }, now)
+          } else {
+            organisationId = (await findOrganisation(db, options.org!)).id
+            ended = await endAgreements(db, { organisationId }, now)
           }
-          const organisation = await findOrganisation(storage.db, options.org!)
-          return endAgreements(storage.db, { organisationId: organisation.id }, now)
+          return {
+            value: ended,
+            target: `organisation:${organisationId}`,
+            changed: { ended: ended.map((row) => ({ agreementId: row.id, document: row.document_ref })) },
+          }
         })
         return {
           data: { ended: ended.map((row) => agreementJson(row, now)) },

@@ -9,7 +9,6 @@ import { loadConfig } from '../../config.js'
 import { act } from '../command-action.js'
 import { defineCommand, defineGroup } from '../options.js'
 import { CliError, plural } from '../output.js'
-import { withStorage } from '../storage-session.js'
 
 async function readOrFail(dir: string, consequence: string) {
   const { readCatalogDir } = await import('../../catalog/catalog-files.js')
@@ -61,23 +60,21 @@ export function registerCatalog(program: Command): void {
       'curriculum catalog import              # CATALOG_DIR, default ./catalog',
       'curriculum catalog import ./catalog --json',
     ],
+    { audit: 'catalog.import' },
   ).action(
-    act(async (command) => {
+    act(async (command, audit) => {
       const dir = directory(command)
       const data = await readOrFail(dir, '; the stored catalog was not changed')
-      const version = await withStorage(async ({ storage }) => {
+      // Subscribed endpoints hear of the new catalog if, and only if, it was stored.
+      const version = await audit.change(async ({ db }) => {
         const { replaceCatalog } = await import('../../storage/catalog-repository.js')
         const { readVersions } = await import('../../storage/meta-repository.js')
         const { announceCatalogPublished } = await import('../../storage/webhook-repository.js')
-        const { inTransaction } = await import('../../storage/transaction.js')
-        // Subscribed endpoints hear of the new catalog if, and only if, it was stored.
-        return inTransaction(storage.db, async (trx) => {
-          await replaceCatalog(trx, data)
-          const published = (await readVersions(trx)).catalog
-          const summary = { catalogVersion: published, tiers: data.tiers.length, lessons: data.lessons.length }
-          await announceCatalogPublished(trx, summary, systemClock.now())
-          return published
-        })
+        await replaceCatalog(db, data)
+        const published = (await readVersions(db)).catalog
+        const summary = { catalogVersion: published, tiers: data.tiers.length, lessons: data.lessons.length }
+        await announceCatalogPublished(db, summary, systemClock.now())
+        return { value: published, target: 'catalog', changed: { dir, ...summary } }
       })
       return {
         data: { dir, tiers: data.tiers.length, lessons: data.lessons.length, catalogVersion: version },

@@ -41,10 +41,16 @@ export function registerKey(program: Command): void {
     'curriculum key list --org "Acme Learning"',
   )
 
-  defineCommand(key, 'create', 'Create an API key for an organisation; the key is printed once', [
-    'curriculum key create --org "Acme Learning" --name "production" ' +
-      '--scopes students:read,students:write --expires 2027-01-31',
-  ])
+  defineCommand(
+    key,
+    'create',
+    'Create an API key for an organisation; the key is printed once',
+    [
+      'curriculum key create --org "Acme Learning" --name "production" ' +
+        '--scopes students:read,students:write --expires 2027-01-31',
+    ],
+    { audit: 'key.create' },
+  )
     .requiredOption('--org <organisation>', 'organisation id or exact name')
     .requiredOption('--name <label>', 'a label to tell keys apart, e.g. "production"')
     .option(
@@ -55,13 +61,13 @@ export function registerKey(program: Command): void {
     )
     .option('--expires <date>', 'date the key stops working; never if left out', dateOption)
     .action(
-      act(async (command) => {
+      act(async (command, audit) => {
         const options = command.opts<{ org: string; name: string; scopes: Scope[]; expires?: number }>()
-        const { created, organisation } = await withStorage(async ({ storage, config }) => {
+        const { created, organisation } = await audit.change(async ({ db, config }) => {
           const { createApiKey, findOrganisation } = await import('../../storage/access-repository.js')
-          const organisation = await findOrganisation(storage.db, options.org)
+          const organisation = await findOrganisation(db, options.org)
           const created = await createApiKey(
-            storage.db,
+            db,
             {
               organisationId: organisation.id,
               name: options.name,
@@ -71,7 +77,19 @@ export function registerKey(program: Command): void {
             },
             systemClock.now(),
           )
-          return { created, organisation }
+          const { row } = created
+          return {
+            value: { created, organisation },
+            target: `key:${row.id}`,
+            // Never the key: the prefix (shown in every listing) tells it apart.
+            changed: {
+              organisation: organisation.name,
+              name: row.name,
+              prefix: row.display_prefix,
+              scopes: row.scopes,
+              expires: row.expires_at,
+            },
+          }
         })
         const { row } = created
         return {
@@ -141,21 +159,32 @@ export function registerKey(program: Command): void {
       }),
     )
 
-  defineCommand(key, 'revoke <key>', 'Revoke an API key, named by its id or display prefix; it stops working at once', [
-    'curriculum key revoke cur_live_AbC123',
-    'curriculum key revoke 7c9e6679-7425-40de-944b-e07fc1f90ae7 --json',
-  ]).action(
-    act(async (command) => {
+  defineCommand(
+    key,
+    'revoke <key>',
+    'Revoke an API key, named by its id or display prefix; it stops working at once',
+    ['curriculum key revoke cur_live_AbC123', 'curriculum key revoke 7c9e6679-7425-40de-944b-e07fc1f90ae7 --json'],
+    { audit: 'key.revoke' },
+  ).action(
+    act(async (command, audit) => {
       const [idOrPrefix] = command.processedArgs as [string]
       const now = systemClock.now()
-      // Listings show the prefix followed by an ellipsis; accept it pasted back as it is.
-      const row = await withStorage(async ({ storage }) =>
-        (await import('../../storage/access-repository.js')).revokeApiKey(
-          storage.db,
-          idOrPrefix.replace(/…$/, ''),
-          now,
-        ),
-      )
+      const row = await audit.change(async ({ db }) => {
+        const { revokeApiKey } = await import('../../storage/access-repository.js')
+        // Listings show the prefix followed by an ellipsis; accept it pasted back as it is.
+        const row = await revokeApiKey(db, idOrPrefix.replace(/…$/, ''), now)
+        return {
+          value: row,
+          target: `key:${row.id}`,
+          changed: {
+            organisationId: row.organisation_id,
+            name: row.name,
+            prefix: row.display_prefix,
+            revokedAt: row.revoked_at,
+            alreadyRevoked: row.revoked_at !== isoAt(now),
+          },
+        }
+      })
       const already = row.revoked_at !== isoAt(now)
       return {
         data: { key: keyJson(row), alreadyRevoked: already },

@@ -18,6 +18,7 @@ interface Organisations {
 
 export const linkImport: ImportSpec<LinkImportRow, Organisations> = {
   noun: 'link',
+  audit: { action: 'links.import', target: 'links' },
   fields: ['studentId', 'organisation'],
   unknownField: 'only studentId and organisation are accepted',
   async prepare(db) {
@@ -39,7 +40,16 @@ export const linkImport: ImportSpec<LinkImportRow, Organisations> = {
           : organisations.byName.get(name.trim())
     if (name !== null && organisation === undefined)
       row.report('organisation', `no organisation "${name}"; create it with: curriculum org create --name <name>`)
-    if (studentId === null || organisation === undefined) return null
+    // Imports bring real children, and a sandbox is where anyone who signs up experiments,
+    // with no agreement behind it: no real child belongs there, even where its keys cannot look.
+    const sandbox = organisation?.kind === 'sandbox'
+    if (sandbox)
+      row.report(
+        'organisation',
+        `"${organisation.name}" is a sandbox organisation, which holds synthetic students only; ` +
+          'link real students to a partner organisation',
+      )
+    if (studentId === null || organisation === undefined || sandbox) return null
     return { studentId, organisationId: organisation.id }
   },
   key: (row) => `${row.studentId} ${row.organisationId}`,

@@ -9,7 +9,6 @@ import { systemClock } from '../../clock.js'
 import { act } from '../command-action.js'
 import { defineCommand, defineGroup } from '../options.js'
 import { CliError } from '../output.js'
-import { withStorage } from '../storage-session.js'
 
 async function readStdin(): Promise<string> {
   const chunks: Buffer[] = []
@@ -27,14 +26,20 @@ export function registerOperator(program: Command): void {
     'curriculum operator create --email ops@example.org',
   )
 
-  defineCommand(operator, 'create', 'Create an operator account for the dashboard', [
-    'curriculum operator create --email ops@example.org          # generates a password and prints it once',
-    'printf %s "$PASSWORD" | curriculum operator create --email ops@example.org --password-stdin',
-  ])
+  defineCommand(
+    operator,
+    'create',
+    'Create an operator account for the dashboard',
+    [
+      'curriculum operator create --email ops@example.org          # generates a password and prints it once',
+      'printf %s "$PASSWORD" | curriculum operator create --email ops@example.org --password-stdin',
+    ],
+    { audit: 'operator.create' },
+  )
     .requiredOption('--email <address>', 'the operator’s e-mail address (their sign-in name)')
     .option('--password-stdin', 'read the password from standard input instead of generating one')
     .action(
-      act(async (command) => {
+      act(async (command, audit) => {
         const options = command.opts<{ email: string; passwordStdin?: boolean }>()
         const { isEmail } = await import('../../domain/email.js')
         const { hashPassword, passwordProblem } = await import('../../domain/passwords.js')
@@ -45,21 +50,11 @@ export function registerOperator(program: Command): void {
         const weak = passwordProblem(password, email)
         if (weak !== null) throw new CliError(`password refused: ${weak}`)
         const passwordHash = await hashPassword(password)
-        const account = await withStorage(async ({ storage }) => {
+        const account = await audit.change(async ({ db }) => {
           const { createAccount } = await import('../../storage/account-repository.js')
-          const { recordAudit } = await import('../../storage/audit-repository.js')
-          const row = await createAccount(storage.db, { email, passwordHash, role: 'operator' }, systemClock.now())
-          await recordAudit(
-            storage.db,
-            {
-              actor: `cli:${process.env.USER ?? 'unknown'}`,
-              action: 'operator.create',
-              target: `account:${row.id}`,
-              detail: { email },
-            },
-            systemClock.now(),
-          )
-          return row
+          const row = await createAccount(db, { email, passwordHash, role: 'operator' }, systemClock.now())
+          // Whether the password was generated, never the password or its hash.
+          return { value: row, target: `account:${row.id}`, changed: { email, passwordGenerated: generated } }
         })
         return {
           data: {

@@ -21,16 +21,24 @@ function registerStatusChange(
   status: OrganisationStatus,
   description: string,
 ): void {
-  defineCommand(org, `${name} <organisation>`, description, [
-    `curriculum org ${name} "Acme Learning"`,
-    `curriculum org ${name} 0b7f3a52-6c1e-4d1a-9f55-2f7f0c7e8a10 --json`,
-  ]).action(
-    act(async (command) => {
+  defineCommand(
+    org,
+    `${name} <organisation>`,
+    description,
+    [`curriculum org ${name} "Acme Learning"`, `curriculum org ${name} 0b7f3a52-6c1e-4d1a-9f55-2f7f0c7e8a10 --json`],
+    { audit: `organisation.${name}` },
+  ).action(
+    act(async (command, audit) => {
       const [idOrName] = command.processedArgs as [string]
-      const { organisation, changed } = await withStorage(async ({ storage }) => {
+      const { organisation, changed } = await audit.change(async ({ db }) => {
         const { findOrganisation, setOrganisationStatus } = await import('../../storage/access-repository.js')
-        const found = await findOrganisation(storage.db, idOrName)
-        return setOrganisationStatus(storage.db, found.id, status)
+        const found = await findOrganisation(db, idOrName)
+        const value = await setOrganisationStatus(db, found.id, status)
+        return {
+          value,
+          target: `organisation:${found.id}`,
+          changed: { organisation: found.name, status: value.changed ? { from: found.status, to: status } : null },
+        }
       })
       return {
         data: { organisation: organisationJson(organisation), changed },
@@ -50,14 +58,17 @@ export function registerOrg(program: Command): void {
     'curriculum org create --name "Acme Learning"',
   )
 
-  defineCommand(org, 'create', 'Create a partner organisation', ['curriculum org create --name "Acme Learning"'])
+  defineCommand(org, 'create', 'Create a partner organisation', ['curriculum org create --name "Acme Learning"'], {
+    audit: 'organisation.create',
+  })
     .requiredOption('--name <name>', 'organisation name, unique, 1 to 120 characters')
     .action(
-      act(async (command) => {
+      act(async (command, audit) => {
         const { name } = command.opts<{ name: string }>()
-        const row = await withStorage(async ({ storage }) => {
+        const row = await audit.change(async ({ db }) => {
           const { createOrganisation } = await import('../../storage/access-repository.js')
-          return createOrganisation(storage.db, name, systemClock.now())
+          const row = await createOrganisation(db, name, systemClock.now())
+          return { value: row, target: `organisation:${row.id}`, changed: { name: row.name, kind: row.kind } }
         })
         return { data: { organisation: organisationJson(row) }, text: `created organisation ${row.name} (${row.id})` }
       }),

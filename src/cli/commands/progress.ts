@@ -1,6 +1,8 @@
 /**
- * `curriculum progress import`: lesson progress brought over from another system. A lesson
- * slug need only be well formed: progress outlives lessons a later catalog drops.
+ * `curriculum progress import`: lesson progress brought over from another system. A row must
+ * name a lesson of the stored catalog, or the partner would be served progress in a lesson that
+ * does not exist; --allow-unknown-lessons lets them in while a catalog is being replaced. Stored
+ * progress outlives lessons a later catalog drops: only the import checks.
  */
 import type { Command } from 'commander'
 import { PROGRESS_STATUSES } from '../../domain/progress.js'
@@ -10,19 +12,45 @@ import { count, oneOf, optionalTimestamp, text, timestamp, uuid } from '../impor
 import type { ImportSpec } from '../import-runner.js'
 import { defineGroup } from '../options.js'
 
-export const progressImport: ImportSpec<ProgressImportRow, { slug: RegExp }> = {
+interface Lessons {
+  slug: RegExp
+  /** The stored catalog's lessons; null with --allow-unknown-lessons. */
+  known: ReadonlySet<string> | null
+}
+
+export const progressImport: ImportSpec<ProgressImportRow, Lessons> = {
   noun: 'progress row',
+  audit: { action: 'progress.import', target: 'progress' },
+  options: [
+    {
+      flags: '--allow-unknown-lessons',
+      description: 'accept lessons the stored catalog does not have, e.g. while a catalog is being replaced',
+    },
+  ],
   fields: ['studentId', 'lessonSlug', 'status', 'xp', 'timeSeconds', 'startedAt', 'completedAt'],
   optional: ['completedAt'],
   unknownField: 'only studentId, lessonSlug, status, xp, timeSeconds, startedAt and completedAt are accepted',
-  prepare: async () => ({ slug: (await import('../../catalog/catalog-files.js')).SLUG }),
-  parse(row, { slug }) {
+  prepare: async (db, options) => ({
+    slug: (await import('../../catalog/catalog-files.js')).SLUG,
+    known:
+      options.allowUnknownLessons === true
+        ? null
+        : await (await import('../../storage/catalog-repository.js')).lessonSlugs(db),
+  }),
+  parse(row, { slug, known }) {
     const studentId = uuid(row, 'studentId')
     let lessonSlug = text(row, 'lessonSlug')
     if (lessonSlug !== null && !slug.test(lessonSlug)) {
       row.report(
         'lessonSlug',
         `must be <tier>/<lessonId>-<title-words>, such as explorer/e1-robots-follow-instructions (got "${lessonSlug}")`,
+      )
+      lessonSlug = null
+    } else if (lessonSlug !== null && known !== null && !known.has(lessonSlug)) {
+      row.report(
+        'lessonSlug',
+        `the stored catalog has no lesson "${lessonSlug}"; import the catalog that has it first ` +
+          '(curriculum catalog import), or pass --allow-unknown-lessons while one is being replaced',
       )
       lessonSlug = null
     }

@@ -14,6 +14,7 @@ import { defineGroup } from '../options.js'
 
 export const studentImport: ImportSpec<StudentImportRow, void> = {
   noun: 'student',
+  audit: { action: 'students.import', target: 'students' },
   fields: ['id', 'firstName', 'tier'],
   unknownField: 'only id, firstName and tier are accepted: student records hold first names only',
   prepare: async () => {},

@@ -53,7 +53,9 @@ and on made-up students, before any review.</p>
     autocomplete: 'new-password',
     required: true,
     errors,
-    hint: 'At least 12 characters. A few words together are easy to remember and hard to guess.',
+    hint:
+      'At least 12 characters, and not a common password. ' +
+      'A few words together are easy to remember and hard to guess.',
   })}
   <div><button type="submit">Create account</button></div>
 </form>

@@ -38,6 +38,7 @@ import { utcDay, utcMinute } from '../times.js'
 import { agreementBadge, agreementState, studentAccessSummary } from '../views/agreement-state.js'
 import { keysTable } from '../views/keys-table.js'
 import { revokeConfirmPage } from '../views/revoke-confirm.js'
+import { suspendConfirmPage } from '../views/suspend-confirm.js'
 import { ACTION_HEADING, scrollTable, stateBadge, tableRow } from '../views/table.js'
 import { UUID } from '../../domain/uuid.js'
 
@@ -51,6 +52,8 @@ export function operatorRoutes(app: FastifyInstance, context: DashboardContext):
   const { storage, clock } = context
   const db = storage.db
   const operator = { config: { dashboard: 'operator' as const } }
+  // Student ids (the disclosure log; the audit log's export filters): opened only from this dashboard.
+  const studentPage = { config: { dashboard: 'operator' as const, studentData: true as const } }
   const actor = (request: FastifyRequest) => `account:${request.account!.email}`
 
   async function organisation(id: string): Promise<OrganisationRow> {
@@ -255,12 +258,15 @@ ${decided.length === 0 ? html`<p class="empty">Nothing decided yet.</p>` : decid
 <p>Status: ${stateBadge(o.status)}. Granted: ${o.allowed_scopes === '' ? 'catalog only' : o.allowed_scopes}.
 Partner accounts: ${accounts.map((a) => a.email).join(', ') || 'none'}.
 Data-sharing agreement: ${studentAccessSummary(agreements, now)}.</p>
-<form method="post" action="${base}/${active ? 'suspend' : 'reinstate'}">
+${
+  active
+    ? html`<p><a class="button danger" href="${base}/suspend">Suspend organisation (refuse all its keys)\u2026</a>
+</p>`
+    : html`<form method="post" action="${base}/reinstate">
   ${csrfField(request)}
-  <button type="submit" class="${active ? 'danger' : ''}">${
-    active ? 'Suspend organisation (refuse all its keys)' : 'Reinstate organisation'
-  }</button>
-</form>
+  <button type="submit">Reinstate organisation</button>
+</form>`
+}
 <h2>Data-sharing agreements</h2>
 ${
   agreements.length === 0
@@ -365,6 +371,11 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
       )
     })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-ended`, 303)
+  })
+
+  app.get('/operator/organisations/:id/suspend', operator, async (request, reply) => {
+    const o = await organisation((request.params as { id: string }).id)
+    return suspendConfirmPage(request, reply, o, await listApiKeys(db, o.id), clock.now())
   })
 
   for (const event of ['suspend', 'reinstate'] as const) {
@@ -473,7 +484,7 @@ ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this o
     return { filter, values, problems, before: cursor }
   }
 
-  app.get('/operator/disclosures', operator, async (request, reply) => {
+  app.get('/operator/disclosures', studentPage, async (request, reply) => {
     const { filter, values, problems, before } = disclosureFilter(request.query as Record<string, unknown>)
     const [{ rows, next }, organisations] = await Promise.all([
       pageDisclosures(db, filter, DISCLOSURE_PAGE, before),
@@ -530,7 +541,7 @@ ${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</
     return sendPage(request, reply, 'Disclosure log', body, 200, '/dashboard/operator/disclosures')
   })
 
-  app.get('/operator/disclosures.csv', operator, async (request, reply) => {
+  app.get('/operator/disclosures.csv', studentPage, async (request, reply) => {
     const { filter } = disclosureFilter(request.query as Record<string, unknown>)
     const rows = await listDisclosures(db, { ...filter, limit: CSV_EXPORT_LIMIT })
     const lines = [['at', 'organisation_id', 'key_id', 'student_id', 'action', 'outcome', 'request_id'].join(',')]
@@ -559,7 +570,7 @@ ${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</
       .send(`${lines.join('\r\n')}\r\n`)
   })
 
-  app.get('/operator/audit', operator, async (request, reply) => {
+  app.get('/operator/audit', studentPage, async (request, reply) => {
     const rows = await listAudit(db, 500)
     const body =
       rows.length === 0

@@ -66,6 +66,8 @@ export function partnerRoutes(app: FastifyInstance, context: DashboardContext): 
   const { storage, clock } = context
   const db = storage.db
   const partner = { config: { dashboard: 'partner' as const } }
+  // Student ids (the disclosure log): opened only from this dashboard.
+  const studentPage = { config: { dashboard: 'partner' as const, studentData: true as const } }
 
   async function view(request: FastifyRequest): Promise<PartnerView> {
     const account = request.account!
@@ -474,7 +476,7 @@ ${usageChart(
     return sendPage(request, reply, 'Usage', body, 200, '/dashboard/partner/usage')
   })
 
-  app.get('/partner/disclosures', partner, async (request, reply) => {
+  app.get('/partner/disclosures', studentPage, async (request, reply) => {
     const v = await view(request)
     const organisations = [v.sandboxId, ...(v.organisation === undefined ? [] : [v.organisation.id])]
     const keys = await ownKeys(v)

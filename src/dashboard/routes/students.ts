@@ -21,9 +21,10 @@ const PAGE = 100
 
 export function studentRoutes(app: FastifyInstance, context: DashboardContext): void {
   const { storage, clock } = context
-  const partner = { config: { dashboard: 'partner' as const } }
+  // Children's names: opened only from this dashboard, so no other site can cause a disclosure.
+  const studentPage = { config: { dashboard: 'partner' as const, studentData: true as const } }
 
-  app.get('/partner/students', partner, async (request, reply) => {
+  app.get('/partner/students', studentPage, async (request, reply) => {
     const account = request.account!
     const query = request.query as Record<string, string | undefined>
     const search = text(query, 'q')

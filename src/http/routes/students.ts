@@ -87,7 +87,8 @@ export function studentRoutes(
         description:
           'Needs the `students:write` scope and an active data-sharing agreement. ' +
           'Setting the tier the student already has changes nothing and returns the stored `updatedAt`, ' +
-          'so retrying is safe. Every call is recorded in the disclosure log.',
+          'so retrying is safe. Concurrent enrolls of one student take effect one after another: the last one ' +
+          'wins, and a 200 always names the tier asked for. Every call is recorded in the disclosure log.',
         tags: ['Students'],
         security: [{ bearerAuth: ['students:write'] }],
         params: StudentParamsSchema,

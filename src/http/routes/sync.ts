@@ -10,12 +10,14 @@ import type { Clock } from '../../clock.js'
 import { ProblemError } from '../../errors.js'
 import { UUID } from '../../domain/uuid.js'
 import type { Storage } from '../../storage/connection.js'
+import { sharedSecret, sharedValue } from '../../storage/settings-repository.js'
+import { lastChangeSequence } from '../../storage/student-change-log.js'
 import { readChangeFeed, readRoster } from '../../storage/sync-repository.js'
 import { requireScope } from '../access-control.js'
 import { API_PREFIX } from '../api-prefix.js'
 import { studentAccess } from '../student-access.js'
 import type { TypedApp } from '../app-types.js'
-import { decodeCursor, encodeCursor } from '../cursors.js'
+import { Cursors } from '../cursors.js'
 import { integerQuery } from '../integer-query.js'
 import { AUTHENTICATED_PROBLEMS, jsonResponse, problemResponses } from '../schemas/responses.js'
 import { ChangesQuerySchema, PAGE_LIMIT, RosterQuerySchema } from '../schemas/sync.js'
@@ -48,9 +50,17 @@ function nextLink(request: FastifyRequest, path: string, cursor: string): string
   return `<${API_PREFIX}${path}?${query}>; rel="next"`
 }
 
-export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock }): void {
+export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock }): Promise<void> {
   const { storage, clock } = deps
   const checkAccess = requireScope('students:read', { writes: storage.writes, clock })
+  const cursors = new Cursors(await sharedSecret(storage.db, 'api-cursors'))
+  // Every feed cursor in clear was given out at or below the last change when sealed ones began
+  // (or, during an upgrade, by an instance still on the earlier version): one beyond it is read as
+  // that change, so its reader may get a change twice but misses none, and a forged one cannot
+  // probe where the feed is now.
+  const legacyFeedCeiling = Number(
+    await sharedValue(storage.db, 'legacy-feed-cursor-ceiling', String(await lastChangeSequence(storage.db))),
+  )
 
   const access = (request: FastifyRequest) => studentAccess(request, clock)
 
@@ -82,16 +92,23 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
     },
     async (request, reply) => {
       const { limit = PAGE_LIMIT.default, tier } = request.query
+      const reader = access(request)
       const after =
         request.query.cursor === undefined
           ? undefined
-          : decodeCursor('students', request.query.cursor, (id) => UUID.test(id), 'leave cursor out to start again')
-      const page = await readRoster(storage.writes, access(request), {
+          : cursors.decode(
+              'students',
+              reader.organisationId,
+              request.query.cursor,
+              (id) => UUID.test(id),
+              'leave cursor out to start again',
+            ).position
+      const page = await readRoster(storage.writes, reader, {
         limit,
         ...(after === undefined ? {} : { after }),
         ...(tier === undefined ? {} : { tier }),
       })
-      const next = page.next === null ? null : encodeCursor('students', page.next)
+      const next = page.next === null ? null : cursors.encode('students', reader.organisationId, page.next)
       if (next !== null) reply.header('link', nextLink(request, '/students', next))
       return {
         students: page.students.map((student) => ({
@@ -144,13 +161,13 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
         })
       }
       const restart = 'start again with from=beginning (everything) or without a cursor (from now)'
-      const after =
-        cursor !== undefined
-          ? Number(decodeCursor('changes', cursor, (text) => SEQUENCE.test(text), restart))
-          : from === 'beginning'
-            ? 0
-            : 'now'
-      const page = await readChangeFeed(storage.writes, access(request), after, limit)
+      const reader = access(request)
+      let after: number | 'now' = from === 'beginning' ? 0 : 'now'
+      if (cursor !== undefined) {
+        const decoded = cursors.decode('changes', reader.organisationId, cursor, (text) => SEQUENCE.test(text), restart)
+        after = decoded.legacy ? Math.min(Number(decoded.position), legacyFeedCeiling) : Number(decoded.position)
+      }
+      const page = await readChangeFeed(storage.writes, reader, after, limit)
       if (page === undefined) {
         const cause = 'This cursor is ahead of every change recorded (was the database restored from a backup?)'
         const detail = `${cause}: ${restart}.`
@@ -158,7 +175,7 @@ export function syncRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock
           errors: [{ in: 'query', field: 'cursor', detail }],
         })
       }
-      const next = encodeCursor('changes', String(page.next))
+      const next = cursors.encode('changes', reader.organisationId, String(page.next))
       if (page.hasMore) reply.header('link', nextLink(request, '/progress/changes', next))
       return {
         changes: page.changes.map((change) => ({

@@ -21,15 +21,22 @@ const limit = (what: string) =>
     }),
   )
 
-const cursor = (description: string) =>
-  Type.Optional(Type.String({ minLength: 1, maxLength: 200, description, examples: ['c3R1ZGVudHMuLi4'] }))
+/** What cursors look like: 99 characters, nothing readable in them. */
+const ROSTER_CURSOR_EXAMPLE =
+  'ARFZcrziHDNSkVJ4au-iAgS1i4MaEO-lRXMQ6NxRklk2Y_PKUWgKaDMoxcvYURSzMyYAgnPhk-sNsR5PNam3qKtgnMdlDyKsmX4'
+const FEED_CURSOR_EXAMPLE =
+  'AUdx_ehSz5ULMMgzg4Ydjzmug-qa8OxlieDzrSGAOjpZTN8U_z3yp1oqmvhduE8hKq_RgHpDNhvzV5sb3ntUmDrn9tOdMHJqhaA'
+
+const cursor = (description: string, example: string) =>
+  Type.Optional(Type.String({ minLength: 1, maxLength: 200, description, examples: [example] }))
 
 export const RosterQuerySchema = Type.Object(
   {
     limit: limit('students'),
     cursor: cursor(
       'Where to continue: the `next` of the previous page, unchanged. Leave it out for the first page. Cursors do ' +
-        'not expire.',
+        "not expire, and work only with your organisation's keys.",
+      ROSTER_CURSOR_EXAMPLE,
     ),
     tier: Type.Optional(tierId('Only students in this tier.')),
   },
@@ -62,7 +69,7 @@ export const RosterSchema = Type.Object(
       description:
         'Cursor of the next page (also in the `Link` header, `rel="next"`), or null on the last page. Students ' +
         'added while you page appear on a later page if their id sorts after the cursor; none is ever listed twice.',
-      examples: ['c3R1ZGVudHMuLi4', null],
+      examples: [ROSTER_CURSOR_EXAMPLE, null],
     }),
   },
   {
@@ -89,7 +96,8 @@ export const ChangesQuerySchema = Type.Object(
   {
     cursor: cursor(
       'Where to continue: the `next` of the previous response, unchanged. Store it with your copy: it never ' +
-        'expires, and it works on every instance and after restarts.',
+        "expires, and it works on every instance and after restarts, with your organisation's keys only.",
+      FEED_CURSOR_EXAMPLE,
     ),
     from: Type.Optional(
       Type.Unsafe<'now' | 'beginning'>({
@@ -137,7 +145,7 @@ export const ProgressChangesSchema = Type.Object(
       description:
         'Cursor to send next time. Always present, also when `changes` is empty; it moves past every change ' +
         'returned and never past a change not yet committed.',
-      examples: ['Y2hhbmdlcy4uLg'],
+      examples: [FEED_CURSOR_EXAMPLE],
     }),
     hasMore: Type.Boolean({
       description:
@@ -177,7 +185,7 @@ export const ProgressChangesSchema = Type.Object(
             tier: 'builder',
           },
         ],
-        next: 'Y2hhbmdlcy4uLg',
+        next: FEED_CURSOR_EXAMPLE,
         hasMore: false,
       },
     ],

@@ -1,0 +1,479 @@
+/**
+ * The operator audit log covers the command line: every command that changes something leaves
+ * exactly one row naming who ran it, the command and its arguments, and what it changed, and
+ * never a key, password or hash; read-only commands leave none. The commands come from the
+ * program itself, so a new command fails here until it is placed in one table or the other.
+ */
+import fs from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { Command } from 'commander'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { auditedAction, auditedArguments } from '../../src/cli/audit.js'
+import { studentImport } from '../../src/cli/commands/students.js'
+import { type ImportChange, runImport } from '../../src/cli/import-runner.js'
+import { buildProgram } from '../../src/cli/program.js'
+import { hashApiKey } from '../../src/domain/api-key.js'
+import { createApiKey, createOrganisation, recordAgreement } from '../../src/storage/access-repository.js'
+import { recordAudit } from '../../src/storage/audit-repository.js'
+import type { AuditRow } from '../../src/storage/tables.js'
+import {
+  CATALOG_DIR,
+  type CliResult,
+  cli,
+  ensureBuilt,
+  jsonOf,
+  newDatabaseUrl,
+  removeTempDirs,
+  tempDir,
+  withStorage,
+} from './cli-harness.js'
+
+const ADA = '11111111-1111-4111-8111-111111111111'
+const BEN = '22222222-2222-4222-8222-222222222222'
+const OS_USER = os.userInfo().username
+
+beforeAll(ensureBuilt)
+afterAll(removeTempDirs)
+
+/** What the commands run so far printed or stored that an audit row must never hold. */
+interface Secrets {
+  values: string[]
+}
+
+/** What a command printed with --json. */
+type Document = ReturnType<typeof jsonOf>
+
+interface Case {
+  /** Cases of one stage run at once; each stage needs what the earlier ones made. */
+  stage: 1 | 2 | 3
+  argv: string[]
+  action: string
+  /** The target, from what the command printed with --json. */
+  target: (document: Document) => string
+  changed: (document: Document) => Record<string, unknown>
+  input?: string
+  /** Collects the secrets the run produced. */
+  secrets?: (document: Document, secrets: Secrets, databaseUrl: string) => Promise<void>
+}
+
+const STUDENTS_CSV = `id,firstName,tier\n${ADA},Ada,explorer\n${BEN},Ben,builder\n`
+const LINKS_CSV = `studentId,organisation\n${ADA},Acme Learning\n${BEN},Acme Learning\n`
+const PROGRESS_CSV =
+  'studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt\n' +
+  `${ADA},explorer/e1-robots-follow-instructions,in_progress,5,60,2026-01-11T10:00:00Z,\n`
+const STDIN_PASSWORD = 'quiet-harbour-lantern-47'
+
+/** Every changing command. */
+const CHANGING: Case[] = [
+  {
+    stage: 1,
+    argv: ['migrate'],
+    action: 'database.migrate',
+    target: () => 'database',
+    changed: () => ({ applied: [] }),
+  },
+  {
+    stage: 1,
+    argv: ['catalog', 'import', CATALOG_DIR],
+    action: 'catalog.import',
+    target: () => 'catalog',
+    changed: (d) => ({ dir: CATALOG_DIR, catalogVersion: d.catalogVersion, tiers: 3, lessons: d.lessons }),
+  },
+  {
+    stage: 1,
+    argv: ['org', 'create', '--name', 'Acme Learning'],
+    action: 'organisation.create',
+    target: (d) => `organisation:${d.organisation.id}`,
+    changed: () => ({ name: 'Acme Learning', kind: 'partner' }),
+  },
+  {
+    stage: 2,
+    argv: ['org', 'suspend', 'Acme Learning'],
+    action: 'organisation.suspend',
+    target: (d) => `organisation:${d.organisation.id}`,
+    changed: () => ({ organisation: 'Acme Learning', status: { from: 'active', to: 'suspended' } }),
+  },
+  {
+    stage: 3,
+    argv: ['org', 'reinstate', 'Acme Learning'],
+    action: 'organisation.reinstate',
+    target: (d) => `organisation:${d.organisation.id}`,
+    changed: () => ({ organisation: 'Acme Learning', status: { from: 'suspended', to: 'active' } }),
+  },
+  {
+    stage: 2,
+    argv: ['agreement', 'record', '--org', 'Acme Learning', '--signed', '2026-01-31', '--document', 'DSA-2026-014'],
+    action: 'agreement.record',
+    target: (d) => `organisation:${d.agreement.organisationId}`,
+    changed: (d) => ({
+      organisation: 'Acme Learning',
+      agreementId: d.agreement.id,
+      document: 'DSA-2026-014',
+      signed: '2026-01-31T00:00:00.000Z',
+      expires: null,
+    }),
+  },
+  {
+    stage: 3,
+    argv: ['agreement', 'end', '--org', 'Acme Learning'],
+    action: 'agreement.end',
+    target: (d) => `organisation:${d.ended[0].organisationId}`,
+    changed: (d) => ({ ended: [{ agreementId: d.ended[0].id, document: 'DSA-2026-014' }] }),
+  },
+  {
+    stage: 2,
+    argv: ['key', 'create', '--org', 'Acme Learning', '--name', 'production', '--scopes', 'students:read'],
+    action: 'key.create',
+    target: (d) => `key:${d.id}`,
+    changed: (d) => ({
+      organisation: 'Acme Learning',
+      name: 'production',
+      prefix: d.displayPrefix,
+      scopes: 'students:read',
+      expires: null,
+    }),
+    secrets: async (d, secrets) => {
+      secrets.values.push(d.key, hashApiKey(d.key), d.key.slice(d.displayPrefix.length))
+    },
+  },
+  {
+    stage: 3,
+    argv: ['key', 'revoke', 'production-prefix'],
+    action: 'key.revoke',
+    target: (d) => `key:${d.key.id}`,
+    changed: (d) => ({ name: 'production', prefix: d.key.displayPrefix, alreadyRevoked: false }),
+  },
+  {
+    stage: 1,
+    argv: ['students', 'import', 'students.csv'],
+    action: 'students.import',
+    target: () => 'students',
+    changed: () => ({ file: 'students.csv', format: 'csv', rows: 2, total: 2, complete: true }),
+  },
+  {
+    stage: 2,
+    argv: ['links', 'import', 'links.csv'],
+    action: 'links.import',
+    target: () => 'links',
+    changed: () => ({ file: 'links.csv', format: 'csv', rows: 2, total: 2, complete: true }),
+  },
+  {
+    stage: 2,
+    argv: ['progress', 'import', 'progress.csv'],
+    action: 'progress.import',
+    target: () => 'progress',
+    changed: () => ({ file: 'progress.csv', format: 'csv', rows: 1, total: 1, complete: true }),
+  },
+  {
+    stage: 1,
+    argv: ['operator', 'create', '--email', 'ops@example.org'],
+    action: 'operator.create',
+    target: (d) => `account:${d.account.id}`,
+    changed: () => ({ email: 'ops@example.org', passwordGenerated: true }),
+    secrets: async (d, secrets, databaseUrl) => {
+      secrets.values.push(d.password, await passwordHash(databaseUrl, 'ops@example.org'))
+    },
+  },
+  {
+    stage: 2,
+    argv: ['operator', 'create', '--email', 'second@example.org', '--password-stdin'],
+    input: STDIN_PASSWORD,
+    action: 'operator.create',
+    target: (d) => `account:${d.account.id}`,
+    changed: () => ({ email: 'second@example.org', passwordGenerated: false }),
+    secrets: async (_d, secrets, databaseUrl) => {
+      secrets.values.push(STDIN_PASSWORD, await passwordHash(databaseUrl, 'second@example.org'))
+    },
+  },
+]
+
+/** Commands that only read: run on a database holding one of everything. */
+const READ_ONLY: string[][] = [
+  ['catalog', 'validate', CATALOG_DIR],
+  ['org', 'list'],
+  ['agreement', 'list'],
+  ['key', 'list'],
+  ['disclosures'],
+]
+
+async function passwordHash(databaseUrl: string, email: string): Promise<string> {
+  return withStorage(databaseUrl, async ({ db }) =>
+    (
+      await db.selectFrom('accounts').select('password_hash').where('email', '=', email).executeTakeFirstOrThrow()
+    ).password_hash.toString(),
+  )
+}
+
+function auditRows(databaseUrl: string): Promise<AuditRow[]> {
+  return withStorage(databaseUrl, ({ db }) => db.selectFrom('audit_log').selectAll().orderBy('id').execute())
+}
+
+function leafCommands(command: Command, prefix: string[] = []): { path: string[]; command: Command }[] {
+  return command.commands.flatMap((sub) =>
+    sub.commands.length === 0
+      ? [{ path: [...prefix, sub.name()], command: sub }]
+      : leafCommands(sub, [...prefix, sub.name()]),
+  )
+}
+
+const LEAVES = leafCommands(buildProgram({ json: false }))
+
+/** The command's own words at the start of `argv`: `org suspend` of `org suspend Acme`. */
+function commandWords(argv: readonly string[]): string {
+  const leaf = LEAVES.find(({ path }) => path.every((word, index) => argv[index] === word))
+  if (leaf === undefined) throw new Error(`no command ${argv.join(' ')}`)
+  return leaf.path.join(' ')
+}
+
+describe('the audit log of the command line', () => {
+  it('places every command: changing ones declare the action this file checks, read-only ones none', () => {
+    const changing = new Map(CHANGING.map((c) => [commandWords(c.argv), c.action]))
+    const readOnly = new Set(READ_ONLY.map(commandWords))
+    for (const { path, command } of LEAVES) {
+      const name = path.join(' ')
+      expect(changing.has(name) !== readOnly.has(name), `${name} is in exactly one table`).toBe(true)
+      expect(auditedAction(command), name).toBe(changing.get(name))
+      expect(
+        command.options.some((option) => option.long === '--actor'),
+        name,
+      ).toBe(changing.has(name))
+    }
+  })
+
+  it('records each changing command once, with the operating-system user, its arguments and what it changed, and no secret', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const dir = tempDir()
+    fs.writeFileSync(path.join(dir, 'students.csv'), STUDENTS_CSV)
+    fs.writeFileSync(path.join(dir, 'links.csv'), LINKS_CSV)
+    fs.writeFileSync(path.join(dir, 'progress.csv'), PROGRESS_CSV)
+    const secrets: Secrets = { values: [] }
+    let prefix = ''
+    let seen = (await auditRows(databaseUrl)).length
+    expect(seen).toBe(0)
+
+    for (const stage of [1, 2, 3]) {
+      const cases = CHANGING.filter((c) => c.stage === stage)
+      const runs = await Promise.all(
+        cases.map(async (c) => {
+          const argv = c.argv.map((word) => (word === 'production-prefix' ? prefix : word))
+          const result: CliResult = await cli([...argv, '--json'], {
+            databaseUrl,
+            cwd: dir,
+            ...(c.input === undefined ? {} : { input: c.input }),
+          })
+          expect(result.status, `${argv.join(' ')}: ${result.stdout}${result.stderr}`).toBe(0)
+          return { c, argv, document: jsonOf(result) }
+        }),
+      )
+      const rows = (await auditRows(databaseUrl)).slice(seen)
+      expect(rows, `stage ${stage} writes one row per command`).toHaveLength(cases.length)
+      seen += rows.length
+      for (const { c, argv, document } of runs) {
+        const name = argv.join(' ')
+        if (c.action === 'key.create') prefix = document.displayPrefix
+        await c.secrets?.(document, secrets, databaseUrl)
+        const words = commandWords(argv)
+        const args = [...argv.slice(words.split(' ').length), '--json']
+        const mine = rows.filter((row) => {
+          const detail = JSON.parse(row.detail)
+          return detail.command === words && JSON.stringify(detail.arguments) === JSON.stringify(args)
+        })
+        expect(mine, name).toHaveLength(1)
+        const row = mine[0]!
+        expect({ actor: row.actor, action: row.action, target: row.target }, name).toEqual({
+          actor: `cli:${OS_USER}`,
+          action: c.action,
+          target: c.target(document),
+        })
+        expect(JSON.parse(row.detail), name).toEqual({
+          command: words,
+          arguments: args,
+          osUser: OS_USER,
+          changed: expect.objectContaining(c.changed(document)),
+        })
+      }
+    }
+
+    const stored = JSON.stringify(await auditRows(databaseUrl))
+    expect(secrets.values).toHaveLength(7)
+    for (const secret of secrets.values) expect(stored).not.toContain(secret)
+  })
+
+  it('writes nothing for read-only commands, nor for a change that failed', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const run = (...argv: string[]) => cli([...argv, '--json'], { databaseUrl })
+    // One of everything the listings show, made directly.
+    await withStorage(databaseUrl, async ({ db }) => {
+      const acme = await createOrganisation(db, 'Acme Learning', Date.now())
+      await createApiKey(db, { organisationId: acme.id, name: 'k', scopes: [], expiresAt: null }, Date.now())
+      await recordAgreement(
+        db,
+        { organisationId: acme.id, signedAt: Date.parse('2026-01-31'), expiresAt: null, documentRef: 'D' },
+        Date.now(),
+      )
+      await recordAudit(db, { actor: 'cli:someone', action: 'organisation.create', target: 'x' }, Date.now())
+    })
+    const before = await auditRows(databaseUrl)
+    expect(before).toHaveLength(1)
+
+    const results = await Promise.all(READ_ONLY.map((argv) => run(...argv)))
+    for (const [index, result] of results.entries()) expect(result.status, READ_ONLY[index]!.join(' ')).toBe(0)
+    // Refused: nothing changed, so nothing is recorded (the row is in the change's transaction).
+    const failed = await Promise.all([
+      run('org', 'create', '--name', 'Acme Learning'),
+      run('key', 'revoke', 'cur_live_nothing'),
+      run('agreement', 'record', '--org', 'Nobody Ltd', '--signed', '2026-01-31', '--document', 'D'),
+    ])
+    expect(failed.map((result) => result.status)).toEqual([1, 1, 1])
+    expect(await auditRows(databaseUrl)).toEqual(before)
+  })
+
+  it('names the sudo user or --actor instead, and keeps the operating-system user beside it', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const create = (name: string, extra: string[], env?: Record<string, string>) =>
+      cli(['org', 'create', '--name', name, ...extra, '--json'], { databaseUrl, ...(env ? { env } : {}) })
+    const results = [
+      await create('Sudo Ltd', [], { SUDO_USER: 'alice' }),
+      await create('Robot Ltd', ['--actor', ' deploy-bot '], { SUDO_USER: 'alice' }),
+      await create('Plain Ltd', []),
+    ]
+    expect(results.map((result) => result.status)).toEqual([0, 0, 0])
+    const rows = await auditRows(databaseUrl)
+    expect(rows.map((row) => [row.actor, JSON.parse(row.detail).osUser])).toEqual([
+      ['cli:alice', OS_USER],
+      ['cli:deploy-bot', OS_USER],
+      [`cli:${OS_USER}`, OS_USER],
+    ])
+
+    const [empty, control] = await Promise.all([
+      create('Nobody Ltd', ['--actor', '  ']),
+      create('Nobody Ltd', ['--actor', 'ops\nforged line']),
+    ])
+    for (const refused of [empty, control]) {
+      expect(refused.status).toBe(2)
+      expect(jsonOf(refused).error.message).toMatch(/--actor <name>.*1 to 100 printable characters/s)
+    }
+    expect(await auditRows(databaseUrl)).toHaveLength(3)
+  })
+
+  it.skipIf(process.getuid?.() !== 0)('names a user without an entry in the user database by its uid', async () => {
+    // A container may run the command under a uid no /etc/passwd names; userInfo() throws then.
+    const dir = tempDir()
+    fs.chmodSync(dir, 0o777)
+    const databaseUrl = `sqlite:${path.join(dir, 'cli.db')}`
+    await withStorage(databaseUrl, async () => {})
+    fs.chmodSync(path.join(dir, 'cli.db'), 0o666)
+    const uid = 54_321
+    const result = await new Promise<CliResult>((resolve) => {
+      import('node:child_process').then(({ execFile }) =>
+        execFile(
+          process.execPath,
+          [path.resolve(import.meta.dirname, '../../dist/cli/index.js'), 'org', 'create', '--name', 'Uid Ltd'],
+          { uid, gid: uid, env: { PATH: process.env.PATH, DATABASE_URL: databaseUrl }, encoding: 'utf8' },
+          (error, stdout, stderr) => resolve({ status: error ? Number(error.code) : 0, stdout, stderr }),
+        ),
+      )
+    })
+    expect(result.status, result.stderr).toBe(0)
+    const [row] = await auditRows(databaseUrl)
+    expect(row!.actor).toBe(`cli:uid:${uid}`)
+    expect(JSON.parse(row!.detail).osUser).toBe(`uid:${uid}`)
+  })
+
+  it('masks a key pasted into an argument, and the value of an option named for a secret', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const pasted = 'cur_live_0123456789abcdefghijABCDEFGHIJ01234567'
+    expect(jsonOf(await cli(['org', 'create', '--name', 'Acme Learning', '--json'], { databaseUrl })).ok).toBe(true)
+    const made = await cli(['key', 'create', '--org', 'Acme Learning', '--name', `oops ${pasted}`, '--json'], {
+      databaseUrl,
+    })
+    expect(made.status).toBe(0)
+    const row = (await auditRows(databaseUrl)).at(-1)!
+    expect(JSON.stringify(row)).not.toContain(pasted)
+    const detail = JSON.parse(row.detail)
+    expect(detail.arguments).toEqual(['--org', 'Acme Learning', '--name', 'oops [redacted API key]', '--json'])
+    expect(detail.changed.name).toBe('oops [redacted API key]')
+
+    // No command takes a secret on its command line today; one that did would be masked.
+    const program = new Command('curriculum')
+    const leaf = program.command('thing').option('--webhook-secret <value>').option('--password-stdin')
+    expect(
+      auditedArguments(leaf, ['thing', '--webhook-secret', 's3cret', '--webhook-secret=s3cret', '--password-stdin']),
+    ).toEqual(['--webhook-secret', '[redacted]', '--webhook-secret=[redacted]', '--password-stdin'])
+  })
+})
+
+describe('the audit row of an import', () => {
+  /** Runs a 600-row student import in process, its writes and recorder shaped by the test. */
+  async function importStudents(options: {
+    failWriteCall?: number
+    failRecord?: (change: ImportChange) => boolean
+  }): Promise<{ error: unknown; stored: number; audit: ImportChange[] }> {
+    const databaseUrl = newDatabaseUrl()
+    const dir = tempDir()
+    const file = path.join(dir, 'students.csv')
+    const ids = Array.from({ length: 600 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`)
+    fs.writeFileSync(file, `id,firstName,tier\n${ids.map((id) => `${id},Ada,explorer`).join('\n')}\n`)
+    let writes = 0
+    const spec = {
+      ...studentImport,
+      write: async (...args: Parameters<typeof studentImport.write>) => {
+        if (++writes === options.failWriteCall) throw new Error('disk full')
+        return studentImport.write(...args)
+      },
+    }
+    return withStorage(databaseUrl, async (storage) => {
+      let error: unknown
+      try {
+        await runImport(spec, storage, {
+          file,
+          format: 'csv',
+          now: Date.now(),
+          record: async (db, change) => {
+            if (options.failRecord?.(change)) throw new Error('audit log unavailable')
+            await recordAudit(
+              db,
+              { actor: 'cli:test', action: 'students.import', target: 'students', detail: { ...change } },
+              0,
+            )
+          },
+        })
+      } catch (caught) {
+        error = caught
+      }
+      const stored = Number(
+        (
+          await storage.db
+            .selectFrom('students')
+            .select((eb) => eb.fn.countAll().as('n'))
+            .executeTakeFirstOrThrow()
+        ).n,
+      )
+      const rows = await storage.db.selectFrom('audit_log').select('detail').orderBy('id').execute()
+      return { error, stored, audit: rows.map((row) => JSON.parse(row.detail) as ImportChange) }
+    })
+  }
+
+  it('commits with the last batch: a complete import is recorded once', async () => {
+    const { error, stored, audit } = await importStudents({})
+    expect(error).toBeUndefined()
+    expect(stored).toBe(600)
+    expect(audit).toEqual([{ file: expect.any(String), format: 'csv', rows: 600, total: 600, complete: true }])
+  })
+
+  it('records what was written when writing stopped part-way', async () => {
+    const { error, stored, audit } = await importStudents({ failWriteCall: 2 })
+    expect(String(error)).toMatch(/writing stopped after 500 of 600 rows \(disk full\)/)
+    expect(stored).toBe(500)
+    expect(audit).toEqual([{ file: expect.any(String), format: 'csv', rows: 500, total: 600, complete: false }])
+  })
+
+  it('keeps the last batch back when its audit row cannot be written, and records what was written', async () => {
+    const { error, stored, audit } = await importStudents({ failRecord: (change) => change.complete })
+    expect(String(error)).toMatch(/writing stopped after \d+ of 600 rows \(audit log unavailable\)/)
+    expect(stored).toBeGreaterThanOrEqual(500)
+    expect(stored).toBeLessThan(600)
+    expect(audit).toEqual([{ file: expect.any(String), format: 'csv', rows: stored, total: 600, complete: false }])
+  })
+})
