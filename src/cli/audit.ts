@@ -59,12 +59,17 @@ function actorOption(text: string): string {
  * The operating-system user running the command. A uid without an entry in the user database
  * (an arbitrary container uid) makes `userInfo` throw; its number is the truth then, not $USER.
  */
-export function osUser(): string {
+export function osUser(
+  system: Pick<typeof os, 'userInfo'> & Pick<typeof process, 'getuid'> = {
+    userInfo: os.userInfo,
+    getuid: process.getuid,
+  },
+): string {
   try {
-    const name = os.userInfo().username
+    const name = system.userInfo().username
     if (name !== '') return name
   } catch {}
-  const uid = process.getuid?.()
+  const uid = system.getuid?.()
   return uid === undefined ? 'unknown' : `uid:${uid}`
 }
 
