@@ -21,3 +21,16 @@ export function nextAttemptAt(attempts: number, failedAt: number): number | null
   const delay = RETRY_DELAYS_MS[attempts - 1]
   return delay === undefined ? null : failedAt + delay
 }
+
+/** Why a delivery about a student was not sent: its disclosure outcome. */
+export type DeliveryRefusal = 'denied_suspended' | 'denied_agreement' | 'denied_unlinked'
+
+/** What the delivery log and the resend page say about each refusal. */
+export const REFUSAL_REASONS: Record<DeliveryRefusal, string> = {
+  denied_suspended: 'the organisation is suspended',
+  denied_agreement: 'no data-sharing agreement is in force',
+  denied_unlinked: 'the student is no longer linked to the organisation',
+}
+
+/** Test events and resends a partner may ask for, per endpoint, in any minute. */
+export const MANUAL_SENDS = { limit: 10, windowMs: 60_000 } as const

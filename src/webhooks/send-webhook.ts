@@ -22,6 +22,11 @@ export interface Attempt {
   error: string | null
   /** The start of the answer's body, at most 1 KB. */
   response: string
+  /**
+   * The whole body was written to the connection, whatever came back (an error status, a
+   * timeout, a reset): the receiver may have read it.
+   */
+  bodySent: boolean
 }
 
 export interface SendOptions {
@@ -46,6 +51,7 @@ export async function sendWebhook(
     latencyMs: Math.round(performance.now() - started),
     error,
     response: '',
+    bodySent: false,
   })
   const host = url.hostname.replace(/^\[|\]$/g, '')
   let addresses: LookupAddress[]
@@ -62,6 +68,7 @@ export async function sendWebhook(
   const target = addresses[0]!
   const client = url.protocol === 'https:' ? https : http
   return new Promise<Attempt>((resolve) => {
+    let bodySent = false
     const request = client.request(
       url,
       {
@@ -94,6 +101,7 @@ export async function sendWebhook(
             latencyMs: Math.round(performance.now() - started),
             error: null,
             response: Buffer.concat(chunks).toString('utf8').slice(0, KEPT_RESPONSE_BYTES),
+            bodySent: true,
           })
         }
         response.on('end', finish)
@@ -101,12 +109,17 @@ export async function sendWebhook(
         response.on('error', () => {})
       },
     )
+    // Emitted once the last of the body is handed to the connection.
+    request.on('finish', () => {
+      bodySent = true
+    })
     request.on('error', (error: NodeJS.ErrnoException) => {
-      resolve(
-        failed(
+      resolve({
+        ...failed(
           error.name === 'AbortError' || error.name === 'TimeoutError' ? 'timed out' : (error.code ?? error.message),
         ),
-      )
+        bodySent,
+      })
     })
     request.end(body)
   })

@@ -9,7 +9,8 @@ import type { Clock } from '../clock.js'
 import { signatureHeader } from '../domain/webhook-signature.js'
 import { PeriodicTask } from '../services/periodic-task.js'
 import type { Storage } from '../storage/connection.js'
-import { claimDue, type DueDelivery, recordAttempt, signingSecrets } from '../storage/webhook-repository.js'
+import { claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox.js'
+import { signingSecrets } from '../storage/webhook-repository.js'
 import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
 
 export interface DelivererOptions {
@@ -47,7 +48,7 @@ export class WebhookDeliverer extends PeriodicTask {
     const { storage, clock, timeoutMs } = this.#options
     let attempts = 0
     for (;;) {
-      const due = await storage.writes.statement((db) =>
+      const due = await storage.writes.transaction((db) =>
         claimDue(db, clock.now(), leaseMs(timeoutMs), this.#options.batch ?? 16, storage.engine),
       )
       if (due.length === 0) return attempts
@@ -71,7 +72,7 @@ export class WebhookDeliverer extends PeriodicTask {
     try {
       attempt = await sendWebhook(new URL(delivery.url), headers, delivery.payload, this.#options)
     } catch (error) {
-      attempt = { ok: false, status: null, latencyMs: 0, error: String(error), response: '' }
+      attempt = { ok: false, status: null, latencyMs: 0, error: String(error), response: '', bodySent: false }
     }
     await storage.writes.transaction((trx) => recordAttempt(trx, delivery, attempt, clock.now()))
   }

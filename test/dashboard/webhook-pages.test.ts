@@ -3,7 +3,10 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { endAgreements } from '../../src/storage/access-repository.js'
+import { listDisclosures } from '../../src/storage/disclosure-log.js'
+import { enrollStudent } from '../../src/storage/student-repository.js'
+import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
 
 describe('the webhook pages', () => {
@@ -108,5 +111,49 @@ describe('the webhook pages', () => {
     }
     expect((await alice.post(`${page}/disable`)).statusCode).toBe(303)
     expect((await alice.get(page)).body).toContain('Enable')
+  })
+
+  it('refuse to resend a student event once the agreement has ended, saying why, and send nothing', async () => {
+    const carol = new DashboardClient(t.app, '192.0.2.12')
+    expect((await carol.signUp('carol@partner.example')).statusCode).toBe(200)
+    // Carol's organisation: Acme from the fixtures (agreement in force; Ada linked).
+    await t.storage.db
+      .updateTable('accounts')
+      .set({ organisation_id: t.fixtures.orgs.acme })
+      .where('email', '=', 'carol@partner.example')
+      .execute()
+    const created = await carol.post('/dashboard/partner/webhooks', {
+      url: `${base}/live`,
+      mode: 'live',
+      events: ['student.tier_changed'],
+    })
+    expect(created.statusCode).toBe(200)
+    const page = /href="(\/dashboard\/partner\/webhooks\/[0-9a-f-]{36})"/.exec(created.body)![1]!
+    const access = {
+      at: t.clock.now(),
+      requestId: 'req-carol',
+      keyId: t.fixtures.keyIds.write,
+      organisationId: t.fixtures.orgs.acme,
+      sandbox: false,
+    }
+    expect((await enrollStudent(t.storage.writes, STUDENTS.ada, 'innovator', access, t.clock.now()))?.changed).toBe(
+      true,
+    )
+    expect(await t.app.services.webhooks.run()).toBe(1)
+    const sent = received.length
+    const id = String(received.at(-1)!.headers['webhook-id'])
+
+    await endAgreements(t.storage.db, { organisationId: t.fixtures.orgs.acme }, t.clock.now())
+    const refused = await carol.post(`${page}/deliveries/${id}/resend`)
+    expect(refused.statusCode).toBe(403)
+    expect(refused.body).toContain('Not sent: access ended')
+    expect(refused.body).toContain('no data-sharing agreement is in force')
+    expect(await t.app.services.webhooks.run()).toBe(0)
+    expect(received).toHaveLength(sent)
+    const rows = await listDisclosures(t.storage.db, { studentId: STUDENTS.ada, action: 'webhook' })
+    expect(rows.filter((row) => row.request_id === id).map((row) => row.outcome)).toEqual([
+      'denied_agreement',
+      'disclosed',
+    ])
   })
 })

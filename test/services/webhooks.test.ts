@@ -1,5 +1,3 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
@@ -8,9 +6,9 @@ import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { upsertProgress } from '../../src/storage/student-import-repository.js'
 import { enrollStudent } from '../../src/storage/student-repository.js'
+import { claimDue } from '../../src/storage/webhook-outbox.js'
 import {
   announceCatalogPublished,
-  claimDue,
   createEndpoint,
   listDeliveries,
   rollSecret,
@@ -18,35 +16,7 @@ import {
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
 import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, STUDENTS, seedFixtures } from '../helper.js'
-
-interface Received {
-  path: string
-  headers: http.IncomingHttpHeaders
-  body: string
-}
-
-/** A partner's receiver: records what arrives, answers with the next scripted status (200 when none). */
-class Receiver {
-  readonly received: Received[] = []
-  script: (number | 'hang')[] = []
-  #server = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (chunk) => (body += chunk))
-    req.on('end', () => {
-      this.received.push({ path: req.url ?? '', headers: req.headers, body })
-      const next = this.script.shift() ?? 200
-      if (next !== 'hang') res.writeHead(next).end('thanks')
-    })
-  })
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve))
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`
-  }
-  async stop(): Promise<void> {
-    this.#server.closeAllConnections()
-    await new Promise((resolve) => this.#server.close(resolve))
-  }
-}
+import { Receiver } from '../support/webhook-receiver.js'
 
 // In order: tests that check signatures with the reference verifier run before the clock moves days ahead.
 describe('webhooks', () => {
@@ -290,7 +260,9 @@ describe('webhooks', () => {
 
       // An instance claims a delivery and is killed before recording anything.
       await flip(STUDENTS.ada)
-      const claimed = await claimDue(storage.db, clock.now(), leaseMs(2000), 16, storage.engine)
+      const claimed = await storage.writes.transaction((trx) =>
+        claimDue(trx, clock.now(), leaseMs(2000), 16, storage.engine),
+      )
       expect(claimed).toHaveLength(1)
       expect(await instances[1]!.run()).toBe(0)
       clock.advance(leaseMs(2000))

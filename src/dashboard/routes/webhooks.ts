@@ -5,7 +5,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { KeyMode } from '../../domain/api-key.js'
-import { isWebhookEvent, type SubscribableEvent, WEBHOOK_EVENTS } from '../../domain/webhook-events.js'
+import { isWebhookEvent, REFUSAL_REASONS, type SubscribableEvent, WEBHOOK_EVENTS } from '../../domain/webhook-events.js'
 import type { WebhookEndpointRow } from '../../storage/tables.js'
 import {
   createEndpoint,
@@ -217,8 +217,17 @@ ${
   app.post('/partner/webhooks/:id/deliveries/:delivery/resend', partner, async (request, reply) => {
     const endpoint = await ownEndpoint(request)
     const { delivery } = request.params as { delivery: string }
-    if (!(await resendDelivery(db, delivery, endpoint.id, clock.now())))
+    const resent = await resendDelivery(db, delivery, endpoint, clock.now())
+    if (resent.outcome === 'not_found')
       throw new DashboardError(404, 'Not found', 'There is no such delivery for this endpoint.')
+    if (resent.outcome === 'refused') {
+      throw new DashboardError(
+        403,
+        'Not sent: access ended',
+        `This event is about a student, and ${REFUSAL_REASONS[resent.refusal]}: it was not sent again. ` +
+          'Events about students go only to organisations that may see them now.',
+      )
+    }
     return reply.redirect(`/dashboard/partner/webhooks/${endpoint.id}`, 303)
   })
 }
