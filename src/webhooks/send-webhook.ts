@@ -54,17 +54,17 @@ export async function sendWebhook(
     bodySent: false,
   })
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  let addresses: LookupAddress[]
+  let addresses: LookupAddress[] = []
   try {
     addresses =
       isIP(host) !== 0 ? [{ address: host, family: isIP(host) }] : await (options.resolve ?? systemResolve)(host)
   } catch {
-    return failed(`could not resolve ${host}`)
+    // As for an internal address below: one answer for both.
   }
-  if (addresses.length === 0) return failed(`could not resolve ${host}`)
-  const refused = addresses.find((entry) => isForbiddenAddress(entry.address, options.allowLoopback))
-  if (refused !== undefined)
-    return failed(`refused: ${host} resolves to ${refused.address}, which is not a public address`)
+  // One message, naming no address, whether the name resolves to an internal address or not at
+  // all: the delivery log must not let a partner map names inside our network.
+  if (addresses.length === 0 || addresses.some((entry) => isForbiddenAddress(entry.address, options.allowLoopback)))
+    return failed('refused: the host does not resolve to a public address')
   const target = addresses[0]!
   const client = url.protocol === 'https:' ? https : http
   return new Promise<Attempt>((resolve) => {
