@@ -6,7 +6,7 @@
  */
 import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
-import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, REFUSAL_REASONS } from '../domain/webhook-events.js'
+import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, REFUSAL_REASONS, timeoutBackoffMs } from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
 import type { Database, WebhookDeliveryRow } from './tables.js'
 import { accessRefusal } from './webhook-access.js'
@@ -22,51 +22,174 @@ export interface DueDelivery extends WebhookDeliveryRow {
   organisation_id: string
 }
 
+export interface ClaimOptions {
+  now: number
+  /** How long the claimed deliveries are kept from other instances. */
+  leaseMs: number
+  /** Deliveries this instance can start now. */
+  slots: number
+  /** Attempts one endpoint may have under way at once, across instances. */
+  perEndpoint: number
+  engine: 'sqlite' | 'postgres'
+}
+
+export interface Claim {
+  /** The claimed deliveries to send. */
+  due: DueDelivery[]
+  /** Deliveries claimed in all (those refused for lack of access included). */
+  claimed: number
+  /** Endpoints with room and due deliveries that another instance was claiming for meanwhile. */
+  skipped: number
+}
+
+/** The endpoints in turns: each organisation's first, then each one's second, and so on. */
+export function byOrganisationTurns<T extends { organisation_id: string }>(endpoints: readonly T[]): T[] {
+  const queues = new Map<string, T[]>()
+  for (const endpoint of endpoints) {
+    const queue = queues.get(endpoint.organisation_id)
+    if (queue === undefined) queues.set(endpoint.organisation_id, [endpoint])
+    else queue.push(endpoint)
+  }
+  const turns: T[] = []
+  for (let round = 0; turns.length < endpoints.length; round++) {
+    for (const queue of queues.values()) if (round < queue.length) turns.push(queue[round]!)
+  }
+  return turns
+}
+
 /**
- * Takes up to `limit` due deliveries of enabled endpoints for `leaseMs`: no other instance
- * claims them until the lease ends (if this one dies mid-send, another sends them again, with
- * the same webhook-id, after the lease). A claimed delivery about a student the endpoint may no
- * longer hear about ends there as not sent, with its refusal disclosed; only the others are
- * returned. Run it in a transaction.
+ * Takes due deliveries for `leaseMs`, fairly: no endpoint has more than `perEndpoint` attempts
+ * under way (counting other instances'), endpoints backing off after timeouts are left alone,
+ * and the slots go in turns, first across organisations, then across their endpoints, the least
+ * recently served first. So an endpoint that hangs holds at most its own few slots, and delays
+ * nobody else's deliveries.
+ *
+ * No other instance claims a delivery until its lease ends (if this one dies mid-send, another
+ * sends it again, with the same webhook-id, after the lease). On PostgreSQL one instance at a
+ * time counts and claims an endpoint's deliveries (SQLite transactions run one at a time). A
+ * claimed delivery about a student the endpoint may no longer hear about ends there as not sent,
+ * with its refusal disclosed. Run it in a transaction.
  */
-export async function claimDue(db: Db, now: number, leaseMs: number, limit: number, engine: 'sqlite' | 'postgres') {
+export async function claimDue(db: Db, options: ClaimOptions): Promise<Claim> {
+  const { now, leaseMs, slots, perEndpoint, engine } = options
+  if (slots <= 0) return { due: [], claimed: 0, skipped: 0 }
   const at = isoAt(now)
-  const due = db
-    .selectFrom('webhook_deliveries as d')
-    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-    .select('d.id')
-    .where('d.state', '=', 'pending')
-    .where('d.next_attempt_at', '<=', at)
+  const candidates = db
+    .selectFrom('webhook_endpoints as e')
+    .select(['e.id', 'e.organisation_id'])
     .where('e.status', '=', 'enabled')
-    .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', at)]))
-    .orderBy('d.next_attempt_at')
-    .limit(limit)
+    .where((eb) => eb.or([eb('e.backoff_until', 'is', null), eb('e.backoff_until', '<=', at)]))
+    .where((eb) =>
+      eb.exists(
+        eb
+          .selectFrom('webhook_deliveries as d')
+          .select('d.id')
+          .whereRef('d.endpoint_id', '=', 'e.id')
+          .where('d.state', '=', 'pending')
+          .where('d.next_attempt_at', '<=', at)
+          .where((w) => w.or([w('d.lease_until', 'is', null), w('d.lease_until', '<=', at)])),
+      ),
+    )
+    // Not full already (counted again below, once the endpoint is this claimer's).
+    .where(
+      (eb) =>
+        eb
+          .selectFrom('webhook_deliveries as d')
+          .select((c) => c.fn.countAll<number>().as('n'))
+          .whereRef('d.endpoint_id', '=', 'e.id')
+          .where('d.state', '=', 'pending')
+          .where('d.lease_until', '>', at),
+      '<',
+      perEndpoint,
+    )
+    .orderBy(sql`coalesce(e.claimed_at, '')`)
+    .orderBy('e.id')
+    // More endpoints than slots, so that the turns across organisations have some to choose from.
+    .limit(slots * 4)
+  let endpoints = await candidates.execute()
+  let skipped = 0
+  if (engine === 'postgres' && endpoints.length > 0) {
+    // One claimer per endpoint at a time: instances claiming at once skip each other's endpoints
+    // instead of waiting. A lock only claimers take (a row lock on the endpoint would also be met
+    // by every queued event's foreign-key check and every recorded attempt), held to commit.
+    const { rows } = await sql<{ id: string }>`select id from unnest(${endpoints.map((e) => e.id)}::text[]) as id
+      where pg_try_advisory_xact_lock(hashtextextended(${'webhook-claim:'} || id, 0))`.execute(db)
+    const locked = new Set(rows.map((row) => row.id))
+    skipped = endpoints.length - locked.size
+    endpoints = endpoints.filter((endpoint) => locked.has(endpoint.id))
+  }
+  if (endpoints.length === 0) return { due: [], claimed: 0, skipped }
+  // Counted again now that the endpoints are this claimer's: a claim committed meanwhile is seen.
+  const sending = new Map(
+    (
+      await db
+        .selectFrom('webhook_deliveries')
+        .select(['endpoint_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+        .where(
+          'endpoint_id',
+          'in',
+          endpoints.map((endpoint) => endpoint.id),
+        )
+        .where('state', '=', 'pending')
+        .where('lease_until', '>', at)
+        .groupBy('endpoint_id')
+        .execute()
+    ).map((row) => [row.endpoint_id, Number(row.n)]),
+  )
+  // One slot per endpoint per turn, until the slots or the endpoints' room run out.
+  const turns = byOrganisationTurns(endpoints)
+  const wanted = new Map<string, number>()
+  for (let left = slots, given = true; left > 0 && given; ) {
+    given = false
+    for (const endpoint of turns) {
+      if (left === 0) break
+      const want = wanted.get(endpoint.id) ?? 0
+      if ((sending.get(endpoint.id) ?? 0) + want >= perEndpoint) continue
+      wanted.set(endpoint.id, want + 1)
+      left--
+      given = true
+    }
+  }
+  if (wanted.size === 0) return { due: [], claimed: 0, skipped }
   const lease = isoAt(now + leaseMs)
-  const claimed = await db
-    .updateTable('webhook_deliveries')
-    .set({ lease_until: lease })
-    // PostgreSQL: instances claiming at once skip each other's rows instead of waiting for them.
-    .where('id', 'in', engine === 'postgres' ? due.forUpdate('d').skipLocked() : due)
-    .returning('id')
+  const claimedIds: string[] = []
+  for (const [endpointId, take] of wanted) {
+    const oldest = db
+      .selectFrom('webhook_deliveries as d')
+      .select('d.id')
+      .where('d.endpoint_id', '=', endpointId)
+      .where('d.state', '=', 'pending')
+      .where('d.next_attempt_at', '<=', at)
+      .where((eb) => eb.or([eb('d.lease_until', 'is', null), eb('d.lease_until', '<=', at)]))
+      .orderBy('d.next_attempt_at')
+      .orderBy('d.id')
+      .limit(take)
+    const taken = await db
+      .updateTable('webhook_deliveries')
+      .set({ lease_until: lease })
+      .where('id', 'in', oldest)
+      .returning('id')
+      .execute()
+    claimedIds.push(...taken.map((row) => row.id))
+  }
+  await db
+    .updateTable('webhook_endpoints')
+    .set({ claimed_at: at })
+    .where('id', 'in', [...wanted.keys()])
     .execute()
-  if (claimed.length === 0) return []
+  if (claimedIds.length === 0) return { due: [], claimed: 0, skipped }
   const rows = await db
     .selectFrom('webhook_deliveries as d')
     .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
     .selectAll('d')
     .select(['e.url', 'e.secret', 'e.previous_secret', 'e.previous_secret_until', 'e.organisation_id'])
     .select(accessRefusal(sql.ref('d.student_id'), at).as('refusal'))
-    .where(
-      'd.id',
-      'in',
-      claimed.map((row) => row.id),
-    )
-    .where('d.lease_until', '=', lease)
+    .where('d.id', 'in', claimedIds)
     .execute()
-  const allowed: DueDelivery[] = []
+  const due: DueDelivery[] = []
   for (const { refusal, ...delivery } of rows) {
     if (delivery.student_id === null || refusal === null) {
-      allowed.push(delivery)
+      due.push(delivery)
       continue
     }
     await db
@@ -83,7 +206,7 @@ export async function claimDue(db: Db, now: number, leaseMs: number, limit: numb
       now,
     )
   }
-  return allowed
+  return { due, claimed: claimedIds.length, skipped }
 }
 
 export interface AttemptRecord {
@@ -101,13 +224,15 @@ export interface AttemptRecord {
  * for a student's data, writes its one disclosure row, whichever instance sent it and whether
  * or not it still holds the lease (the receiver has the data either way). The rest is written
  * only if this instance still holds the lease: delivered, or scheduled again, or failed for
- * good. An endpoint that has failed for three days is disabled. Run it in a transaction.
+ * good. An attempt that timed out (after `timeoutMs`) makes the endpoint back off; an answer
+ * ends that. An endpoint that has failed for three days is disabled. Run it in a transaction.
  */
 export async function recordAttempt(
   trx: Db,
   delivery: DueDelivery,
   attempt: AttemptRecord,
   now: number,
+  timeoutMs: number,
 ): Promise<void> {
   if (attempt.bodySent) {
     // One row per delivery: of attempts recorded at once, the second waits for the first's
@@ -152,6 +277,27 @@ export async function recordAttempt(
     .where('lease_until', '=', delivery.lease_until)
     .executeTakeFirst()
   if (Number(updated.numUpdatedRows) === 0) return
+  if (attempt.error === 'timed out') {
+    // Left alone for a while: deliveries queued behind a hanging endpoint wait, and hold no slot.
+    const counted = await trx
+      .updateTable('webhook_endpoints')
+      .set((eb) => ({ timeouts: eb('timeouts', '+', 1) }))
+      .where('id', '=', delivery.endpoint_id)
+      .returning('timeouts')
+      .executeTakeFirst()
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ backoff_until: isoAt(now + timeoutBackoffMs(Number(counted?.timeouts ?? 1), timeoutMs)) })
+      .where('id', '=', delivery.endpoint_id)
+      .execute()
+  } else if (attempt.status !== null) {
+    await trx
+      .updateTable('webhook_endpoints')
+      .set({ timeouts: 0, backoff_until: null })
+      .where('id', '=', delivery.endpoint_id)
+      .where('timeouts', '>', 0)
+      .execute()
+  }
   if (attempt.ok) {
     await trx
       .updateTable('webhook_endpoints')

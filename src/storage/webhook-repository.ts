@@ -1,121 +1,23 @@
 /**
- * Webhook endpoints and their outbox of deliveries. An event is written as one delivery row per
+ * The outbox of webhook deliveries (endpoints: webhook-endpoint-repository.ts). An event is written as one delivery row per
  * subscribed endpoint, in the transaction of the change it announces, so a committed change is
  * always announced and a rolled-back one never is. Workers on every instance send them
  * (webhook-outbox.ts).
  */
-import { randomBytes, randomUUID } from 'node:crypto'
+import { randomBytes } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { KeyMode } from '../domain/api-key.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange } from '../domain/student-change.js'
-import { type DeliveryRefusal, REFUSAL_REASONS, type SubscribableEvent } from '../domain/webhook-events.js'
-import { generateWebhookSecret } from '../domain/webhook-signature.js'
+import { type DeliveryRefusal, REFUSAL_REASONS } from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
 import { preparedQuery } from './prepared-query.js'
 import type { Database, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventType } from './tables.js'
 import { inTransaction } from './transaction.js'
 import { accessRefusal } from './webhook-access.js'
+import { takeManualSend } from './webhook-manual-sends.js'
 
 type Db = Kysely<Database>
-
-/** How long the previous secret still signs after a roll, so receivers can switch without missing a delivery. */
-export const PREVIOUS_SECRET_GRACE_MS = 24 * 60 * 60 * 1000
-
-export interface NewEndpoint {
-  organisationId: string
-  mode: KeyMode
-  url: string
-  events: readonly SubscribableEvent[]
-  createdBy?: string
-}
-
-/** Registers an endpoint; the returned secret is the only time it is shown. */
-export async function createEndpoint(
-  db: Db,
-  spec: NewEndpoint,
-  now: number,
-): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
-  const secret = generateWebhookSecret()
-  const endpoint: WebhookEndpointRow = {
-    id: randomUUID(),
-    organisation_id: spec.organisationId,
-    mode: spec.mode,
-    url: spec.url,
-    events: spec.events.join(' '),
-    secret,
-    previous_secret: null,
-    previous_secret_until: null,
-    status: 'enabled',
-    disabled_reason: null,
-    failing_since: null,
-    created_at: isoAt(now),
-    created_by: spec.createdBy ?? null,
-    claimed_at: null,
-    backoff_until: null,
-    timeouts: 0,
-  }
-  await db.insertInto('webhook_endpoints').values(endpoint).execute()
-  return { endpoint, secret }
-}
-
-export function listEndpoints(db: Db, organisationIds: readonly string[]): Promise<WebhookEndpointRow[]> {
-  if (organisationIds.length === 0) return Promise.resolve([])
-  return db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('organisation_id', 'in', organisationIds)
-    .orderBy('created_at')
-    .execute()
-}
-
-export function findEndpoint(db: Db, id: string, organisationIds: readonly string[]) {
-  if (organisationIds.length === 0) return Promise.resolve(undefined)
-  return db
-    .selectFrom('webhook_endpoints')
-    .selectAll()
-    .where('id', '=', id)
-    .where('organisation_id', 'in', organisationIds)
-    .executeTakeFirst()
-}
-
-/** A new secret; the old one keeps signing beside it for a day. Returns the new secret, shown once. */
-export async function rollSecret(db: Db, endpoint: WebhookEndpointRow, now: number): Promise<string> {
-  const secret = generateWebhookSecret()
-  await db
-    .updateTable('webhook_endpoints')
-    .set({ secret, previous_secret: endpoint.secret, previous_secret_until: isoAt(now + PREVIOUS_SECRET_GRACE_MS) })
-    .where('id', '=', endpoint.id)
-    .execute()
-  return secret
-}
-
-export async function setEndpointEnabled(db: Db, endpointId: string, enabled: boolean): Promise<void> {
-  await db
-    .updateTable('webhook_endpoints')
-    .set(
-      enabled
-        ? { status: 'enabled', disabled_reason: null, failing_since: null }
-        : { status: 'disabled', disabled_reason: 'Disabled by your organisation.' },
-    )
-    .where('id', '=', endpointId)
-    .execute()
-}
-
-/** The secrets that sign a delivery now: the current one, and the previous one during its grace day. */
-export function signingSecrets(
-  endpoint: Pick<WebhookEndpointRow, 'secret' | 'previous_secret' | 'previous_secret_until'>,
-  now: number,
-) {
-  const previous =
-    endpoint.previous_secret !== null &&
-    endpoint.previous_secret_until !== null &&
-    Date.parse(endpoint.previous_secret_until) > now
-      ? [endpoint.previous_secret]
-      : []
-  return [endpoint.secret, ...previous]
-}
 
 function deliveryId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`
@@ -253,27 +155,29 @@ export async function announceCatalogPublished(trx: Db, data: object, now: numbe
   return enqueue(trx, endpoints, 'catalog.published', data, null, now)
 }
 
-/** A `webhook.test` event to one endpoint, from the dashboard's button. */
-export function sendTestEvent(db: Db, endpoint: WebhookEndpointRow, now: number): Promise<number> {
-  return enqueue(
-    db,
-    [{ ...endpoint, refusal: null }],
-    'webhook.test',
-    { endpointId: endpoint.id, message: 'A test event from the dashboard.' },
-    null,
-    now,
-  )
+/** What a send asked for by hand came to: `limited` when the endpoint had its share this minute. */
+export type ManualSendResult = { outcome: 'queued' } | { outcome: 'limited'; retryAfterMs: number }
+
+/** A `webhook.test` event to one endpoint, from the dashboard's button; limited per endpoint. */
+export function sendTestEvent(db: Db, endpoint: WebhookEndpointRow, now: number): Promise<ManualSendResult> {
+  return inTransaction(db, async (trx) => {
+    const retryAfterMs = await takeManualSend(trx, endpoint.id, now)
+    if (retryAfterMs > 0) return { outcome: 'limited', retryAfterMs }
+    const data = { endpointId: endpoint.id, message: 'A test event from the dashboard.' }
+    await enqueue(trx, [{ ...endpoint, refusal: null }], 'webhook.test', data, null, now)
+    return { outcome: 'queued' }
+  })
 }
 
 export type ResendResult =
-  | { outcome: 'queued' }
+  | ManualSendResult
   | { outcome: 'not_found' }
   | { outcome: 'refused'; refusal: DeliveryRefusal }
 
 /**
- * Sends a delivery again from the start of the schedule (the dashboard's "resend"), unless it
- * is about a student the endpoint's organisation may no longer hear about: then nothing is
- * queued and the refusal goes to the disclosure log.
+ * Sends a delivery again from the start of the schedule (the dashboard's "resend"), limited per
+ * endpoint with test events, unless it is about a student the endpoint's organisation may no
+ * longer hear about: then nothing is queued and the refusal goes to the disclosure log.
  */
 export function resendDelivery(
   db: Db,
@@ -290,6 +194,9 @@ export function resendDelivery(
       .where('d.endpoint_id', '=', endpoint.id)
       .executeTakeFirst()
     if (delivery === undefined) return { outcome: 'not_found' }
+    // Counted before the access check, so that refusals, each a disclosure row, are limited too.
+    const retryAfterMs = await takeManualSend(trx, endpoint.id, now)
+    if (retryAfterMs > 0) return { outcome: 'limited', retryAfterMs }
     if (delivery.student_id !== null && delivery.refusal !== null) {
       await recordRefusal(trx, delivery.id, endpoint, delivery.student_id, delivery.refusal, now)
       return { outcome: 'refused', refusal: delivery.refusal }

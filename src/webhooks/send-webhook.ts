@@ -34,6 +34,8 @@ export interface SendOptions {
   allowLoopback: boolean
   /** Name resolution (tests substitute it); every address is checked. */
   resolve?: (host: string) => Promise<LookupAddress[]>
+  /** Aborted when the server stops: the attempt is cut short. */
+  stopping?: AbortSignal
 }
 
 const systemResolve = (host: string) => dns.lookup(host, { all: true, verbatim: true })
@@ -74,7 +76,10 @@ export async function sendWebhook(
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal:
+          options.stopping === undefined
+            ? AbortSignal.timeout(options.timeoutMs)
+            : AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.stopping]),
         agent: false,
         lookup: (_name, lookupOptions, callback) => {
           const all = (lookupOptions as { all?: boolean }).all === true
@@ -114,12 +119,9 @@ export async function sendWebhook(
       bodySent = true
     })
     request.on('error', (error: NodeJS.ErrnoException) => {
-      resolve({
-        ...failed(
-          error.name === 'AbortError' || error.name === 'TimeoutError' ? 'timed out' : (error.code ?? error.message),
-        ),
-        bodySent,
-      })
+      const aborted = error.name === 'AbortError' || error.name === 'TimeoutError'
+      const reason = options.stopping?.aborted ? 'cut short: the server stopped' : 'timed out'
+      resolve({ ...failed(aborted ? reason : (error.code ?? error.message)), bodySent })
     })
     request.end(body)
   })

@@ -18,7 +18,7 @@ describe('the webhook pages', () => {
   const received: { headers: http.IncomingHttpHeaders; body: string }[] = []
 
   beforeAll(async () => {
-    t = await buildTestApp({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true' } })
+    t = await buildTestApp({ env: { WEBHOOK_ALLOW_LOOPBACK: 'true', MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION: '3' } })
     alice = new DashboardClient(t.app, '192.0.2.10')
     bob = new DashboardClient(t.app, '192.0.2.11')
     expect((await alice.signUp('alice@partner.example')).statusCode).toBe(200)
@@ -155,5 +155,49 @@ describe('the webhook pages', () => {
       'denied_agreement',
       'disclosed',
     ])
+  })
+
+  it('refuse an endpoint past the configured cap (409), and an 11th test event or resend in a minute (429, saying when)', async () => {
+    const dave = new DashboardClient(t.app, '192.0.2.13')
+    expect((await dave.signUp('dave@partner.example')).statusCode).toBe(200)
+    const add = (n: number) =>
+      dave.post('/dashboard/partner/webhooks', {
+        url: `${base}/dave-${n}`,
+        mode: 'test',
+        events: ['catalog.published'],
+      })
+    const pages: string[] = []
+    for (let n = 0; n < 3; n++) {
+      const created = await add(n)
+      expect(created.statusCode).toBe(200)
+      pages.push(/href="(\/dashboard\/partner\/webhooks\/[0-9a-f-]{36})"/.exec(created.body)![1]!)
+    }
+    const fourth = await add(3)
+    expect(fourth.statusCode).toBe(409)
+    expect(fourth.body).toContain('Endpoint limit reached: your organisation already has 3 enabled endpoints')
+    expect(fourth.body).toContain(`${base}/dave-3`)
+    // A disabled endpoint leaves room; enabling it again past the cap is refused the same way.
+    expect((await dave.post(`${pages[2]}/disable`)).statusCode).toBe(303)
+    expect((await add(3)).statusCode).toBe(200)
+    const enable = await dave.post(`${pages[2]}/enable`)
+    expect(enable.statusCode).toBe(409)
+    expect(enable.body).toContain('Endpoint limit reached')
+
+    const page = pages[0]!
+    for (let i = 0; i < 10; i++) expect((await dave.post(`${page}/test`)).statusCode).toBe(303)
+    const limited = await dave.post(`${page}/test`)
+    expect(limited.statusCode).toBe(429)
+    expect(limited.headers['retry-after']).toBe('60')
+    expect(limited.body).toContain('10 test events and resends in the last minute')
+    expect(limited.body).toContain('Try again in 60 seconds')
+    // Another endpoint has its own share.
+    expect((await dave.post(`${pages[1]}/test`)).statusCode).toBe(303)
+    t.clock.advance(15_000)
+    const id = /<code>(msg_[\w-]+)<\/code>/.exec((await dave.get(page)).body)![1]!
+    const resend = await dave.post(`${page}/deliveries/${id}/resend`)
+    expect(resend.statusCode).toBe(429)
+    expect(resend.headers['retry-after']).toBe('45')
+    t.clock.advance(45_000)
+    expect((await dave.post(`${page}/deliveries/${id}/resend`)).statusCode).toBe(303)
   })
 })

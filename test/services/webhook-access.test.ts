@@ -12,12 +12,8 @@ import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { linkStudents } from '../../src/storage/student-import-repository.js'
 import { enrollStudent } from '../../src/storage/student-repository.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
-import {
-  announceCatalogPublished,
-  createEndpoint,
-  listDeliveries,
-  resendDelivery,
-} from '../../src/storage/webhook-repository.js'
+import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
+import { announceCatalogPublished, listDeliveries, resendDelivery } from '../../src/storage/webhook-repository.js'
 import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, START, STUDENTS, seedFixtures } from '../helper.js'
 import { Receiver, refusingUrl } from '../support/webhook-receiver.js'
@@ -43,6 +39,7 @@ describe('webhooks and access to students', () => {
     receiver = new Receiver()
     base = await receiver.start()
     await storage.db.deleteFrom('webhook_deliveries').execute()
+    await storage.db.deleteFrom('webhook_manual_sends').execute()
     await storage.db.deleteFrom('webhook_endpoints').execute()
     hook = (
       await createEndpoint(

@@ -7,12 +7,8 @@ import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { upsertProgress } from '../../src/storage/student-import-repository.js'
 import { enrollStudent } from '../../src/storage/student-repository.js'
 import { claimDue } from '../../src/storage/webhook-outbox.js'
-import {
-  announceCatalogPublished,
-  createEndpoint,
-  listDeliveries,
-  rollSecret,
-} from '../../src/storage/webhook-repository.js'
+import { createEndpoint, rollSecret } from '../../src/storage/webhook-endpoint-repository.js'
+import { announceCatalogPublished, listDeliveries } from '../../src/storage/webhook-repository.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
 import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, STUDENTS, seedFixtures } from '../helper.js'
@@ -49,6 +45,7 @@ describe('webhooks', () => {
     receiver = new Receiver()
     base = await receiver.start()
     await storage.db.deleteFrom('webhook_deliveries').execute()
+    await storage.db.deleteFrom('webhook_manual_sends').execute()
     await storage.db.deleteFrom('webhook_endpoints').execute()
     acmeHook = await createEndpoint(
       storage.db,
@@ -250,18 +247,18 @@ describe('webhooks', () => {
 
   it('is sent once by one of three instances at a time, and again by another after an instance dies holding it', async () => {
     const others = [openStorage(url), openStorage(url)]
+    const instances = [deliverer(), deliverer(others[0]), deliverer(others[1])]
     try {
       for (let i = 0; i < 12; i++) await flip(STUDENTS.ada)
       const pending = await listDeliveries(storage.db, acmeHook.endpoint.id)
-      const instances = [deliverer(), deliverer(others[0]), deliverer(others[1])]
       await Promise.all(instances.map((i) => i.run()))
       const ids = receiver.received.map((r) => String(r.headers['webhook-id']))
       expect(ids.sort()).toEqual(pending.map((d) => d.id).sort())
 
       // An instance claims a delivery and is killed before recording anything.
       await flip(STUDENTS.ada)
-      const claimed = await storage.writes.transaction((trx) =>
-        claimDue(trx, clock.now(), leaseMs(2000), 16, storage.engine),
+      const { due: claimed } = await storage.writes.transaction((trx) =>
+        claimDue(trx, { now: clock.now(), leaseMs: leaseMs(2000), slots: 16, perEndpoint: 2, engine: storage.engine }),
       )
       expect(claimed).toHaveLength(1)
       expect(await instances[1]!.run()).toBe(0)
@@ -269,6 +266,7 @@ describe('webhooks', () => {
       expect(await instances[2]!.run()).toBe(1)
       expect(receiver.received.at(-1)!.headers['webhook-id']).toBe(claimed[0]!.id)
     } finally {
+      await Promise.all(instances.map((i) => i.stop()))
       await Promise.all(others.map((s) => s.close()))
     }
   })
