@@ -3,10 +3,13 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { utcMinute } from '../../src/dashboard/times.js'
+import { RETRY_DELAYS_MS } from '../../src/domain/webhook-events.js'
 import { endAgreements } from '../../src/storage/access-repository.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { enrollStudent } from '../../src/storage/student-repository.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { refusingUrl } from '../support/webhook-receiver.js'
 import { DashboardClient } from './dashboard-client.js'
 
 describe('the webhook pages', () => {
@@ -155,6 +158,47 @@ describe('the webhook pages', () => {
       'denied_agreement',
       'disclosed',
     ])
+    // A change now is not sent either; the log says so, and why.
+    access.requestId = 'req-carol-2'
+    expect((await enrollStudent(t.storage.writes, STUDENTS.ada, 'builder', access, t.clock.now()))?.changed).toBe(true)
+    const log = (await carol.get(page)).body
+    expect(log).toContain('<span class="state not-sent">not sent: access ended</span>')
+    expect(log).toContain('no data-sharing agreement is in force')
+  })
+
+  it('show each delivery as delivered, queued, retrying (with the next attempt) or failed', async () => {
+    const frank = new DashboardClient(t.app, '192.0.2.14')
+    expect((await frank.signUp('frank@partner.example')).statusCode).toBe(200)
+    const pageOf = async (url: string) => {
+      const created = await frank.post('/dashboard/partner/webhooks', {
+        url,
+        mode: 'test',
+        events: ['catalog.published'],
+      })
+      return /href="(\/dashboard\/partner\/webhooks\/[0-9a-f-]{36})"/.exec(created.body)![1]!
+    }
+    const answering = await pageOf(`${base}/frank`)
+    const refusing = await pageOf(await refusingUrl())
+    const states = async (page: string) =>
+      [
+        ...(await frank.get(page)).body.matchAll(
+          /<span class="state (?:queued|retrying|delivered|failed|not-sent)">[^<]*<\/span>[^<]*/g,
+        ),
+      ].map((m) => m[0].replace(/<[^>]+>/g, ''))
+    await frank.post(`${answering}/test`)
+    await frank.post(`${refusing}/test`)
+    expect(await states(refusing)).toEqual(['queued'])
+    await t.app.services.webhooks.run()
+    expect(await states(answering)).toEqual(['delivered'])
+    const next = utcMinute(new Date(t.clock.now() + RETRY_DELAYS_MS[0]).toISOString())
+    expect(await states(refusing)).toEqual([`retrying (next attempt at ${next})`])
+    for (const delay of RETRY_DELAYS_MS) {
+      t.clock.advance(delay)
+      await t.app.services.webhooks.run()
+    }
+    // The schedule outlasts a session.
+    expect((await frank.signIn('frank@partner.example')).statusCode).toBe(303)
+    expect(await states(refusing)).toEqual(['failed'])
   })
 
   it('refuse an endpoint past the configured cap (409), and an 11th test event or resend in a minute (429, saying when)', async () => {

@@ -30,6 +30,7 @@ import { type Html, html } from '../html.js'
 import { csrfField } from '../layout.js'
 import { sendPage } from '../send-page.js'
 import { utcMinute, waitOf } from '../times.js'
+import { deliveryState } from '../views/delivery-state.js'
 import { scrollTable, stateBadge, tableRow } from '../views/table.js'
 
 const EVENT_LABELS: Record<SubscribableEvent, string> = {
@@ -195,7 +196,7 @@ ${endpointForm(request, values, errors, live !== null)}`
       tableRow([
         utcMinute(delivery.created_at),
         html`<code>${delivery.event_type}</code>`,
-        stateBadge(delivery.state === 'delivered' ? 'active' : delivery.state === 'failed' ? 'ended' : 'pending'),
+        deliveryState(delivery),
         String(delivery.attempts),
         delivery.last_status === null ? (delivery.last_error ?? '') : String(delivery.last_status),
         delivery.last_latency_ms === null ? '' : `${delivery.last_latency_ms} ms`,
