@@ -87,10 +87,15 @@ export class WebhookDeliverer {
    */
   async run(): Promise<number> {
     const before = this.#started
+    await this.claim()
     for (;;) {
-      await this.claim()
+      // The last claim asked for, whoever asked (an attempt that ends asks for one too).
+      const last = this.#claims
+      await last
       if (this.#sending.size > 0) await Promise.race(this.#sending)
-      else if (!this.#skipped) return this.#started - before
+      else if (last !== this.#claims) continue
+      else if (this.#skipped) await this.claim()
+      else return this.#started - before
     }
   }
 

@@ -270,4 +270,33 @@ describe('webhooks', () => {
       await Promise.all(others.map((s) => s.close()))
     }
   })
+
+  it('logs a host that resolves to an internal address without the address (no DNS oracle)', async () => {
+    const internal = await createEndpoint(
+      storage.db,
+      {
+        organisationId: fixtures.orgs.beta,
+        mode: 'test',
+        url: 'https://build.internal.example/hook',
+        events: ['catalog.published'],
+      },
+      clock.now(),
+    )
+    await storage.writes.transaction((trx) => announceCatalogPublished(trx, { catalogVersion: 8 }, clock.now()))
+    const strict = new WebhookDeliverer({
+      storage,
+      clock,
+      log: console as never,
+      timeoutMs: 1000,
+      allowLoopback: false,
+      resolve: async () => [{ address: '10.0.0.5', family: 4 }],
+    })
+    expect(await strict.run()).toBe(1)
+    const [delivery] = await listDeliveries(storage.db, internal.endpoint.id)
+    expect(delivery).toMatchObject({
+      state: 'pending',
+      last_error: 'refused: the host does not resolve to a public address',
+    })
+    expect(JSON.stringify(delivery)).not.toContain('10.0.0.5')
+  })
 })
