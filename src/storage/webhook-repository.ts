@@ -1,8 +1,8 @@
 /**
- * The outbox of webhook deliveries (endpoints: webhook-endpoint-repository.ts). An event is written as one delivery row per
- * subscribed endpoint, in the transaction of the change it announces, so a committed change is
- * always announced and a rolled-back one never is. Workers on every instance send them
- * (webhook-outbox.ts).
+ * The outbox of webhook deliveries (endpoints: webhook-endpoint-repository.ts). An event is
+ * written as one delivery row per subscribed endpoint, in the transaction of the change it
+ * announces, so a committed change is always announced and a rolled-back one never is. Workers
+ * on every instance send them (webhook-outbox.ts).
  */
 import { randomBytes } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
