@@ -168,6 +168,9 @@ export async function claimDue(db: Db, options: ClaimOptions): Promise<Claim> {
       .updateTable('webhook_deliveries')
       .set({ lease_until: lease })
       .where('id', 'in', oldest)
+      // Again on the row itself: PostgreSQL checks these on a row another transaction just changed.
+      .where('state', '=', 'pending')
+      .where((eb) => eb.or([eb('lease_until', 'is', null), eb('lease_until', '<=', at)]))
       .returning('id')
       .execute()
     claimedIds.push(...taken.map((row) => row.id))
