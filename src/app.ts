@@ -265,6 +265,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
+    maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,
   })
 

@@ -52,6 +52,11 @@ export interface Config {
    * transaction is still committing into it.
    */
   readonly disclosureSealHorizonMs: number
+  /**
+   * Enabled webhook endpoints an organisation may have; adding or enabling one more is refused.
+   * Each may hold sending slots, so without a cap more endpoints would mean a larger share.
+   */
+  readonly maxWebhookEndpointsPerOrganisation: number
   /** Deadline of one webhook delivery attempt. */
   readonly webhookTimeoutMs: number
   /** Local development and tests only: webhooks may go to loopback addresses (and plain http there). */
@@ -192,6 +197,7 @@ export function loadConfig(env: Env = process.env): Config {
     catalogDir: path.resolve(env.CATALOG_DIR?.trim() || 'catalog'),
     changePollMs: integer(env, 'CHANGE_POLL_MS', 1000, 50, 5000),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
+    maxWebhookEndpointsPerOrganisation: integer(env, 'MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION', 10, 1, 1000),
     webhookAllowLoopback: boolean(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
     disclosureSegmentRows: integer(env, 'DISCLOSURE_SEGMENT_ROWS', 4096, 2, 1_048_576),
     disclosureSealHorizonMs: integer(env, 'DISCLOSURE_SEAL_HORIZON_MS', 60_000, 0, 3_600_000),

@@ -67,9 +67,9 @@ pre {
 .secret { width: 100%; padding: .5rem; border: 2px solid var(--ok); border-radius: 6px; background: #f0fff4; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: .25rem 1rem 1rem; margin: 1rem 0; }
 .state { display: inline-block; padding: .1rem .5rem; border-radius: 999px; font-size: .9rem; border: 1px solid; }
-.state.submitted, .state.pending { color: #7a4b00; border-color: #7a4b00; }
-.state.approved, .state.active { color: var(--ok); border-color: var(--ok); }
-.state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked {
+.state.submitted, .state.pending, .state.queued, .state.retrying { color: #7a4b00; border-color: #7a4b00; }
+.state.approved, .state.active, .state.delivered { color: var(--ok); border-color: var(--ok); }
+.state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked, .state.failed, .state.not-sent {
   color: var(--bad); border-color: var(--bad);
 }
 .empty { color: var(--muted); font-style: italic; }

@@ -30,6 +30,8 @@ export interface DashboardDeps {
   flushUsage: () => Promise<void>
   /** MAX_KEYS_PER_ORGANISATION: active keys an organisation may hold. */
   maxKeysPerOrganisation: number
+  /** MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION: enabled webhook endpoints an organisation may have. */
+  maxWebhookEndpoints: number
   /** WEBHOOK_ALLOW_LOOPBACK: endpoints on loopback accepted (local development and tests). */
   webhookAllowLoopback: boolean
 }

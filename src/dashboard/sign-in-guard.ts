@@ -21,6 +21,7 @@ import { addressKey } from '../domain/client-address.js'
 import { ConcurrencyGate } from '../domain/concurrency-gate.js'
 import type { Limiters } from '../services/limiters.js'
 import { DashboardError } from './dashboard-error.js'
+import { waitOf } from './times.js'
 
 /**
  * scrypt at N=2^15 takes 32 MiB and about 0.1 s of one libuv thread. Two at once leave two of
@@ -133,9 +134,13 @@ export function createSignInGuard(options: { clock: Clock; limiters: Limiters })
 
 /** The 429 page, saying how long to wait (Retry-After in seconds, RFC 9110 section 10.2.3). */
 export function tooManyAttempts(retryAfterMs: number): never {
-  const seconds = Math.max(1, Math.ceil(retryAfterMs / 1000))
-  const wait = seconds < 90 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes`
-  throw new DashboardError(429, 'Too many attempts', `Too many attempts from your address. Try again in ${wait}.`, {
-    'retry-after': String(seconds),
-  })
+  const wait = waitOf(retryAfterMs)
+  throw new DashboardError(
+    429,
+    'Too many attempts',
+    `Too many attempts from your address. Try again in ${wait.text}.`,
+    {
+      'retry-after': String(wait.seconds),
+    },
+  )
 }

@@ -12,3 +12,13 @@ export function utcMinute(iso: string): string {
 export function utcDay(iso: string): string {
   return iso.slice(0, 10)
 }
+
+/**
+ * A wait as a 429 page says it, and its Retry-After in whole seconds (RFC 9110 section 10.2.3).
+ *
+ * @example waitOf(42_300) // { seconds: 43, text: '43 seconds' }
+ */
+export function waitOf(ms: number): { seconds: number; text: string } {
+  const seconds = Math.max(1, Math.ceil(ms / 1000))
+  return { seconds, text: seconds < 90 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes` }
+}

@@ -2,7 +2,10 @@
  * What a disclosure record says happened. Every student-endpoint request that reached a
  * student's data, or was refused it, leaves one row (storage/disclosure-log.ts). A response
  * that lists several students (`students.list`: the roster; `progress.changes`: the change feed)
- * leaves one row per student in it.
+ * leaves one row per student in it. A webhook delivery about a student leaves one row when its
+ * body is first sent (`disclosed` on a 2xx, `sent_unacknowledged` otherwise: the receiver may
+ * have read it all the same), and one per refusal once access has ended (`denied_*`;
+ * `denied_unlinked`: the student is no longer linked to the endpoint's organisation).
  */
 export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll', 'students.list', 'progress.changes', 'webhook'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
@@ -16,5 +19,7 @@ export const DISCLOSURE_OUTCOMES = [
   'denied_agreement',
   'denied_rate_limit',
   'denied_suspended',
+  'sent_unacknowledged',
+  'denied_unlinked',
 ] as const
 export type DisclosureOutcome = (typeof DISCLOSURE_OUTCOMES)[number]

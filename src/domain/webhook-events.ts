@@ -21,3 +21,31 @@ export function nextAttemptAt(attempts: number, failedAt: number): number | null
   const delay = RETRY_DELAYS_MS[attempts - 1]
   return delay === undefined ? null : failedAt + delay
 }
+
+/** Why a delivery about a student was not sent: its disclosure outcome. */
+export type DeliveryRefusal = 'denied_suspended' | 'denied_agreement' | 'denied_unlinked'
+
+/** What the delivery log and the resend page say about each refusal. */
+export const REFUSAL_REASONS: Record<DeliveryRefusal, string> = {
+  denied_suspended: 'the organisation is suspended',
+  denied_agreement: 'no data-sharing agreement is in force',
+  denied_unlinked: 'the student is no longer linked to the organisation',
+}
+
+/** Test events and resends a partner may ask for, per endpoint, in any minute. */
+export const MANUAL_SENDS = { limit: 10, windowMs: 60_000 } as const
+
+/** Attempts one endpoint is sent at once, by all instances together. */
+export const ENDPOINT_CONCURRENCY = 2
+
+/** The longest an endpoint whose attempts time out is left alone. */
+export const MAX_TIMEOUT_BACKOFF_MS = 10 * 60_000
+
+/**
+ * How long an endpoint is sent nothing after `timeouts` attempts in a row timed out: as long as
+ * one attempt's deadline, doubling with each further one, at most MAX_TIMEOUT_BACKOFF_MS. An
+ * endpoint that never answers then holds its two slots a small part of the time.
+ */
+export function timeoutBackoffMs(timeouts: number, timeoutMs: number): number {
+  return Math.min(MAX_TIMEOUT_BACKOFF_MS, timeoutMs * 2 ** Math.min(Math.max(timeouts - 1, 0), 20))
+}

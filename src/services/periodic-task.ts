@@ -1,6 +1,6 @@
 /**
- * Background work that runs every so often on each instance (sealing the disclosure log,
- * draining the webhook outbox): calls made while a run is under way share it, a timer drives it
+ * Background work that runs every so often on each instance (sealing the disclosure log): calls
+ * made while a run is under way share it, a timer drives it
  * in the server, and tests call `run` themselves instead (no timer races a test's steps).
  */
 import type { FastifyBaseLogger } from 'fastify'

@@ -12,6 +12,7 @@ import * as disclosureSegments from './migrations/0005-disclosure-segments.js'
 import * as studentChanges from './migrations/0006-student-changes.js'
 import * as webhooks from './migrations/0007-webhooks.js'
 import * as clusteredProgress from './migrations/0008-clustered-progress.js'
+import * as webhookTrust from './migrations/0009-webhook-trust.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
@@ -23,6 +24,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     '0006-student-changes': { up: (db) => studentChanges.up(db, storage.engine) },
     '0007-webhooks': { up: (db) => webhooks.up(db) },
     '0008-clustered-progress': { up: (db) => clusteredProgress.up(db, storage.engine) },
+    '0009-webhook-trust': { up: (db) => webhookTrust.up(db) },
   }
 }
 

@@ -169,7 +169,8 @@ export interface DisclosureLookupTable {
 }
 
 export type WebhookEventType = 'student.tier_changed' | 'progress.updated' | 'catalog.published' | 'webhook.test'
-export type DeliveryState = 'pending' | 'delivered' | 'failed'
+/** `not_sent`: refused before sending, the organisation's access to the student having ended. */
+export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'not_sent'
 
 /** Migration 0007; src/webhooks. */
 export interface WebhookEndpointsTable {
@@ -186,6 +187,12 @@ export interface WebhookEndpointsTable {
   failing_since: string | null
   created_at: string
   created_by: string | null
+  /** When its deliveries were last claimed (migration 0009): the least recently served go first. */
+  claimed_at: GeneratedAs<string | null>
+  /** Nothing is sent to it before this, after attempts that timed out. */
+  backoff_until: GeneratedAs<string | null>
+  /** Attempts in a row that timed out. */
+  timeouts: GeneratedAs<number>
 }
 
 export interface WebhookDeliveriesTable {
@@ -204,6 +211,15 @@ export interface WebhookDeliveriesTable {
   last_latency_ms: number | null
   last_error: string | null
   last_response: string | null
+  /** When a body of it first left for the endpoint: its one disclosure row was written then. */
+  first_sent_at: GeneratedAs<string | null>
+}
+
+/** A test event or resend a partner asked for (migration 0009): they are limited per endpoint. */
+export interface WebhookManualSendsTable {
+  id: string
+  endpoint_id: string
+  at: string
 }
 
 export interface AccountsTable {
@@ -311,6 +327,7 @@ export interface Database {
   disclosure_lookup: DisclosureLookupTable
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
+  webhook_manual_sends: WebhookManualSendsTable
   accounts: AccountsTable
   sessions: SessionsTable
   applications: ApplicationsTable

@@ -27,14 +27,17 @@ for (const [network, prefix] of [
 ] as const) {
   forbidden.addSubnet(network, prefix, 'ipv4')
 }
-// IPv6: unspecified, loopback, IPv4-translated, discard, unique local, link-local, site-local,
-// multicast, documentation. (Not ::ffff:0:0/96: a BlockList matches IPv4 addresses against it.)
+// IPv6: IPv4-compatible (unspecified and loopback within it), IPv4-translated, discard, Teredo,
+// 6to4, unique local, link-local, site-local, multicast, documentation. The tunnelling ranges
+// carry an IPv4 address that a relay may deliver to, so they are refused whole. (Not
+// ::ffff:0:0/96: a BlockList matches IPv4 addresses against it; isForbiddenAddress refuses it.)
 for (const [network, prefix] of [
-  ['::', 128],
-  ['::1', 128],
+  ['::', 96],
   ['64:ff9b::', 96],
   ['64:ff9b:1::', 48],
   ['100::', 64],
+  ['2001::', 32],
+  ['2002::', 16],
   ['fc00::', 7],
   ['fe80::', 10],
   ['fec0::', 10],

@@ -22,6 +22,11 @@ export interface Attempt {
   error: string | null
   /** The start of the answer's body, at most 1 KB. */
   response: string
+  /**
+   * The whole body was written to the connection, whatever came back (an error status, a
+   * timeout, a reset): the receiver may have read it.
+   */
+  bodySent: boolean
 }
 
 export interface SendOptions {
@@ -29,6 +34,8 @@ export interface SendOptions {
   allowLoopback: boolean
   /** Name resolution (tests substitute it); every address is checked. */
   resolve?: (host: string) => Promise<LookupAddress[]>
+  /** Aborted when the server stops: the attempt is cut short. */
+  stopping?: AbortSignal
 }
 
 const systemResolve = (host: string) => dns.lookup(host, { all: true, verbatim: true })
@@ -46,28 +53,33 @@ export async function sendWebhook(
     latencyMs: Math.round(performance.now() - started),
     error,
     response: '',
+    bodySent: false,
   })
   const host = url.hostname.replace(/^\[|\]$/g, '')
-  let addresses: LookupAddress[]
+  let addresses: LookupAddress[] = []
   try {
     addresses =
       isIP(host) !== 0 ? [{ address: host, family: isIP(host) }] : await (options.resolve ?? systemResolve)(host)
   } catch {
-    return failed(`could not resolve ${host}`)
+    // As for an internal address below: one answer for both.
   }
-  if (addresses.length === 0) return failed(`could not resolve ${host}`)
-  const refused = addresses.find((entry) => isForbiddenAddress(entry.address, options.allowLoopback))
-  if (refused !== undefined)
-    return failed(`refused: ${host} resolves to ${refused.address}, which is not a public address`)
+  // One message, naming no address, whether the name resolves to an internal address or not at
+  // all: the delivery log must not let a partner map names inside our network.
+  if (addresses.length === 0 || addresses.some((entry) => isForbiddenAddress(entry.address, options.allowLoopback)))
+    return failed('refused: the host does not resolve to a public address')
   const target = addresses[0]!
   const client = url.protocol === 'https:' ? https : http
   return new Promise<Attempt>((resolve) => {
+    let bodySent = false
     const request = client.request(
       url,
       {
         method: 'POST',
         headers: { ...headers, 'content-length': String(Buffer.byteLength(body)) },
-        signal: AbortSignal.timeout(options.timeoutMs),
+        signal:
+          options.stopping === undefined
+            ? AbortSignal.timeout(options.timeoutMs)
+            : AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.stopping]),
         agent: false,
         lookup: (_name, lookupOptions, callback) => {
           const all = (lookupOptions as { all?: boolean }).all === true
@@ -94,6 +106,7 @@ export async function sendWebhook(
             latencyMs: Math.round(performance.now() - started),
             error: null,
             response: Buffer.concat(chunks).toString('utf8').slice(0, KEPT_RESPONSE_BYTES),
+            bodySent: true,
           })
         }
         response.on('end', finish)
@@ -101,12 +114,14 @@ export async function sendWebhook(
         response.on('error', () => {})
       },
     )
+    // Emitted once the last of the body is handed to the connection.
+    request.on('finish', () => {
+      bodySent = true
+    })
     request.on('error', (error: NodeJS.ErrnoException) => {
-      resolve(
-        failed(
-          error.name === 'AbortError' || error.name === 'TimeoutError' ? 'timed out' : (error.code ?? error.message),
-        ),
-      )
+      const aborted = error.name === 'AbortError' || error.name === 'TimeoutError'
+      const reason = options.stopping?.aborted ? 'cut short: the server stopped' : 'timed out'
+      resolve({ ...failed(aborted ? reason : (error.code ?? error.message)), bodySent })
     })
     request.end(body)
   })

@@ -258,6 +258,7 @@ describe('organisations, agreements and keys', () => {
         '0006-student-changes',
         '0007-webhooks',
         '0008-clustered-progress',
+        '0009-webhook-trust',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

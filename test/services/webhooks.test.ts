@@ -1,5 +1,3 @@
-import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
@@ -8,45 +6,13 @@ import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { upsertProgress } from '../../src/storage/student-import-repository.js'
 import { enrollStudent } from '../../src/storage/student-repository.js'
-import {
-  announceCatalogPublished,
-  claimDue,
-  createEndpoint,
-  listDeliveries,
-  rollSecret,
-} from '../../src/storage/webhook-repository.js'
+import { claimDue } from '../../src/storage/webhook-outbox.js'
+import { createEndpoint, rollSecret } from '../../src/storage/webhook-endpoint-repository.js'
+import { announceCatalogPublished, listDeliveries } from '../../src/storage/webhook-repository.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
 import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, STUDENTS, seedFixtures } from '../helper.js'
-
-interface Received {
-  path: string
-  headers: http.IncomingHttpHeaders
-  body: string
-}
-
-/** A partner's receiver: records what arrives, answers with the next scripted status (200 when none). */
-class Receiver {
-  readonly received: Received[] = []
-  script: (number | 'hang')[] = []
-  #server = http.createServer((req, res) => {
-    let body = ''
-    req.on('data', (chunk) => (body += chunk))
-    req.on('end', () => {
-      this.received.push({ path: req.url ?? '', headers: req.headers, body })
-      const next = this.script.shift() ?? 200
-      if (next !== 'hang') res.writeHead(next).end('thanks')
-    })
-  })
-  async start(): Promise<string> {
-    await new Promise<void>((resolve) => this.#server.listen(0, '127.0.0.1', resolve))
-    return `http://127.0.0.1:${(this.#server.address() as AddressInfo).port}`
-  }
-  async stop(): Promise<void> {
-    this.#server.closeAllConnections()
-    await new Promise((resolve) => this.#server.close(resolve))
-  }
-}
+import { Receiver } from '../support/webhook-receiver.js'
 
 // In order: tests that check signatures with the reference verifier run before the clock moves days ahead.
 describe('webhooks', () => {
@@ -79,6 +45,7 @@ describe('webhooks', () => {
     receiver = new Receiver()
     base = await receiver.start()
     await storage.db.deleteFrom('webhook_deliveries').execute()
+    await storage.db.deleteFrom('webhook_manual_sends').execute()
     await storage.db.deleteFrom('webhook_endpoints').execute()
     acmeHook = await createEndpoint(
       storage.db,
@@ -280,24 +247,56 @@ describe('webhooks', () => {
 
   it('is sent once by one of three instances at a time, and again by another after an instance dies holding it', async () => {
     const others = [openStorage(url), openStorage(url)]
+    const instances = [deliverer(), deliverer(others[0]), deliverer(others[1])]
     try {
       for (let i = 0; i < 12; i++) await flip(STUDENTS.ada)
       const pending = await listDeliveries(storage.db, acmeHook.endpoint.id)
-      const instances = [deliverer(), deliverer(others[0]), deliverer(others[1])]
       await Promise.all(instances.map((i) => i.run()))
       const ids = receiver.received.map((r) => String(r.headers['webhook-id']))
       expect(ids.sort()).toEqual(pending.map((d) => d.id).sort())
 
       // An instance claims a delivery and is killed before recording anything.
       await flip(STUDENTS.ada)
-      const claimed = await claimDue(storage.db, clock.now(), leaseMs(2000), 16, storage.engine)
+      const { due: claimed } = await storage.writes.transaction((trx) =>
+        claimDue(trx, { now: clock.now(), leaseMs: leaseMs(2000), slots: 16, perEndpoint: 2, engine: storage.engine }),
+      )
       expect(claimed).toHaveLength(1)
       expect(await instances[1]!.run()).toBe(0)
       clock.advance(leaseMs(2000))
       expect(await instances[2]!.run()).toBe(1)
       expect(receiver.received.at(-1)!.headers['webhook-id']).toBe(claimed[0]!.id)
     } finally {
+      await Promise.all(instances.map((i) => i.stop()))
       await Promise.all(others.map((s) => s.close()))
     }
+  })
+
+  it('logs a host that resolves to an internal address without the address (no DNS oracle)', async () => {
+    const internal = await createEndpoint(
+      storage.db,
+      {
+        organisationId: fixtures.orgs.beta,
+        mode: 'test',
+        url: 'https://build.internal.example/hook',
+        events: ['catalog.published'],
+      },
+      clock.now(),
+    )
+    await storage.writes.transaction((trx) => announceCatalogPublished(trx, { catalogVersion: 8 }, clock.now()))
+    const strict = new WebhookDeliverer({
+      storage,
+      clock,
+      log: console as never,
+      timeoutMs: 1000,
+      allowLoopback: false,
+      resolve: async () => [{ address: '10.0.0.5', family: 4 }],
+    })
+    expect(await strict.run()).toBe(1)
+    const [delivery] = await listDeliveries(storage.db, internal.endpoint.id)
+    expect(delivery).toMatchObject({
+      state: 'pending',
+      last_error: 'refused: the host does not resolve to a public address',
+    })
+    expect(JSON.stringify(delivery)).not.toContain('10.0.0.5')
   })
 })

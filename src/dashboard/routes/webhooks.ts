@@ -5,18 +5,23 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import type { KeyMode } from '../../domain/api-key.js'
-import { isWebhookEvent, type SubscribableEvent, WEBHOOK_EVENTS } from '../../domain/webhook-events.js'
+import {
+  isWebhookEvent,
+  MANUAL_SENDS,
+  REFUSAL_REASONS,
+  type SubscribableEvent,
+  WEBHOOK_EVENTS,
+} from '../../domain/webhook-events.js'
 import type { WebhookEndpointRow } from '../../storage/tables.js'
 import {
   createEndpoint,
+  EndpointLimitError,
   findEndpoint,
-  listDeliveries,
   listEndpoints,
-  resendDelivery,
   rollSecret,
-  sendTestEvent,
   setEndpointEnabled,
-} from '../../storage/webhook-repository.js'
+} from '../../storage/webhook-endpoint-repository.js'
+import { listDeliveries, resendDelivery, sendTestEvent } from '../../storage/webhook-repository.js'
 import { checkWebhookUrl } from '../../webhooks/webhook-url.js'
 import type { DashboardContext } from '../dashboard-context.js'
 import { DashboardError } from '../dashboard-error.js'
@@ -24,13 +29,33 @@ import { errorSummary, type FieldErrors, type FormBody, field, list, text } from
 import { type Html, html } from '../html.js'
 import { csrfField } from '../layout.js'
 import { sendPage } from '../send-page.js'
-import { utcMinute } from '../times.js'
+import { utcMinute, waitOf } from '../times.js'
+import { deliveryState } from '../views/delivery-state.js'
 import { scrollTable, stateBadge, tableRow } from '../views/table.js'
 
 const EVENT_LABELS: Record<SubscribableEvent, string> = {
   'student.tier_changed': 'A student’s tier changed (student.tier_changed)',
   'progress.updated': 'A student’s progress changed (progress.updated)',
   'catalog.published': 'A new catalog was published (catalog.published)',
+}
+
+/** The 429 page of an endpoint that had its test events and resends for the minute. */
+function tooManySends(retryAfterMs: number): never {
+  const wait = waitOf(retryAfterMs)
+  throw new DashboardError(
+    429,
+    'Too many sends',
+    `This endpoint was sent ${MANUAL_SENDS.limit} test events and resends in the last minute, the most allowed. ` +
+      `Try again in ${wait.text}.`,
+    { 'retry-after': String(wait.seconds) },
+  )
+}
+
+function endpointLimit(limit: number): string {
+  return (
+    `Endpoint limit reached: your organisation already has ${limit} enabled endpoints in this mode, the most ` +
+    'allowed. Disable one you no longer use, then add or enable this one.'
+  )
 }
 
 export function webhookRoutes(app: FastifyInstance, context: DashboardContext): void {
@@ -140,7 +165,7 @@ ${endpointForm(request, values, errors, live !== null)}`
     const events = list(values, 'events').filter(isWebhookEvent)
     if (events.length === 0) errors.events = 'Choose at least one event.'
     if (!url.ok || Object.keys(errors).length > 0) return listPage(request, reply, values, errors, 400)
-    const { endpoint, secret } = await createEndpoint(
+    const created = await createEndpoint(
       db,
       {
         organisationId: mode === 'live' ? live! : test,
@@ -148,10 +173,16 @@ ${endpointForm(request, values, errors, live !== null)}`
         url: url.url.toString(),
         events,
         createdBy: request.account!.id,
+        maxEnabled: context.maxWebhookEndpoints,
       },
       clock.now(),
-    )
-    return secretPage(request, reply, endpoint, secret)
+    ).catch((error: unknown) => {
+      if (error instanceof EndpointLimitError) return error
+      throw error
+    })
+    if (created instanceof EndpointLimitError)
+      return listPage(request, reply, values, { url: endpointLimit(created.limit) }, 409)
+    return secretPage(request, reply, created.endpoint, created.secret)
   })
 
   app.get('/partner/webhooks/:id', partner, async (request, reply) => {
@@ -165,7 +196,7 @@ ${endpointForm(request, values, errors, live !== null)}`
       tableRow([
         utcMinute(delivery.created_at),
         html`<code>${delivery.event_type}</code>`,
-        stateBadge(delivery.state === 'delivered' ? 'active' : delivery.state === 'failed' ? 'ended' : 'pending'),
+        deliveryState(delivery),
         String(delivery.attempts),
         delivery.last_status === null ? (delivery.last_error ?? '') : String(delivery.last_status),
         delivery.last_latency_ms === null ? '' : `${delivery.last_latency_ms} ms`,
@@ -194,7 +225,8 @@ ${
 
   app.post('/partner/webhooks/:id/test', partner, async (request, reply) => {
     const endpoint = await ownEndpoint(request)
-    await sendTestEvent(db, endpoint, clock.now())
+    const sent = await sendTestEvent(db, endpoint, clock.now())
+    if (sent.outcome === 'limited') tooManySends(sent.retryAfterMs)
     return reply.redirect(`/dashboard/partner/webhooks/${endpoint.id}`, 303)
   })
 
@@ -209,7 +241,12 @@ ${
   ] as const) {
     app.post(`/partner/webhooks/:id/${path}`, partner, async (request, reply) => {
       const endpoint = await ownEndpoint(request)
-      await setEndpointEnabled(db, endpoint.id, enabled)
+      try {
+        await setEndpointEnabled(db, endpoint, enabled, context.maxWebhookEndpoints)
+      } catch (error) {
+        if (!(error instanceof EndpointLimitError)) throw error
+        throw new DashboardError(409, 'Endpoint limit reached', endpointLimit(error.limit))
+      }
       return reply.redirect(`/dashboard/partner/webhooks/${endpoint.id}`, 303)
     })
   }
@@ -217,8 +254,18 @@ ${
   app.post('/partner/webhooks/:id/deliveries/:delivery/resend', partner, async (request, reply) => {
     const endpoint = await ownEndpoint(request)
     const { delivery } = request.params as { delivery: string }
-    if (!(await resendDelivery(db, delivery, endpoint.id, clock.now())))
+    const resent = await resendDelivery(db, delivery, endpoint, clock.now())
+    if (resent.outcome === 'not_found')
       throw new DashboardError(404, 'Not found', 'There is no such delivery for this endpoint.')
+    if (resent.outcome === 'limited') tooManySends(resent.retryAfterMs)
+    if (resent.outcome === 'refused') {
+      throw new DashboardError(
+        403,
+        'Not sent: access ended',
+        `This event is about a student, and ${REFUSAL_REASONS[resent.refusal]}: it was not sent again. ` +
+          'Events about students go only to organisations that may see them now.',
+      )
+    }
     return reply.redirect(`/dashboard/partner/webhooks/${endpoint.id}`, 303)
   })
 }
