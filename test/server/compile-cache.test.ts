@@ -64,7 +64,7 @@ describe('the compile cache of the built server', () => {
     const before = snapshot(code)
 
     server = await start(code, cache)
-    await server.waitForOutput((out) => /writing cache for ESM \S*server-bundle\.js[^\n]*success/.test(out))
+    await server.waitForOutput((out) => /writing cache for ESM \S*server-bundle\.js[^\n]*success/.test(out), 15_000)
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
     expect(snapshot(code)).toEqual(before)
@@ -84,7 +84,7 @@ describe('the compile cache of the built server', () => {
     // A cache that a first start wrote, then left where anyone could replace it.
     const cache = path.join(tempDir(), 'compile-cache')
     server = await start(code, cache)
-    await server.waitForOutput((out) => /writing cache for ESM \S*server-bundle\.js[^\n]*success/.test(out))
+    await server.waitForOutput((out) => /writing cache for ESM \S*server-bundle\.js[^\n]*success/.test(out), 15_000)
     await server.stop('SIGTERM')
     fs.chmodSync(cache, 0o777)
     server = await start(code, cache)

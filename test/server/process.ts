@@ -12,7 +12,8 @@ export interface RunningServer {
   output(): string
   /** Resolves once the output satisfies `test` (checked as each chunk arrives); rejects after `timeoutMs`. */
   waitForOutput(test: (output: string) => boolean, timeoutMs?: number): Promise<string>
-  stop(signal?: NodeJS.Signals): Promise<number | null>
+  /** Sends `signal`; rejects with the output if the server has not exited within `limitMs`, and kills it. */
+  stop(signal?: NodeJS.Signals, limitMs?: number): Promise<number | null>
   /** Kills the server and every process it started (its workers), whatever state it is in. */
   killAll(): void
 }
@@ -81,10 +82,21 @@ export async function startServer(
         child.stderr!.on('data', check)
       })
     },
-    async stop(signal = 'SIGTERM') {
+    async stop(signal = 'SIGTERM', limitMs = 15_000) {
       if (child.exitCode !== null) return child.exitCode
       child.kill(signal)
-      return exited
+      let timer: NodeJS.Timeout | undefined
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          killAll()
+          reject(new Error(`the server did not exit within ${limitMs} ms of ${signal}:\n${out}`))
+        }, limitMs)
+      })
+      try {
+        return await Promise.race([exited, late])
+      } finally {
+        clearTimeout(timer)
+      }
     },
   }
 }
