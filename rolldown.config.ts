@@ -1,12 +1,13 @@
 /**
  * `npm run build` compiles every file with tsc (the CLI and the bench import those), then
- * bundles the server into one file, dist/server-bundle.js, and its entry, dist/server.js, which
+ * bundles the server into one file, dist/server-bundle.cjs, and its entry, dist/server.js, which
  * `node dist/server.js` runs (server-entry.ts: it turns Node's compile cache on, then loads the
  * bundle).
  *
  * Why one file: a start on an existing database was mostly module loading: about 1,100 files
  * (TypeBox, Kysely, ours, Fastify and its dependencies), each resolved, read and compiled on its
- * own. One file takes a fraction of that (README, Performance).
+ * own. One file takes a fraction of that. CommonJS, because Node's compile cache serves it more
+ * of the start than it does an ES module (docs/performance.md, "Start").
  *
  * Left outside the bundle, loaded from node_modules as before: the native SQLite driver,
  * drivers loaded only when configured (pg, ioredis; connection.ts and redis-client.ts require
@@ -26,8 +27,8 @@ export default defineConfig([
     external: (id) => EXTERNAL.test(id),
     output: {
       dir: 'dist',
-      format: 'esm',
-      entryFileNames: 'server-bundle.js',
+      format: 'cjs',
+      entryFileNames: 'server-bundle.cjs',
       // One file, the demo seed included (its functions are compiled only on a first start): as
       // a chunk of its own it shares modules with the rest, which rolldown then puts in a third
       // file loaded at every start.

@@ -3,14 +3,15 @@
  * bundle and starts it. Kept apart from the bundle and small, since only code loaded after the
  * cache is on can come from it.
  */
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { enableCompileCache } from './compile-cache.js'
 import { type Config, loadConfig } from './config.js'
 import { setHeapGrowth } from './heap-growth.js'
 
-/** A variable, so that the entry's bundler leaves the import to run time. */
-const SERVER_BUNDLE = './server-bundle.js'
+/** A variable, so that the entry's bundler leaves loading it to run time. */
+const SERVER_BUNDLE = './server-bundle.cjs'
 
 let config: Config | undefined
 try {
@@ -21,5 +22,5 @@ try {
 // V8 keys cached code by the values of its flags: set this one before anything comes from the cache.
 if (config !== undefined) setHeapGrowth(config.heapGrowingPercent)
 const compileCache = enableCompileCache(config?.compileCacheDir, path.dirname(fileURLToPath(import.meta.url)))
-const server: typeof import('./server.js') = await import(SERVER_BUNDLE)
+const server: typeof import('./server.js') = createRequire(import.meta.url)(SERVER_BUNDLE)
 server.run({ compileCache })

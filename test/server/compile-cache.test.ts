@@ -30,7 +30,7 @@ function readFrom(output: string): string[] {
 /** A copy of the built entry and bundle (inside the checkout, so that the bundle finds node_modules). */
 function codeFolder(): string {
   const dir = fs.mkdtempSync(path.join(ROOT, 'dist', 'compile-cache-test-'))
-  for (const name of ['server.js', 'server-bundle.js'])
+  for (const name of ['server.js', 'server-bundle.cjs'])
     fs.copyFileSync(path.join(ROOT, 'dist', name), path.join(dir, name))
   return dir
 }
@@ -64,14 +64,14 @@ describe('the compile cache of the built server', () => {
     const before = snapshot(code)
 
     server = await start(code, cache)
-    await server.waitForOutput((out) => /writing cache for ESM \S*server-bundle\.js[^\n]*success/.test(out), 15_000)
+    await server.waitForOutput((out) => /writing cache for CommonJS \S*server-bundle\.cjs[^\n]*success/.test(out), 15_000)
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
     expect(snapshot(code)).toEqual(before)
     expect(fs.statSync(cache).mode & 0o777).toBe(0o700)
 
     server = await start(code, cache)
-    expect(server.output()).toMatch(/V8 code cache for ESM \S*server-bundle\.js was accepted/)
+    expect(server.output()).toMatch(/V8 code cache for CommonJS \S*server-bundle\.cjs was accepted/)
     expect(new Set(readFrom(server.output()))).toEqual(new Set([path.join(cache, fs.readdirSync(cache)[0]!)]))
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
@@ -84,7 +84,7 @@ describe('the compile cache of the built server', () => {
     // A cache that a first start wrote, then left where anyone could replace it.
     const cache = path.join(tempDir(), 'compile-cache')
     server = await start(code, cache)
-    await server.waitForOutput((out) => /writing cache for ESM \S*server-bundle\.js[^\n]*success/.test(out), 15_000)
+    await server.waitForOutput((out) => /writing cache for CommonJS \S*server-bundle\.cjs[^\n]*success/.test(out), 15_000)
     await server.stop('SIGTERM')
     fs.chmodSync(cache, 0o777)
     server = await start(code, cache)
