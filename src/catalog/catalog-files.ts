@@ -297,7 +297,7 @@ export function readCatalogDir(dir: string): CatalogReadResult {
     if (!entry.isDirectory()) continue
     if (!isTierId(entry.name)) {
       problems.push({
-        file: entry.name + '/',
+        file: `${entry.name}/`,
         line: 1,
         message: `unknown tier folder "${entry.name}"; tiers are ${TIER_IDS.join(', ')}`,
       })

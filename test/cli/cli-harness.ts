@@ -79,6 +79,7 @@ export function cli(args: readonly string[], options: CliOptions): Promise<CliRe
 }
 
 /** The one JSON document a --json run printed; fails the test if stdout holds anything else. */
+// biome-ignore lint/suspicious/noExplicitAny: each test reads the fields of its own command's document
 export function jsonOf(result: CliResult): any {
   const text = result.stdout.trim()
   if (text === '' || text.includes('\n'))

@@ -8,7 +8,10 @@ function controllable() {
   const done = new Promise<void>((resolve) => (finish = resolve))
   let started = false
   return {
-    task: () => ((started = true), done),
+    task: () => {
+      started = true
+      return done
+    },
     finish: () => finish(),
     get started() {
       return started

@@ -14,6 +14,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..')
 
 describe('OpenAPI document', () => {
   let t: TestContext
+  // biome-ignore lint/suspicious/noExplicitAny: the served document is read as loose JSON, field by field
   let doc: Record<string, any>
   beforeAll(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })

@@ -69,7 +69,7 @@ describe.skipIf(POSTGRES_URL === '')('PostgreSQL outage', () => {
   const tiers = (key: string) => app.inject({ url: '/api/v1/tiers', headers: bearer(key) })
 
   async function expectUnavailable(
-    response: Promise<{ statusCode: number; headers: Record<string, unknown>; json(): any }>,
+    response: Promise<{ statusCode: number; headers: Record<string, unknown>; json(): { code: string } }>,
   ) {
     const started = Date.now()
     const res = await response

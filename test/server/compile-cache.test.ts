@@ -27,6 +27,9 @@ function readFrom(output: string): string[] {
   return [...output.matchAll(/\[compile cache\] reading cache from (\S+)/g)].map((match) => path.dirname(match[1]!))
 }
 
+/** Node's debug line for the bundle's compiled code written to the cache. */
+const BUNDLE_CACHED = /writing cache for CommonJS \S*server-bundle\.cjs[^\n]*success/
+
 /** A copy of the built entry and bundle (inside the checkout, so that the bundle finds node_modules). */
 function codeFolder(): string {
   const dir = fs.mkdtempSync(path.join(ROOT, 'dist', 'compile-cache-test-'))
@@ -64,7 +67,7 @@ describe('the compile cache of the built server', () => {
     const before = snapshot(code)
 
     server = await start(code, cache)
-    await server.waitForOutput((out) => /writing cache for CommonJS \S*server-bundle\.cjs[^\n]*success/.test(out), 15_000)
+    await server.waitForOutput((out) => BUNDLE_CACHED.test(out), 15_000)
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
     expect(snapshot(code)).toEqual(before)
@@ -84,7 +87,7 @@ describe('the compile cache of the built server', () => {
     // A cache that a first start wrote, then left where anyone could replace it.
     const cache = path.join(tempDir(), 'compile-cache')
     server = await start(code, cache)
-    await server.waitForOutput((out) => /writing cache for CommonJS \S*server-bundle\.cjs[^\n]*success/.test(out), 15_000)
+    await server.waitForOutput((out) => BUNDLE_CACHED.test(out), 15_000)
     await server.stop('SIGTERM')
     fs.chmodSync(cache, 0o777)
     server = await start(code, cache)
