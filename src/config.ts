@@ -1,6 +1,6 @@
 /**
  * Configuration comes from the environment only, is read once at start, checked, and frozen.
- * Every variable, its default and its meaning is listed in the README ("Configuration").
+ * Every variable, its default and its meaning is listed in docs/configuration.md.
  */
 import path from 'node:path'
 

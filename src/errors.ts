@@ -1,7 +1,7 @@
 /**
  * The catalog of problem codes (RFC 9457 problem details). A code is a promise to partners:
  * once published it keeps its meaning and status, and a retired code is never reused.
- * The README's error table and the OpenAPI error schema are checked against this list by tests.
+ * The API guide's error table (docs/api.md) and the OpenAPI error schema are checked against this list by tests.
  */
 
 export const PROBLEM_CATALOG = {

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { ROOT, SERVICE_DIST } from './paths.mjs'
 import { pinned } from './pinning.mjs'
 
-/** Every variable the service reads (README "Configuration"), so none leaks in from the shell. */
+/** Every variable the service reads (docs/configuration.md), so none leaks in from the shell. */
 const SERVICE_VARIABLES = [
   'PORT',
   'HOST',

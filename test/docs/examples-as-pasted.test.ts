@@ -71,7 +71,10 @@ async function partnerPages(
   return { welcome, overview, testKey: testKey!, sandboxStudent: sandboxStudent! }
 }
 
-/** The README's examples, with the demo's values under the names the README gives them. */
+/**
+ * The examples of the README and the API guide, with the demo's values under the names the
+ * README gives them.
+ */
 async function readmeRuns(banner: string, port: number): Promise<ExampleRun[]> {
   const variables = {
     KEY: /Demo catalog key[^\n]*\n\s+(cur_live_\w+)/.exec(banner)?.[1] ?? '',
@@ -81,11 +84,13 @@ async function readmeRuns(banner: string, port: number): Promise<ExampleRun[]> {
   expect
     .soft(banner, "the demo banner prints the README's variables")
     .toContain(`export KEY=${variables.KEY} STUDENT_KEY=${variables.STUDENT_KEY} ID=${variables.ID}`)
-  const readme = readFileSync(path.join(ROOT, 'README.md'), 'utf8')
-  const examples = examplesOfMarkdown(readme, 'README.md').map((example) => ({
-    ...example,
-    script: example.script.replaceAll('localhost:3000', `localhost:${port}`),
-  }))
+  const pages = ['README.md', 'docs/api.md']
+  const examples = pages
+    .flatMap((page) => examplesOfMarkdown(readFileSync(path.join(ROOT, page), 'utf8'), page))
+    .map((example) => ({
+      ...example,
+      script: example.script.replaceAll('localhost:3000', `localhost:${port}`),
+    }))
   // Catalog reads, the ETag round trip, a student's progress and setting a tier at least.
   expect.soft(examples.length, 'README examples').toBeGreaterThanOrEqual(6)
   expect

@@ -129,10 +129,10 @@ describe('OpenAPI document', () => {
     })
   })
 
-  it('documents every problem code in the README', () => {
-    const readme = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8')
+  it('documents every problem code in the API guide', () => {
+    const guide = fs.readFileSync(path.join(ROOT, 'docs', 'api.md'), 'utf8')
     for (const code of PROBLEM_CODES) {
-      expect(readme, code).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${PROBLEM_CATALOG[code].status}\\s*\\|`))
+      expect(guide, code).toMatch(new RegExp(`\\|\\s*\`${code}\`\\s*\\|\\s*${PROBLEM_CATALOG[code].status}\\s*\\|`))
     }
   })
 })
