@@ -1,21 +1,13 @@
 /**
- * Builds dist/ once before any test file runs, as `npm run build` does (tsc, then the server
- * bundle): the CLI and server tests start the built program as a real child process, exactly as
- * an operator would.
+ * Builds dist/ before any test file runs, as `npm start` does: only when the sources changed since
+ * the last build (scripts/build.mjs). The CLI and server tests start the built program as a real
+ * child process, exactly as an operator would.
  */
 import { spawnSync } from 'node:child_process'
 import path from 'node:path'
 
 export default function setup(): void {
   const root = path.resolve(import.meta.dirname, '..')
-  const result = spawnSync(path.join(root, 'node_modules/.bin/tsc'), ['-p', path.join(root, 'tsconfig.build.json')], {
-    encoding: 'utf8',
-  })
-  if (result.status !== 0) throw new Error(`build failed:\n${result.stdout}${result.stderr}`)
-  const bundle = spawnSync(
-    path.join(root, 'node_modules/.bin/rolldown'),
-    ['-c', path.join(root, 'rolldown.config.ts'), '--logLevel', 'warn'],
-    { cwd: root, encoding: 'utf8' },
-  )
-  if (bundle.status !== 0) throw new Error(`server bundle failed:\n${bundle.stdout}${bundle.stderr}`)
+  const build = spawnSync(process.execPath, [path.join(root, 'scripts/build.mjs'), '--if-stale'], { encoding: 'utf8' })
+  if (build.status !== 0) throw new Error(`build failed:\n${build.stdout}${build.stderr}`)
 }
