@@ -1,7 +1,9 @@
 /**
- * What the dashboard plugin hands its routes: its dependencies and the helpers it builds once.
- * Its own module so that routes and views, which the plugin imports, need not import the plugin.
+ * What the dashboard plugin hands its page-group plugins: its dependencies and the helpers it
+ * builds once. Its own module so that pages and views, which the plugin imports, need not import
+ * the plugin.
  */
+import type { FastifyPluginAsync } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { Limiters } from '../services/limiters.js'
 import type { Storage } from '../storage/connection.js'
@@ -41,3 +43,11 @@ export interface DashboardContext extends DashboardDeps {
   guard: SignInGuard
   keyViews: KeyViews
 }
+
+/** A page group's options: the plugin registers each group with the context it built. */
+export interface PageOptions {
+  context: DashboardContext
+}
+
+/** One page group: an encapsulated plugin inheriting the dashboard's hooks, parser and error pages. */
+export type PagePlugin = FastifyPluginAsync<PageOptions>

@@ -4,7 +4,8 @@
  * and for the operator (review queue, organisations, agreements, disclosure log, audit log).
  *
  * Everything here is encapsulated: its form parser, error pages and security headers apply to
- * /dashboard only, and the API keeps answering JSON and problem+json.
+ * /dashboard only, and the API keeps answering JSON and problem+json. The pages themselves are
+ * plugins of their own, one per page group, under pages/.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
 import { IllegalTransition } from '../domain/application-state.js'
@@ -18,11 +19,9 @@ import { DashboardError } from './dashboard-error.js'
 import type { FormBody } from './forms.js'
 import { html } from './html.js'
 import { createKeyViews } from './key-views.js'
-import { authRoutes } from './routes/auth.js'
-import { operatorRoutes } from './routes/operator.js'
-import { partnerRoutes } from './routes/partner.js'
-import { studentRoutes } from './routes/students.js'
-import { webhookRoutes } from './routes/webhooks.js'
+import { authPages } from './pages/auth/index.js'
+import { operatorPages } from './pages/operator/index.js'
+import { partnerPages } from './pages/partner/index.js'
 import { sendPage } from './send-page.js'
 import { createSessionSupport } from './session.js'
 import { createSignInGuard } from './sign-in-guard.js'
@@ -170,9 +169,9 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
     reply.header('cache-control', 'public, max-age=3600').type('text/javascript; charset=utf-8').send(DASHBOARD_JS),
   )
 
-  authRoutes(app, context)
-  partnerRoutes(app, context)
-  webhookRoutes(app, context)
-  studentRoutes(app, context)
-  operatorRoutes(app, context)
+  // One encapsulated plugin per area, and inside each one per page group (pages/<area>/<group>/):
+  // they inherit the hooks, parser and error pages above, and register nothing the others see.
+  await app.register(authPages, { context })
+  await app.register(partnerPages, { prefix: '/partner', context })
+  await app.register(operatorPages, { prefix: '/operator', context })
 }

@@ -13,18 +13,16 @@
  * Sign-ups are limited per address (SIGN_UP_LIMIT an hour), counted the same either way. A
  * sign-in or a sign-up takes as long whether or not the account exists.
  */
-import type { FastifyInstance, FastifyRequest } from 'fastify'
-import { addressKey } from '../../domain/client-address.js'
-import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from '../../domain/passwords.js'
-import { provideSandbox } from '../../services/sandbox.js'
-import { createAccountIfNew, findAccountByEmail, normaliseEmail } from '../../storage/account-repository.js'
-import type { DashboardContext } from '../dashboard-context.js'
-import { errorSummary, field, type FieldErrors, type FormBody, isEmail, text } from '../forms.js'
-import { html } from '../html.js'
-import { csrfField } from '../layout.js'
-import { sendPage } from '../send-page.js'
-import { tooManyAttempts } from '../sign-in-guard.js'
-import { showNewKey } from '../views/new-key.js'
+import { addressKey } from '../../../domain/client-address.js'
+import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from '../../../domain/passwords.js'
+import { provideSandbox } from '../../../services/sandbox.js'
+import { createAccountIfNew, findAccountByEmail, normaliseEmail } from '../../../storage/account-repository.js'
+import type { PagePlugin } from '../../dashboard-context.js'
+import { type FieldErrors, type FormBody, isEmail, text } from '../../forms.js'
+import { sendPage } from '../../send-page.js'
+import { tooManyAttempts } from '../../sign-in-guard.js'
+import { showNewKey } from '../../views/new-key.js'
+import { signInForm, signUpForm } from './views.js'
 
 /** Where to go after signing in: only a dashboard path of ours, never another site. */
 function safeNext(value: string): string | undefined {
@@ -35,63 +33,20 @@ function home(role: string): string {
   return role === 'operator' ? '/dashboard/operator/applications' : '/dashboard/partner'
 }
 
-function signUpForm(request: FastifyRequest, values: { email?: string }, errors: FieldErrors = {}) {
-  return html`${errorSummary(errors)}
-<p>Create a partner account. You get a sandbox as soon as you sign in: test keys that work on the real catalog
-and on made-up students, before any review.</p>
-<form method="post" action="/dashboard/signup" class="stack" novalidate>
-  ${csrfField(request)}
-  ${field('email', 'Work e-mail address', {
-    type: 'email',
-    value: values.email ?? '',
-    autocomplete: 'email',
-    required: true,
-    errors,
-  })}
-  ${field('password', 'Password', {
-    type: 'password',
-    autocomplete: 'new-password',
-    required: true,
-    errors,
-    hint:
-      'At least 12 characters, and not a common password. ' +
-      'A few words together are easy to remember and hard to guess.',
-  })}
-  <div><button type="submit">Create account</button></div>
-</form>
-<p>Already have an account? <a href="/dashboard/login">Sign in</a>.</p>`
-}
+const visitor = { config: { dashboard: 'public' as const } }
 
-function signInForm(request: FastifyRequest, values: { email?: string; next?: string }, errors: FieldErrors = {}) {
-  return html`${errorSummary(errors)}
-<form method="post" action="/dashboard/login" class="stack" novalidate>
-  ${csrfField(request)}
-  ${values.next ? html`<input type="hidden" name="next" value="${values.next}">` : ''}
-  ${field('email', 'E-mail address', {
-    type: 'email',
-    value: values.email ?? '',
-    autocomplete: 'username',
-    required: true,
-    errors,
-  })}
-  ${field('password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, errors })}
-  <div><button type="submit">Sign in</button></div>
-</form>
-<p>New partner? <a href="/dashboard/signup">Create an account</a>.</p>`
-}
-
-export function authRoutes(app: FastifyInstance, context: DashboardContext): void {
+export const authPages: PagePlugin = async (app, { context }) => {
   const { storage, clock, limiters, sessions, guard } = context
 
-  app.get('/', { config: { dashboard: 'public' } }, (request, reply) =>
+  app.get('/', visitor, (request, reply) =>
     reply.redirect(request.account ? home(request.account.role) : '/dashboard/login', 303),
   )
 
-  app.get('/signup', { config: { dashboard: 'public' } }, (request, reply) =>
+  app.get('/signup', visitor, (request, reply) =>
     sendPage(request, reply, 'Create a partner account', signUpForm(request, {})),
   )
 
-  app.post('/signup', { config: { dashboard: 'public' } }, async (request, reply) => {
+  app.post('/signup', visitor, async (request, reply) => {
     const body = request.body as FormBody
     const email = normaliseEmail(text(body, 'email'))
     const password = text(body, 'password')
@@ -110,13 +65,13 @@ export function authRoutes(app: FastifyInstance, context: DashboardContext): voi
     return reply.redirect('/dashboard/login?notice=signed-up', 303)
   })
 
-  app.get('/login', { config: { dashboard: 'public' } }, (request, reply) => {
+  app.get('/login', visitor, (request, reply) => {
     if (request.account) return reply.redirect(home(request.account.role), 303)
     const next = safeNext(String((request.query as Record<string, unknown>).next ?? ''))
     return sendPage(request, reply, 'Sign in', signInForm(request, { ...(next ? { next } : {}) }))
   })
 
-  app.post('/login', { config: { dashboard: 'public' } }, async (request, reply) => {
+  app.post('/login', visitor, async (request, reply) => {
     const body = request.body as FormBody
     const email = normaliseEmail(text(body, 'email'))
     const password = text(body, 'password')
@@ -151,7 +106,7 @@ export function authRoutes(app: FastifyInstance, context: DashboardContext): voi
     }
   })
 
-  app.post('/logout', { config: { dashboard: 'public' } }, async (request, reply) => {
+  app.post('/logout', visitor, async (request, reply) => {
     await sessions.signOut(request, reply)
     return reply.redirect('/dashboard/login?notice=signed-out', 303)
   })

@@ -3,9 +3,9 @@
  * retrying with the time of the next attempt, failed (the whole schedule used up), or not sent
  * because the organisation's access to the student had ended.
  */
-import type { WebhookDeliveryRow } from '../../storage/tables.js'
-import { type Html, html } from '../html.js'
-import { utcMinute } from '../times.js'
+import type { WebhookDeliveryRow } from '../../../../storage/tables.js'
+import { type Html, html } from '../../../html.js'
+import { utcMinute } from '../../../times.js'
 
 const badge = (kind: string, label: string): Html => html`<span class="state ${kind}">${label}</span>`
 

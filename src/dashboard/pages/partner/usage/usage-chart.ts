@@ -3,9 +3,9 @@
  * second colour on top of the accepted ones), with the same figures as a table for screen
  * readers and for copying. SVG attributes, not CSS, so the strict CSP holds.
  */
-import type { DailyCount } from '../../storage/usage-repository.js'
-import { type Html, html } from '../html.js'
-import { scrollTable, tableRow } from './table.js'
+import type { DailyCount } from '../../../../storage/usage-repository.js'
+import { type Html, html } from '../../../html.js'
+import { scrollTable, tableRow } from '../../../views/table.js'
 
 const WIDTH = 760
 const HEIGHT = 220

@@ -4,27 +4,26 @@
  * API's roster: every student listed gets a row in the disclosure log (key column
  * `dashboard:<account id>`), so a page is shown only while an agreement is in force.
  */
-import type { FastifyInstance } from 'fastify'
 import { randomUUID } from 'node:crypto'
-import { agreementWindow, isAgreementActive } from '../../domain/agreements.js'
-import { listAgreements } from '../../storage/access-repository.js'
-import { readRoster } from '../../storage/sync-repository.js'
-import type { DashboardContext } from '../dashboard-context.js'
-import { text } from '../forms.js'
-import { html } from '../html.js'
-import { sendPage } from '../send-page.js'
-import { utcMinute } from '../times.js'
-import { scrollTable, tableRow } from '../views/table.js'
-import { UUID } from '../../domain/uuid.js'
+import { UUID } from '../../../../domain/uuid.js'
+import { agreementWindow, isAgreementActive } from '../../../../domain/agreements.js'
+import { listAgreements } from '../../../../storage/access-repository.js'
+import { readRoster } from '../../../../storage/sync-repository.js'
+import type { PagePlugin } from '../../../dashboard-context.js'
+import { text } from '../../../forms.js'
+import { html } from '../../../html.js'
+import { sendPage } from '../../../send-page.js'
+import { utcMinute } from '../../../times.js'
+import { scrollTable, tableRow } from '../../../views/table.js'
 
 const PAGE = 100
 
-export function studentRoutes(app: FastifyInstance, context: DashboardContext): void {
+export const studentPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context
   // Children's names: opened only from this dashboard, so no other site can cause a disclosure.
   const studentPage = { config: { dashboard: 'partner' as const, studentData: true as const } }
 
-  app.get('/partner/students', studentPage, async (request, reply) => {
+  app.get('/students', studentPage, async (request, reply) => {
     const account = request.account!
     const query = request.query as Record<string, string | undefined>
     const search = text(query, 'q')

@@ -1,0 +1,89 @@
+/**
+ * Recording an organisation's signed data-sharing agreement (a refused form comes back on the
+ * organisation's page, input kept) and ending one; each is audited in the same transaction.
+ */
+import { NotFoundError } from '../../../../domain/errors.js'
+import { endAgreements, listAgreements, recordAgreement } from '../../../../storage/access-repository.js'
+import { recordAudit } from '../../../../storage/audit-repository.js'
+import { inTransaction } from '../../../../storage/transaction.js'
+import type { PagePlugin } from '../../../dashboard-context.js'
+import { type FieldErrors, type FormBody, text } from '../../../forms.js'
+import { auditActor } from '../audit-actor.js'
+import { organisationParam } from '../organisation-param.js'
+import { sendOrganisationPage } from '../organisations/organisation-page.js'
+
+const operator = { config: { dashboard: 'operator' as const } }
+
+/** A date field's value as 00:00 UTC that day, or NaN. */
+function day(value: string): number {
+  return /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00.000Z`) : Number.NaN
+}
+
+export const agreementPages: PagePlugin = async (app, { context }) => {
+  const { storage, clock } = context
+  const db = storage.db
+
+  app.post('/organisations/:id/agreements', operator, async (request, reply) => {
+    const o = await organisationParam(context, request)
+    const form = request.body as FormBody
+    const values = { signed: text(form, 'signed'), expires: text(form, 'expires'), document: text(form, 'document') }
+    const signed = day(values.signed)
+    const expires = values.expires === '' ? null : day(values.expires)
+    const errors: FieldErrors = {}
+    if (Number.isNaN(signed)) errors.signed = 'Enter the date the agreement was signed.'
+    if (expires !== null && Number.isNaN(expires))
+      errors.expires = 'Enter the expiry date as a date, or leave it empty.'
+    else if (expires !== null && !Number.isNaN(signed) && expires <= signed)
+      errors.expires = 'The expiry date must be after the signing date.'
+    if (values.document === '') errors.document = 'Enter the document reference: where the signed agreement is kept.'
+    else if (values.document.length > 200)
+      errors.document = 'Shorten the document reference to 200 characters or fewer.'
+    if (Object.keys(errors).length > 0) return sendOrganisationPage(request, reply, context, o, { values, errors }, 400)
+    const row = await inTransaction(db, async (trx) => {
+      const row = await recordAgreement(
+        trx,
+        { organisationId: o.id, signedAt: signed, expiresAt: expires, documentRef: values.document },
+        clock.now(),
+      )
+      await recordAudit(
+        trx,
+        {
+          actor: auditActor(request),
+          action: 'agreement.record',
+          target: `organisation:${o.id}`,
+          detail: {
+            organisation: o.name,
+            agreementId: row.id,
+            document: row.document_ref,
+            signed: row.signed_at,
+            expires: row.expires_at,
+          },
+        },
+        clock.now(),
+      )
+      return row
+    })
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?recorded=${row.id}`, 303)
+  })
+
+  app.post('/organisations/:id/agreements/:agreementId/end', operator, async (request, reply) => {
+    const o = await organisationParam(context, request)
+    const { agreementId } = request.params as { agreementId: string }
+    const agreement = (await listAgreements(db, o.id)).find((a) => a.id === agreementId)
+    if (agreement === undefined) throw new NotFoundError(agreementId)
+    await inTransaction(db, async (trx) => {
+      await endAgreements(trx, { agreementId }, clock.now())
+      await recordAudit(
+        trx,
+        {
+          actor: auditActor(request),
+          action: 'agreement.end',
+          target: `organisation:${o.id}`,
+          detail: { organisation: o.name, agreementId, document: agreement.document_ref },
+        },
+        clock.now(),
+      )
+    })
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-ended`, 303)
+  })
+}

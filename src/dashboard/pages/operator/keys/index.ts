@@ -1,0 +1,57 @@
+/** Revoking one of an organisation's keys: a confirmation page naming the key, then the revocation, audited. */
+import type { FastifyRequest } from 'fastify'
+import { NotFoundError } from '../../../../domain/errors.js'
+import { listApiKeys, revokeApiKey } from '../../../../storage/access-repository.js'
+import { recordAudit } from '../../../../storage/audit-repository.js'
+import type { ApiKeyRow, OrganisationRow } from '../../../../storage/tables.js'
+import { inTransaction } from '../../../../storage/transaction.js'
+import type { DashboardContext, PagePlugin } from '../../../dashboard-context.js'
+import { revokeConfirmPage } from '../../../views/revoke-confirm.js'
+import { auditActor } from '../audit-actor.js'
+import { organisationParam } from '../organisation-param.js'
+
+const operator = { config: { dashboard: 'operator' as const } }
+
+/** The organisation and its key that `:id` and `:keyId` name, or the dashboard's 404. */
+async function organisationKey(
+  context: DashboardContext,
+  request: FastifyRequest,
+): Promise<{ o: OrganisationRow; key: ApiKeyRow }> {
+  const o = await organisationParam(context, request)
+  const { keyId } = request.params as { keyId: string }
+  const key = (await listApiKeys(context.storage.db, o.id)).find((k) => k.id === keyId)
+  if (key === undefined) throw new NotFoundError(keyId)
+  return { o, key }
+}
+
+export const keyPages: PagePlugin = async (app, { context }) => {
+  const { storage, clock } = context
+
+  app.get('/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
+    const { o, key } = await organisationKey(context, request)
+    const base = `/dashboard/operator/organisations/${o.id}`
+    return revokeConfirmPage(request, reply, key, clock.now(), {
+      action: `${base}/keys/${key.id}/revoke`,
+      back: base,
+      organisation: o.name,
+    })
+  })
+
+  app.post('/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
+    const { o, key } = await organisationKey(context, request)
+    await inTransaction(storage.db, async (trx) => {
+      await revokeApiKey(trx, key.id, clock.now())
+      await recordAudit(
+        trx,
+        {
+          actor: auditActor(request),
+          action: 'key.revoke',
+          target: `key:${key.id}`,
+          detail: { organisation: o.name, prefix: key.display_prefix, name: key.name },
+        },
+        clock.now(),
+      )
+    })
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=key-revoked`, 303)
+  })
+}

@@ -1,0 +1,30 @@
+/**
+ * Sends one organisation's page; the agreement form's handler sends it too, with the refused form
+ * kept (agreements/index.ts), so it lives apart from the organisation routes.
+ */
+import type { FastifyReply, FastifyRequest } from 'fastify'
+import { listAgreements, listApiKeys } from '../../../../storage/access-repository.js'
+import { accountsOf } from '../../../../storage/account-repository.js'
+import type { OrganisationRow } from '../../../../storage/tables.js'
+import type { DashboardContext } from '../../../dashboard-context.js'
+import { sendPage } from '../../../send-page.js'
+import type { AgreementForm } from '../agreements/views.js'
+import { organisationBody } from './views.js'
+
+export async function sendOrganisationPage(
+  request: FastifyRequest,
+  reply: FastifyReply,
+  context: DashboardContext,
+  o: OrganisationRow,
+  form?: AgreementForm,
+  status = 200,
+): Promise<FastifyReply> {
+  const db = context.storage.db
+  const [agreements, keys, accounts] = await Promise.all([
+    listAgreements(db, o.id),
+    listApiKeys(db, o.id),
+    accountsOf(db, o.id),
+  ])
+  const body = organisationBody(request, o, { agreements, keys, accounts, now: context.clock.now() }, form)
+  return sendPage(request, reply, o.name, body, status, '/dashboard/operator/organisations')
+}

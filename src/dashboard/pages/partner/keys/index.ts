@@ -1,0 +1,129 @@
+/**
+ * A partner's keys: creating a test key (sandbox) or a live one (their organisation, only the
+ * scopes granted and student scopes only under an agreement), the new key's one-time page, and
+ * revoking a key of theirs after a confirmation page.
+ */
+import { isScope } from '../../../../domain/scopes.js'
+import {
+  createApiKey,
+  findApiKey,
+  KeyLimitError,
+  type NewKey,
+  revokeApiKey,
+} from '../../../../storage/access-repository.js'
+import type { PagePlugin } from '../../../dashboard-context.js'
+import { DashboardError } from '../../../dashboard-error.js'
+import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
+import { keyGonePage, newKeyPage, showNewKey } from '../../../views/new-key.js'
+import { revokeConfirmPage } from '../../../views/revoke-confirm.js'
+import { sendOverview } from '../overview/overview-page.js'
+import { ownKeys, partnerView } from '../partner-view.js'
+
+const partner = { config: { dashboard: 'partner' as const } }
+
+export const keyPages: PagePlugin = async (app, { context }) => {
+  const { storage, clock } = context
+  const db = storage.db
+
+  app.post('/keys', partner, async (request, reply) => {
+    const v = await partnerView(context, request)
+    const form = request.body as FormBody
+    const mode = text(form, 'mode') === 'live' ? 'live' : 'test'
+    const values = {
+      name: text(form, `${mode}-name`),
+      expires: text(form, `${mode}-expires`),
+      scopes: list(form, 'scopes'),
+    }
+    const scopes = values.scopes.filter(isScope)
+    const errors: FieldErrors = {}
+    // Required, as GitHub requires a token's note: "live key" told nobody which integration it was.
+    if (values.name === '') errors[`${mode}-name`] = 'Give the key a name: what will use it, e.g. "staging server".'
+    else if (values.name.length > 80) errors[`${mode}-name`] = 'Shorten the name to 80 characters or fewer.'
+    const expiresAt = values.expires === '' ? null : Date.parse(`${values.expires}T00:00:00.000Z`)
+    if (expiresAt !== null && (Number.isNaN(expiresAt) || expiresAt <= clock.now())) {
+      errors[`${mode}-expires`] = 'Choose a date in the future, or leave it empty for a key that does not expire.'
+    }
+    let organisationId = v.sandboxId
+    if (mode === 'live') {
+      if (v.organisation === undefined)
+        throw new DashboardError(
+          403,
+          'No live access yet',
+          'Live keys come with an approved application. Use test keys meanwhile.',
+        )
+      if (v.organisation.status !== 'active')
+        throw new DashboardError(
+          403,
+          'Organisation suspended',
+          'Your organisation is suspended; keys cannot be created.',
+        )
+      const allowed = v.organisation.allowed_scopes.split(' ')
+      const refused = scopes.filter((scope) => !allowed.includes(scope) || !v.agreementActive)
+      if (refused.length > 0) {
+        throw new DashboardError(
+          403,
+          'Scope not available',
+          `Your organisation cannot give a live key ${refused.join(' or ')}: ` +
+            'it was not granted, or no data-sharing agreement is in force.',
+        )
+      }
+      organisationId = v.organisation.id
+    }
+    if (Object.keys(errors).length > 0) return sendOverview(request, reply, context, v, { mode, values, errors }, 400)
+    const spec: NewKey = {
+      organisationId,
+      name: values.name,
+      scopes,
+      expiresAt,
+      mode,
+      createdBy: v.account.id,
+      maxActiveKeys: context.maxKeysPerOrganisation,
+    }
+    const created = await createApiKey(db, spec, clock.now()).catch((error: unknown) => {
+      if (error instanceof KeyLimitError) return error
+      throw error
+    })
+    if (created instanceof KeyLimitError) {
+      errors[`${mode}-name`] =
+        `Key limit reached: you already have ${created.limit} active ${mode} keys, the most allowed. ` +
+        'Revoke a key you no longer use, then create this one.'
+      return sendOverview(request, reply, context, v, { mode, values, errors }, 409)
+    }
+    return showNewKey(request, reply, context, created)
+  })
+
+  app.get('/keys/shown/:view', partner, async (request, reply) => {
+    const { view: viewToken } = request.params as { view: string }
+    const shown = await context.keyViews.open(request, viewToken)
+    const row = shown === undefined ? undefined : await findApiKey(db, shown.keyId)
+    if (shown === undefined || row === undefined) return keyGonePage(request, reply)
+    return newKeyPage(request, reply, context, { ...shown, row, viewToken })
+  })
+
+  app.post('/keys/shown/:view/hide', partner, async (request, reply) => {
+    await context.keyViews.hide(request, (request.params as { view: string }).view)
+    return reply.redirect('/dashboard/partner?notice=key-hidden', 303)
+  })
+
+  app.get('/keys/:id/revoke', partner, async (request, reply) => {
+    const v = await partnerView(context, request)
+    const { id } = request.params as { id: string }
+    const keys = await ownKeys(context, v)
+    const key = [...keys.test, ...keys.live].find((k) => k.id === id)
+    if (key === undefined) throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
+    return revokeConfirmPage(request, reply, key, clock.now(), {
+      action: `/dashboard/partner/keys/${id}/revoke`,
+      back: '/dashboard/partner',
+    })
+  })
+
+  app.post('/keys/:id/revoke', partner, async (request, reply) => {
+    const v = await partnerView(context, request)
+    const { id } = request.params as { id: string }
+    const keys = await ownKeys(context, v)
+    if (![...keys.test, ...keys.live].some((key) => key.id === id))
+      throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
+    await revokeApiKey(db, id, clock.now())
+    return reply.redirect('/dashboard/partner?notice=key-revoked', 303)
+  })
+}

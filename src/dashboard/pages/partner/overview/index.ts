@@ -1,0 +1,13 @@
+/** The partner's overview at /dashboard/partner: live access, the sandbox, and the keys of both. */
+import type { PagePlugin } from '../../../dashboard-context.js'
+import { partnerView } from '../partner-view.js'
+import { sendOverview } from './overview-page.js'
+
+const partner = { config: { dashboard: 'partner' as const } }
+
+export const overviewPages: PagePlugin = async (app, { context }) => {
+  // '' and not '/': the overview answers at /dashboard/partner only, not with a trailing slash.
+  app.get('', partner, async (request, reply) =>
+    sendOverview(request, reply, context, await partnerView(context, request)),
+  )
+}

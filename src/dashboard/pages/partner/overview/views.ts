@@ -1,0 +1,62 @@
+/**
+ * The overview's HTML: live access (the application's state, then the organisation, its live keys
+ * and the form for another), and the sandbox (its made-up students, test keys and the form).
+ */
+import type { FastifyRequest } from 'fastify'
+import { isScope, SCOPES } from '../../../../domain/scopes.js'
+import type { ApiKeyRow, ApplicationRow, OrganisationRow } from '../../../../storage/tables.js'
+import { type Html, html } from '../../../html.js'
+import { keysTable } from '../../../views/keys-table.js'
+import { scrollTable, stateBadge, tableRow } from '../../../views/table.js'
+import { applicationSummary } from '../application/views.js'
+import { createKeyForm, type KeyFormState } from '../keys/views.js'
+import type { PartnerView } from '../partner-view.js'
+
+export interface OverviewData {
+  application: ApplicationRow | undefined
+  keys: { test: ApiKeyRow[]; live: ApiKeyRow[] }
+  students: readonly { id: string; first_name: string; tier: string }[]
+  now: number
+}
+
+export function overviewBody(
+  request: FastifyRequest,
+  v: PartnerView,
+  data: OverviewData,
+  keyForm?: KeyFormState,
+): Html {
+  const { keys, students, now } = data
+  const allowed = (v.organisation?.allowed_scopes ?? '').split(' ').filter(isScope)
+  const revokeAction = (row: ApiKeyRow) => `/dashboard/partner/keys/${row.id}/revoke`
+  const live = (organisation: OrganisationRow) => {
+    const granted = allowed.length === 0 ? 'the catalog' : allowed.map((scope) => html`<code>${scope}</code> `)
+    const agreement = v.agreementActive
+      ? stateBadge('active')
+      : html`<strong>none in force</strong> (student scopes need one; the operator records it)`
+    return html`<p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
+Granted: ${granted}. Data-sharing agreement: ${agreement}.</p>
+<h3>Live keys</h3>
+${keysTable(keys.live, now, revokeAction, 'Live keys')}
+${
+  organisation.status === 'active'
+    ? createKeyForm(request, 'live', allowed, v.agreementActive, keyForm)
+    : html`<p>Your organisation is suspended: keys cannot be created. Contact the operator.</p>`
+}`
+  }
+  return html`<section aria-labelledby="application-heading"><h2 id="application-heading">Live access</h2>
+${applicationSummary(data.application)}
+${v.organisation === undefined ? '' : live(v.organisation)}
+</section>
+<section aria-labelledby="sandbox-heading"><h2 id="sandbox-heading">Sandbox</h2>
+<p>Test keys (<code>cur_test_\u2026</code>) reach the real catalog and these made-up students,
+never a real child's data, and need no agreement.</p>
+${scrollTable({
+  caption: 'Sandbox students',
+  headings: ['First name', 'Tier', 'Student id'],
+  rows: students.map((s) => tableRow([s.first_name, s.tier, html`<code>${s.id}</code>`])),
+})}
+<h3>Test keys</h3>
+${keysTable(keys.test, now, revokeAction, 'Test keys')}
+${createKeyForm(request, 'test', SCOPES, true, keyForm)}
+</section>`
+}

@@ -1,0 +1,42 @@
+/**
+ * What a partner's pages know about the signed-in partner: their account, their organisation once
+ * approved (and whether an agreement is in force), their sandbox, and the keys they may see and
+ * revoke. A partner only ever sees their own organisation and their own sandbox.
+ */
+import type { FastifyRequest } from 'fastify'
+import { agreementWindow, isAgreementActive } from '../../../domain/agreements.js'
+import { listAgreements, listApiKeys, organisationById } from '../../../storage/access-repository.js'
+import type { AccountRow, ApiKeyRow, OrganisationRow } from '../../../storage/tables.js'
+import type { DashboardContext } from '../../dashboard-context.js'
+
+export interface PartnerView {
+  account: AccountRow
+  organisation: OrganisationRow | undefined
+  agreementActive: boolean
+  sandboxId: string
+}
+
+export async function partnerView(context: DashboardContext, request: FastifyRequest): Promise<PartnerView> {
+  const db = context.storage.db
+  const account = request.account!
+  const organisation =
+    account.organisation_id === null ? undefined : await organisationById(db, account.organisation_id)
+  const agreements = organisation === undefined ? [] : await listAgreements(db, organisation.id)
+  const agreementActive = isAgreementActive(
+    agreements.map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)),
+    context.clock.now(),
+  )
+  return { account, organisation, agreementActive, sandboxId: account.sandbox_organisation_id! }
+}
+
+/** Keys the partner may see and revoke: those of their sandbox and of their organisation. */
+export async function ownKeys(
+  context: DashboardContext,
+  v: PartnerView,
+): Promise<{ test: ApiKeyRow[]; live: ApiKeyRow[] }> {
+  const db = context.storage.db
+  const test = (await listApiKeys(db, v.sandboxId)).filter((key) => key.mode === 'test')
+  const live =
+    v.organisation === undefined ? [] : (await listApiKeys(db, v.organisation.id)).filter((key) => key.mode === 'live')
+  return { test, live }
+}

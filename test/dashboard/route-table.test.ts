@@ -1,0 +1,118 @@
+/**
+ * Every dashboard address, with who may open it and whether it shows children's data, as the
+ * page-group plugins register them. A route moved between plugins must keep its address (no
+ * trailing-slash twin appears or goes), its role and its `studentData` flag; authorization.test.ts
+ * then checks what each role gets from them.
+ */
+import Fastify, { type FastifyInstance } from 'fastify'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { ManualClock } from '../../src/clock.js'
+import { dashboardPlugin } from '../../src/dashboard/dashboard-plugin.js'
+import { createLimiters, type Limiters } from '../../src/services/limiters.js'
+import type { Storage } from '../../src/storage/connection.js'
+import { createTestStorage, START, testConfig } from '../helper.js'
+
+/** method, address, access, and `student` for the pages with `studentData: true`. */
+const ROUTES = [
+  'GET /dashboard public',
+  'GET /dashboard/assets/dashboard.css public',
+  'GET /dashboard/assets/dashboard.js public',
+  'GET /dashboard/login public',
+  'GET /dashboard/operator operator',
+  'GET /dashboard/operator/applications operator',
+  'GET /dashboard/operator/audit operator student',
+  'GET /dashboard/operator/disclosures operator student',
+  'GET /dashboard/operator/disclosures.csv operator student',
+  'GET /dashboard/operator/organisations operator',
+  'GET /dashboard/operator/organisations/:id operator',
+  'GET /dashboard/operator/organisations/:id/keys/:keyId/revoke operator',
+  'GET /dashboard/operator/organisations/:id/suspend operator',
+  'GET /dashboard/partner partner',
+  'GET /dashboard/partner/application partner',
+  'GET /dashboard/partner/disclosures partner student',
+  'GET /dashboard/partner/keys/:id/revoke partner',
+  'GET /dashboard/partner/keys/shown/:view partner',
+  'GET /dashboard/partner/students partner student',
+  'GET /dashboard/partner/usage partner',
+  'GET /dashboard/partner/webhooks partner',
+  'GET /dashboard/partner/webhooks/:id partner',
+  'GET /dashboard/signup public',
+  'POST /dashboard/login public',
+  'POST /dashboard/logout public',
+  'POST /dashboard/operator/applications/:id/approve operator',
+  'POST /dashboard/operator/applications/:id/reject operator',
+  'POST /dashboard/operator/organisations/:id/agreements operator',
+  'POST /dashboard/operator/organisations/:id/agreements/:agreementId/end operator',
+  'POST /dashboard/operator/organisations/:id/keys/:keyId/revoke operator',
+  'POST /dashboard/operator/organisations/:id/reinstate operator',
+  'POST /dashboard/operator/organisations/:id/suspend operator',
+  'POST /dashboard/partner/application partner',
+  'POST /dashboard/partner/keys partner',
+  'POST /dashboard/partner/keys/:id/revoke partner',
+  'POST /dashboard/partner/keys/shown/:view/hide partner',
+  'POST /dashboard/partner/webhooks partner',
+  'POST /dashboard/partner/webhooks/:id/deliveries/:delivery/resend partner',
+  'POST /dashboard/partner/webhooks/:id/disable partner',
+  'POST /dashboard/partner/webhooks/:id/enable partner',
+  'POST /dashboard/partner/webhooks/:id/roll partner',
+  'POST /dashboard/partner/webhooks/:id/test partner',
+  'POST /dashboard/signup public',
+]
+
+describe('dashboard route table', () => {
+  let storage: Storage
+  let limiters: Limiters
+  let app: FastifyInstance
+  const routes: string[] = []
+
+  beforeAll(async () => {
+    storage = await createTestStorage({ catalog: false })
+    const clock = new ManualClock(START)
+    const config = testConfig()
+    app = Fastify()
+    limiters = await createLimiters(config, clock, app.log)
+    app.addHook('onRoute', (route) => {
+      // HEAD twins of GET routes follow them; the GET is what is listed.
+      if (route.method === 'HEAD') return
+      const { dashboard, studentData } = route.config ?? {}
+      routes.push(`${String(route.method)} ${route.url} ${dashboard}${studentData === true ? ' student' : ''}`)
+    })
+    await app.register(dashboardPlugin, {
+      prefix: '/dashboard',
+      storage,
+      clock,
+      limiters,
+      openApi: () => ({}),
+      flushUsage: async () => {},
+      maxKeysPerOrganisation: config.maxKeysPerOrganisation,
+      maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
+      webhookAllowLoopback: config.webhookAllowLoopback,
+    })
+    await app.ready()
+  })
+  afterAll(async () => {
+    await app?.close()
+    await limiters?.close()
+    await storage?.close()
+  })
+
+  it('registers every address once, with its role and its student-data flag', () => {
+    expect([...routes].sort()).toEqual([...ROUTES].sort())
+  })
+
+  // The two others are the pages of one organisation and one endpoint, reached with an empty id.
+  it('answers a page address with a trailing slash only where a route matches it', async () => {
+    const pages = ROUTES.filter((route) => route.startsWith('GET ') && !route.includes(':'))
+    const statuses = await Promise.all(
+      pages.map(async (route) => {
+        const url = `${route.split(' ')[1]}/`
+        return `${url} ${(await app.inject({ method: 'GET', url })).statusCode}`
+      }),
+    )
+    expect(statuses.filter((status) => !status.endsWith(' 404'))).toEqual([
+      '/dashboard/ 303',
+      '/dashboard/operator/organisations/ 303',
+      '/dashboard/partner/webhooks/ 303',
+    ])
+  })
+})
