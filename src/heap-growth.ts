@@ -1,13 +1,11 @@
 /**
  * How far V8 lets the old generation grow between two full collections.
  *
- * The service's heap is small (35-40 MB with 50,000 keys cached) and its short-lived objects
- * rarely survive, so V8 sees collections as cheap and grows the old generation by about a tenth
- * at a time: a mark-compact every 2-4 s under steady load, each a 4-11 ms pause plus marking
- * steps of up to 23 ms. Those were the open-loop tail: GET /api/v1/tiers at 19,700 req/s had a
- * p99 of 18.3 and 21.9 ms, and 4.3 and 4.9 ms with the old generation allowed to double (two
- * rounds each, README "Performance"); the resident memory with 50,000 keys cached stayed 148 MB
- * (`bench/key-cache-memory.mjs`). V8 reads the factor at every collection, so setting it once
+ * The service's heap is small and its short-lived objects rarely survive, so V8 sees collections
+ * as cheap and grows the old generation by about a tenth at a time: frequent mark-compacts under
+ * steady load, whose pauses were the catalog's open-loop tail; letting the old generation double
+ * removed most of that tail at no cost in resident memory (docs/performance.md, "Heap growth").
+ * V8 reads the factor at every collection, so setting it once
  * the process has started is enough; it is a V8 option, which Node lets `v8.setFlagsFromString`
  * change at run time.
  */

@@ -22,9 +22,9 @@ import { migrate } from './storage/migrate.js'
  */
 const SQLITE_BUSY_TIMEOUT_MS = 250
 /**
- * The serving connection's SQLite page cache. better-sqlite3 builds with 16 MB, which the
- * first lookups of 50,000 keys fill with key pages that are read once; progress reads on the
- * 2M-row dataset cost the same with 4 MB (the operating system caches the file as well).
+ * The serving connection's SQLite page cache, smaller than better-sqlite3's default, which the
+ * first lookups of many keys fill with key pages that are read once; progress reads cost the
+ * same with this one (the operating system caches the file as well).
  */
 const SQLITE_PAGE_CACHE_KIB = 4000
 

@@ -90,7 +90,6 @@ export class ImportStaging {
    * id): a batch of consecutive keys touches a few neighbouring index pages, while 2,000
    * random ids touch about 2,000 pages of a large index, and every page a transaction touches
    * is written to the WAL at its commit.
-   * For a million students that made each batch write about 7 MB and the import take 100 s.
    */
   async *accepted(size: () => number): AsyncGenerator<string[]> {
     let after: string | undefined

@@ -16,8 +16,8 @@ const STATEMENT_TIMEOUT_MS = 60_000
 
 /**
  * Page cache for the CLI's SQLite connection, in KiB. Imports write in key order, so the pages
- * they touch are neighbours and a modest cache suffices; a million-row import stays under
- * 200 MB of memory in all.
+ * they touch are neighbours and a modest cache suffices, and an import's memory stays bounded
+ * whatever the file's size (docs/performance.md, "Import memory").
  */
 const IMPORT_CACHE_KIB = 8 * 1024
 /** Cache of the temporary database, where imports stage their rows (and sort them to index them). */

@@ -5,9 +5,8 @@
  *
  * Between two of its writes it waits `pauseMs`, so that the requests held up by one write are
  * answered before the next (on SQLite each write keeps the event loop for a few milliseconds).
- * At 10 ms it still seals about 25 segments of 4,096 rows a second (three writes of 2-3 ms each),
- * five times what the service writes at its peak; a backlog (after a long stop, say) is worked
- * off over several runs, and `stop` ends a run at its next pause instead of waiting for it all.
+ * The pause still leaves it far faster than the service writes at its peak (docs/performance.md);
+ * a backlog (after a long stop, say) is worked off over several runs, and `stop` ends a run at its next pause instead of waiting for it all.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'

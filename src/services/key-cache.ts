@@ -79,9 +79,8 @@ export class KeyCache {
     this.#maxUnknown = options.maxUnknown ?? 10_000
     // A hash goes from unknown to known only when a key with that very secret is created, and
     // secrets are random: no key created later was asked for before. So the lifetime only
-    // bounds how often a client repeating a wrong key costs a storage lookup. With 5 s, the
-    // bench's 10,000 repeated unknown keys sent 2,000 lookups a second through the router and
-    // storage, and 401s ran at 59,578 req/s; with 60 s, 70,227 (same partial run, one core).
+    // bounds how often a client repeating a wrong key costs a storage lookup, and a minute
+    // keeps those lookups rare (docs/performance.md).
     this.#unknownTtlMs = options.unknownTtlMs ?? 60_000
   }
 
