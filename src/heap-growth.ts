@@ -4,10 +4,9 @@
  * The service's heap is small and its short-lived objects rarely survive, so V8 sees collections
  * as cheap and grows the old generation by about a tenth at a time: frequent mark-compacts under
  * steady load, whose pauses were the catalog's open-loop tail; letting the old generation double
- * removed most of that tail at no cost in resident memory (docs/performance.md, "Heap growth").
- * V8 reads the factor at every collection, so setting it once
- * the process has started is enough; it is a V8 option, which Node lets `v8.setFlagsFromString`
- * change at run time.
+ * removed most of that tail at no cost in resident memory (docs/performance.md). V8 reads the
+ * factor at every collection, so setting it once the process has started is enough; it is a V8
+ * option, which Node lets `v8.setFlagsFromString` change at run time.
  */
 import v8 from 'node:v8'
 
