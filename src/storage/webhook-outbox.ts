@@ -10,8 +10,8 @@ import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, REFUSAL_REASONS, timeoutBackof
 import { recordDisclosure } from './disclosure-log.js'
 import type { Database, WebhookDeliveryRow } from './tables.js'
 import { accessRefusal } from './webhook-access.js'
-import { recordRefusal } from './webhook-repository.js'
 import type { TransactionLocks } from './transaction.js'
+import { recordRefusal } from './webhook-repository.js'
 
 type Db = Kysely<Database>
 
@@ -108,18 +108,14 @@ export async function claimDue(db: Db, options: ClaimOptions): Promise<Claim> {
     .orderBy('e.id')
     // More endpoints than slots, so that the turns across organisations have some to choose from.
     .limit(slots * 4)
-  let endpoints = await candidates.execute()
+  const found = await candidates.execute()
   // One claimer per endpoint at a time: instances claiming at once skip each other's endpoints
-  // instead of waiting. A lock only claimers take, held to commit.
-  const locked = new Set(
-    await locks.tryLock(
-      db,
-      'webhook-claim:',
-      endpoints.map((endpoint) => endpoint.id),
-    ),
-  )
-  const skipped = endpoints.length - locked.size
-  endpoints = endpoints.filter((endpoint) => locked.has(endpoint.id))
+  // instead of waiting. A lock only claimers take (a row lock on the endpoint would also be met
+  // by every queued event's foreign-key check and every recorded attempt), held to commit.
+  const ids = found.map((endpoint) => endpoint.id)
+  const locked = new Set(await locks.tryLock(db, 'webhook-claim:', ids))
+  const endpoints = found.filter((endpoint) => locked.has(endpoint.id))
+  const skipped = found.length - endpoints.length
   if (endpoints.length === 0) return { due: [], claimed: 0, skipped }
   // Counted again now that the endpoints are this claimer's: a claim committed meanwhile is seen.
   const sending = new Map(
