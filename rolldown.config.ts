@@ -10,9 +10,9 @@
  * of the start than it does an ES module (docs/performance.md, "Start").
  *
  * Left outside the bundle, loaded from node_modules as before: the native SQLite driver,
- * drivers loaded only when configured (pg, ioredis; connection.ts and redis-client.ts require
- * them at run time), and pino with the modules its transports start as worker threads by file
- * name (pino-pretty on a terminal).
+ * drivers loaded only when configured (pg, ioredis; storage/postgres/open-postgres.ts and
+ * redis-client.ts require them at run time), and pino with the modules its transports start as
+ * worker threads by file name (pino-pretty on a terminal).
  */
 import { defineConfig } from 'rolldown'
 

@@ -13,7 +13,7 @@
  * - an enroll: BEGIN, the statement that locks the student's row (with the link check) and
  *   changes its tier if it differs, disclosure, the change-log entry of a changed tier, COMMIT on
  *   one pooled connection; answered after the COMMIT.
- * Named statements, as the service sends its prepared queries (storage/connection.ts). Same JSON bodies as the service. Leaves out what
+ * Named statements, as the service sends its prepared queries (storage/postgres/named-statements.ts). Same JSON bodies as the service. Leaves out what
  * reference-sqlite-server.mjs leaves out, and Redis (rate limits).
  *
  * Environment: PORT, REFERENCE_POSTGRES_URL, REFERENCE_SCHEMA, REFERENCE_SQL,

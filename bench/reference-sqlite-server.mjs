@@ -51,7 +51,7 @@ import {
 
 const file = process.env.REFERENCE_DATABASE
 const statements = JSON.parse(fs.readFileSync(process.env.REFERENCE_SQL, 'utf8'))
-const { startCheckpointer } = await import(path.join(SERVICE_DIST, 'storage', 'sqlite-checkpointer.js'))
+const { startCheckpointer } = await import(path.join(SERVICE_DIST, 'storage', 'sqlite', 'checkpointer.js'))
 
 const writer = new SQLite(file)
 writer.pragma('journal_mode = WAL')
@@ -123,7 +123,7 @@ function principal(request) {
   return entry ?? undefined
 }
 
-// Group commit, as the service's write queue does it on SQLite (src/storage/write-queue.ts).
+// Group commit, as the service's write queue does it on SQLite (src/storage/sqlite/group-commit.ts).
 const MAX_BATCH = 256
 let pending = []
 let scheduled = false

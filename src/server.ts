@@ -18,7 +18,7 @@ import { migrate } from './storage/migrate.js'
 
 /**
  * Worst case the event loop waits on another process's SQLite write lock in a statement outside
- * a transaction; transactions wait for it without blocking, for up to 2 s (storage/connection.ts).
+ * a transaction; transactions wait for it without blocking, for up to 2 s (storage/sqlite/immediate-transactions.ts).
  */
 const SQLITE_BUSY_TIMEOUT_MS = 250
 /**

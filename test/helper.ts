@@ -17,6 +17,7 @@ import type { TypedApp } from '../src/http/app-types.js'
 import { createApiKey, createOrganisation, recordAgreement, revokeApiKey } from '../src/storage/access-repository.js'
 import { replaceCatalog } from '../src/storage/catalog-repository.js'
 import { openStorage, type Storage } from '../src/storage/connection.js'
+import type { SqliteStorage } from '../src/storage/sqlite/open-sqlite.js'
 import { migrate } from '../src/storage/migrate.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../src/storage/student-import-repository.js'
 import { Contract, documentedPath } from './contract.js'
@@ -72,6 +73,16 @@ export async function createTestStorage(
   await migrateBesideOtherTests(storage)
   if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
   return storage
+}
+
+/** `storage` as SQLite opened it, with its raw connections, for the tests of SQLite's own machinery. */
+export function sqliteOf(storage: Storage): SqliteStorage {
+  if (!isSqliteStorage(storage)) throw new Error(`a test of SQLite's machinery ran on ${storage.engine}`)
+  return storage
+}
+
+function isSqliteStorage(storage: Storage): storage is SqliteStorage {
+  return 'readConnection' in storage
 }
 
 /**

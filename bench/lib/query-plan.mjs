@@ -16,6 +16,7 @@ class Rollback extends Error {}
 
 export async function progressQueryPlan(databaseFile, pairsFile) {
   const { readStudentRows } = await importDist('storage/student-repository.js')
+  const { sqliteSyncReader } = await importDist('storage/sqlite/sync-reader.js')
   const firstPair = fs.readFileSync(pairsFile, 'utf8').split('\n', 1)[0]
   const studentId = firstPair.split(' ')[1]
   const database = new SQLite(databaseFile)
@@ -33,7 +34,8 @@ export async function progressQueryPlan(databaseFile, pairsFile) {
   })
   // The synchronous read prepares its statement on this connection and runs it with `get`.
   const sent = []
-  const reader = recordingReader(database, sent)
+  const recording = recordingReader(database, sent)
+  const reader = sqliteSyncReader(() => recording)
   try {
     await db.transaction().execute(async (trx) => {
       const context = { at: Date.now(), requestId: 'bench-query-plan', keyId: 'bench', organisationId, sandbox: false }

@@ -60,10 +60,17 @@ async function captureServiceSql(dialect, database) {
     },
   })
   try {
-    return await captureOn(db, sent, database === undefined ? undefined : recordingReader(database, sent))
+    return await captureOn(db, sent, database === undefined ? undefined : await syncReader(database, sent))
   } finally {
     await db.destroy()
   }
+}
+
+/** The service's synchronous reader (SQLite), reading through a connection that records what it runs. */
+async function syncReader(database, sent) {
+  const { sqliteSyncReader } = await importDist('storage/sqlite/sync-reader.js')
+  const reader = recordingReader(database, sent)
+  return sqliteSyncReader(() => reader)
 }
 
 /**

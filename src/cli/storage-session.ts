@@ -32,8 +32,7 @@ export interface Session {
 export async function withStorage<T>(work: (session: Session) => Promise<T>): Promise<T> {
   const config = loadConfig()
   // Loaded here rather than at start: see program.ts.
-  const [{ sql }, { openStorage }, { migrate }] = await Promise.all([
-    import('kysely'),
+  const [{ openStorage }, { migrate }] = await Promise.all([
     import('../storage/connection.js'),
     import('../storage/migrate.js'),
   ])
@@ -42,14 +41,12 @@ export async function withStorage<T>(work: (session: Session) => Promise<T>): Pr
     synchronous: config.sqliteSynchronous,
     timeoutMs: STATEMENT_TIMEOUT_MS,
     poolSize: 2,
+    // SQLite's default page cache is 2 MB; a large import rereads index pages with it. The
+    // connection is the CLI's own, so the server's memory use is unaffected.
+    pageCacheKib: IMPORT_CACHE_KIB,
+    tempCacheKib: STAGING_CACHE_KIB,
   })
   try {
-    if (storage.engine === 'sqlite') {
-      // SQLite's default page cache is 2 MB; a large import rereads index pages with it. The
-      // connection is the CLI's own, so the server's memory use is unaffected.
-      await sql`pragma cache_size = ${sql.raw(String(-IMPORT_CACHE_KIB))}`.execute(storage.db)
-      await sql`pragma temp.cache_size = ${sql.raw(String(-STAGING_CACHE_KIB))}`.execute(storage.db)
-    }
     const migrated = await migrate(storage)
     return await work({ storage, config, migrated })
   } finally {

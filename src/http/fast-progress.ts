@@ -67,7 +67,6 @@ export function fastProgress(
   storage: Storage,
   catalog: CatalogState<CatalogRepresentations>,
 ): ProgressAnswer | undefined {
-  // Asked again at each read: which connection serves it depends on the moment (connection.ts).
   if (storage.reader === undefined) return undefined
   const serialize = fastJson(StudentProgressSchema, { schema: { ProgressEntry: ProgressEntrySchema } })
   return {

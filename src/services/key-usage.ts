@@ -15,7 +15,6 @@
 import type { Clock } from '../clock.js'
 import { touchKeys } from '../storage/access-repository.js'
 import type { Storage } from '../storage/connection.js'
-import { inRowOrder } from '../storage/row-order.js'
 import { addUsage, type DailyCount } from '../storage/usage-repository.js'
 
 export const LAST_USED_PRECISION_MS = 5 * 60_000
@@ -71,7 +70,7 @@ function doubled(column: Int32Array, empty: number) {
 }
 
 export class KeyUsage {
-  readonly #storage: Pick<Storage, 'db' | 'engine' | 'writes'>
+  readonly #storage: Pick<Storage, 'writes' | 'keysInRowOrder'>
   readonly #clock: Clock
   readonly #slots = new Map<string, number>()
   readonly #keyIds: string[] = []
@@ -93,8 +92,8 @@ export class KeyUsage {
   #running: Promise<void> | undefined
   #queued: Promise<void> | undefined
 
-  /** Writes go through `storage.writes`; `db` only reads where rows sit (row-order.ts). */
-  constructor(storage: Pick<Storage, 'db' | 'engine' | 'writes'>, clock: Clock) {
+  /** Writes go through `storage.writes`, in the order `storage.keysInRowOrder` gives. */
+  constructor(storage: Pick<Storage, 'writes' | 'keysInRowOrder'>, clock: Clock) {
     this.#storage = storage
     this.#clock = clock
   }
@@ -200,7 +199,7 @@ export class KeyUsage {
       if (!Number.isNaN(this.#numbers[slot * FIELDS + LAST_USED]!)) due.push(this.#keyIds[slot]!)
     }
     let touched = new Map<string, number>()
-    for (const keyId of await inRowOrder(this.#storage.db, this.#storage.engine, due)) {
+    for (const keyId of await this.#storage.keysInRowOrder(due)) {
       const slot = this.#slots.get(keyId)!
       const at = this.#numbers[slot * FIELDS + LAST_USED]!
       if (Number.isNaN(at)) continue

@@ -211,7 +211,7 @@ export async function createApiKey(
       // Count and insert must be one step, or two creations at 9 of 10 both succeed. This no-op
       // update locks the organisation's row until commit on PostgreSQL (a concurrent creation
       // waits here, then counts after this one committed); SQLite transactions are
-      // BEGIN IMMEDIATE (connection.ts), so they run one at a time anyway.
+      // BEGIN IMMEDIATE (sqlite/immediate-transactions.ts), so they run one at a time anyway.
       const locked = await trx
         .updateTable('organisations')
         .set((eb) => ({ status: eb.ref('status') }))

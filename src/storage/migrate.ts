@@ -3,7 +3,7 @@
  * instances starting together migrate once.
  */
 import { DEFAULT_MIGRATION_TABLE, type Migration, type MigrationProvider, Migrator, sql } from 'kysely'
-import type { Storage } from './connection.js'
+import type { Storage } from './storage.js'
 import * as initial from './migrations/0001-initial.js'
 import * as dashboard from './migrations/0002-dashboard.js'
 import * as accessChanges from './migrations/0003-access-changes.js'

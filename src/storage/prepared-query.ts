@@ -4,18 +4,18 @@
  * the database spends on a primary-key lookup; the SQL text and the position of each value do
  * not change between calls, so only the values are supplied each time.
  *
- * Inside a batch of SQLite's group commit (write-queue.ts) a prepared query also skips Kysely's
- * execution: the batch's transaction is bound to its raw better-sqlite3 connection, and the
- * statement, prepared there once, runs at once. Kysely's way to the same call (a query id, its
- * connection provider's lock, the driver, the result's plugins) is about ten promise turns per
- * statement, and an enroll that changes a tier runs four prepared queries and two savepoints.
+ * Inside a batch of SQLite's group commit (sqlite/group-commit.ts) a prepared query also skips
+ * Kysely's execution: the batch's transaction is bound to a direct execution on its raw
+ * connection (`runsDirectly`, sqlite/direct-statements.ts). Kysely's way to the same call (a
+ * query id, its connection provider's lock, the driver, the result's plugins) is about ten
+ * promise turns per statement, and an enroll that changes a tier runs four prepared queries and
+ * two savepoints.
  *
  * @example
  *   const studentTier = preparedQuery((db, id: string) =>
  *     db.selectFrom('students').select('tier').where('id', '=', id))
  *   const rows = await studentTier(trx, studentId)
  */
-import type SQLite from 'better-sqlite3'
 import type { CompiledQuery, Compilable, Kysely } from 'kysely'
 import type { Database } from './tables.js'
 
@@ -26,7 +26,7 @@ const marker = (index: number): string => `\u0000argument ${index}\u0000`
 
 /**
  * The SQL text of every prepared query, with a name of its own. On PostgreSQL a statement so
- * named is parsed and planned once per connection (connection.ts): an unnamed one is parsed
+ * named is parsed and planned once per connection (postgres/named-statements.ts): an unnamed one is parsed
  * and planned on every call, which costs the server more than running a primary-key lookup.
  */
 const names = new Map<string, string>()
@@ -36,23 +36,30 @@ export function statementName(sql: string): string | undefined {
   return names.get(sql)
 }
 
-/** Transactions whose statements may run directly on their connection: see `runsOn`. */
-const connections = new WeakMap<Kysely<Database>, SQLite.Database>()
+/**
+ * Runs a compiled query at once, synchronously, on the connection a transaction holds
+ * (sqlite/direct-statements.ts): the rows for a statement that returns any, none otherwise, as
+ * Kysely's SQLite driver answers.
+ */
+export interface DirectExecution {
+  run<R>(query: CompiledQuery<R>, parameters: readonly unknown[]): R[]
+}
+
+/** Transactions whose prepared queries run directly: see `runsDirectly`. */
+const directly = new WeakMap<Kysely<Database>, DirectExecution>()
 
 /**
- * Lets the prepared queries given `trx` run synchronously on `connection`, the one `trx` holds.
- * Only for a transaction that has its connection to itself until it ends (the group commit's);
- * the binding goes with `trx`.
+ * Lets the prepared queries given `trx` run through `execution`, on the connection `trx` holds.
+ * Only for a transaction that has its connection to itself until it ends (SQLite's group
+ * commit); the binding goes with `trx`.
  */
-export function runsOn(trx: Kysely<Database>, connection: SQLite.Database): void {
-  connections.set(trx, connection)
+export function runsDirectly(trx: Kysely<Database>, execution: DirectExecution): void {
+  directly.set(trx, execution)
 }
 
 interface Compiled<R> {
   query: CompiledQuery<R>
   slots: readonly number[]
-  /** The statement prepared on each raw connection it ran on. */
-  statements: WeakMap<SQLite.Database, SQLite.Statement>
 }
 
 export function preparedQuery<A extends Args, R>(
@@ -71,24 +78,14 @@ export function preparedQuery<A extends Args, R>(
       for (let i = 0; i < args.length; i++) {
         if (!slots.includes(i)) throw new Error(`preparedQuery: argument ${i} does not become a query parameter`)
       }
-      entry = { query, slots, statements: new WeakMap() }
+      entry = { query, slots }
       if (!names.has(query.sql)) names.set(query.sql, `prepared_${names.size}`)
       compiled.set(adapter, entry)
     }
     const { query, slots } = entry
     const parameters = slots.map((slot, i) => (slot === -1 ? query.parameters[i] : args[slot]))
-    const connection = connections.get(db)
-    if (connection !== undefined) {
-      let statement = entry.statements.get(connection)
-      if (statement === undefined) {
-        statement = connection.prepare(query.sql)
-        entry.statements.set(connection, statement)
-      }
-      // As Kysely's SQLite driver answers: rows for a statement that returns any, none otherwise.
-      if (statement.reader) return statement.all(parameters) as R[]
-      statement.run(parameters)
-      return []
-    }
+    const execution = directly.get(db)
+    if (execution !== undefined) return execution.run(query, parameters)
     const result = await db.executeQuery<R>({ ...query, parameters })
     return result.rows
   }

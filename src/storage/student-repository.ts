@@ -3,7 +3,6 @@
  * Every read or change of a student's data writes its disclosure record in the same call,
  * before anything is returned to the caller.
  */
-import type SQLite from 'better-sqlite3'
 import { type Kysely, PostgresAdapter, type SqlBool, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
@@ -72,55 +71,24 @@ export interface StudentRows {
 }
 
 /**
- * Anything in SQLite's JSON text of the rows that is not printable ASCII, or a backslash: SQLite
- * escapes a quote or a control character in a string with one, so a text without any holds only
- * strings that JSON writes as they are.
+ * Reads that answer synchronously, for the hottest request (SQLite on a file:
+ * sqlite/sync-reader.ts): the async layers of a Kysely call cost more than the lookups
+ * themselves. A read sees only committed data.
  */
-const NOT_PLAIN = /[^\x20-\x7e]|\\/
-
-/**
- * The synchronous path's one statement (SQLite, on the read-only connection): the student and,
- * as one JSON array of arrays built by SQLite, their progress rows, in the column order of
- * `progressOf`. One statement is one read transaction: each read transaction that follows a
- * commit by the writer starts on an emptied page cache, and progress reads come between the
- * disclosure log's commits. With a writer committing beside it, the two lookups took 61-72 us
- * as two statements and 55-57 us as this one (2M progress rows, 20,000 students).
- */
-const STUDENT_WITH_PROGRESS = `select s.first_name, s.tier, (
-    select json_group_array(json_array(p.lesson_slug, p.status, p.xp, p.time_seconds, p.started_at, p.completed_at))
-    from progress as p where p.student_id = s.id
-  )
-  from students as s
-  inner join student_organisations as so on so.student_id = s.id
-  where s.id = ? and so.organisation_id = ? and s.sandbox = ?`
-
-type StudentRow = [firstName: string, tier: TierId, progressJson: string]
-
-const syncStatements = new WeakMap<SQLite.Database, SQLite.Statement<[string, string, number], StudentRow>>()
-
-function statementOn(reader: SQLite.Database): SQLite.Statement<[string, string, number], StudentRow> {
-  let statement = syncStatements.get(reader)
-  if (statement === undefined) {
-    statement = reader.prepare<[string, string, number], StudentRow>(STUDENT_WITH_PROGRESS).raw(true)
-    syncStatements.set(reader, statement)
-  }
-  return statement
+export interface SyncReader {
+  /** The student and their progress rows, as `organisationId` sees them; undefined when it does not. */
+  studentRows(studentId: string, organisationId: string, sandbox: number): StudentRows | undefined
 }
 
-/** The student and progress rows, read synchronously when there is a reader connection. */
+/** The student and progress rows, read synchronously when there is a reader. */
 async function lookUp(
   db: Kysely<Database>,
-  reader: SQLite.Database | undefined,
+  reader: SyncReader | undefined,
   studentId: string,
   context: StudentAccess,
 ): Promise<StudentRows | undefined> {
   const sandbox = context.sandbox ? 1 : 0
-  if (reader !== undefined) {
-    const row = statementOn(reader).get(studentId, context.organisationId, sandbox)
-    if (row === undefined) return undefined
-    const json = row[2]
-    return { firstName: row[0], tier: row[1], rows: JSON.parse(json) as ProgressTuple[], plain: !NOT_PLAIN.test(json) }
-  }
+  if (reader !== undefined) return reader.studentRows(studentId, context.organisationId, sandbox)
   const [student] = await visibleStudentQuery(db, studentId, context.organisationId, sandbox)
   if (student === undefined) return undefined
   const rows = (await progressQuery(db, studentId)).map(
@@ -140,7 +108,7 @@ export async function readStudentRows(
   writes: WriteQueue,
   studentId: string,
   context: StudentAccess,
-  reader?: SQLite.Database,
+  reader?: SyncReader,
 ): Promise<StudentRows | undefined> {
   const student = await lookUp(db, reader, studentId, context)
   await writes.statement((trx) =>
@@ -155,7 +123,7 @@ export async function readStudentProgress(
   writes: WriteQueue,
   studentId: string,
   context: StudentAccess,
-  reader?: SQLite.Database,
+  reader?: SyncReader,
 ): Promise<StudentProgress | undefined> {
   const student = await readStudentRows(db, writes, studentId, context, reader)
   return student === undefined ? undefined : progressOfRows(studentId, student)

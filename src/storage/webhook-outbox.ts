@@ -10,6 +10,7 @@ import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, REFUSAL_REASONS, timeoutBackof
 import { recordDisclosure } from './disclosure-log.js'
 import type { Database, WebhookDeliveryRow } from './tables.js'
 import { accessRefusal } from './webhook-access.js'
+import type { TransactionLocks } from './transaction.js'
 import { recordRefusal } from './webhook-repository.js'
 
 type Db = Kysely<Database>
@@ -30,7 +31,8 @@ export interface ClaimOptions {
   slots: number
   /** Attempts one endpoint may have under way at once, across instances. */
   perEndpoint: number
-  engine: 'sqlite' | 'postgres'
+  /** The engine's (`Storage.locks`): one claimer per endpoint at a time. */
+  locks: TransactionLocks
 }
 
 export interface Claim {
@@ -65,13 +67,13 @@ export function byOrganisationTurns<T extends { organisation_id: string }>(endpo
  * nobody else's deliveries.
  *
  * No other instance claims a delivery until its lease ends (if this one dies mid-send, another
- * sends it again, with the same webhook-id, after the lease). On PostgreSQL one instance at a
- * time counts and claims an endpoint's deliveries (SQLite transactions run one at a time). A
+ * sends it again, with the same webhook-id, after the lease). One instance at a time counts and
+ * claims an endpoint's deliveries (`locks`: on SQLite, transactions run one at a time). A
  * claimed delivery about a student the endpoint may no longer hear about ends there as not sent,
  * with its refusal disclosed. Run it in a transaction.
  */
 export async function claimDue(db: Db, options: ClaimOptions): Promise<Claim> {
-  const { now, leaseMs, slots, perEndpoint, engine } = options
+  const { now, leaseMs, slots, perEndpoint, locks } = options
   if (slots <= 0) return { due: [], claimed: 0, skipped: 0 }
   const at = isoAt(now)
   const candidates = db
@@ -106,18 +108,14 @@ export async function claimDue(db: Db, options: ClaimOptions): Promise<Claim> {
     .orderBy('e.id')
     // More endpoints than slots, so that the turns across organisations have some to choose from.
     .limit(slots * 4)
-  let endpoints = await candidates.execute()
-  let skipped = 0
-  if (engine === 'postgres' && endpoints.length > 0) {
-    // One claimer per endpoint at a time: instances claiming at once skip each other's endpoints
-    // instead of waiting. A lock only claimers take (a row lock on the endpoint would also be met
-    // by every queued event's foreign-key check and every recorded attempt), held to commit.
-    const { rows } = await sql<{ id: string }>`select id from unnest(${endpoints.map((e) => e.id)}::text[]) as id
-      where pg_try_advisory_xact_lock(hashtextextended(${'webhook-claim:'} || id, 0))`.execute(db)
-    const locked = new Set(rows.map((row) => row.id))
-    skipped = endpoints.length - locked.size
-    endpoints = endpoints.filter((endpoint) => locked.has(endpoint.id))
-  }
+  const found = await candidates.execute()
+  // One claimer per endpoint at a time: instances claiming at once skip each other's endpoints
+  // instead of waiting. A lock only claimers take (a row lock on the endpoint would also be met
+  // by every queued event's foreign-key check and every recorded attempt), held to commit.
+  const ids = found.map((endpoint) => endpoint.id)
+  const locked = new Set(await locks.tryLock(db, 'webhook-claim:', ids))
+  const endpoints = found.filter((endpoint) => locked.has(endpoint.id))
+  const skipped = found.length - endpoints.length
   if (endpoints.length === 0) return { due: [], claimed: 0, skipped }
   // Counted again now that the endpoints are this claimer's: a claim committed meanwhile is seen.
   const sending = new Map(

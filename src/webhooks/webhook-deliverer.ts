@@ -126,7 +126,7 @@ export class WebhookDeliverer {
           leaseMs: leaseMs(timeoutMs),
           slots,
           perEndpoint: ENDPOINT_CONCURRENCY,
-          engine: storage.engine,
+          locks: storage.locks,
         }),
       )
       for (const delivery of due) {

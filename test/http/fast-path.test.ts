@@ -15,7 +15,7 @@ import { generateApiKey } from '../../src/domain/api-key.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { setOrganisationStatus } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
-import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS, testConfig } from '../helper.js'
+import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS, sqliteOf, testConfig } from '../helper.js'
 
 interface Server {
   app: TypedApp
@@ -122,7 +122,7 @@ describe('fast path', () => {
    */
   async function refusedWhileLocked(request: Sent) {
     const routedBefore = fast.routed
-    const other = new SQLite(storage.reader!.name)
+    const other = new SQLite(sqliteOf(storage).readConnection!.name)
     other.exec('begin immediate')
     try {
       const refused = await answer(fast, request)

@@ -1,7 +1,7 @@
 import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { sqliteFile } from '../../src/storage/connection.js'
+import { sqliteFile } from '../../src/storage/sqlite/open-sqlite.js'
 import { ManualClock } from '../../src/clock.js'
 import { openStorage } from '../../src/storage/connection.js'
 import {

@@ -258,7 +258,7 @@ describe('webhooks', () => {
       // An instance claims a delivery and is killed before recording anything.
       await flip(STUDENTS.ada)
       const { due: claimed } = await storage.writes.transaction((trx) =>
-        claimDue(trx, { now: clock.now(), leaseMs: leaseMs(2000), slots: 16, perEndpoint: 2, engine: storage.engine }),
+        claimDue(trx, { now: clock.now(), leaseMs: leaseMs(2000), slots: 16, perEndpoint: 2, locks: storage.locks }),
       )
       expect(claimed).toHaveLength(1)
       expect(await instances[1]!.run()).toBe(0)

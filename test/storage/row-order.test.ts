@@ -6,13 +6,12 @@ import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
-import { inRowOrder } from '../../src/storage/row-order.js'
 import { createTestStorage } from '../helper.js'
 
 /** More than one lookup's worth (500), so that the order spans lookups. */
 const KEYS = 1200
 
-describe('inRowOrder', () => {
+describe('keysInRowOrder', () => {
   let storage: Storage
   let inserted: string[]
   beforeEach(async () => {
@@ -48,7 +47,7 @@ describe('inRowOrder', () => {
   it('orders ids by where their rows sit, ids without a row last', async () => {
     const unknown = randomUUID()
     const asked = [unknown, ...[...inserted].sort()]
-    const ordered = await inRowOrder(storage.db, storage.engine, asked)
+    const ordered = await storage.keysInRowOrder(asked)
     expect(new Set(ordered)).toEqual(new Set(asked))
     expect(ordered).toHaveLength(asked.length)
     if (storage.engine === 'sqlite') {

@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import { enrollStudent, readStudentProgress } from '../../src/storage/student-repository.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { createTestStorage, type Fixtures, START, STUDENTS, seedFixtures } from '../helper.js'
+import { createTestStorage, type Fixtures, START, STUDENTS, seedFixtures, sqliteOf } from '../helper.js'
 
 describe('progress reads', () => {
   let storage: Storage
@@ -116,8 +116,9 @@ describe('memory-mapped reads', () => {
     try {
       if (mapped.engine !== 'sqlite' || mapped.reader === undefined) return
       const fixtures = await seedFixtures(mapped, START)
-      expect(mapped.reader.readonly).toBe(false)
-      expect(mapped.reader.pragma('mmap_size', { simple: true })).toBe(64 * 1024 * 1024)
+      const connection = sqliteOf(mapped).readConnection!
+      expect(connection.readonly).toBe(false)
+      expect(connection.pragma('mmap_size', { simple: true })).toBe(64 * 1024 * 1024)
       // Key lookups read through the read-only connection's page cache.
       const lookups = await sql<{ mmap_size: number }>`pragma mmap_size`.execute(mapped.keyLookups)
       expect(lookups.rows[0]?.mmap_size).toBe(0)

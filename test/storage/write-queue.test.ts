@@ -7,9 +7,10 @@ import SQLite from 'better-sqlite3'
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
+import { groupCommitWriteQueue } from '../../src/storage/sqlite/group-commit.js'
+import type { SqliteStorage } from '../../src/storage/sqlite/open-sqlite.js'
 import type { Database } from '../../src/storage/tables.js'
-import { groupCommitWriteQueue } from '../../src/storage/write-queue.js'
-import { createTestStorage } from '../helper.js'
+import { createTestStorage, sqliteOf } from '../helper.js'
 
 const setting = (value: string) => ({ name: `write-queue-${value}`, value })
 
@@ -104,7 +105,7 @@ describe('WriteQueue', () => {
     async () => {
       async function twoTurns(shouldHold: boolean) {
         const joined: number[] = []
-        const writes = groupCommitWriteQueue(storage.db, storage.reader!, {
+        const writes = groupCommitWriteQueue(storage.db, sqliteOf(storage).readConnection!, {
           shouldHold: () => shouldHold,
           held: (count) => joined.push(count),
         })
@@ -132,7 +133,10 @@ describe('WriteQueue', () => {
   it.skipIf(process.env.TEST_DATABASE_URL !== undefined)(
     'on SQLite, with every small batch waiting for company, still answers each caller only once its row is stored',
     async () => {
-      const writes = groupCommitWriteQueue(storage.db, storage.reader!, { shouldHold: () => true, held: () => {} })
+      const writes = groupCommitWriteQueue(storage.db, sqliteOf(storage).readConnection!, {
+        shouldHold: () => true,
+        held: () => {},
+      })
       const seen: boolean[] = []
       const units: Promise<void>[] = []
       // Paced arrivals: a few units per turn of the event loop, over many turns.
@@ -203,12 +207,12 @@ describe('WriteQueue', () => {
 describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
   'WriteQueue while another process holds the write lock',
   () => {
-    let locked: Storage
+    let locked: SqliteStorage
     let other: SQLite.Database
     beforeEach(async () => {
       // SQLite's own busy handler would sleep through the whole second, event loop and all.
-      locked = await createTestStorage({ catalog: false, busyTimeoutMs: 1000 })
-      other = new SQLite(locked.reader!.name)
+      locked = sqliteOf(await createTestStorage({ catalog: false, busyTimeoutMs: 1000 }))
+      other = new SQLite(locked.readConnection!.name)
       other.exec('begin immediate')
     })
     afterEach(async () => {
@@ -250,12 +254,12 @@ describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
 
     it('gives the connection its busy timeout back after every try at BEGIN, refused or taken', async () => {
       // BEGIN is tried with no timeout; outside it, the connection waits as configured (1 s).
-      // Read on the writing connection itself, which is what `reader` is while it is idle.
-      const timeout = () => locked.reader!.pragma('busy_timeout', { simple: true })
+      // Read on the writing connection itself, which is what `readConnection` is while it is idle.
+      const timeout = () => locked.readConnection!.pragma('busy_timeout', { simple: true })
       expect(timeout()).toBe(1000)
       setTimeout(() => other.exec('rollback'), 30)
       await locked.writes.statement(insert(1))
-      expect(locked.reader!.inTransaction).toBe(false)
+      expect(locked.readConnection!.inTransaction).toBe(false)
       expect(timeout()).toBe(1000)
     })
 

@@ -8,9 +8,9 @@ import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { describe, expect, it } from 'vitest'
 import { sql } from 'kysely'
-import { openStorage } from '../../src/storage/connection.js'
-import { restartsAfter, startCheckpointer } from '../../src/storage/sqlite-checkpointer.js'
-import { tempDir } from '../helper.js'
+import { openStorage } from '../../../src/storage/connection.js'
+import { restartsAfter, startCheckpointer } from '../../../src/storage/sqlite/checkpointer.js'
+import { tempDir } from '../../helper.js'
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs

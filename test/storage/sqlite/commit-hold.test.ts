@@ -3,7 +3,7 @@
  * have been joined by at least one unit on average, and otherwise as a rare probe.
  */
 import { describe, expect, it } from 'vitest'
-import { BUSY, CommitHold, PROBE_INTERVAL_MS, SMALL_BATCH } from '../../src/storage/commit-hold.js'
+import { BUSY, CommitHold, PROBE_INTERVAL_MS, SMALL_BATCH } from '../../../src/storage/sqlite/commit-hold.js'
 
 function policy(busy = 0.9) {
   const state = { now: 1_000, busy }

@@ -5,12 +5,12 @@
  * write-ahead log. Fifty-odd keys picked at random sit on fifty-odd pages, so a flush of 50,000
  * last-used times in chunks wrote about 230 MB of log; in rowid order a chunk shares a few pages
  * and the same flush writes about 30 MB (and fewer log pages means fewer checkpoints holding
- * off writers). PostgreSQL places rows its own way: there the order is left as it is.
+ * off writers). PostgreSQL places rows its own way: there the order is left as it is
+ * (`Storage.keysInRowOrder`).
  */
 import { setImmediate as yieldToRequests } from 'node:timers/promises'
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from './connection.js'
-import type { Database } from './tables.js'
+import type { Database } from '../tables.js'
 
 /** Ids per lookup: short reads, with requests served between them. */
 const LOOKUP = 500
@@ -19,8 +19,8 @@ const LOOKUP = 500
  * `keyIds` ordered by where their rows sit (rowid on SQLite); ids with no row come last. A
  * counting sort over rowid ranges: no comparison sort, so no pause even for 50,000 ids.
  */
-export async function inRowOrder(db: Kysely<Database>, engine: Engine, keyIds: readonly string[]): Promise<string[]> {
-  if (engine !== 'sqlite' || keyIds.length < 2) return [...keyIds]
+export async function inRowOrder(db: Kysely<Database>, keyIds: readonly string[]): Promise<string[]> {
+  if (keyIds.length < 2) return [...keyIds]
   const found: string[] = []
   const rowids: number[] = []
   for (let start = 0; start < keyIds.length; start += LOOKUP) {

@@ -27,7 +27,7 @@
  * handler's sleeps (1, 2, 5, 10 ms, while holding the write lock when a reader is in the way)
  * replaced by short retries, a RESTART held writers mostly 2-4 ms instead of 12-18 ms. Enrolls at
  * 7,000 a second (half their peak, open loop), with the writer's quicker retries in
- * connection.ts: p99 9.3-12.0 ms against 14.8-18.0 ms for the previous build (three interleaved
+ * immediate-transactions.ts: p99 9.3-12.0 ms against 14.8-18.0 ms for the previous build (three interleaved
  * rounds).
  */
 import { createRequire } from 'node:module'

@@ -1,5 +1,5 @@
 /**
- * Whether a small group commit should wait a moment for company (write-queue.ts).
+ * Whether a small group commit should wait a moment for company (group-commit.ts).
  *
  * A SQLite commit costs about the same whatever it carries: on this service's data an enroll
  * alone in its transaction took 38 µs of CPU, and 10 µs in a batch of 32, the difference being
