@@ -4,9 +4,10 @@
  * sealed they scan it by id, so the only cost of falling behind is a longer scan.
  *
  * Between two of its writes it waits `pauseMs`, so that the requests held up by one write are
- * answered before the next (on SQLite each write keeps the event loop for a few milliseconds).
- * The pause still leaves it far faster than the service writes at its peak (docs/performance.md);
- * a backlog (after a long stop, say) is worked off over several runs, and `stop` ends a run at its next pause instead of waiting for it all.
+ * answered before the next (on SQLite each write keeps the event loop for a few milliseconds). The
+ * pause still leaves it far faster than the service writes at its peak (docs/performance.md); a
+ * backlog (after a long stop, say) is worked off over several runs, and `stop` ends a run at its
+ * next pause instead of waiting for it all.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
