@@ -3,8 +3,8 @@
  * database's only write lock and every request that writes (each student request records a
  * disclosure) waits for it: its answer is that much later, and after 2 s it is 503.
  *
- * A fixed row count held the lock briefly on a quiet machine, but each row now also writes change-
- * log and webhook rows, and on a loaded machine the same batch held it many times longer. So the
+ * A fixed row count held the lock briefly on a quiet machine, but each row now also writes
+ * change-log and webhook rows, and on a loaded machine the same batch held it many times longer. So the
  * size follows the time: after each batch it is scaled towards TARGET_MS from the time that batch
  * held the lock, growing at most twofold per batch (one quick batch proves little) and shrinking
  * at once.
