@@ -27,8 +27,13 @@ function readFrom(output: string): string[] {
   return [...output.matchAll(/\[compile cache\] reading cache from (\S+)/g)].map((match) => path.dirname(match[1]!))
 }
 
-/** Node's debug line for the bundle's compiled code written to the cache. */
-const BUNDLE_CACHED = /writing cache for CommonJS \S*server-bundle\.cjs[^\n]*success/
+/**
+ * Node's debug line once the server has flushed its compiled code to the cache. Node prints
+ * "writing cache for X ..." and its "success" in two writes, and the server's own log lines on
+ * stdout can arrive between them, so the test waits for the flush and the next start proves the
+ * bundle's code was in it.
+ */
+const FLUSHED = /\[compile cache\] module\.flushCompileCache\(\) finished/
 
 /** A copy of the built entry and bundle (inside the checkout, so that the bundle finds node_modules). */
 function codeFolder(): string {
@@ -67,13 +72,16 @@ describe('the compile cache of the built server', () => {
     const before = snapshot(code)
 
     server = await start(code, cache)
-    await server.waitForOutput((out) => BUNDLE_CACHED.test(out), 15_000)
+    await server.waitForOutput((out) => FLUSHED.test(out), 15_000)
     expect(await server.stop('SIGTERM')).toBe(0)
     server = undefined
     expect(snapshot(code)).toEqual(before)
     expect(fs.statSync(cache).mode & 0o777).toBe(0o700)
 
     server = await start(code, cache)
+    // Node's debug lines come on stderr, which can reach the test after the log line saying the
+    // server listens; the flush comes after the bundle was loaded.
+    await server.waitForOutput((out) => FLUSHED.test(out), 15_000)
     expect(server.output()).toMatch(/V8 code cache for CommonJS \S*server-bundle\.cjs was accepted/)
     expect(new Set(readFrom(server.output()))).toEqual(new Set([path.join(cache, fs.readdirSync(cache)[0]!)]))
     expect(await server.stop('SIGTERM')).toBe(0)
@@ -87,7 +95,7 @@ describe('the compile cache of the built server', () => {
     // A cache that a first start wrote, then left where anyone could replace it.
     const cache = path.join(tempDir(), 'compile-cache')
     server = await start(code, cache)
-    await server.waitForOutput((out) => BUNDLE_CACHED.test(out), 15_000)
+    await server.waitForOutput((out) => FLUSHED.test(out), 15_000)
     await server.stop('SIGTERM')
     fs.chmodSync(cache, 0o777)
     server = await start(code, cache)
