@@ -24,9 +24,7 @@ import {
   checkingIntervalMs,
   limitConnectionsPerAddress,
 } from './http/connection-limits.js'
-import { createFastPath, type FastPath } from './http/fast-path.js'
-import { fastEnroll } from './http/fast-enroll.js'
-import { fastProgress } from './http/fast-progress.js'
+import { createFastPath, type FastPath, type FastPathStatus, fastPathStatus } from './http/fast/index.js'
 import { openApiOptions } from './http/openapi.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
 import { ProblemError } from './errors.js'
@@ -55,7 +53,6 @@ import { KeyUsage } from './services/key-usage.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
-import { SlidingWindowLimiter } from './domain/sliding-window.js'
 import type { Storage } from './storage/connection.js'
 
 export interface AppOptions {
@@ -66,8 +63,6 @@ export interface AppOptions {
   logger?: FastifyBaseLogger | false
   /** Limiters to use instead of those the config describes (tests). */
   limiters?: Limiters
-  /** Answer hot catalog requests before Fastify (see http/fast-path.ts); on unless false. */
-  fastPath?: boolean
   /**
    * Background polls: look for changes made elsewhere every CHANGE_POLL_MS, and seal the
    * disclosure log's complete segments every second. On unless false (tests call
@@ -85,6 +80,8 @@ export interface AppServices {
   readonly limiters: Limiters
   readonly sealer: DisclosureSealer
   readonly webhooks: WebhookDeliverer
+  /** Whether hot requests are answered before the router (http/fast/), or why not. */
+  readonly fastPath: FastPathStatus
 }
 
 declare module 'fastify' {
@@ -187,7 +184,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     timeoutMs: config.webhookTimeoutMs,
     allowLoopback: config.webhookAllowLoopback,
   })
-  app.decorate('services', { catalog, keys, changes, usage, limiters, sealer, webhooks })
+  const fastPathState = fastPathStatus(config, limiters.inProcess)
+  app.decorate('services', { catalog, keys, changes, usage, limiters, sealer, webhooks, fastPath: fastPathState })
   app.decorateRequest('principal', null)
 
   for (const schema of [
@@ -223,17 +221,12 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     policy: policyHeader(limiters.requests.limit, windowMs / 1000, limiters.organisationRequests.limit),
     writes: storage.writes,
   }
-  // The fast path answers synchronously: only with in-memory limiters (a Redis one is awaited),
-  // and only where the client address is the socket's (behind a trusted proxy, Fastify decides).
-  const localLimits = [limiters.requests, limiters.organisationRequests, limiters.authFailures].every(
-    (limiter) => limiter instanceof SlidingWindowLimiter,
-  )
-  if (options.fastPath !== false && localLimits && config.trustProxy === false) {
+  if (fastPathState.on) {
     fastPath = createFastPath({
       ...access,
+      ...fastPathState.limits,
       catalog,
-      progress: fastProgress(storage, catalog),
-      enroll: fastEnroll(storage),
+      storage,
       accessLog: accessLogOn ? app.log : undefined,
     })
   }

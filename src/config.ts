@@ -87,6 +87,11 @@ export interface Config {
    * kept. Never inside the folder the code is loaded from.
    */
   readonly compileCacheDir: string | undefined
+  /**
+   * `auto`: hot requests are answered before the router where the set-up allows it (http/fast/);
+   * `off`: every request goes through the router.
+   */
+  readonly fastPath: 'auto' | 'off'
 }
 
 export class ConfigError extends Error {
@@ -212,5 +217,6 @@ export function loadConfig(env: Env = process.env): Config {
     sqliteMmapMib: integer(env, 'SQLITE_MMAP_MIB', 1024, 0, 2047),
     heapGrowingPercent: integer(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
     compileCacheDir: compileCacheDir(env),
+    fastPath: oneOf(env, 'FAST_PATH', 'auto', ['auto', 'off'] as const),
   })
 }

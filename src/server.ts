@@ -11,6 +11,7 @@ import { buildApp } from './app.js'
 import type { CompileCache } from './compile-cache.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import type { FastPathStatus } from './http/fast/index.js'
 import { createLogger } from './logger.js'
 import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
@@ -77,11 +78,22 @@ function reportCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogg
   else log[cache.refused ? 'warn' : 'info']({ compileCache: 'off' }, `compile cache off: ${cache.reason}`)
 }
 
-function saveCompileCache(hooks: StartHooks): void {
+function reportFastPath(status: FastPathStatus, log: ReturnType<typeof createLogger>): void {
+  // Every worker has the same settings: the first one says it.
+  if (!cluster.isPrimary && cluster.worker?.id !== 1) return
+  if (status.on) log.info({ fastPath: 'on' }, 'fast path on: hot requests are answered before the router')
+  else log.info({ fastPath: 'off' }, `fast path off: ${status.why}`)
+}
+
+function saveCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
   const cache = hooks.compileCache
   // Right after the first turn of serving, not at exit: a server stopped soon after it starts (a
   // deploy checked and rolled back, a test) or killed has still made the next start faster.
-  if (cache?.enabled) setImmediate(() => cache.flush())
+  if (cache?.enabled)
+    setImmediate(() => {
+      cache.flush()
+      log.debug({ compileCache: cache.directory }, 'compile cache saved')
+    })
 }
 
 async function serve(
@@ -91,6 +103,7 @@ async function serve(
   hooks: StartHooks,
 ): Promise<void> {
   const app = await buildApp({ config, storage, logger: log })
+  reportFastPath(app.services.fastPath, log)
   if (app.services.catalog.current.lessonTotal === 0) {
     log.warn('the catalog is empty; import one with: npx curriculum catalog import')
   }
@@ -117,7 +130,7 @@ async function serve(
 
   await app.listen({ port: config.port, host: config.host })
   if (cluster.isPrimary) log.info({ engine: storage.engine }, `API reference at ${config.publicUrl}/docs`)
-  saveCompileCache(hooks)
+  saveCompileCache(hooks, log)
 }
 
 function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
@@ -157,7 +170,7 @@ async function main(hooks: StartHooks): Promise<void> {
       await storage.close()
     }
     supervise(config, log)
-    saveCompileCache(hooks)
+    saveCompileCache(hooks, log)
     return
   }
   // One process: the connection that serves also migrates and seeds (one open, not two).

@@ -3,7 +3,7 @@
  * is the set of kinds its slides use. A new kind is added here, with its checks, and nowhere else.
  */
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml'
-import type { SourceFile } from './catalog-files.js'
+import type { SourceFile } from './source-file.js'
 
 export const SLIDE_TYPES = ['activity', 'bullets', 'code', 'quiz', 'vocabulary'] as const
 export type SlideType = (typeof SLIDE_TYPES)[number]

@@ -94,8 +94,6 @@ export interface KeyOrganisation {
   readonly id: string
   readonly active: boolean
   readonly agreements: readonly AgreementWindow[]
-  /** Where the organisation's in-memory rate window was last found (a hint: see KeyRecord). */
-  limitSlot?: number
 }
 
 /** What authentication needs to know of a key (storage fetches it in one round trip; the key cache keeps it). */
@@ -107,15 +105,6 @@ export interface KeyRecord {
   readonly scopes: ScopeBits
   readonly expiresAt: number | null
   readonly revokedAt: number | null
-  /**
-   * Where this process's per-key structures (the in-memory rate window, the usage count) last
-   * found the key: hints, checked before use, given back with the key's next request so that
-   * it reads a slot instead of hashing the key id into each structure's map (with 50,000 keys,
-   * each such lookup is a few cache misses). Set to -1 where records are made; admission keeps
-   * them current.
-   */
-  limitSlot?: number
-  usageSlot?: number
 }
 
 export type KeyState = 'active' | 'revoked' | 'expired'

@@ -59,13 +59,8 @@ export class HitLogs {
     return this.#slots.size
   }
 
-  /**
-   * The key's slot, or -1 if it has no log. `hint` is a slot the caller was given for this key
-   * before: it is used when it still holds the key (a sweep may have given it to another),
-   * which saves hashing the key into the map.
-   */
-  slot(key: string, hint = NONE): number {
-    if (hint >= 0 && this.#keys[hint] === key) return hint
+  /** The key's slot, or -1 if it has no log. */
+  slot(key: string): number {
     return this.#slots.get(key) ?? NONE
   }
 

@@ -15,11 +15,6 @@ export interface RateDecision {
   readonly remaining: number
   /** Ms until `remaining` grows by one (the oldest hit in the window leaves it); 0 if none is held. */
   readonly resetMs: number
-  /**
-   * Where an in-memory limiter keeps the key's window, when it keeps one: given back as `hint`
-   * on the key's next call, it spares that call the map lookup (see RateLimiter.hit).
-   */
-  readonly slot?: number
 }
 
 /** What the HTTP layer needs of a limiter; a shared (Redis) store implements the same. */
@@ -29,19 +24,17 @@ export interface RateLimiter {
   /**
    * Records a hit if it is allowed; a refused hit is not recorded. `now`, in every method, is
    * the caller's reading of the limiter's clock, when it has one (saves a reading; a shared
-   * store keeps its own time and ignores it). `hint`, in every method, is the `slot` of the
-   * key's last decision, when it had one: a hint only (checked before use), which lets an
-   * in-memory limiter with tens of thousands of keys skip a map lookup per request.
+   * store keeps its own time and ignores it).
    */
-  hit(key: string, now?: number, hint?: number): RateDecision | Promise<RateDecision>
+  hit(key: string, now?: number): RateDecision | Promise<RateDecision>
   /** The decision a hit would get now, without recording anything. */
-  peek(key: string, now?: number, hint?: number): RateDecision | Promise<RateDecision>
+  peek(key: string, now?: number): RateDecision | Promise<RateDecision>
   /**
    * A hit that can be taken back: decided and recorded in one step (so concurrent callers
    * cannot all pass a check made before they count), then released if what it stood for did
    * not happen (a key lookup that found a valid key; a request another limit refused).
    */
-  reserve(key: string, now?: number, hint?: number): Reservation | Promise<Reservation>
+  reserve(key: string, now?: number): Reservation | Promise<Reservation>
   /**
    * `reserve(key)`, then, only if that is allowed, `other.hit(otherKey)`, the reservation taken
    * back when the hit is refused: in one step where the store can take it so (one Redis script
@@ -60,6 +53,13 @@ export interface Reservation extends RateDecision {
   release(): void
 }
 
+/** A limiter that decides at once, in this process: what a caller that cannot wait (the fast path) needs. */
+export interface SyncRateLimiter extends RateLimiter {
+  hit(key: string, now?: number): RateDecision
+  peek(key: string, now?: number): RateDecision
+  reserve(key: string, now?: number): Reservation
+}
+
 /**
  * A decision of the in-memory limiter, releasable when it recorded a hit. One object per
  * decision, with `release` a method rather than a closure: the fast path takes several of
@@ -75,18 +75,17 @@ class LocalDecision implements Reservation {
     readonly logs: HitLogs | undefined,
     readonly key: string,
     readonly at: number,
-    readonly slot: number | undefined,
   ) {}
 
   release(): void {
     if (this.logs === undefined) return
-    // By key, the slot a hint: a sweep may have given the slot to another key meanwhile.
-    const slot = this.logs.slot(this.key, this.slot)
+    // By key: a sweep may have given the key's slot to another key meanwhile.
+    const slot = this.logs.slot(this.key)
     if (slot !== -1) this.logs.removeLatest(slot, this.at)
   }
 }
 
-export class SlidingWindowLimiter implements RateLimiter {
+export class SlidingWindowLimiter implements SyncRateLimiter {
   readonly limit: number
   readonly windowMs: number
   readonly #clock: Clock
@@ -101,25 +100,25 @@ export class SlidingWindowLimiter implements RateLimiter {
     this.#logs = new HitLogs(options.limit)
   }
 
-  hit(key: string, now = this.#clock.now(), hint?: number): RateDecision {
-    return this.#decide(key, true, now, hint)
+  hit(key: string, now = this.#clock.now()): RateDecision {
+    return this.#decide(key, true, now)
   }
 
-  peek(key: string, now = this.#clock.now(), hint?: number): RateDecision {
-    return this.#decide(key, false, now, hint)
+  peek(key: string, now = this.#clock.now()): RateDecision {
+    return this.#decide(key, false, now)
   }
 
-  reserve(key: string, now = this.#clock.now(), hint?: number): Reservation {
-    return this.#decide(key, true, now, hint)
+  reserve(key: string, now = this.#clock.now()): Reservation {
+    return this.#decide(key, true, now)
   }
 
-  #decide(key: string, record: boolean, now: number, hint: number | undefined): LocalDecision {
+  #decide(key: string, record: boolean, now: number): LocalDecision {
     const logs = this.#logs
-    const slot = logs.slot(key, hint)
+    const slot = logs.slot(key)
     if (slot === -1) {
-      if (!record) return new LocalDecision(true, this.limit, this.limit, 0, undefined, key, now, undefined)
-      const added = logs.add(key, now)
-      return new LocalDecision(true, this.limit, this.limit - 1, this.windowMs, logs, key, now, added)
+      if (!record) return new LocalDecision(true, this.limit, this.limit, 0, undefined, key, now)
+      logs.add(key, now)
+      return new LocalDecision(true, this.limit, this.limit - 1, this.windowMs, logs, key, now)
     }
     const held = logs.expire(slot, now - this.windowMs)
     const allowed = held < this.limit
@@ -134,7 +133,6 @@ export class SlidingWindowLimiter implements RateLimiter {
       recorded ? logs : undefined,
       key,
       now,
-      slot,
     )
   }
 

@@ -18,10 +18,11 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
 import { isAgreementActive } from '../domain/agreements.js'
 import { hasScope, type Scope } from '../domain/scopes.js'
-import type { Problem } from '../errors.js'
+import { type Problem, ProblemError } from '../errors.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import type { WriteQueue } from '../storage/write-queue.js'
-import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM, takeHandedOver } from './admission.js'
+import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM } from './admission.js'
+import { takeVerdict } from './hand-over.js'
 import { sendProblem } from './problem-responses.js'
 import { rateLimitHeaders } from './rate-limit-headers.js'
 import { recordRefusal } from './refusal-disclosures.js'
@@ -50,7 +51,7 @@ export function createAuthentication(options: AccessControlOptions) {
     // on every route, and the not-found handler answers it 404.
     if (request.method === 'OPTIONS') return undefined
     // The fast path may have taken the decision already and left the rest to the router.
-    const verdict = takeHandedOver(request.raw) ?? (await admission.admit(request.ip, request.headers.authorization))
+    const verdict = takeVerdict(request.raw) ?? (await admission.admit(request.ip, request.headers.authorization))
     if (verdict.rate !== undefined) reply.headers(rateLimitHeaders(verdict.rate, policy, clock.now()))
     // Set on refusals after identification too, for the access log; a refused request never
     // reaches a handler.
@@ -59,6 +60,19 @@ export function createAuthentication(options: AccessControlOptions) {
     if (verdict.key !== undefined) await recordRefusal(request, verdict.key, verdict.problem.code, options)
     return sendProblem(request, reply, verdict.problem)
   }
+}
+
+/**
+ * The key that authentication admitted. The hook makes a null principal impossible in a
+ * handler; should a future change break that, the request is refused, never served.
+ */
+export function principalOf(request: FastifyRequest): KeyRecord {
+  const principal = request.principal
+  if (principal === null)
+    throw new ProblemError(AUTH_FAILURES.api_key_missing.code, AUTH_FAILURES.api_key_missing.detail, {
+      headers: AUTH_FAILURES.api_key_missing.headers,
+    })
+  return principal
 }
 
 /**

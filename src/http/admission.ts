@@ -1,6 +1,6 @@
 /**
  * Who may call the API: one decision, taken in the same order for the router's hook
- * (access-control.ts) and the fast path (fast-path.ts), which only write the answer.
+ * (access-control.ts) and the fast path (fast/index.ts), which only write the answer.
  *
  * 1. An address with too many failed authentications in the window is refused (429) whatever
  *    it sends, before anything touches storage.
@@ -14,12 +14,13 @@
  *    given back). Every answer to an identified key carries both limits' fields.
  * 4. A suspended organisation's keys get 403.
  *
- * Decisions come back synchronously when the limiters and the key cache can give them so (the
- * fast path depends on it), and as promises otherwise.
+ * `Admission` takes it for the router, synchronously when the limiters and the key cache can give
+ * it so and as a promise otherwise; `LocalAdmission` takes it at once for the fast path, whose
+ * limiters are typed to answer at once.
  */
 import type { Clock } from '../clock.js'
 import { hasApiKeyShape, hasValidChecksum, hashApiKey, type KeyRecord, keyState } from '../domain/api-key.js'
-import type { RateDecision, RateLimiter, Reservation } from '../domain/sliding-window.js'
+import type { RateDecision, RateLimiter, Reservation, SyncRateLimiter } from '../domain/sliding-window.js'
 import type { Problem } from '../errors.js'
 import type { KeyCache } from '../services/key-cache.js'
 import type { KeyUsage } from '../services/key-usage.js'
@@ -142,25 +143,6 @@ export type Verdict =
 
 export type MaybePromise<T> = T | Promise<T>
 
-const HANDED_OVER = Symbol('admission verdict')
-
-type Carrier = object & { [HANDED_OVER]?: Verdict }
-
-/**
- * Leaves a verdict the fast path took on the request for the router, which then answers the
- * request from it instead of deciding (and counting the request against the limits) again.
- */
-export function handOver(request: object, verdict: Verdict): void {
-  ;(request as Carrier)[HANDED_OVER] = verdict
-}
-
-/** The verdict the fast path left on the request, once. */
-export function takeHandedOver(request: object): Verdict | undefined {
-  const verdict = (request as Carrier)[HANDED_OVER]
-  if (verdict !== undefined) (request as Carrier)[HANDED_OVER] = undefined
-  return verdict
-}
-
 export interface AdmissionOptions {
   keys: KeyCache
   usage: KeyUsage
@@ -173,6 +155,65 @@ export interface AdmissionOptions {
   clock: Clock
 }
 
+/** The same with limiters that decide at once (kept in this process): what LocalAdmission needs. */
+export interface LocalAdmissionOptions extends AdmissionOptions {
+  limiter: SyncRateLimiter
+  organisationLimiter: SyncRateLimiter
+  authFailures: SyncRateLimiter
+}
+
+/**
+ * Step 2 as far as it goes without storage: why the header carries no usable key, or the key as
+ * the key cache knows it (null: known not to exist), or the hash storage must be asked about.
+ */
+type Identification =
+  | { readonly failure: AuthFailure }
+  | { readonly cached: KeyRecord | null }
+  | { readonly hash: string }
+
+function identify(keys: KeyCache, authorization: string | undefined, now: number): Identification {
+  const key = keyHashOf(authorization)
+  if (typeof key === 'string') return { failure: key }
+  const cached = keys.cached(key.hash, now)
+  if (cached !== undefined) return { cached }
+  return hasValidChecksum(key.token) ? { hash: key.hash } : { failure: 'api_key_invalid' }
+}
+
+/** Step 3 when the key's own limit refused: counted as throttled, the organisation's limit untouched. */
+function ownLimitRefused(options: AdmissionOptions, key: KeyRecord, own: Reservation, now: number): Verdict {
+  options.usage.count(key.keyId, true, now)
+  return { admitted: false, problem: rateLimited(own, options.limiter.windowMs), key, rate: { key: own } }
+}
+
+/** Steps 3 and 4 once both limits have decided. */
+function afterBothLimits(
+  options: AdmissionOptions,
+  key: KeyRecord,
+  own: Reservation,
+  organisation: RateDecision,
+  now: number,
+): Verdict {
+  if (!organisation.allowed) {
+    own.release()
+    options.usage.count(key.keyId, true, now)
+    const rate = { key: releasedDecision(own), organisation }
+    return {
+      admitted: false,
+      problem: organisationRateLimited(organisation, options.organisationLimiter.windowMs),
+      key,
+      rate,
+    }
+  }
+  options.usage.count(key.keyId, false, now)
+  const rate = { key: own, organisation }
+  if (!key.organisation.active) return { admitted: false, problem: SUSPENDED, key, rate }
+  return { admitted: true, key, rate }
+}
+
+/**
+ * The decision for the router: synchronous where the limiters and the key cache can give it so,
+ * a promise otherwise.
+ */
 export class Admission {
   readonly #options: AdmissionOptions
   /** Lookups in flight, by address and key hash. */
@@ -187,65 +228,24 @@ export class Admission {
    * the caller's reading of the clock, when it has one (every step of a synchronous decision
    * uses that one reading).
    */
-  admit(address: string, authorization: string | undefined, now?: number): MaybePromise<Verdict> {
-    return this.#admit(address, authorization, true, now ?? this.#options.clock.now())!
-  }
-
-  /**
-   * The same decision where it needs no storage; undefined, having recorded nothing, where the
-   * key would need a storage lookup (the fast path then hands the request to the router).
-   */
-  admitWithoutStorage(
-    address: string,
-    authorization: string | undefined,
-    now: number,
-  ): MaybePromise<Verdict> | undefined {
-    return this.#admit(address, authorization, false, now)
-  }
-
-  #admit(
-    address: string,
-    authorization: string | undefined,
-    storage: boolean,
-    now: number,
-  ): MaybePromise<Verdict> | undefined {
-    const { keys, authFailures } = this.#options
-    const key = keyHashOf(authorization)
-    let cached: KeyRecord | null | undefined
-    let failure: AuthFailure | undefined
-    if (typeof key === 'string') failure = key
-    else {
-      cached = keys.cached(key.hash, now)
-      if (cached === undefined) {
-        if (!hasValidChecksum(key.token)) failure = 'api_key_invalid'
-        else if (!storage) return undefined
-      }
-    }
-    // The synchronous path (in-memory limiters, a cached key) allocates no closures: the fast
-    // path takes it for every catalog request.
-    const blocked = authFailures.peek(address, now)
-    if (blocked instanceof Promise) {
-      return blocked.then((decision) => this.#afterPeek(decision, address, key, cached, failure, this.#now()))
-    }
-    return this.#afterPeek(blocked, address, key, cached, failure, now)
+  admit(address: string, authorization: string | undefined, now = this.#options.clock.now()): MaybePromise<Verdict> {
+    const who = identify(this.#options.keys, authorization, now)
+    // The synchronous path (in-memory limiters, a cached key) allocates no closures.
+    const blocked = this.#options.authFailures.peek(address, now)
+    if (blocked instanceof Promise)
+      return blocked.then((decision) => this.#afterPeek(decision, address, who, this.#now()))
+    return this.#afterPeek(blocked, address, who, now)
   }
 
   #now(): number {
     return this.#options.clock.now()
   }
 
-  #afterPeek(
-    blocked: RateDecision,
-    address: string,
-    key: { hash: string } | AuthFailure,
-    cached: KeyRecord | null | undefined,
-    failure: AuthFailure | undefined,
-    now: number,
-  ): MaybePromise<Verdict> {
+  #afterPeek(blocked: RateDecision, address: string, who: Identification, now: number): MaybePromise<Verdict> {
     if (!blocked.allowed) return { admitted: false, problem: tooManyFailures(blocked) }
-    if (failure !== undefined) return this.#failed(address, failure, now)
-    if (cached !== undefined) return this.#identified(address, cached, now)
-    return this.#lookUp(address, (key as { hash: string }).hash)
+    if ('failure' in who) return this.#failed(address, who.failure, now)
+    if ('cached' in who) return this.#identified(address, who.cached, now)
+    return this.#lookUp(address, who.hash)
   }
 
   /**
@@ -303,46 +303,46 @@ export class Admission {
       return both.then(([own, organisation]) =>
         organisation === undefined
           ? this.#afterOwnLimit(key, own, this.#now())
-          : this.#afterOrganisationLimit(key, own, organisation, this.#now()),
+          : afterBothLimits(this.#options, key, own, organisation, this.#now()),
       )
     }
-    const own = limiter.reserve(key.keyId, now, key.limitSlot)
+    const own = limiter.reserve(key.keyId, now)
     return own instanceof Promise
       ? own.then((decision) => this.#afterOwnLimit(key, decision, this.#now()))
       : this.#afterOwnLimit(key, own, now)
   }
 
   #afterOwnLimit(key: KeyRecord, own: Reservation, now: number): MaybePromise<Verdict> {
-    const { limiter, organisationLimiter, usage } = this.#options
-    if (own.slot !== undefined) key.limitSlot = own.slot
-    if (!own.allowed) {
-      key.usageSlot = usage.count(key.keyId, true, now, key.usageSlot)
-      return { admitted: false, problem: rateLimited(own, limiter.windowMs), key, rate: { key: own } }
-    }
-    const organisation = organisationLimiter.hit(key.organisation.id, now, key.organisation.limitSlot)
+    if (!own.allowed) return ownLimitRefused(this.#options, key, own, now)
+    const organisation = this.#options.organisationLimiter.hit(key.organisation.id, now)
     return organisation instanceof Promise
-      ? organisation.then((decision) => this.#afterOrganisationLimit(key, own, decision, this.#now()))
-      : this.#afterOrganisationLimit(key, own, organisation, now)
+      ? organisation.then((decision) => afterBothLimits(this.#options, key, own, decision, this.#now()))
+      : afterBothLimits(this.#options, key, own, organisation, now)
+  }
+}
+
+/**
+ * The same decision, taken at once with limiters kept in this process, for a caller that cannot
+ * wait (the fast path); undefined, having recorded nothing, where the key needs a storage lookup.
+ */
+export class LocalAdmission {
+  readonly #options: LocalAdmissionOptions
+
+  constructor(options: LocalAdmissionOptions) {
+    this.#options = Object.freeze({ ...options })
   }
 
-  #afterOrganisationLimit(key: KeyRecord, own: Reservation, organisation: RateDecision, now: number): Verdict {
-    const { organisationLimiter, usage } = this.#options
-    if (organisation.slot !== undefined) key.organisation.limitSlot = organisation.slot
-    if (!organisation.allowed) {
-      own.release()
-      key.usageSlot = usage.count(key.keyId, true, now, key.usageSlot)
-      const rate = { key: releasedDecision(own), organisation }
-      return {
-        admitted: false,
-        problem: organisationRateLimited(organisation, organisationLimiter.windowMs),
-        key,
-        rate,
-      }
-    }
-    key.usageSlot = usage.count(key.keyId, false, now, key.usageSlot)
-    const rate = { key: own, organisation }
-    if (!key.organisation.active) return { admitted: false, problem: SUSPENDED, key, rate }
-    return { admitted: true, key, rate }
+  admit(address: string, authorization: string | undefined, now: number): Verdict | undefined {
+    const options = this.#options
+    const who = identify(options.keys, authorization, now)
+    if ('hash' in who) return undefined
+    const blocked = options.authFailures.peek(address, now)
+    if (!blocked.allowed) return { admitted: false, problem: tooManyFailures(blocked) }
+    const usable = 'failure' in who ? who.failure : usableKey(who.cached, now)
+    if (typeof usable === 'string') return failedVerdict(options.authFailures.hit(address, now), usable)
+    const own = options.limiter.reserve(usable.keyId, now)
+    if (!own.allowed) return ownLimitRefused(options, usable, own, now)
+    return afterBothLimits(options, usable, own, options.organisationLimiter.hit(usable.organisation.id, now), now)
   }
 }
 

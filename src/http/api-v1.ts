@@ -13,12 +13,9 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { ProblemError } from '../errors.js'
 import type { CatalogState } from '../services/catalog-state.js'
 import type { Storage } from '../storage/connection.js'
-import type { KeyRecord } from '../domain/api-key.js'
 import { type AccessControlOptions, createAuthentication } from './access-control.js'
-import { AUTH_FAILURES } from './admission.js'
 import type { CatalogRepresentations } from './catalog-representations.js'
 import type { TypedApp } from './app-types.js'
 import { methodGuard } from './method-guards.js'
@@ -32,19 +29,6 @@ export interface ApiV1Options {
   storage: Storage
   catalog: CatalogState<CatalogRepresentations>
   clock: Clock
-}
-
-/**
- * The key that authentication admitted. The hook makes a null principal impossible in a
- * handler; should a future change break that, the request is refused, never served.
- */
-export function principalOf(request: FastifyRequest): KeyRecord {
-  const principal = request.principal
-  if (principal === null)
-    throw new ProblemError(AUTH_FAILURES.api_key_missing.code, AUTH_FAILURES.api_key_missing.detail, {
-      headers: AUTH_FAILURES.api_key_missing.headers,
-    })
-  return principal
 }
 
 export async function apiV1(api: TypedApp, options: ApiV1Options): Promise<void> {

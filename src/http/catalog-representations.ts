@@ -8,7 +8,7 @@ import fastJson from 'fast-json-stringify'
 import type { CatalogIndex } from '../domain/progress.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
 import type { StoredCatalog } from '../storage/catalog-repository.js'
-import { type ByteString, byteString } from './response-head.js'
+import { type ByteString, byteString } from './byte-string.js'
 import {
   type LessonBody,
   LessonSchema,

@@ -13,7 +13,7 @@ import {
   problemType,
 } from '../errors.js'
 import { isStorageUnavailable } from '../storage/connection.js'
-import { type ByteString, byteString } from './response-head.js'
+import { type ByteString, byteString } from './byte-string.js'
 import { StorageFailureLog } from './storage-failure-log.js'
 import type { ProblemBody } from './schemas/common.js'
 

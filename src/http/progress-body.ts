@@ -10,7 +10,7 @@
  */
 import { type CatalogIndex, tierOfSlug } from '../domain/progress.js'
 import type { StudentRows } from '../storage/student-repository.js'
-import { type ByteString, byteString } from './response-head.js'
+import { type ByteString, byteString } from './byte-string.js'
 
 export function progressBody(id: string, student: StudentRows, catalog: CatalogIndex): ByteString | undefined {
   const { rows, tier } = student

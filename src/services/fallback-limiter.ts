@@ -63,23 +63,23 @@ export class FallbackLimiter implements RateLimiter {
     return this.#healthy ? 'redis' : 'memory-fallback'
   }
 
-  async hit(key: string, now?: number, hint?: number): Promise<RateDecision> {
-    return this.reserve(key, now, hint)
+  async hit(key: string, now?: number): Promise<RateDecision> {
+    return this.reserve(key, now)
   }
 
-  async peek(key: string, now?: number, hint?: number): Promise<RateDecision> {
-    const local = this.#local.peek(key, now, hint)
+  async peek(key: string, now?: number): Promise<RateDecision> {
+    const local = this.#local.peek(key, now)
     if (!local.allowed || !this.#healthy) return local
     try {
-      return { ...(await this.#shared.peek(key)), slot: local.slot }
+      return await this.#shared.peek(key)
     } catch (error) {
       this.#degrade(error)
       return local
     }
   }
 
-  async reserve(key: string, now?: number, hint?: number): Promise<Reservation> {
-    const local = this.#local.reserve(key, now, hint)
+  async reserve(key: string, now?: number): Promise<Reservation> {
+    const local = this.#local.reserve(key, now)
     if (!local.allowed || !this.#healthy) return local
     let shared: Reservation
     try {
@@ -88,9 +88,9 @@ export class FallbackLimiter implements RateLimiter {
       this.#degrade(error)
       return local
     }
-    if (shared.allowed) return releasing({ ...shared, slot: local.slot }, local, shared)
+    if (shared.allowed) return releasing(shared, local, shared)
     local.release()
-    return releasing({ ...shared, slot: local.slot })
+    return releasing(shared)
   }
 
   /**
@@ -121,10 +121,10 @@ export class FallbackLimiter implements RateLimiter {
         if (sharedOther === undefined) {
           own.release()
           theirs.release()
-          return [releasing({ ...sharedOwn, slot: own.slot }), undefined]
+          return [releasing(sharedOwn), undefined]
         }
         if (!sharedOther.allowed) theirs.release()
-        return [releasing({ ...sharedOwn, slot: own.slot }, own, sharedOwn), { ...sharedOther, slot: theirs.slot }]
+        return [releasing(sharedOwn, own, sharedOwn), sharedOther]
       },
       (error: unknown): [Reservation, RateDecision | undefined] => {
         this.#degrade(error)

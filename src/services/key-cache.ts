@@ -156,8 +156,6 @@ export class KeyCache {
       scopes: record.scopes,
       expiresAt: record.expiresAt,
       revokedAt: record.revokedAt,
-      limitSlot: record.limitSlot,
-      usageSlot: record.usageSlot,
     }
   }
 

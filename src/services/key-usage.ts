@@ -98,22 +98,16 @@ export class KeyUsage {
     this.#clock = clock
   }
 
-  /**
-   * One authenticated request by the key; `throttled` when it was refused with 429. Returns the
-   * key's slot, which the caller may pass back as `hint` with the key's next request: a slot,
-   * once given, is the key's for the life of the process, so the hint saves the map lookup
-   * (checked all the same, as any value may be passed).
-   */
-  count(keyId: string, throttled: boolean, now = this.#clock.now(), hint = -1): number {
+  /** One authenticated request by the key; `throttled` when it was refused with 429. */
+  count(keyId: string, throttled: boolean, now = this.#clock.now()): void {
     if (now >= this.#dayEnds) this.#newDay(now)
-    const slot = hint >= 0 && this.#keyIds[hint] === keyId ? hint : (this.#slots.get(keyId) ?? this.#add(keyId))
+    const slot = this.#slots.get(keyId) ?? this.#add(keyId)
     const numbers = this.#numbers
     const at = slot * FIELDS
     const written = numbers[at + WRITTEN]!
     if (Number.isNaN(written) || now - written >= LAST_USED_PRECISION_MS) numbers[at + LAST_USED] = now
     numbers[at + REQUESTS]!++
     if (throttled) numbers[at + THROTTLED]!++
-    return slot
   }
 
   #add(keyId: string): number {

@@ -8,12 +8,21 @@ import type { FastifyBaseLogger } from 'fastify'
 import type { Redis } from 'ioredis'
 import type { Clock } from '../clock.js'
 import type { Config } from '../config.js'
-import { type RateLimiter, SlidingWindowLimiter } from '../domain/sliding-window.js'
+import { type RateLimiter, SlidingWindowLimiter, type SyncRateLimiter } from '../domain/sliding-window.js'
 import { openRedis, whenReady } from '../storage/redis/redis-client.js'
 import { RedisLimiter } from '../storage/redis/redis-limiter.js'
 import { FallbackLimiter, type LimiterStore } from './fallback-limiter.js'
 
+/** The API's three limits when they are kept in this process and so answer at once. */
+export interface InProcessLimits {
+  readonly limiter: SyncRateLimiter
+  readonly organisationLimiter: SyncRateLimiter
+  readonly authFailures: SyncRateLimiter
+}
+
 export interface Limiters {
+  /** The API's limits as the fast path needs them; undefined when they are shared in Redis. */
+  readonly inProcess: InProcessLimits | undefined
   readonly requests: RateLimiter
   /** All of an organisation's keys together: more keys do not multiply the per-key limit. */
   readonly organisationRequests: RateLimiter
@@ -34,7 +43,7 @@ export const SIGN_IN_WINDOW_MS = 15 * 60_000
 export const SIGN_UP_WINDOW_MS = 60 * 60_000
 
 interface Spec {
-  name: keyof Omit<Limiters, 'store' | 'sweep' | 'close'>
+  name: keyof Omit<Limiters, 'inProcess' | 'store' | 'sweep' | 'close'>
   /** Redis key part, and what the log calls it. */
   key: string
   label: string
@@ -101,6 +110,11 @@ export async function createLimiters(
   if (client === undefined) {
     const of = (name: Spec['name']) => local.get(name)!
     return {
+      inProcess: {
+        limiter: of('requests'),
+        organisationLimiter: of('organisationRequests'),
+        authFailures: of('authFailures'),
+      },
       requests: of('requests'),
       organisationRequests: of('organisationRequests'),
       authFailures: of('authFailures'),
@@ -134,6 +148,7 @@ export async function createLimiters(
   )
   const of = (name: Spec['name']) => shared.get(name)!
   return {
+    inProcess: undefined,
     requests: of('requests'),
     organisationRequests: of('organisationRequests'),
     authFailures: of('authFailures'),

@@ -291,14 +291,11 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
       id: first.organisationId,
       active: first.organisationStatus === 'active',
       agreements,
-      limitSlot: -1,
     },
     sandbox: first.mode === 'test' && first.organisationKind === 'sandbox',
     scopes: scopeBits(first.scopes.split(' ')),
     expiresAt: first.expiresAt === null ? null : Date.parse(first.expiresAt),
     revokedAt: first.revokedAt === null ? null : Date.parse(first.revokedAt),
-    limitSlot: -1,
-    usageSlot: -1,
   }
 }
 

@@ -36,14 +36,6 @@ describe('SlidingWindowLimiter', () => {
       key: fc.integer({ min: 0, max: 4 }),
       gap: fc.integer({ min: 0, max: 400 }),
       kind: fc.constantFrom('hit', 'peek', 'reserve', 'release', 'sweep'),
-      // The slot hint passed: none, the key's own last slot (stale after a sweep), another
-      // key's, or any number at all. Only a hint: no choice may change a decision.
-      hint: fc.oneof(
-        fc.constant<'none' | 'own' | 'other'>('none'),
-        fc.constant<'none' | 'own' | 'other'>('own'),
-        fc.constant<'none' | 'own' | 'other'>('other'),
-        fc.integer({ min: -2, max: 8 }),
-      ),
     })
     fc.assert(
       fc.property(
@@ -54,8 +46,7 @@ describe('SlidingWindowLimiter', () => {
           const windowMs = 1000
           const limiter = new SlidingWindowLimiter({ limit, windowMs, clock })
           const accepted = new Map<string, number[]>()
-          const slots = new Map<string, number>()
-          for (const { key: k, gap, kind, hint: choice } of ops) {
+          for (const { key: k, gap, kind } of ops) {
             clock.advance(gap)
             const key = `key-${k}`
             const now = clock.now()
@@ -64,16 +55,12 @@ describe('SlidingWindowLimiter', () => {
               continue
             }
             const times = (accepted.get(key) ?? []).filter((at) => at > now - windowMs)
-            const other = slots.get(`key-${(k + 1) % 5}`)
-            const hint =
-              choice === 'none' ? undefined : choice === 'own' ? slots.get(key) : choice === 'other' ? other : choice
             const decision =
               kind === 'peek'
-                ? limiter.peek(key, now, hint)
+                ? limiter.peek(key, now)
                 : kind === 'hit'
-                  ? limiter.hit(key, now, hint)
-                  : limiter.reserve(key, now, hint)
-            if (decision.slot !== undefined) slots.set(key, decision.slot)
+                  ? limiter.hit(key, now)
+                  : limiter.reserve(key, now)
             expect(decision.allowed).toBe(times.length < limit)
             if (decision.allowed && kind !== 'peek') times.push(now)
             if (decision.allowed && kind === 'release') {

@@ -13,6 +13,7 @@ import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import { generateApiKey } from '../../src/domain/api-key.js'
 import type { TypedApp } from '../../src/http/app-types.js'
+import { createLimiters } from '../../src/services/limiters.js'
 import { setOrganisationStatus } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS, sqliteOf, testConfig } from '../helper.js'
@@ -69,8 +70,13 @@ describe('fast path', () => {
       },
     })
     const logger = pino({ level: 'info' }, stream)
-    const config = testConfig({ RATE_LIMIT: '4', AUTH_FAILURE_LIMIT: '6', ...env })
-    const app = await buildApp({ config, storage, clock, logger, fastPath })
+    const config = testConfig({
+      RATE_LIMIT: '4',
+      AUTH_FAILURE_LIMIT: '6',
+      FAST_PATH: fastPath ? 'auto' : 'off',
+      ...env,
+    })
+    const app = await buildApp({ config, storage, clock, logger })
     const server: Server = { app, base: '', routed: 0, logLines }
     app.addHook('onResponse', (_request, _reply, done) => {
       server.routed++
@@ -542,14 +548,41 @@ describe('fast path', () => {
     })
   })
 
+  it('says it is on where it can be', () => {
+    expect(fast.app.services.fastPath.on).toBe(true)
+    expect(slow.app.services.fastPath).toEqual({ on: false, why: 'FAST_PATH is off' })
+  })
+
   it('leaves every request to the router behind a trusted proxy, where the client address comes from headers', async () => {
     const proxied = await start(true, { TRUST_PROXY: 'true' })
     try {
+      expect(proxied.app.services.fastPath).toEqual({ on: false, why: expect.stringMatching(/^TRUST_PROXY is set/) })
       const headers = { authorization: `Bearer ${fixtures.keys.catalog}` }
       for (let i = 0; i < 3; i++) expect((await answer(proxied, { url: '/api/v1/tiers', headers })).status).toBe(200)
       expect(proxied.routed).toBe(3)
     } finally {
       await proxied.app.close()
     }
+  })
+
+  it('leaves every request to the router when the limits are shared, and with FAST_PATH=off', async () => {
+    const limiters = await createLimiters(testConfig(), clock, pino({ level: 'silent' }))
+    // Limits the fast path cannot wait for: as with REDIS_URL, whose limiters keep none in process.
+    const shared = await buildApp({
+      config: testConfig(),
+      storage,
+      clock,
+      logger: false,
+      limiters: { ...limiters, inProcess: undefined },
+    })
+    try {
+      expect(shared.services.fastPath).toEqual({ on: false, why: expect.stringMatching(/shared in Redis/) })
+    } finally {
+      await shared.close()
+    }
+    const headers = { authorization: `Bearer ${fixtures.keys.catalog}` }
+    const before = slow.routed
+    for (let i = 0; i < 3; i++) expect((await answer(slow, { url: '/api/v1/tiers', headers })).status).toBe(200)
+    expect(slow.routed - before).toBe(3)
   })
 })

@@ -94,11 +94,10 @@ describe('path disguises never skip authentication', () => {
     for (const fastPath of [true, false]) {
       // A high failure limit: this test sends hundreds of keyless requests from one address.
       const app = await buildApp({
-        config: testConfig({ AUTH_FAILURE_LIMIT: '1000000' }),
+        config: testConfig({ AUTH_FAILURE_LIMIT: '1000000', FAST_PATH: fastPath ? 'auto' : 'off' }),
         storage,
         clock,
         logger: false,
-        fastPath,
       })
       const base = await app.listen({ port: 0, host: '127.0.0.1' })
       servers.push({ name: fastPath ? 'fast path' : 'router only', app, base })

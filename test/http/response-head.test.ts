@@ -1,5 +1,5 @@
 /**
- * The fast path's heads (src/http/response-head.ts) are byte for byte what Node's writeHead
+ * The fast path's heads (src/http/fast/response-head.ts) are byte for byte what Node's writeHead
  * writes, on a real socket: for each status the fast path sends, with each keep-alive setting
  * of the server, and for every exchange the module leaves to writeHead (a connection that
  * closes, an HTTP/1.0 client, a field set before, the last request a socket may carry). Each
@@ -11,7 +11,8 @@ import net from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { Problem } from '../../src/errors.js'
 import { problemBytes, problemJson } from '../../src/http/problem-responses.js'
-import { byteString, send } from '../../src/http/response-head.js'
+import { byteString } from '../../src/http/byte-string.js'
+import { send } from '../../src/http/fast/response-head.js'
 
 const BODY = '{"data":[{"id":"explorer"}]}'
 const UTF8_BODY = '{"firstName":"Zoë","note":"– ✓ 😀"}'

@@ -27,13 +27,8 @@ function readFrom(output: string): string[] {
   return [...output.matchAll(/\[compile cache\] reading cache from (\S+)/g)].map((match) => path.dirname(match[1]!))
 }
 
-/**
- * Node's debug line once the server has flushed its compiled code to the cache. Node prints
- * "writing cache for X ..." and its "success" in two writes, and the server's own log lines on
- * stdout can arrive between them, so the test waits for the flush and the next start proves the
- * bundle's code was in it.
- */
-const FLUSHED = /\[compile cache\] module\.flushCompileCache\(\) finished/
+/** The server's own log line once Node has written the compiled code to the cache. */
+const SAVED = /"msg":"compile cache saved"/
 
 /** A copy of the built entry and bundle (inside the checkout, so that the bundle finds node_modules). */
 function codeFolder(): string {
@@ -52,18 +47,30 @@ describe('the compile cache of the built server', () => {
     for (const dir of folders.splice(0)) fs.rmSync(dir, { recursive: true, force: true })
   })
 
-  const start = (code: string, cacheDir: string) =>
-    startServer(
+  /** Starts the built server from `code`; Node's debug lines go to a file (see startServer). */
+  const start = async (code: string, cacheDir: string) => {
+    const debug = path.join(tempDir(), 'stderr.log')
+    server = await startServer(
       {
         DATABASE_URL: `sqlite:${path.join(tempDir(), 'compile-cache.db')}`,
         CATALOG_DIR,
         SEED_DEMO: 'false',
         COMPILE_CACHE_DIR: cacheDir,
         NODE_DEBUG_NATIVE: 'COMPILE_CACHE',
+        LOG_LEVEL: 'debug',
       },
       20_000,
       path.join(code, 'server.js'),
+      debug,
     )
+    return { debug: () => fs.readFileSync(debug, 'utf8') }
+  }
+  /** Waits until the server has written the cache: then Node's debug lines for it are all in the file. */
+  const saved = () => server!.waitForOutput((out) => SAVED.test(out), 15_000)
+  const stop = async () => {
+    expect(await server!.stop('SIGTERM')).toBe(0)
+    server = undefined
+  }
 
   it('writes nothing beside its code, and compiles from its own folder at the next start', async () => {
     const code = codeFolder()
@@ -71,21 +78,18 @@ describe('the compile cache of the built server', () => {
     const cache = path.join(tempDir(), 'compile-cache')
     const before = snapshot(code)
 
-    server = await start(code, cache)
-    await server.waitForOutput((out) => FLUSHED.test(out), 15_000)
-    expect(await server.stop('SIGTERM')).toBe(0)
-    server = undefined
+    const first = await start(code, cache)
+    await saved()
+    expect(first.debug()).toMatch(/writing cache for CommonJS \S*server-bundle\.cjs/)
+    await stop()
     expect(snapshot(code)).toEqual(before)
     expect(fs.statSync(cache).mode & 0o777).toBe(0o700)
 
-    server = await start(code, cache)
-    // Node's debug lines come on stderr, which can reach the test after the log line saying the
-    // server listens; the flush comes after the bundle was loaded.
-    await server.waitForOutput((out) => FLUSHED.test(out), 15_000)
-    expect(server.output()).toMatch(/V8 code cache for CommonJS \S*server-bundle\.cjs was accepted/)
-    expect(new Set(readFrom(server.output()))).toEqual(new Set([path.join(cache, fs.readdirSync(cache)[0]!)]))
-    expect(await server.stop('SIGTERM')).toBe(0)
-    server = undefined
+    const second = await start(code, cache)
+    await saved()
+    expect(second.debug()).toMatch(/V8 code cache for CommonJS \S*server-bundle\.cjs was accepted/)
+    expect(new Set(readFrom(second.debug()))).toEqual(new Set([path.join(cache, fs.readdirSync(cache)[0]!)]))
+    await stop()
     expect(snapshot(code)).toEqual(before)
   })
 
@@ -94,19 +98,19 @@ describe('the compile cache of the built server', () => {
     folders.push(code)
     // A cache that a first start wrote, then left where anyone could replace it.
     const cache = path.join(tempDir(), 'compile-cache')
-    server = await start(code, cache)
-    await server.waitForOutput((out) => FLUSHED.test(out), 15_000)
-    await server.stop('SIGTERM')
+    await start(code, cache)
+    await saved()
+    await stop()
     fs.chmodSync(cache, 0o777)
-    server = await start(code, cache)
-    expect(server.output()).toContain(`compile cache off: ${cache} is writable by other users`)
-    expect(readFrom(server.output())).toEqual([])
-    await server.stop('SIGTERM')
+    const open = await start(code, cache)
+    expect(server!.output()).toContain(`compile cache off: ${cache} is writable by other users`)
+    expect(readFrom(open.debug())).toEqual([])
+    await stop()
 
     const beside = path.join(code, 'cache')
-    server = await start(code, beside)
-    expect(server.output()).toContain(`compile cache off: ${beside} is inside the folder the code is loaded from`)
-    expect(readFrom(server.output())).toEqual([])
+    const inside = await start(code, beside)
+    expect(server!.output()).toContain(`compile cache off: ${beside} is inside the folder the code is loaded from`)
+    expect(readFrom(inside.debug())).toEqual([])
     expect(fs.existsSync(beside)).toBe(false)
   })
 })

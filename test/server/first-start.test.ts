@@ -41,6 +41,7 @@ describe('the server process', () => {
 
     server = await startServer(env)
     expect(server.output()).not.toContain('DEMO DATA')
+    expect(server.output()).toContain('fast path on: hot requests are answered before the router')
     // The first start's data is still there: its keys still work.
     expect((await get('/api/v1/tiers', catalogKey!)).status).toBe(200)
     expect((await get(`/api/v1/students/${studentId}/progress`, studentKey!)).status).toBe(200)

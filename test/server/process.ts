@@ -2,6 +2,7 @@
  * Starts the built server as a real child process and reads what it prints.
  */
 import { type ChildProcess, spawn } from 'node:child_process'
+import fs from 'node:fs'
 import path from 'node:path'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -22,17 +23,24 @@ export async function startServer(
   env: Record<string, string>,
   timeoutMs = 20_000,
   script = path.join(ROOT, 'dist/server.js'),
+  /**
+   * A file for the server's stderr instead of the output: Node's native debug lines are written
+   * to a non-blocking pipe without retrying, and lost once the pipe is full; a file loses none.
+   */
+  stderrFile?: string,
 ): Promise<RunningServer> {
+  const stderr = stderrFile === undefined ? 'pipe' : fs.openSync(stderrFile, 'w')
   const child = spawn(process.execPath, [script], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['ignore', 'pipe', stderr],
     // A process group of its own, so that killAll reaches the workers a primary forked.
     detached: true,
   })
+  if (typeof stderr === 'number') fs.closeSync(stderr)
   let out = ''
   child.stdout!.on('data', (chunk: Buffer) => (out += chunk.toString()))
-  child.stderr!.on('data', (chunk: Buffer) => (out += chunk.toString()))
+  child.stderr?.on('data', (chunk: Buffer) => (out += chunk.toString()))
   const exited = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)))
   const baseUrl = await new Promise<string>((resolve, reject) => {
     const timer = setTimeout(() => {
@@ -50,6 +58,11 @@ export async function startServer(
     child.stdout!.on('data', look)
     child.on('exit', () => reject(new Error(`server exited:\n${out}`)))
   })
+  /** Whether the process still runs, for messages. */
+  const state = () =>
+    child.exitCode !== null || child.signalCode !== null
+      ? `exited: ${child.exitCode ?? child.signalCode}`
+      : 'still running'
   const killAll = () => {
     try {
       process.kill(-child.pid!, 'SIGKILL')
@@ -68,18 +81,18 @@ export async function startServer(
           if (!test(out)) return false
           clearTimeout(timer)
           child.stdout!.off('data', check)
-          child.stderr!.off('data', check)
+          child.stderr?.off('data', check)
           resolve(out)
           return true
         }
         const timer = setTimeout(() => {
           child.stdout!.off('data', check)
-          child.stderr!.off('data', check)
-          reject(new Error(`the expected output did not come within ${limitMs} ms:\n${out}`))
+          child.stderr?.off('data', check)
+          reject(new Error(`the expected output did not come within ${limitMs} ms (${state()}):\n${out}`))
         }, limitMs)
         if (check()) return
         child.stdout!.on('data', check)
-        child.stderr!.on('data', check)
+        child.stderr?.on('data', check)
       })
     },
     async stop(signal = 'SIGTERM', limitMs = 15_000) {

@@ -111,15 +111,12 @@ describe('KeyUsage flush', () => {
       return ids
     })
     const usage = new KeyUsage(storage, clock)
-    // Each key used a millisecond after the one before: its own last-used time. The slot hint
-    // passed is the one the previous key was given (a wrong one: counted all the same by id),
-    // then the key's own.
+    // Each key used a millisecond after the one before: its own last-used time.
     const usedAt = new Map<string, string>()
-    let hint = -1
     many.forEach((id, i) => {
       clock.advance(1)
       usedAt.set(id, new Date(clock.now()).toISOString())
-      for (let n = 0; n <= i % 3; n++) hint = usage.count(id, n === 0 && i % 5 === 0, clock.now(), hint)
+      for (let n = 0; n <= i % 3; n++) usage.count(id, n === 0 && i % 5 === 0, clock.now())
     })
     await usage.flush()
     const counts = new Map((await usageOf(storage.db, many, today)).map((row) => [row.keyId, row]))

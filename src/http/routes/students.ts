@@ -6,13 +6,13 @@
 import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../../clock.js'
 import { progressView } from '../../domain/progress.js'
-import { type Problem, ProblemError } from '../../errors.js'
+import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
 import { enrollStudent, readStudentProgress } from '../../storage/student-repository.js'
 import { requireScope } from '../access-control.js'
-import { replayBody } from '../fast-enroll.js'
-import { studentAccess } from '../student-access.js'
+import { replayBody } from '../hand-over.js'
+import { studentAccess, studentNotFound } from '../student-access.js'
 import type { CatalogRepresentations } from '../catalog-representations.js'
 import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
@@ -25,11 +25,6 @@ const STUDENT_PROBLEMS = [
   'student_not_found',
   'storage_unavailable',
 ] as const
-
-/** The answer for a student the key's organisation cannot see (the fast path sends the same). */
-export function studentNotFound(id: string): Problem {
-  return { code: 'student_not_found', detail: `No student with id ${id} is linked to your organisation.` }
-}
 
 function notFound(id: string): ProblemError {
   const { code, detail } = studentNotFound(id)
@@ -78,7 +73,7 @@ export function studentRoutes(
     '/students/:id/enroll',
     {
       onRequest: requireScope('students:write', { writes: storage.writes, clock }),
-      // A body the fast path read and left to the router (fast-enroll.ts).
+      // A body the fast path read and left to the router (hand-over.ts).
       preParsing: replayBody,
       config: { disclosure: 'enroll' },
       schema: {

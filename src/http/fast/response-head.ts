@@ -18,6 +18,7 @@
  * lack the fields this relies on (checked once, at load), goes through `writeHead`.
  */
 import { type IncomingMessage, STATUS_CODES, ServerResponse } from 'node:http'
+import type { ByteString } from '../byte-string.js'
 
 /** The fields of Node's ServerResponse this writes or reads. Not public API: see `supported`. */
 interface NodeResponse {
@@ -100,20 +101,6 @@ function keepAlive(timeoutMs: number, maxRequests: number): string {
       : 'Connection: keep-alive\r\n'
   }
   return keepAliveLines
-}
-
-/**
- * A body as bytes, one character each (latin1): what `send` writes in the same string as its
- * head. Its length is its byte length.
- */
-export type ByteString = string & { readonly [BYTES]: true }
-declare const BYTES: unique symbol
-
-const ASCII = /^[\x00-\x7f]*$/
-
-/** The UTF-8 bytes of `text` as a ByteString (the text itself when it is ASCII). */
-export function byteString(text: string): ByteString {
-  return (ASCII.test(text) ? text : Buffer.from(text, 'utf8').toString('latin1')) as ByteString
 }
 
 /**

@@ -1,5 +1,5 @@
 /**
- * `GET /api/v1/students/<id>/progress` on the fast path (fast-path.ts), where storage can read
+ * `GET /api/v1/students/<id>/progress` on the fast path (index.ts), where storage can read
  * synchronously (SQLite's read-only connection).
  *
  * Only the plain case is answered here: a canonical UUID, a key admitted with the
@@ -12,21 +12,20 @@
  */
 import { randomUUID } from 'node:crypto'
 import fastJson from 'fast-json-stringify'
-import type { KeyRecord } from '../domain/api-key.js'
-import { progressView } from '../domain/progress.js'
-import { UUID } from '../domain/uuid.js'
-import type { CatalogState } from '../services/catalog-state.js'
-import type { Storage } from '../storage/connection.js'
-import { progressOfRows, readStudentRows } from '../storage/student-repository.js'
-import { mayReachStudents } from './access-control.js'
-import { API_PREFIX } from './api-prefix.js'
-import { keyAccess } from './student-access.js'
-import type { CatalogRepresentations } from './catalog-representations.js'
-import { progressBody } from './progress-body.js'
-import { type ByteString, byteString } from './response-head.js'
-import { studentNotFound } from './routes/students.js'
-import { ProgressEntrySchema, StudentProgressSchema } from './schemas/students.js'
-import type { Problem } from '../errors.js'
+import type { KeyRecord } from '../../domain/api-key.js'
+import { progressView } from '../../domain/progress.js'
+import { UUID } from '../../domain/uuid.js'
+import type { CatalogState } from '../../services/catalog-state.js'
+import type { Storage } from '../../storage/connection.js'
+import { progressOfRows, readStudentRows } from '../../storage/student-repository.js'
+import { mayReachStudents } from '../access-control.js'
+import { API_PREFIX } from '../api-prefix.js'
+import type { CatalogRepresentations } from '../catalog-representations.js'
+import { progressBody } from '../progress-body.js'
+import { type ByteString, byteString } from '../byte-string.js'
+import { keyAccess, studentNotFound } from '../student-access.js'
+import { ProgressEntrySchema, StudentProgressSchema } from '../schemas/students.js'
+import type { Problem } from '../../errors.js'
 
 const PREFIX = `${API_PREFIX}/students/`
 const ID_LENGTH = 36

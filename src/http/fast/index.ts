@@ -9,15 +9,16 @@
  *
  * - GET of an exact catalog URL: `/api/v1/tiers`, `/api/v1/lessons`, `/api/v1/lessons?tier=<id>`,
  *   `/api/v1/lessons/<known slug>`, with no request body;
- * - on SQLite, GET of an exact progress URL (`fast-progress.ts`), answered once its disclosure
+ * - on SQLite, GET of an exact progress URL (`progress.ts`), answered once its disclosure
  *   is committed; refusals and storage failures go to the router with the verdict taken here;
- * - POST of an exact enroll URL with a small JSON body (`fast-enroll.ts`), answered once the
+ * - POST of an exact enroll URL with a small JSON body (`enroll.ts`), answered once the
  *   change and its disclosure are committed; refusals go to the router before the body is
  *   read, and any body but `{"tier": <tier id>}` after, with the bytes read here;
  * - a key already in the key cache (or a header that is not a usable key at all), and limiters
  *   that answer without a round trip (in memory, not Redis).
  *
- * The decision is admission.ts's, the same object's as the router's; only the writing differs.
+ * The decision is admission.ts's (LocalAdmission: the router's steps, taken at once); only the
+ * writing differs. This file is the folder's one entry (test/package/import-graph.test.ts).
  *
  * Everything else (other paths and methods, percent-encoded or unusual URLs, keys that need a
  * storage lookup, a shared Redis limiter, a proxy-derived client address) returns false and goes
@@ -26,28 +27,32 @@
 import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
-import { TIER_IDS } from '../domain/tiers.js'
-import { PROBLEM_CATALOG, type Problem } from '../errors.js'
-import type { CatalogState } from '../services/catalog-state.js'
-import type { AccessControlOptions } from './access-control.js'
-import { API_PREFIX } from './api-prefix.js'
-import { logAccess } from './access-log.js'
-import { Admission, handOver, type Verdict } from './admission.js'
-import { type EnrollAnswer, enrollStudentId, leaveBody, plainTier, readsBody } from './fast-enroll.js'
-import { type ProgressAnswer, progressStudentId, type StudentOutcome } from './fast-progress.js'
-import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from './catalog-representations.js'
-import { problemBytes } from './problem-responses.js'
-import { type RateState, rateLimitHeaders } from './rate-limit-headers.js'
-import { type ByteString, NO_BODY, send } from './response-head.js'
-import { EXPOSED_HEADERS } from './response-basics.js'
+import { TIER_IDS } from '../../domain/tiers.js'
+import { PROBLEM_CATALOG, type Problem } from '../../errors.js'
+import type { Config } from '../../config.js'
+import type { CatalogState } from '../../services/catalog-state.js'
+import type { InProcessLimits } from '../../services/limiters.js'
+import { API_PREFIX } from '../api-prefix.js'
+import { logAccess } from '../access-log.js'
+import { LocalAdmission, type LocalAdmissionOptions, type Verdict } from '../admission.js'
+import { handOver } from '../hand-over.js'
+import type { Storage } from '../../storage/connection.js'
+import { type EnrollAnswer, enrollStudentId, fastEnroll, plainTier, readsBody } from './enroll.js'
+import { fastProgress, type ProgressAnswer, progressStudentId, type StudentOutcome } from './progress.js'
+import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from '../catalog-representations.js'
+import { problemBytes } from '../problem-responses.js'
+import { type RateState, rateLimitHeaders } from '../rate-limit-headers.js'
+import type { ByteString } from '../byte-string.js'
+import { NO_BODY, send } from './response-head.js'
+import { EXPOSED_HEADERS } from '../response-basics.js'
 
-/** What authentication uses, plus the catalog and the access log. */
-export interface FastPathOptions extends AccessControlOptions {
+/** What admission uses (with limiters that answer at once), plus the catalog and the access log. */
+export interface FastPathOptions extends LocalAdmissionOptions {
+  /** The RateLimit-Policy field. */
+  policy: string
   catalog: CatalogState<CatalogRepresentations>
-  /** Progress reads, where storage reads synchronously (fast-progress.ts). */
-  progress: ProgressAnswer | undefined
-  /** Enrolls (fast-enroll.ts). */
-  enroll: EnrollAnswer | undefined
+  /** Where progress reads (when storage can read synchronously) and enrolls go. */
+  storage: Storage
   /** The access log, when it is on (info level); the same line as the Fastify path writes. */
   accessLog: FastifyBaseLogger | undefined
 }
@@ -59,6 +64,30 @@ export interface FastPathOptions extends AccessControlOptions {
  */
 export type FastPath = (request: IncomingMessage, response: ServerResponse, route: () => void) => boolean
 
+/** Whether the fast path answers, with the limits it needs, or why not (said once at start). */
+export type FastPathStatus =
+  | { readonly on: true; readonly limits: InProcessLimits }
+  | { readonly on: false; readonly why: string }
+
+/**
+ * The fast path decides at once, so it needs limits kept in this process, and the client address
+ * as the socket gives it; otherwise every request goes through the router.
+ */
+export function fastPathStatus(
+  config: Pick<Config, 'fastPath' | 'trustProxy'>,
+  limits: InProcessLimits | undefined,
+): FastPathStatus {
+  if (config.fastPath === 'off') return { on: false, why: 'FAST_PATH is off' }
+  if (config.trustProxy !== false)
+    return {
+      on: false,
+      why: "TRUST_PROXY is set: client addresses come from the proxy's headers, which the router reads",
+    }
+  if (limits === undefined)
+    return { on: false, why: 'the rate limits are shared in Redis (REDIS_URL), which the fast path cannot wait for' }
+  return { on: true, limits }
+}
+
 const TIERS_URL = `${API_PREFIX}/tiers`
 const LESSONS_URL = `${API_PREFIX}/lessons`
 const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`${LESSONS_URL}?tier=${tier}`, tier]))
@@ -66,8 +95,10 @@ const LESSON_PREFIX = `${LESSONS_URL}/`
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
 export function createFastPath(options: FastPathOptions): FastPath {
-  const { catalog, clock, policy, accessLog, progress, enroll } = options
-  const admission = new Admission(options)
+  const { catalog, clock, policy, accessLog, storage } = options
+  const progress = fastProgress(storage, catalog)
+  const enroll = fastEnroll(storage)
+  const admission = new LocalAdmission(options)
 
   function representationFor(url: string): Representation | undefined {
     const current = catalog.current
@@ -134,7 +165,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     now: number,
   ): verdict is Verdict & { admitted: true } {
     if (verdict.admitted && answerer.admits(verdict.key, now)) return true
-    handOver(request, verdict)
+    handOver(request, { verdict })
     return false
   }
 
@@ -151,7 +182,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     started: number,
     outcome: Promise<StudentOutcome>,
     toRouter = () => {
-      handOver(request, verdict)
+      handOver(request, { verdict })
       route()
     },
   ): void {
@@ -169,7 +200,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
   }
 
   /**
-   * An admitted enroll (fast-enroll.ts): the body is read here, then either answered once the
+   * An admitted enroll (enroll.ts): the body is read here, then either answered once the
    * change is committed or, when it is not the plain case, given with the verdict to the router.
    */
   function answerEnroll(
@@ -186,8 +217,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     request.once('end', () => {
       const body = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks)
       const toRouter = () => {
-        leaveBody(request, body)
-        handOver(request, verdict)
+        handOver(request, { verdict, body })
         route()
       }
       // Outside answerFast's try: as there, a bug here ends this connection, not the process.
@@ -195,7 +225,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
         const tier = plainTier(body)
         if (tier === undefined) return toRouter()
         // The change is dated when its body has arrived, as the route dates it.
-        const outcome = enroll!.answer(id, tier, verdict.key, clock.now())
+        const outcome = enroll.answer(id, tier, verdict.key, clock.now())
         settle(request, response, route, verdict, now, started, outcome, toRouter)
       } catch {
         response.destroy()
@@ -222,7 +252,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
 
   /** The student an exact enroll URL names, when the fast path reads this request's body; else undefined. */
   function enrolled(request: IncomingMessage): string | undefined {
-    if (enroll === undefined || request.method !== 'POST') return undefined
+    if (request.method !== 'POST') return undefined
     const id = enrollStudentId(request.url!)
     return id !== undefined && readsBody(request.headers) ? id : undefined
   }
@@ -234,8 +264,8 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (id === undefined || address === undefined) return false
     const started = accessLog === undefined ? 0 : performance.now()
     const now = clock.now()
-    const verdict = admission.admitWithoutStorage(address, request.headers.authorization, now) as Verdict | undefined
-    if (verdict === undefined || !mayAnswer(request, verdict, enroll!, now)) return false
+    const verdict = admission.admit(address, request.headers.authorization, now)
+    if (verdict === undefined || !mayAnswer(request, verdict, enroll, now)) return false
     answerEnroll(request, response, route, id, verdict, now, started)
     return true
   }
@@ -251,13 +281,12 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const address = request.socket.remoteAddress
     if (address === undefined) return false
     const started = accessLog === undefined ? 0 : performance.now()
-    // In-memory limiters answer at once (app.ts creates no fast path otherwise); a key that
-    // needs a storage lookup leaves the request to the router, nothing recorded.
+    // A key that needs a storage lookup leaves the request to the router, nothing recorded.
     const now = clock.now()
-    const verdict = admission.admitWithoutStorage(address, headers.authorization, now) as Verdict | undefined
+    const verdict = admission.admit(address, headers.authorization, now)
     if (verdict === undefined) return false
     if (studentId !== undefined) {
-      // A progress read (fast-progress.ts): the answer comes once its disclosure is committed.
+      // A progress read (progress.ts): the answer comes once its disclosure is committed.
       if (!mayAnswer(request, verdict, progress!, now)) return false
       settle(request, response, route, verdict, now, started, progress!.answer(studentId, verdict.key, now))
       return true

@@ -1,5 +1,5 @@
 /**
- * `POST /api/v1/students/<id>/enroll` on the fast path (fast-path.ts).
+ * `POST /api/v1/students/<id>/enroll` on the fast path (index.ts).
  *
  * Only the plain case is answered here: a canonical UUID, a JSON body of a known small length
  * that is exactly `{"tier": <tier id>}`, a key admitted with the `students:write` scope and an
@@ -7,25 +7,22 @@
  * (`enrollStudent`), and so are the body (the same schema's serializer) and the 404.
  *
  * Everything else goes to the router. Refusals go before the body is read, with the admission
- * verdict already taken. A body that is anything but the plain case goes after it is read: the
- * route's `preParsing` hook (`replayBody`) gives the router the bytes read here, so its
- * answers (malformed JSON, an unknown field, a missing tier) stay its own, word for word.
+ * verdict already taken. A body that is anything but the plain case goes after it is read, with
+ * the bytes read here (hand-over.ts), so the router's answers (malformed JSON, an unknown field,
+ * a missing tier) stay its own, word for word.
  */
-import type { IncomingHttpHeaders, IncomingMessage } from 'node:http'
-import { Readable } from 'node:stream'
+import type { IncomingHttpHeaders } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import fastJson from 'fast-json-stringify'
-import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
-import type { KeyRecord } from '../domain/api-key.js'
-import { TIER_IDS, type TierId } from '../domain/tiers.js'
-import type { Storage } from '../storage/connection.js'
-import { enrollStudent } from '../storage/student-repository.js'
-import { mayReachStudents } from './access-control.js'
-import { keyAccess } from './student-access.js'
-import { type StudentOutcome, studentUrl } from './fast-progress.js'
-import { byteString } from './response-head.js'
-import { studentNotFound } from './routes/students.js'
-import { EnrollmentSchema } from './schemas/students.js'
+import type { KeyRecord } from '../../domain/api-key.js'
+import { TIER_IDS, type TierId } from '../../domain/tiers.js'
+import type { Storage } from '../../storage/connection.js'
+import { enrollStudent } from '../../storage/student-repository.js'
+import { mayReachStudents } from '../access-control.js'
+import { type StudentOutcome, studentUrl } from './progress.js'
+import { byteString } from '../byte-string.js'
+import { keyAccess, studentNotFound } from '../student-access.js'
+import { EnrollmentSchema } from '../schemas/students.js'
 
 /** The longest body read here: `{"tier":"innovator"}` is 20 bytes; longer ones go to the router unread. */
 export const FAST_ENROLL_MAX_BODY = 256
@@ -67,35 +64,6 @@ export function plainTier(body: Buffer): TierId | undefined {
   if (keys.length !== 1 || keys[0] !== 'tier') return undefined
   const tier = (parsed as { tier: unknown }).tier
   return typeof tier === 'string' && TIERS.has(tier) ? (tier as TierId) : undefined
-}
-
-const READ_BODY = Symbol('body read by the fast path')
-
-type Carrier = IncomingMessage & { [READ_BODY]?: Buffer }
-
-/** Leaves the body the fast path read for the router, which then parses it as if from the socket. */
-export function leaveBody(request: IncomingMessage, body: Buffer): void {
-  ;(request as Carrier)[READ_BODY] = body
-}
-
-/**
- * The enroll route's `preParsing` hook: the body the fast path read, as the stream the router
- * parses; the request's own stream otherwise.
- */
-export function replayBody(
-  request: FastifyRequest,
-  _reply: FastifyReply,
-  payload: RequestPayload,
-  done: (error: null, payload: RequestPayload) => void,
-): void {
-  const raw = request.raw as Carrier
-  const body = raw[READ_BODY]
-  if (body === undefined) {
-    done(null, payload)
-    return
-  }
-  raw[READ_BODY] = undefined
-  done(null, Readable.from([body], { objectMode: false }))
 }
 
 export interface EnrollAnswer {
