@@ -15,8 +15,9 @@
  *
  * Validation is all or nothing: a file with any problem changes nothing, and an operator fixes
  * a whole file in one pass instead of one error per run. Writing is not one transaction: on
- * SQLite a transaction holds the only write lock, and a million-row import held it for about
- * 11 s, during which every student request (each writes its disclosure record) failed with 503.
+ * SQLite a transaction holds the only write lock, and a million-row import in one transaction
+ * held it for so long that every student request meanwhile (each writes its disclosure record)
+ * failed with 503 (figures: docs/performance.md).
  * Short batches with a pause after each let the service's writes in between. A killed import
  * therefore leaves part of the file written; every import adds or updates rows by id, so
  * running the same file again completes it and changes nothing twice.

@@ -3,8 +3,8 @@
  * `addCommand`) so that each inherits the error handling set here.
  *
  * Command modules import storage and catalog code inside their actions, not at the top: the
- * database drivers and the query builder take about 0.3 s to load, which --help, a usage error
- * or `catalog validate` should not pay.
+ * database drivers and the query builder take a noticeable time to load, which --help, a usage
+ * error or `catalog validate` should not pay (figures: docs/performance.md).
  */
 import { Command } from 'commander'
 import { registerAgreement } from './commands/agreement.js'

@@ -24,8 +24,9 @@ import { DashboardError } from './dashboard-error.js'
 import { waitOf } from './times.js'
 
 /**
- * scrypt at N=2^15 takes 32 MiB and about 0.1 s of one libuv thread. Two at once leave two of
- * libuv's four threads to file and DNS work; eight waiting is at most about half a second.
+ * scrypt at N=2^15 takes 32 MiB and holds a libuv thread for a noticeable time. Two at once
+ * leave two of libuv's four threads to file and DNS work, and a short queue keeps the wait
+ * behind them short (figures: docs/performance.md).
  */
 export const HASH_CONCURRENCY = 2
 export const HASH_QUEUE = 8

@@ -1,8 +1,8 @@
 /**
  * At most `concurrency` tasks at once, a bounded queue behind them, and at most `perKey` tasks
  * per key (running or waiting). Whatever does not fit is refused at once, never queued without
- * bound: for password hashing, where 40 concurrent sign-ins from one address once queued
- * another address's sign-in behind 40 scrypt hashes (0.9 s became 22.5 s).
+ * bound: for password hashing, where many concurrent sign-ins from one address once queued
+ * another address's sign-in behind all their scrypt hashes (figures: docs/performance.md).
  */
 export type GateRefusal = 'key-busy' | 'queue-full'
 

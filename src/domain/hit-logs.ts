@@ -1,8 +1,8 @@
 /**
  * The times of each key's recent hits, for the sliding-window limiter, kept in one Float64Array
- * instead of an object and an array per key. With tens of thousands of keys, a key holding one
- * time costs its map entry and about 32 bytes instead of about 130; a busy key's times sit in a block
- * at most half as large again as they need.
+ * instead of an object and an array per key, whose overhead outweighed the times themselves
+ * with tens of thousands of keys (figures: docs/performance.md); a busy key's times sit in a
+ * block at most half as large again as they need.
  *
  * Each key has a slot (its block's start and size class, the offset of its oldest time in the
  * block, how many it holds). Times are kept in order, oldest first: expired ones are skipped by

@@ -1,9 +1,10 @@
 /**
  * What a client can hold open, bounded: the time to send the headers and the whole request
- * (slowloris: a body trickled a byte at a time kept enroll and sign-in connections open past
- * 100 s), the idle time of a kept-alive connection, and the connections one address may have
- * open at once. Answers Node gives at the socket level (408 on a timeout, 400 on a request it
- * cannot parse, 431 on headers too large) are written as problem+json like every other error.
+ * (slowloris: a body trickled a byte at a time would otherwise hold an enroll or sign-in
+ * connection open for as long as the client likes), the idle time of a kept-alive connection,
+ * and the connections one address may have open at once. Answers Node gives at the socket level
+ * (408 on a timeout, 400 on a request it cannot parse, 431 on headers too large) are written as
+ * problem+json like every other error.
  */
 import type { Server } from 'node:http'
 import type { Socket } from 'node:net'

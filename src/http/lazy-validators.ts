@@ -1,11 +1,12 @@
 /**
  * Request validators compiled when a route first validates a request, not when the app starts.
  *
- * Fastify compiles an Ajv validator for every route at start (about a tenth of a second with
- * the dashboard's forms, the larger part of it Ajv compiling its own meta-schema), and most
- * routes of a given process never validate anything: the catalog answers come from the fast
- * path. So the builder hands Fastify a stand-in per route that compiles the real validator (with
- * the same Ajv compiler and options Fastify would use) on its first call.
+ * Fastify compiles an Ajv validator for every route at start (a visible part of the start with
+ * the dashboard's forms, the larger part of it Ajv compiling its own meta-schema; figures:
+ * docs/performance.md), and most routes of a given process never validate anything: the
+ * catalog answers come from the fast path. So the builder hands Fastify a stand-in per route
+ * that compiles the real validator (with the same Ajv compiler and options Fastify would use)
+ * on its first call.
  *
  * A custom builder makes Fastify pass header schemas as written instead of lower-casing their
  * property names; every header schema here is written in lower case, as Node delivers headers.

@@ -1,8 +1,8 @@
 /**
  * The body of a progress answer written straight from the rows as read, for the fast path: the
  * bytes the route's serializer writes for `progressView` of the same rows (a test compares
- * them), without making an object per entry and walking the schema for each field. On the
- * bench's data that work took 13 µs of a 44 µs read, SQL included.
+ * them), without making an object per entry and walking the schema for each field, which took a
+ * large part of a whole read, SQL included (figures: docs/performance.md).
  *
  * Only for plain rows (`StudentRows.plain`: every string printable ASCII with nothing to escape)
  * whose numbers are whole; for anything else it answers undefined and the serializer writes the

@@ -3,11 +3,12 @@
  *
  * Every route declares its problem responses (401, 403, 404, 429, 503, ...) so that the
  * OpenAPI document lists them, and Fastify would compile a fast-json-stringify serializer for
- * each one: about a hundred compilations of the same Problem schema, a tenth of a second of
- * every start. Problems are always sent as ready JSON text (problem-responses.ts), so those
+ * each one: the same Problem schema compiled again for every route and status, a visible part
+ * of every start. Problems are always sent as ready JSON text (problem-responses.ts), so those
  * serializers would never run; error statuses get plain JSON.stringify instead, and success
- * bodies keep their compiled serializer, compiled on its first use: compiling them all took
- * a few hundredths of a second of every start, for routes most processes rarely serve.
+ * bodies keep their compiled serializer, compiled on its first use, since most processes rarely
+ * serve most routes and compiling them all would lengthen every start (figures:
+ * docs/performance.md).
  */
 import fastJson, { type Options, type Schema } from 'fast-json-stringify'
 

@@ -4,13 +4,14 @@
  *
  * Counted in memory and written by `flush` in small chunks, each one unit of the write queue:
  * on SQLite every write runs on the event loop and holds the one connection, so a chunk joins
- * the requests' own group commit and a request waits behind at most one chunk (about a
- * millisecond), never behind the whole flush (50,000 keys take seconds). "Last used" is written
- * at most once per key per LAST_USED_PRECISION_MS, which is the precision the dashboard shows.
+ * the requests' own group commit and a request waits behind at most one chunk, never behind the
+ * whole flush, which for many keys is long (figures: docs/performance.md). "Last used" is
+ * written at most once per key per LAST_USED_PRECISION_MS, which is the precision the dashboard
+ * shows.
  *
- * Each key seen gets a slot: its numbers sit in typed arrays (about 80 bytes a key with the map
- * entry, against about 150 for an object and map entries per key), and a flush walks the slots
- * instead of copying everything first, so starting a flush costs no pause of its own.
+ * Each key seen gets a slot: its numbers sit in typed arrays, smaller than an object and map
+ * entries per key, and a flush walks the slots instead of copying everything first, so starting
+ * a flush costs no pause of its own.
  */
 import type { Clock } from '../clock.js'
 import { touchKeys } from '../storage/access-repository.js'

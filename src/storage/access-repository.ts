@@ -328,8 +328,7 @@ const touchStatement = preparedBySize(
  * One statement for up to TOUCH_KEYS of them: on PostgreSQL one round trip, on SQLite one
  * statement to run.
  * Compiled once per count of keys: building it anew (a CASE of 64 branches) cost more than
- * running it, 0.55-0.60 ms against 0.30 ms of CPU a chunk of 64 on the bench's dataset; a flush
- * of 50,000 keys writes 782 such chunks.
+ * running it, and a flush of many keys writes many such chunks (figures: docs/performance.md).
  */
 export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<string, number>): Promise<void> {
   const entries = [...lastUsed]

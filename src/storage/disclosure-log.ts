@@ -307,9 +307,9 @@ export interface SealOptions {
   write: <T>(work: (trx: Db) => Promise<T>) => Promise<T>
   /**
    * Awaited between two writes; false ends the run there (the next run goes on from the last
-   * sealed segment). On SQLite a write keeps the event loop for 2-3 ms (4,096 rows); back to
-   * back, a segment's three writes and the commits queued behind them made a 10-14 ms stall
-   * every second under load.
+   * sealed segment). On SQLite each write holds the event loop, and back to back a segment's
+   * three writes and the commits queued behind them stalled requests under load (figures:
+   * docs/performance.md).
    */
   pause?: () => Promise<boolean>
 }
@@ -329,8 +329,8 @@ export async function sealSegments(db: Db, options: SealOptions): Promise<number
     const last = start + options.segmentRows - 1
     const after = await firstRowAfter(db, last)
     if (after === undefined || options.now - Date.parse(after.at) < options.horizonMs) return sealed
-    // One write per dimension: on SQLite each holds the single writer for a few milliseconds,
-    // and request writes are committed in between. The segment's row comes with the last one.
+    // One write per dimension: on SQLite each holds the single writer, and request writes are
+    // committed in between. The segment's row comes with the last one.
     for (const [index, [dimension, column]] of DIMENSIONS.entries()) {
       if (written && options.pause !== undefined && !(await options.pause())) return sealed
       written = true

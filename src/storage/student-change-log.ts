@@ -47,8 +47,8 @@ const insertTierChange = preparedQuery((db, seq: number, studentId: string, chan
 /**
  * PostgreSQL: the counter's bump and the log row in one statement (an UPDATE inside WITH, which
  * SQLite lacks). The counter row is held from the bump to the commit, and every writer of
- * changes queues on it, so one round trip fewer in that stretch is one fewer for each of them:
- * enrolls on the bench's schema, two workers, went from 1,170 to 1,342 req/s.
+ * changes queues on it, so one round trip fewer in that stretch is one fewer for each of them
+ * (figures: docs/performance.md).
  */
 const bumpAndInsertTierChange = preparedQuery((db, studentId: string, changedAt: string, tier: TierId) =>
   db

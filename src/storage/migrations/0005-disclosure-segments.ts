@@ -5,11 +5,11 @@ import type { Engine } from '../connection.js'
  * The disclosure log becomes append-only on the request path (storage/disclosure-log.ts).
  *
  * Each of the three indexes on (student | organisation, at) and (at) took a write to a random
- * page per row: with 2M rows in the log a row cost 80-105 us in batches of 64, against 4 us on
- * a table with only its primary key, and the cost kept growing with the log. The rows are now
- * only appended; the lookups by student, organisation and key are built per sealed segment of
- * consecutive ids, in key order, so that building them also only appends (the segment number
- * leads the primary key). Existing rows are sealed by the server in the background.
+ * page per row, far dearer than appending to a table with only its primary key, and the cost
+ * kept growing with the log (figures: docs/performance.md). The rows are now only appended; the
+ * lookups by student, organisation and key are built per sealed segment of consecutive ids, in
+ * key order, so that building them also only appends (the segment number leads the primary
+ * key). Existing rows are sealed by the server in the background.
  */
 export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   await db.schema.dropIndex('disclosures_student').execute()

@@ -4,13 +4,12 @@ import type { Engine } from '../connection.js'
 /**
  * SQLite: `progress` becomes a WITHOUT ROWID table, its rows stored in primary-key order
  * (student, lesson). A progress read then finds a student's entries side by side in the
- * primary key's own pages instead of looking each one up by rowid through the key's index:
- * on the bench's 2M-row dataset, reading a student's 20 entries took 27-29 us instead of
- * 43-56 us, measured in isolation over 20,000 students.
+ * primary key's own pages instead of looking each one up by rowid through the key's index,
+ * which makes a progress read cheaper.
  *
- * The table is copied whole, in one transaction: on 2M rows about 8 s, proportionally more on
- * larger databases, once, before the server answers. PostgreSQL keeps its heap and index (its
- * progress reads already run within the bench's target); nothing changes there.
+ * The table is copied whole, in one transaction, once, before the server answers, in a time
+ * that grows with the table (figures for both: docs/performance.md). PostgreSQL keeps its heap
+ * and index (its progress reads already run within the bench's target); nothing changes there.
  */
 export async function up(db: Kysely<any>, engine: Engine): Promise<void> {
   if (engine !== 'sqlite') return

@@ -19,7 +19,7 @@ export interface PostgresOptions {
   timeoutMs?: number
 }
 
-// Loaded only when PostgreSQL is used: an SQLite deployment starts about 0.1 s sooner without it.
+// Loaded only when PostgreSQL is used: an SQLite deployment starts sooner without it (figures: docs/performance.md).
 const requireModule = createRequire(import.meta.url)
 
 export function openPostgres(url: string, options: PostgresOptions): Storage {

@@ -3,10 +3,10 @@
  *
  * By default SQLite checkpoints inside the commit that takes the WAL past 1,000 pages: that
  * commit copies the pages into the database file and waits for two fsyncs, and better-sqlite3
- * does it on the event loop, so every request in flight waits too (tens of ms on this kind of
- * disk, several times a second under write load). With automatic checkpoints off, a worker
- * thread with its own connection runs PASSIVE checkpoints, which never block readers or the
- * writer. WAL mode allows a checkpoint beside a writer, so nothing changes for durability.
+ * does it on the event loop, so every request in flight waits too, again and again under write
+ * load. With automatic checkpoints off, a worker thread with its own connection runs PASSIVE
+ * checkpoints, which never block readers or the writer. WAL mode allows a checkpoint beside a
+ * writer, so nothing changes for durability.
  *
  * The WAL starts again from its beginning when the writer begins a transaction with every
  * frame already copied. Under steady writes that moment never comes (frames arrive while a
@@ -14,21 +14,17 @@
  * they look only at frames after the last checkpoint. So past `restartAboveBytes` of frames the
  * worker follows the PASSIVE checkpoint with a RESTART one, which holds off the writer while it
  * copies what arrived since and syncs the WAL and the database file. The bound sets how often
- * that happens: with 64 MB, about once a second under the heaviest write load measured (enrolls,
- * 50-100 MB of WAL a second). The earlier 16 MB bound with a TRUNCATE (which also frees the
- * file's blocks: 20-60 ms more here) did it every 0.4 s. The file keeps its largest size (it is
- * reused from the start), which stays near the bound.
+ * that happens, and so how often the writer is held off; it is a RESTART rather than a
+ * TRUNCATE, which would also free the file's blocks and hold the writer longer. The file keeps
+ * its largest size (it is reused from the start), which stays near the bound.
  *
  * What the writer waits for is those two syncs, so the worker does the slow part of them first,
  * outside the lock (`restart`). A PASSIVE checkpoint syncs the database file only when it copies
- * the WAL to its very end, which never happens under steady writes: the RESTART's sync used to
- * flush every page copied since the last restart (16-21 ms on this disk, as traced), and the
- * WAL's sync a fifth of a second of frames. With both files synced beforehand and the busy
- * handler's sleeps (1, 2, 5, 10 ms, while holding the write lock when a reader is in the way)
- * replaced by short retries, a RESTART held writers mostly 2-4 ms instead of 12-18 ms. Enrolls at
- * 7,000 a second (half their peak, open loop), with the writer's quicker retries in
- * immediate-transactions.ts: p99 9.3-12.0 ms against 14.8-18.0 ms for the previous build (three interleaved
- * rounds).
+ * the WAL to its very end, which never happens under steady writes: the RESTART's sync would
+ * flush every page copied since the last restart, and the WAL's sync every frame since the last
+ * tick. So both files are synced beforehand, and the busy handler's sleeps (1, 2, 5, 10 ms,
+ * taken while holding the write lock when a reader is in the way) are replaced by short
+ * retries, which keeps the writer's wait for a RESTART short (figures: docs/performance.md).
  */
 import { createRequire } from 'node:module'
 import { Worker } from 'node:worker_threads'
@@ -51,9 +47,9 @@ const fs = require('node:fs')
 const SQLite = require(workerData.driver)
 const db = new SQLite(workerData.file)
 // Short: while a RESTART has the write lock, the server's writes wait behind it (answered later,
-// or 503 after 2 s). With a busy timeout of 1,000 ms, a million-row import (which pushes the WAL
-// past the bound again and again) cost about 0.3 % of concurrent student requests a 503, when
-// writers still gave up after 250 ms. A RESTART is tried for about as long (see restart()).
+// or 503 after 2 s), and an import pushes the WAL past the bound again and again, so a long wait
+// turned student requests into 503s (figures: docs/performance.md). A RESTART is tried for about
+// as long as this (see restart()).
 const BUSY_TIMEOUT_MS = 50
 db.pragma('busy_timeout = ' + BUSY_TIMEOUT_MS)
 const wal = workerData.file + '-wal'

@@ -1,25 +1,22 @@
 /**
  * Whether a small group commit should wait a moment for company (group-commit.ts).
  *
- * A SQLite commit costs about the same whatever it carries: on this service's data an enroll
- * alone in its transaction took 38 µs of CPU, and 10 µs in a batch of 32, the difference being
- * the commit's own system calls (the WAL frames written one by one, the shared-memory locks).
- * Under a closed loop the batches are large by themselves. Requests that arrive paced, one at a
- * time (an open loop, many independent clients), each get a commit of their own: at 8,000
- * enrolls a second the core was then 87% busy and the p99 10.9 ms, against 75% and 4.9 ms with
- * the wait below (`npm run bench`, enroll open loop, one run each).
+ * A SQLite commit costs about the same whatever it carries, and for a write alone in its
+ * transaction the commit's own system calls (the WAL frames written one by one, the
+ * shared-memory locks) are most of its CPU. Under a closed loop the batches are large by
+ * themselves. Requests that arrive paced, one at a time (an open loop, many independent
+ * clients), each get a commit of their own, which costs the core more, and lengthens the tail
+ * more, than a short wait for company (figures: docs/performance.md).
  *
  * Waiting helps only when others are about to write. Clients that each wait for their own
  * answer before sending again are all in the batch already: a wait gains nothing and slows each
- * of them by the wait (three such clients made 2,000-3,400 enrolls a second instead of
- * 8,800-9,700 when every small batch waited 1 ms). So a small batch waits only when
+ * of them by the wait. So a small batch waits only when
  *
  * - the event loop is busy (CPU saved matters; at low load a wait would only add latency),
  * - and recent waits were joined, on average, by at least one more unit (a moving average of
  *   the units that arrived during each wait). When waits stop paying, they stop; a probe, at
- *   most one every `PROBE_INTERVAL_MS`, keeps the average current while nobody waits. Three
- *   clients enrolling in a loop made as many enrolls with this as without (four interleaved
- *   runs each, 6,820-7,585 against 7,238-7,561 a second).
+ *   most one every `PROBE_INTERVAL_MS`, keeps the average current while nobody waits, so that
+ *   clients enrolling in a loop make as many enrolls with this as without.
  *
  * The wait itself is the shortest timer Node has (about a millisecond).
  */

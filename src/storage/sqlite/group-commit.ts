@@ -2,15 +2,15 @@
  * Request-time writes on SQLite (the engine's `WriteQueue`, write-queue.ts): group commit.
  *
  * SQLite has one writer and pays for each commit (WAL frames for every page touched, then a
- * checkpoint); 64 concurrent requests committing one row each spend most of their time there.
- * So on SQLite the writes that arrive during one turn of the event loop share one transaction
- * (group commit, as databases do with their own log): each unit runs inside a savepoint, so a
- * failing unit undoes only its own writes, and every caller's promise settles after the shared
- * COMMIT, so nothing is acknowledged before it is stored. A batch of a few units may wait about
- * a millisecond for more when that has been paying off (commit-hold.ts). A failed COMMIT fails every unit of
- * the batch. Inside a batch, prepared queries and the savepoints run directly on the raw
- * connection (direct-statements.ts): against Kysely's execution, 1.17 the enrolls per
- * CPU-second (bench/compare.mjs, 5 rounds).
+ * checkpoint); many concurrent requests committing one row each would spend most of their time
+ * there. So on SQLite the writes that arrive during one turn of the event loop share one
+ * transaction (group commit, as databases do with their own log): each unit runs inside a
+ * savepoint, so a failing unit undoes only its own writes, and every caller's promise settles
+ * after the shared COMMIT, so nothing is acknowledged before it is stored. A batch of a few
+ * units may wait about a millisecond for more when that has been paying off (commit-hold.ts). A
+ * failed COMMIT fails every unit of the batch. Inside a batch, prepared queries and the
+ * savepoints run directly on the raw connection (direct-statements.ts), skipping the steps
+ * Kysely's execution adds to each statement (figures: docs/performance.md).
  */
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'

@@ -14,9 +14,8 @@ const BEGIN_WAIT_MS = 2000
 const BEGIN_PAUSE_MS = 16
 /**
  * Tries 1 ms apart before the pauses start doubling: the checkpoint thread's RESTART holds the
- * lock for 2-4 ms (checkpointer.ts), and doubling from the first try (1, 2, 4, 8 ms) kept
- * writes waiting up to twice that. Enrolls at 7,000 a second, open loop: p99 8.9-9.4 ms with
- * doubling from the first try, 7.5-8.1 ms with these (two rounds each).
+ * lock only briefly (checkpointer.ts), and pauses doubling from the first try (1, 2, 4, 8 ms)
+ * kept writes waiting up to twice as long as it did (figures: docs/performance.md).
  */
 const BEGIN_QUICK_TRIES = 8
 
@@ -33,11 +32,11 @@ function beginPause(tries: number): number {
  *
  * The wait for the lock does not block the event loop: better-sqlite3 is synchronous, so
  * SQLite's own busy handler would stop every request in the process while it slept (a batch
- * of request writes waiting out 250 ms behind an import's transaction held up catalog reads
- * too, then answered 503). BEGIN is tried with no busy timeout and tried again after a pause
- * of 1, 2, 4, ... 16 ms, serving requests in between, for up to `beginWaitMs`. Kysely hands the
- * connection to this transaction alone meanwhile, so nothing else runs on it with the busy
- * timeout lifted.
+ * of request writes waiting out the busy timeout behind an import's transaction held up
+ * catalog reads too, then answered 503). BEGIN is tried with no busy timeout and tried again
+ * after a pause of 1, 2, 4, ... 16 ms, serving requests in between, for up to `beginWaitMs`.
+ * Kysely hands the connection to this transaction alone meanwhile, so nothing else runs on it
+ * with the busy timeout lifted.
  */
 class ImmediateSqliteDriver extends SqliteDriver {
   readonly #database: SQLite.Database
@@ -60,10 +59,10 @@ class ImmediateSqliteDriver extends SqliteDriver {
   }
   /**
    * Takes the write lock now if it is free; the SQLITE_BUSY error if not. The timeout is set
-   * with `exec`: 0.6 µs against 3.1 µs for `pragma()`, which builds a statement object to read
-   * the answer back (a prepared statement cannot be reused: SQLite applies this pragma when it
-   * prepares it). Every group commit begins here, so at one or two writes a batch, as in an
-   * open loop, the two calls were 4% of an enroll's CPU.
+   * with `exec`, not `pragma()`, which builds a statement object to read the answer back (a
+   * prepared statement cannot be reused: SQLite applies this pragma when it prepares it). Every
+   * group commit begins here, so at one or two writes a batch, as in an open loop, these two
+   * calls show in an enroll's CPU (figures: docs/performance.md).
    */
   #tryBegin(): Error | undefined {
     this.#database.exec('pragma busy_timeout = 0')

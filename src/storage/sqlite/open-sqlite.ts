@@ -38,11 +38,11 @@ export interface SqliteOptions {
   /**
    * Bytes of the file the writing connection reads through a memory map (SQLite's mmap_size);
    * none by default. A read then copies nothing and makes no system call for a page the
-   * operating system holds: a progress read's lookups took 44 us instead of 52-56 us on the
-   * bench's 2M-row dataset. Mapped pages count in the process's resident memory (they are the
-   * operating system's shared, reclaimable file cache), so keys are looked up on the read-only
-   * connection, which does not map: 50,000 key lookups through a map added 19 MB to the peak
-   * (167 MB).
+   * operating system holds, which makes progress reads cheaper. Mapped pages count in the
+   * process's resident memory (they are the operating system's shared, reclaimable file cache),
+   * so keys are looked up on the read-only connection, which does not map: through the map, the
+   * key pages that many keys' first lookups read once would raise the process's peak (figures:
+   * docs/performance.md).
    */
   mmapBytes?: number
 }
@@ -55,9 +55,9 @@ export interface SqliteStorage extends Storage {
    * connection itself while that has no transaction open (nearly always: a group commit runs
    * whole within one turn of the event loop), so it sees only committed data; otherwise the
    * read-only connection. Each commit into the file empties the page cache of every other
-   * connection, and the writer commits disclosure records many times a second: on the bench's
-   * data a progress lookup took 59 µs on the read-only connection with a commit between reads,
-   * 26 µs on the writer.
+   * connection, and the writer commits disclosure records many times a second, so a lookup on
+   * the read-only connection would mostly start from an empty cache (figures:
+   * docs/performance.md).
    */
   readonly readConnection: SQLite.Database | undefined
 }
@@ -102,9 +102,10 @@ export function openSqlite(url: string, options: SqliteOptions): SqliteStorage {
   if (options.backgroundCheckpoints === true && file !== ':memory:') {
     database.pragma('wal_autocheckpoint = 0')
     // The thread starts once the WAL holds about what SQLite would have checkpointed itself:
-    // never while the server starts (its start costs about 50 ms of CPU, which on one core
-    // would delay the first answer), and not at all while the service only reads (a thread is
-    // a V8 instance of its own, about 9 MB). Until then the WAL grows by a second's writes.
+    // never while the server starts (its own start costs CPU, which on one core would delay the
+    // first answer), and not at all while the service only reads (a thread is a V8 instance of
+    // its own, with its own memory; figures: docs/performance.md). Until then the WAL grows by a
+    // second's writes.
     const startAboveBytes = options.checkpointerStartBytes ?? CHECKPOINTER_START_BYTES
     checkpointerTimer = setInterval(() => {
       let size = 0

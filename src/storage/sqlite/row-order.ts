@@ -2,11 +2,11 @@
  * The order in which to update many api_keys rows so that neighbouring rows go together.
  *
  * SQLite keeps a table's rows in rowid order and writes every page a transaction changed to the
- * write-ahead log. Fifty-odd keys picked at random sit on fifty-odd pages, so a flush of 50,000
- * last-used times in chunks wrote about 230 MB of log; in rowid order a chunk shares a few pages
- * and the same flush writes about 30 MB (and fewer log pages means fewer checkpoints holding
- * off writers). PostgreSQL places rows its own way: there the order is left as it is
- * (`Storage.keysInRowOrder`).
+ * write-ahead log. Fifty-odd keys picked at random sit on fifty-odd pages, so a flush of
+ * last-used times in chunks wrote a page of log for nearly every key; in rowid order a chunk
+ * shares a few pages and the same flush writes a fraction of that (and fewer log pages means
+ * fewer checkpoints holding off writers; figures: docs/performance.md). PostgreSQL places rows
+ * its own way: there the order is left as it is (`Storage.keysInRowOrder`).
  */
 import { setImmediate as yieldToRequests } from 'node:timers/promises'
 import { type Kysely, sql } from 'kysely'

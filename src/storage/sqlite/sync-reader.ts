@@ -17,9 +17,8 @@ const NOT_PLAIN = /[^\x20-\x7e]|\\/
  * The synchronous path's one statement: the student and, as one JSON array of arrays built by
  * SQLite, their progress rows, in the column order of `progressOf` (student-repository.ts). One
  * statement is one read transaction: each read transaction that follows a commit by the writer
- * starts on an emptied page cache, and progress reads come between the disclosure log's commits.
- * With a writer committing beside it, the two lookups took 61-72 us as two statements and 55-57
- * us as this one (2M progress rows, 20,000 students).
+ * starts on an emptied page cache, and progress reads come between the disclosure log's commits,
+ * so one statement costs less than two (figures: docs/performance.md).
  */
 const STUDENT_WITH_PROGRESS = `select s.first_name, s.tier, (
     select json_group_array(json_array(p.lesson_slug, p.status, p.xp, p.time_seconds, p.started_at, p.completed_at))
