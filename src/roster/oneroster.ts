@@ -16,7 +16,7 @@
  */
 import path from 'node:path'
 import { firstNameProblem } from '../domain/first-name.js'
-import { cell, readTable, type Columns, type TableRow } from './roster-csv.js'
+import { cell, readTable, type Columns, type TableRow, type TableSpec } from './roster-csv.js'
 import { detach, idProblem, labelProblem, StringPool } from './roster-fields.js'
 import { openExport, type RosterFile } from './roster-files.js'
 import { MANIFEST, readManifest, type FileMode, type Manifest, type OneRosterVersion } from './oneroster-manifest.js'
@@ -130,15 +130,21 @@ interface Org {
   line: number
 }
 
-/** A 1.2 bulk student while it is read: found in roles.csv first, then in users.csv. */
+/**
+ * A 1.2 bulk student while it is read, found in roles.csv first and then in users.csv; it is
+ * returned as it is, so that a large roster is never held twice.
+ */
 interface PendingStudent {
+  status: 'active'
   sourcedId: string
-  schools: string[]
-  rolesLine: number
-  /** Its users.csv line, 0 until found there. */
-  line: number
+  /** Empty until users.csv gives it. */
   firstName: string
+  schoolSourcedIds: readonly string[]
+  /** Its line in users.csv, or minus its first line in roles.csv until users.csv gives it. */
+  line: number
 }
+
+const NO_SCHOOLS: readonly string[] = Object.freeze([])
 
 export async function readOneRoster(
   source: string,
@@ -156,10 +162,12 @@ export async function readOneRoster(
   const manifest = await readManifest(opened.file(MANIFEST), problems)
   if (manifest === null || !checkModes(manifest, opened.file, problems)) return fail()
   const reader = new RosterReader(manifest, limits, problems)
-  const file = (name: keyof typeof FILES) => opened.file(FILES[name]) as Extract<RosterFile, { kind: 'present' }>
-  if (manifest.modes.orgs !== 'absent' && !(await reader.readOrgs(file('orgs').read()))) return fail()
-  if (manifest.modes.roles !== 'absent' && !(await reader.readRoles(file('roles').read()))) return fail()
-  if (manifest.modes.users !== 'absent' && !(await reader.readUsers(file('users').read()))) return fail()
+  // Orgs first, to check the schools students name; in 1.2 roles before users, to know who is a student.
+  for (const name of ['orgs', 'roles', 'users'] as const) {
+    const found = opened.file(FILES[name])
+    if (manifest.modes[name] === 'absent' || found.kind !== 'present') continue
+    if (!(await reader.read(name, found.read()))) return fail()
+  }
   const result = reader.finish()
   return problems.count > 0 || result === null ? fail() : result
 }
@@ -267,22 +275,32 @@ class RosterReader {
     return true
   }
 
-  /** The status column is required in a delta, where it says what each row does. */
-  #statusColumn(file: keyof typeof FILES) {
-    return this.#mode(file) === 'delta'
-      ? { required: ['status'] as const, optional: [] }
-      : { required: [], optional: ['status'] as const }
+  /** The columns read from a file; status is required in a delta, where it says what each row does. */
+  #spec<C extends string>(file: keyof typeof FILES, required: readonly C[], optional: readonly C[] = []) {
+    const spec: TableSpec<C | 'status'> =
+      this.#mode(file) === 'delta'
+        ? { required: [...required, 'status'], optional }
+        : { required, optional: [...optional, 'status'] }
+    return spec
   }
 
-  async readOrgs(bytes: AsyncIterable<Uint8Array>): Promise<boolean> {
-    const status = this.#statusColumn('orgs')
-    const spec = {
-      required: ['sourcedId', 'name', 'type', ...status.required] as const,
-      optional: ['identifier', ...status.optional] as const,
+  /** Reads one file of the export; false when it could not be read to its end. */
+  read(file: keyof typeof FILES, bytes: AsyncIterable<Uint8Array>): Promise<boolean> {
+    const { limits, problems } = this
+    if (file === 'orgs') {
+      const spec = this.#spec(file, ['sourcedId', 'name', 'type'], ['identifier'])
+      return readTable(FILES.orgs, bytes, spec, limits, problems, (row, columns) => this.#org(row, columns))
     }
-    return readTable(FILES.orgs, bytes, spec, this.limits, this.problems, (row, columns) =>
-      this.#org(row, columns as Columns<'sourcedId' | 'name' | 'type' | 'identifier' | 'status'>),
-    )
+    if (file === 'roles') {
+      const spec = this.#spec(file, ['userSourcedId', 'role', 'orgSourcedId'])
+      return readTable(FILES.roles, bytes, spec, limits, problems, (row, columns) => this.#role(row, columns))
+    }
+    if (this.manifest.version === '1.1') {
+      const spec = this.#spec(file, ['sourcedId', 'role', 'orgSourcedIds', 'givenName'])
+      return readTable(FILES.users, bytes, spec, limits, problems, (row, columns) => this.#user11(row, columns))
+    }
+    const spec = this.#spec(file, ['sourcedId', 'givenName'], ['preferredGivenName'])
+    return readTable(FILES.users, bytes, spec, limits, problems, (row, columns) => this.#user12(row, columns))
   }
 
   #org(row: TableRow, columns: Columns<'sourcedId' | 'name' | 'type' | 'identifier' | 'status'>): boolean {
@@ -369,26 +387,6 @@ class RosterReader {
     return this.#names.get(name.normalize('NFC'))
   }
 
-  async readUsers(bytes: AsyncIterable<Uint8Array>): Promise<boolean> {
-    const status = this.#statusColumn('users')
-    if (this.manifest.version === '1.1') {
-      const spec = {
-        required: ['sourcedId', 'role', 'orgSourcedIds', 'givenName', ...status.required] as const,
-        optional: [...status.optional],
-      }
-      return readTable(FILES.users, bytes, spec, this.limits, this.problems, (row, columns) =>
-        this.#user11(row, columns as Columns<'sourcedId' | 'role' | 'orgSourcedIds' | 'givenName' | 'status'>),
-      )
-    }
-    const spec = {
-      required: ['sourcedId', 'givenName', ...status.required] as const,
-      optional: ['preferredGivenName', ...status.optional] as const,
-    }
-    return readTable(FILES.users, bytes, spec, this.limits, this.problems, (row, columns) =>
-      this.#user12(row, columns as Columns<'sourcedId' | 'givenName' | 'preferredGivenName' | 'status'>),
-    )
-  }
-
   #user11(row: TableRow, columns: Columns<'sourcedId' | 'role' | 'orgSourcedIds' | 'givenName' | 'status'>): boolean {
     const file = FILES.users
     if (cell(row, columns.role).trim() !== STUDENT) {
@@ -438,17 +436,6 @@ class RosterReader {
     return !this.#tooMany(file, row, this.#students.size, this.limits.maxStudents, 'students')
   }
 
-  async readRoles(bytes: AsyncIterable<Uint8Array>): Promise<boolean> {
-    const status = this.#statusColumn('roles')
-    const spec = {
-      required: ['userSourcedId', 'role', 'orgSourcedId', ...status.required] as const,
-      optional: [...status.optional],
-    }
-    return readTable(FILES.roles, bytes, spec, this.limits, this.problems, (row, columns) =>
-      this.#role(row, columns as Columns<'userSourcedId' | 'role' | 'orgSourcedId' | 'status'>),
-    )
-  }
-
   #role(row: TableRow, columns: Columns<'userSourcedId' | 'role' | 'orgSourcedId' | 'status'>): boolean {
     const file = FILES.roles
     if (cell(row, columns.role).trim() !== STUDENT) {
@@ -472,10 +459,12 @@ class RosterReader {
     }
     let student = this.#pending.get(userId)
     if (student === undefined) {
-      student = { sourcedId: detach(userId), schools: [], rolesLine: row.line, line: 0, firstName: '' }
-      this.#pending.set(student.sourcedId, student)
+      const sourcedId = detach(userId)
+      student = { status: 'active', sourcedId, firstName: '', schoolSourcedIds: NO_SCHOOLS, line: -row.line }
+      this.#pending.set(sourcedId, student)
     }
-    if (school !== null && !student.schools.includes(school)) student.schools.push(school)
+    if (school !== null && !student.schoolSourcedIds.includes(school))
+      student.schoolSourcedIds = this.#schoolList([...student.schoolSourcedIds, school])
     return !this.#tooMany(file, row, this.#pending.size, this.limits.maxStudents, 'students')
   }
 
@@ -489,11 +478,13 @@ class RosterReader {
         return true
       }
       if (this.#status('users', row, columns.status) === null) return true
-      if (student.line !== 0) {
+      if (student.line > 0) {
         this.#report(file, row, 'sourcedId', `the same student as on line ${student.line}`)
         return true
       }
       student.line = row.line
+      if (student.schoolSourcedIds.length === 0)
+        this.#report(file, row, 'sourcedId', 'the student has no role in roles.csv at an org of type school')
       const firstName = this.#firstName(row, columns)
       if (typeof firstName === 'string') student.firstName = firstName
       else this.problems.add(firstName)
@@ -547,28 +538,14 @@ class RosterReader {
     const students: RosterStudent[] = []
     if (this.#pending.size > 0) {
       for (const student of this.#pending.values()) {
-        if (student.line === 0)
+        if (student.line < 0)
           this.problems.add({
             file: FILES.roles,
-            line: student.rolesLine,
+            line: -student.line,
             field: 'userSourcedId',
             message: 'names a student whom users.csv does not hold',
           })
-        else if (student.schools.length === 0)
-          this.problems.add({
-            file: FILES.roles,
-            line: student.rolesLine,
-            field: 'orgSourcedId',
-            message: 'the student has no role at an org of type school',
-          })
-        else if (student.firstName !== '')
-          students.push({
-            status: 'active',
-            sourcedId: student.sourcedId,
-            firstName: student.firstName,
-            schoolSourcedIds: this.#schoolList(student.schools),
-            line: student.line,
-          })
+        else students.push(student)
       }
     } else {
       students.push(...this.#students.values())

@@ -99,6 +99,8 @@ export async function readTable<C extends string>(
       try {
         text = decoder.decode(chunk, { stream: true })
       } catch {
+        // The rows before the bad bytes are read, so that the problem names the row they are in.
+        take(parser.push(validUtf8Prefix(chunk)))
         problems.add(notUtf8(file, parser.recordLine))
         return false
       }
@@ -139,6 +141,24 @@ export async function readTable<C extends string>(
     return false
   }
   return true
+}
+
+/** The longest start of the chunk that is UTF-8, decoded; a prefix of valid UTF-8 is valid too. */
+function validUtf8Prefix(chunk: Uint8Array): string {
+  const decode = (length: number) =>
+    new TextDecoder('utf-8', { fatal: true }).decode(chunk.subarray(0, length), { stream: true })
+  let valid = 0
+  let invalid = chunk.length
+  while (invalid - valid > 1) {
+    const middle = (valid + invalid) >>> 1
+    try {
+      decode(middle)
+      valid = middle
+    } catch {
+      invalid = middle
+    }
+  }
+  return decode(valid)
 }
 
 function notUtf8(file: string, line: number) {

@@ -225,8 +225,8 @@ describe('OneRoster 1.2 bulk', () => {
       { sourcedId: 'r7', userSourcedId: 'p1', roleType: 'primary', role: 'student', orgSourcedId: 'district-1' },
     ]
     expect(await problems(writeFolder(bulk12(USERS_12, roles)))).toEqual([
+      'users.csv:5: sourcedId: the student has no role in roles.csv at an org of type school',
       'roles.csv:7: userSourcedId: names a student whom users.csv does not hold',
-      'roles.csv:8: orgSourcedId: the student has no role at an org of type school',
     ])
   })
 })

@@ -183,6 +183,8 @@ export interface ZipItem {
   method?: 'stored' | 'deflate' | number
   /** General purpose flags in both headers (bit 0: encrypted). */
   flags?: number
+  /** The entry's bytes as written, instead of the data compressed by `method`. */
+  body?: Buffer
   /** Overrides of what the central directory declares. */
   uncompressedSize?: number
   crc32?: number
@@ -204,7 +206,7 @@ export function zipBytes(items: readonly ZipItem[], shape: ZipShape = {}): Buffe
     const data = Buffer.isBuffer(item.data) ? item.data : Buffer.from(item.data, 'utf8')
     const method =
       item.method === 'stored' ? 0 : item.method === undefined || item.method === 'deflate' ? 8 : item.method
-    const body = method === 8 ? zlib.deflateRawSync(data) : data
+    const body = item.body ?? (method === 8 ? zlib.deflateRawSync(data) : data)
     const name = Buffer.from(item.name, 'utf8')
     const crc = item.crc32 ?? zlib.crc32(data)
     const size = item.uncompressedSize ?? data.length
