@@ -376,7 +376,7 @@ class RosterReader {
     return list
   }
 
-  /** The student's first name in its kept form, or null after reporting why it cannot be kept. */
+  /** The student's first name in its kept form, or the problem that keeps it out, to report or to defer. */
   #firstName(row: TableRow, columns: Columns<'givenName' | 'preferredGivenName'>): string | RosterProblem {
     const preferred = cell(row, columns.preferredGivenName)
     const field = preferred === '' ? 'givenName' : 'preferredGivenName'
@@ -446,7 +446,7 @@ class RosterReader {
     const userIssue = idProblem(userId)
     if (userIssue !== null) this.#report(file, row, 'userSourcedId', userIssue)
     const status = this.#status('roles', row, columns.status)
-    const reference = cell(row, columns.orgSourcedId)
+    const reference = cell(row, columns.orgSourcedId).trim()
     const school = reference === '' ? undefined : this.#school(file, row, 'orgSourcedId', reference)
     if (reference === '') this.#report(file, row, 'orgSourcedId', 'is required')
     if (userIssue !== null || status === null || school === undefined) return true
