@@ -109,7 +109,7 @@ export interface OneRosterLimits {
   maxProblems: number
 }
 
-/** The limits and why each is what it is: docs/oneroster (the reader's section). */
+/** The limits; why each is what it is, with the figures, is in the docs (OneRoster import). */
 export const ONEROSTER_LIMITS: Readonly<OneRosterLimits> = Object.freeze({
   maxFileBytes: 512 * 1024 * 1024,
   maxRows: 2_000_000,
