@@ -48,6 +48,11 @@ export class CsvParser {
   #error: string | undefined
   #started = false
 
+  /** Physical line on which the record being read starts, for a problem found before it ends. */
+  get recordLine(): number {
+    return this.#recordLine
+  }
+
   /** Parses a chunk and returns the records it completed. */
   push(chunk: string): CsvRecord[] {
     const out: CsvRecord[] = []
