@@ -118,7 +118,9 @@ export async function readTable<C extends string>(
         problems.add({
           file,
           line: parser.recordLine,
-          message: `a row runs past ${limits.maxRowChars.toLocaleString('en-US')} characters without ending: is a quote left open?`,
+          message:
+            `a row runs past ${limits.maxRowChars.toLocaleString('en-US')} characters without ending: ` +
+            'is a quote left open?',
         })
         return false
       }

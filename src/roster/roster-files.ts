@@ -111,7 +111,9 @@ function zipFiles(zip: ZipArchive, names: readonly string[], limits: FileLimits)
     )
       files.set(name, {
         kind: 'refused',
-        message: `is compressed more than ${limits.maxCompressionRatio} to 1, far more than roster data is: refused as a possible zip bomb`,
+        message:
+          `is compressed more than ${limits.maxCompressionRatio} to 1, far more than roster data is: ` +
+          'refused as a possible zip bomb',
       })
     else if (entry.encrypted)
       files.set(name, { kind: 'refused', message: 'is encrypted; export the roster without a password' })
