@@ -31,6 +31,7 @@ import {
   createTestStorage,
   type Fixtures,
   freshDatabaseUrl,
+  requestPathOptions,
   START,
   seedFixtures,
   testConfig,
@@ -94,8 +95,10 @@ describe('concurrent enrolls of one student through two instances', () => {
     }
     other = openStorage(url)
     const config = testConfig({ RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' })
-    apps.push(await buildApp({ config, storage, clock, logger: false, pollChanges: false }))
-    apps.push(await buildApp({ config, storage: other, clock, logger: false, pollChanges: false, fastPath: false }))
+    apps.push(await buildApp(requestPathOptions({ config, storage, clock, logger: false, pollChanges: false }, 'fast')))
+    apps.push(
+      await buildApp(requestPathOptions({ config, storage: other, clock, logger: false, pollChanges: false }, 'plain')),
+    )
     for (const app of apps) bases.push(await app.listen({ host: '127.0.0.1', port: 0 }))
   })
 

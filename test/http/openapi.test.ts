@@ -4,7 +4,6 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import type { AddressInfo } from 'node:net'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
@@ -18,7 +17,7 @@ describe('OpenAPI document', () => {
   let doc: Record<string, any>
   beforeAll(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
-    const res = await t.app.inject({ url: '/api/v1/openapi.json' })
+    const res = await t.call({ url: '/api/v1/openapi.json' })
     expect(res.statusCode).toBe(200)
     doc = res.json()
   })
@@ -91,8 +90,6 @@ describe('OpenAPI document', () => {
     expect(typecheck.stdout + typecheck.stderr).toBe('')
     expect(typecheck.status).toBe(0)
 
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    const { port } = t.app.server.address() as AddressInfo
     // Imported by a computed path: the fixture compiles only once its types are generated, so
     // the project's own type-check must not follow this import (it has its own tsconfig).
     const fixture = '../client/partner-client.js'
@@ -104,12 +101,7 @@ describe('OpenAPI document', () => {
         studentId: string,
       ) => Promise<Record<string, unknown>>
     }
-    const run = await runPartnerClient(
-      `http://127.0.0.1:${port}`,
-      t.fixtures.keys.catalog,
-      t.fixtures.keys.readWrite,
-      STUDENTS.ben,
-    )
+    const run = await runPartnerClient(t.base, t.fixtures.keys.catalog, t.fixtures.keys.readWrite, STUDENTS.ben)
     expect(run).toEqual({
       tierIds: ['explorer', 'builder', 'innovator'],
       lessonTotal: expect.any(Number),

@@ -13,6 +13,7 @@ import {
   bearer,
   buildTestApp,
   createTestStorage,
+  requestPathOptions,
   seedFixtures,
   START,
   STUDENTS,
@@ -64,7 +65,9 @@ describe('slow clients are cut', () => {
   ): Promise<{ base: string; keys: Awaited<ReturnType<typeof seedFixtures>>['keys'] }> {
     storage = await createTestStorage()
     const fixtures = await seedFixtures(storage, START)
-    app = await buildApp({ config: testConfig(env), storage, clock: new ManualClock(START), logger: false })
+    app = await buildApp(
+      requestPathOptions({ config: testConfig(env), storage, clock: new ManualClock(START), logger: false }),
+    )
     return { base: await app.listen({ port: 0, host: '127.0.0.1' }), keys: fixtures.keys }
   }
 
