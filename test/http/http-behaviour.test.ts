@@ -179,6 +179,8 @@ describe('failures on our side', () => {
         storage: fast,
         clock,
         logger: false,
+        // No background writes (sealer, webhooks) queueing behind the lock: each request waits only on its own.
+        pollChanges: false,
       })
       // Both keys cached: on the fast path, the read and the enroll below are the fast path's to try.
       for (const key of [fixtures.keys.read, fixtures.keys.write])
