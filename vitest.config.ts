@@ -27,7 +27,12 @@ function reachable(url: string, defaultPort: number): Promise<boolean> {
 }
 
 /** The HTTP suites: everything that sends requests to the app (test/helper.ts's buildTestApp or listeningApp). */
-const HTTP_SUITES = ['test/http/**/*.test.ts', 'test/services/services.test.ts', 'test/services/key-cache.test.ts']
+const HTTP_SUITES = [
+  'test/http/**/*.test.ts',
+  'test/services/services.test.ts',
+  'test/services/key-cache.test.ts',
+  'test/storage/storage-faults.test.ts',
+]
 
 /**
  * Not run again with the fast path off: suites that build both paths within themselves, and
