@@ -50,6 +50,9 @@ const NOT_ON_ONE_PATH = [
   'test/http/response-serializers.test.ts',
 ]
 
+/** The request path of the sqlite and postgres projects: the fast path, unless TEST_REQUEST_PATH asks for another. */
+const FAST_UNLESS_ASKED = process.env.TEST_REQUEST_PATH || 'fast'
+
 const shared = {
   // Real databases and real processes: give each file room.
   testTimeout: 30_000,
@@ -94,7 +97,7 @@ export default defineConfig(async () => {
             name: 'sqlite',
             include: ['test/**/*.test.ts'],
             globalSetup: ['test/global-setup.ts'],
-            env: { ...env, TEST_REQUEST_PATH: 'fast' },
+            env: { ...env, TEST_REQUEST_PATH: FAST_UNLESS_ASKED },
           },
         },
         {
@@ -115,7 +118,7 @@ export default defineConfig(async () => {
                   include: ['test/http/**/*.test.ts', 'test/services/**/*.test.ts', 'test/storage/**/*.test.ts'],
                   // Redis only, or node:http only: nothing about the database engine to test twice.
                   exclude: ['test/storage/redis-limiter.test.ts', 'test/http/response-head.test.ts'],
-                  env: { ...env, TEST_DATABASE_URL: POSTGRES_URL, TEST_REQUEST_PATH: 'fast' },
+                  env: { ...env, TEST_DATABASE_URL: POSTGRES_URL, TEST_REQUEST_PATH: FAST_UNLESS_ASKED },
                 },
               },
             ]
