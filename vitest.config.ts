@@ -104,6 +104,10 @@ export default defineConfig(async () => {
           test: {
             ...shared,
             name: 'sqlite-plain',
+            // The suites share a worker's modules instead of importing the app again for each
+            // file: each test builds its own app and database, and the import was most of the
+            // project's cost.
+            isolate: false,
             include: HTTP_SUITES,
             exclude: NOT_ON_ONE_PATH,
             env: { ...env, TEST_REQUEST_PATH: 'plain' },
