@@ -46,7 +46,6 @@ const NOT_ON_ONE_PATH = [
   'test/http/bearer-header.test.ts',
   'test/http/problem-json.test.ts',
   'test/http/progress-body.test.ts',
-  'test/http/response-head.test.ts',
   'test/http/response-serializers.test.ts',
 ]
 
@@ -120,8 +119,8 @@ export default defineConfig(async () => {
                   ...shared,
                   name: 'postgres',
                   include: ['test/http/**/*.test.ts', 'test/services/**/*.test.ts', 'test/storage/**/*.test.ts'],
-                  // Redis only, or node:http only: nothing about the database engine to test twice.
-                  exclude: ['test/storage/redis-limiter.test.ts', 'test/http/response-head.test.ts'],
+                  // Redis only: nothing about the database engine to test twice.
+                  exclude: ['test/storage/redis-limiter.test.ts'],
                   env: { ...env, TEST_DATABASE_URL: POSTGRES_URL, TEST_REQUEST_PATH: FAST_UNLESS_ASKED },
                 },
               },
