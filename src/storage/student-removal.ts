@@ -7,7 +7,7 @@
  * Erasing deletes the student's first name, progress, links and change-log rows (they hold
  * tiers and progress), and clears the webhook deliveries about them: those not sent yet end not
  * sent, and every one loses its body and the receiver's answer. What stays is ids: the
- * disclosure log (the district still answers for what was disclosed, until its retention ends),
+ * disclosure log (the district still answers for what was disclosed; its own retention decides),
  * earlier notices, the audit log and the delivery rows. Sandbox students are synthetic and are
  * regenerated with their sandbox, never erased one by one.
  *

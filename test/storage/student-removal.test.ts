@@ -8,6 +8,7 @@ import { randomBytes } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isoAt } from '../../src/clock.js'
+import { eraseInBatches } from '../../src/cli/student-erasure.js'
 import { createSandbox } from '../../src/services/sandbox.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { recordDisclosures } from '../../src/storage/disclosure-log.js'
@@ -248,6 +249,43 @@ describe('unlinking and erasing students', () => {
 
     // Again: nobody by that id any more, nothing changes and nobody is told twice.
     expect(await eraseStudents(storage.db, [id], later())).toMatchObject({ erased: [], missing: [id], webhooks: 0 })
+  })
+
+  it('erases a file of students in committed batches, each student audited in its batch, on either engine', async () => {
+    const ids: string[] = []
+    const at = later()
+    for (let from = 0; from < 450; from += 150) {
+      const part = Array.from({ length: 150 }, () => crypto.randomUUID())
+      await upsertStudents(
+        storage.db,
+        part.map((id) => ({ id, firstName: 'Sam', tier: 'explorer' as const })),
+        at,
+      )
+      await linkStudents(
+        storage.db,
+        part.flatMap((studentId, i) => [
+          { studentId, organisationId: fixtures.orgs.gamma },
+          ...(i % 3 === 0 ? [{ studentId, organisationId: fixtures.orgs.beta }] : []),
+        ]),
+        at,
+      )
+      ids.push(...part)
+    }
+    const recorded: string[] = []
+    const totals = await eraseInBatches(storage, [...ids, STUDENTS.nobody], {
+      now: later(),
+      record: async (trx, student) => {
+        expect(trx.isTransaction).toBe(true)
+        recorded.push(student.id)
+      },
+    })
+    expect(totals).toMatchObject({ erased: 450, missing: [STUDENTS.nobody], links: 600, progress: 0, changes: 450 })
+    expect(totals.batches).toBeGreaterThan(1)
+    expect(recorded.sort()).toEqual([...ids].sort())
+    const gamma = (await noticesOf(fixtures.orgs.gamma)).filter((item) => item.type === 'student_deleted')
+    expect(gamma).toHaveLength(450)
+    const left = await storage.db.selectFrom('students').select('id').where('id', 'in', ids.slice(0, 100)).execute()
+    expect(left).toEqual([])
   })
 
   it('refuses sandbox students, erasing nothing of the batch', async () => {
