@@ -115,6 +115,15 @@ describe("the operator's student pages", () => {
     expect(found.body).toMatch(/Linked to <strong>Acme Learning<\/strong>, <strong>Beta Tutors<\/strong>; 0 progress/)
     expect(found.body).not.toContain(NAME)
 
+    // Without the form's CSRF token, or with another's: refused, nothing erased.
+    for (const token of [null, 'forged']) {
+      const forged = await operator.post('/dashboard/operator/students/erase', {
+        _csrf: token,
+        id: MARKED,
+        confirm: MARKED,
+      })
+      expect(forged.statusCode).toBe(403)
+    }
     const wrong = await operator.post('/dashboard/operator/students/erase', { id: MARKED, confirm: STUDENTS.ada })
     expect(wrong.statusCode).toBe(400)
     expect(wrong.body).toContain('Type the student id exactly as shown')

@@ -46,6 +46,11 @@ describe('notices in the change feed', () => {
       'student_unlinked',
     ])
     expect((await feed(t.fixtures.keys.otherOrg)).filter((item) => item.type.startsWith('student_'))).toEqual([])
+    const progress = await t.call({
+      url: `/api/v1/students/${STUDENTS.dev}/progress`,
+      headers: bearer(t.fixtures.keys.read),
+    })
+    expect(progress.statusCode).toBe(404)
     const rows = await listDisclosures(t.storage.db, { action: 'progress.changes' })
     expect(
       rows.filter((row) => row.student_id === STUDENTS.dev && row.organisation_id === t.fixtures.orgs.acme),
