@@ -176,6 +176,7 @@ try {
       exit: code,
       eraseSeconds: Number(seconds.toFixed(1)),
       batches: summary.batches,
+      longestBatchMs: summary.longestBatchMs,
       log: summary.log,
       readsAlone: { n: alone.length, p50: pct(alone, 0.5), p99: pct(alone, 0.99), max: pct(alone, 1) },
       readsDuringErase: {

@@ -76,6 +76,8 @@ export interface ErasureTotals {
   cancelledDeliveries: number
   webhooks: number
   batches: number
+  /** The longest a batch took, waiting for the write lock included (ms). */
+  longestBatchMs: number
 }
 
 export interface ErasureRequest {
@@ -105,6 +107,7 @@ export async function eraseInBatches(
     cancelledDeliveries: 0,
     webhooks: 0,
     batches: 0,
+    longestBatchMs: 0,
   }
   const size = storage.engine === 'sqlite' ? new WriteBatchSize(SQLITE_BATCH) : undefined
   const bar = new ProgressLine()
@@ -127,6 +130,7 @@ export async function eraseInBatches(
       const held = performance.now() - started
       from += batch.length
       totals.batches++
+      totals.longestBatchMs = Math.max(totals.longestBatchMs, Math.round(held))
       totals.erased += outcome.erased.length
       totals.missing.push(...outcome.missing)
       for (const student of outcome.erased) {

@@ -2,8 +2,10 @@
  * A school leaving while the service serves (SQLite, real processes): `curriculum students erase
  * --file` commits short batches and leaves the write lock free between them, so progress reads
  * made meanwhile (each writes its disclosure row, and so waits for the lock) all succeed, 99 in
- * 100 within 100 ms; every student of the file is erased, with an audit row each, and every
- * organisation it was linked to is told. bench/erase-under-load.mjs measures 10,000 students.
+ * 100 within 100 ms (or twice the p99 of the same reads just before, when a loaded machine makes
+ * those slower already), and no batch holds every client up at once; every student of the file is
+ * erased, with an audit row each, and every organisation it was linked to is told.
+ * bench/erase-under-load.mjs measures 10,000 students.
  */
 import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
@@ -17,8 +19,10 @@ import { CLI } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 
-const STUDENT_COUNT = 2000
+const STUDENT_COUNT = 1500
 const ENTRIES = 10
+/** How long the reads run alone first, for their own p99 on this machine now. */
+const ALONE_MS = 1500
 const CLIENTS = 8
 
 const opened: Storage[] = []
@@ -27,7 +31,7 @@ afterAll(async () => {
 })
 
 describe('erasing a school under load', () => {
-  it(`answers progress reads within 100 ms (p99) while ${STUDENT_COUNT.toLocaleString('en-US')} students are erased`, async () => {
+  it(`keeps progress reads' p99 within 100 ms while ${STUDENT_COUNT.toLocaleString('en-US')} students are erased`, async () => {
     const url = freshDatabaseUrl('')
     const storage = await createTestStorage({ url })
     opened.push(storage)
@@ -73,6 +77,7 @@ describe('erasing a school under load', () => {
     let server: RunningServer | undefined
     let eraser: ReturnType<typeof spawn> | undefined
     const latencies: number[] = []
+    const alone: number[] = []
     const statuses: number[] = []
     try {
       server = await startServer({
@@ -82,17 +87,7 @@ describe('erasing a school under load', () => {
         ORGANISATION_RATE_LIMIT: '1000000',
       })
       const baseUrl = server.baseUrl
-      eraser = spawn(process.execPath, [CLI, 'students', 'erase', '--file', file, '--yes', '--json'], {
-        env: { PATH: process.env.PATH, DATABASE_URL: url },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      let stdout = ''
-      let stderr = ''
-      eraser.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-      eraser.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const exited = new Promise<number | null>((resolve) => eraser!.once('exit', (code) => resolve(code)))
       let running = true
-      void exited.then(() => (running = false))
       const client = async () => {
         while (running) {
           const started = performance.now()
@@ -104,7 +99,20 @@ describe('erasing a school under load', () => {
           statuses.push(res.status)
         }
       }
-      await Promise.all(Array.from({ length: CLIENTS }, () => client()))
+      const clients = Array.from({ length: CLIENTS }, () => client())
+      await new Promise((resolve) => setTimeout(resolve, ALONE_MS))
+      alone.push(...latencies.splice(0))
+      eraser = spawn(process.execPath, [CLI, 'students', 'erase', '--file', file, '--yes', '--json'], {
+        env: { PATH: process.env.PATH, DATABASE_URL: url },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      })
+      let stdout = ''
+      let stderr = ''
+      eraser.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+      eraser.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+      const exited = new Promise<number | null>((resolve) => eraser!.once('exit', (code) => resolve(code)))
+      void exited.then(() => (running = false))
+      await Promise.all(clients)
       expect(await exited, stderr).toBe(0)
       expect(JSON.parse(stdout)).toMatchObject({ ok: true, erased: STUDENT_COUNT, links: STUDENT_COUNT * 1.5 })
     } finally {
@@ -113,9 +121,15 @@ describe('erasing a school under load', () => {
     }
     expect(statuses.length).toBeGreaterThan(100)
     expect(statuses.filter((status) => status !== 200)).toEqual([])
-    latencies.sort((a, b) => a - b)
-    const p99 = latencies[Math.floor(latencies.length * 0.99)]!
-    expect(p99, `p99 of ${latencies.length} reads, max ${latencies.at(-1)!.toFixed(1)} ms`).toBeLessThan(100)
+    const p99 = (list: number[]) => [...list].sort((a, b) => a - b)[Math.floor(list.length * 0.99)]!
+    const during = `p99 of ${latencies.length} reads ${p99(latencies).toFixed(1)} ms (max ${Math.max(...latencies).toFixed(1)})`
+    const before = `before: ${alone.length} reads, p99 ${p99(alone).toFixed(1)} ms`
+    expect(p99(latencies), `${during}; ${before}`).toBeLessThan(Math.max(100, 2 * p99(alone)))
+    // A transaction holding the lock past the longest read before would have held up every client
+    // at once; a few reads that slow on a loaded machine are noise.
+    const bound = Math.max(100, ...alone)
+    const slow = latencies.filter((ms) => ms > bound)
+    expect(slow.length, `${slow.length} reads slower than ${bound.toFixed(1)} ms; ${during}`).toBeLessThan(CLIENTS)
 
     const count = async (query: Promise<{ n: number | string }>) => Number((await query).n)
     expect(
