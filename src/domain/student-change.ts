@@ -20,10 +20,6 @@ export type StudentNoticeType = (typeof STUDENT_NOTICE_TYPES)[number]
 /** Every kind of row of the change log. */
 export type StudentChangeKind = StudentChangeType | StudentNoticeType
 
-export function isStudentNotice(kind: StudentChangeKind): kind is StudentNoticeType {
-  return kind === 'student_unlinked' || kind === 'student_deleted'
-}
-
 /** A change as a writer records it; the log gives it its sequence number. */
 export type NewStudentChange =
   | { type: 'tier_changed'; studentId: string; tier: TierId; changedAt: string }
