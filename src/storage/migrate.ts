@@ -13,6 +13,7 @@ import * as studentChanges from './migrations/0006-student-changes.js'
 import * as webhooks from './migrations/0007-webhooks.js'
 import * as clusteredProgress from './migrations/0008-clustered-progress.js'
 import * as webhookTrust from './migrations/0009-webhook-trust.js'
+import * as studentNotices from './migrations/0010-student-notices.js'
 
 function migrations(storage: Storage): Record<string, Migration> {
   return {
@@ -25,6 +26,7 @@ function migrations(storage: Storage): Record<string, Migration> {
     '0007-webhooks': { up: (db) => webhooks.up(db) },
     '0008-clustered-progress': { up: (db) => clusteredProgress.up(db, storage.engine) },
     '0009-webhook-trust': { up: (db) => webhookTrust.up(db) },
+    '0010-student-notices': { up: (db) => studentNotices.up(db) },
   }
 }
 

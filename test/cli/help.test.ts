@@ -47,6 +47,7 @@ describe('curriculum --help', () => {
         'key list',
         'key revoke',
         'links import',
+        'links remove',
         'migrate',
         'operator create',
         'org create',
@@ -54,6 +55,7 @@ describe('curriculum --help', () => {
         'org reinstate',
         'org suspend',
         'progress import',
+        'students erase',
         'students import',
       ].sort(),
     )
