@@ -118,6 +118,8 @@ export default defineConfig(async () => {
                 test: {
                   ...shared,
                   name: 'postgres',
+                  // As sqlite-plain: every test builds its own app on a schema of its own.
+                  isolate: false,
                   include: ['test/http/**/*.test.ts', 'test/services/**/*.test.ts', 'test/storage/**/*.test.ts'],
                   // Redis only: nothing about the database engine to test twice.
                   exclude: ['test/storage/redis-limiter.test.ts'],
