@@ -7,6 +7,8 @@
  * have read it all the same), and one per refusal once access has ended (`denied_*`;
  * `denied_unlinked`: the student is no longer linked to the endpoint's organisation).
  */
+import type { DataCategory } from './agreement-terms.js'
+
 export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll', 'students.list', 'progress.changes', 'webhook'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
 
@@ -23,3 +25,25 @@ export const DISCLOSURE_OUTCOMES = [
   'denied_unlinked',
 ] as const
 export type DisclosureOutcome = (typeof DISCLOSURE_OUTCOMES)[number]
+
+/** What each action hands over about a student when it does (progress.changes: the tier or an entry, with the name). */
+const ACTION_DATA: Readonly<Record<DisclosureAction, readonly DataCategory[]>> = {
+  'progress.read': ['first_name', 'tier', 'progress'],
+  'students.list': ['first_name', 'tier'],
+  'progress.changes': ['first_name', 'tier', 'progress'],
+  // Deliveries carry ids and the changed fields, never first names (webhooks/).
+  webhook: ['tier', 'progress'],
+  enroll: ['tier'],
+}
+
+const HANDED_OVER: ReadonlySet<DisclosureOutcome> = new Set([
+  'disclosed',
+  'updated',
+  'unchanged',
+  'sent_unacknowledged',
+])
+
+/** The kinds of data a record's request may have handed over: none for a refusal or an unknown student. */
+export function disclosedData(action: DisclosureAction, outcome: DisclosureOutcome): readonly DataCategory[] {
+  return HANDED_OVER.has(outcome) ? ACTION_DATA[action] : []
+}

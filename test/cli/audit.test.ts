@@ -103,7 +103,18 @@ const CHANGING: Case[] = [
   },
   {
     stage: 2,
-    argv: ['agreement', 'record', '--org', 'Acme Learning', '--signed', '2026-01-31', '--document', 'DSA-2026-014'],
+    argv: [
+      'agreement',
+      'record',
+      '--org',
+      'Acme Learning',
+      '--signed',
+      '2026-01-31',
+      '--document',
+      'DSA-2026-014',
+      '--purpose',
+      'Reading practice',
+    ],
     action: 'agreement.record',
     target: (d) => `organisation:${d.agreement.organisationId}`,
     changed: (d) => ({
@@ -112,6 +123,9 @@ const CHANGING: Case[] = [
       document: 'DSA-2026-014',
       signed: '2026-01-31T00:00:00.000Z',
       expires: null,
+      purpose: 'Reading practice',
+      data: 'first_name tier progress',
+      dispositionDays: 30,
     }),
   },
   {
@@ -323,7 +337,7 @@ describe('the audit log of the command line', () => {
     const failed = await Promise.all([
       run('org', 'create', '--name', 'Acme Learning'),
       run('key', 'revoke', 'cur_live_nothing'),
-      run('agreement', 'record', '--org', 'Nobody Ltd', '--signed', '2026-01-31', '--document', 'D'),
+      run('agreement', 'record', '--org', 'Nobody Ltd', '--signed', '2026-01-31', '--document', 'D', '--purpose', 'p'),
     ])
     expect(failed.map((result) => result.status)).toEqual([1, 1, 1])
     expect(await auditRows(databaseUrl)).toEqual(before)

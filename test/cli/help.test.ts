@@ -108,9 +108,12 @@ describe('usage errors', () => {
   it('reject a malformed option value before touching anything', async () => {
     const databaseUrl = newDatabaseUrl()
     const [date, scopes, group] = await Promise.all([
-      cli(['agreement', 'record', '--org', 'x', '--signed', '2026-02-30', '--document', 'd', '--json'], {
-        databaseUrl,
-      }),
+      cli(
+        ['agreement', 'record', '--org', 'x', '--signed', '2026-02-30', '--document', 'd', '--purpose', 'p', '--json'],
+        {
+          databaseUrl,
+        },
+      ),
       cli(['key', 'create', '--org', 'x', '--name', 'n', '--scopes', 'students:read,students:delete', '--json'], {
         databaseUrl,
       }),

@@ -71,6 +71,9 @@ describe('dashboard authorization', () => {
         await clients.operator.post(`/dashboard/operator/organisations/${orgA}/agreements`, {
           signed: '2026-01-01',
           document: 'DSA-A',
+          purpose: 'Reading practice',
+          data: ['first_name', 'tier', 'progress'],
+          disposition: '30',
         })
       ).statusCode,
     ).toBe(303)

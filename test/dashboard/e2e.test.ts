@@ -138,6 +138,9 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await operator.getByText('Record a signed agreement').click()
     await operator.getByLabel('Signed on').fill(new Date().toISOString().slice(0, 10))
     await operator.getByLabel('Document reference').fill('DSA-2026-014')
+    await operator.getByLabel('Purpose').fill('Reading practice: show each learner their next lesson')
+    // Every kind of data and the configured disposition period are filled in already; share no progress.
+    await operator.getByLabel('progress', { exact: true }).uncheck()
     await operator.getByRole('button', { name: 'Record agreement' }).click()
     expect(await textOf(operator.getByRole('status'))).toContain('was recorded. It is in force: student endpoints work')
     await check(operator, '09-organisation')
@@ -187,6 +190,15 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     // The overview lists only the key's prefix.
     await partner.goto(url('/dashboard/partner'))
     expect(await partner.content()).not.toContain(liveKey)
+  })
+
+  it('the partner reads its agreement: purpose, data shared, term and disposition rule', async () => {
+    await partner.goto(url('/dashboard/partner'))
+    const terms = await textOf(partner.getByRole('table', { name: 'Data-sharing agreements' }))
+    for (const part of ['DSA-2026-014', 'Reading practice: show each learner their next lesson', 'first name and tier'])
+      expect(terms).toContain(part)
+    expect(terms).toMatch(/from \d{4}-\d\d-\d\d, open-ended/)
+    expect(terms).toContain('delete within 30 days of its end')
   })
 
   it('the partner sees usage and the disclosure log', async () => {
