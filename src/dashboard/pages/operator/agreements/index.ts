@@ -30,6 +30,9 @@ function purposeError(purpose: string): string | undefined {
   return 'Remove the control characters from the purpose.'
 }
 
+const DAYS = `0 to ${MAX_DISPOSITION_DAYS}`
+const DISPOSITION_ERROR = `Enter the days after the end within which the partner must delete the data: ${DAYS}.`
+
 /** A date field's value as 00:00 UTC that day, or NaN. */
 function day(value: string): number {
   return /^\d{4}-\d{2}-\d{2}$/.test(value) ? Date.parse(`${value}T00:00:00.000Z`) : Number.NaN
@@ -66,8 +69,7 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
     const data = values.data.filter(isDataCategory)
     if (data.length === 0) errors.data = 'Choose at least one kind of data the agreement shares.'
     const disposition = /^\d{1,5}$/.test(values.disposition) ? Number(values.disposition) : Number.NaN
-    if (dispositionDaysProblem(disposition) !== null)
-      errors.disposition = `Enter the days after the end within which the partner must delete the data: 0 to ${MAX_DISPOSITION_DAYS}.`
+    if (dispositionDaysProblem(disposition) !== null) errors.disposition = DISPOSITION_ERROR
     if (Object.keys(errors).length > 0) return sendOrganisationPage(request, reply, context, o, { values, errors }, 400)
     const row = await inTransaction(db, async (trx) => {
       const row = await recordAgreement(

@@ -106,7 +106,9 @@ ${errorSummary(errors)}
     required: true,
     value: form?.values.purpose ?? '',
     errors,
-    hint: 'What the partner may use the data for, as the agreement says. Partners see it, and so do disclosure reports.',
+    hint:
+      'What the partner may use the data for, as the agreement says. ' +
+      'Partners see it, and so do disclosure reports.',
   })}
   <fieldset id="data"${dataError ? html` aria-describedby="data-error"` : ''}><legend>Data shared</legend>
   ${dataError ? html`<p class="field-error" id="data-error">${dataError}</p>` : ''}
