@@ -51,6 +51,11 @@ export interface ReportRow {
   outcome: DisclosureOutcome
   /** The kinds of data the request handed over: none for a refusal or an unknown student. */
   data: readonly DataCategory[]
+  /**
+   * Of those, the kinds the agreement does not list: the API serves every kind its scopes allow
+   * whatever the agreement lists, so this is where a privacy officer sees the difference.
+   */
+  beyondAgreement: readonly DataCategory[]
   requestId: string
   organisation: { id: string; name: string | null }
   by: ReportRequester
@@ -109,13 +114,16 @@ export class DisclosureDescriber {
       } else if (by.kind === 'dashboard') by.email = this.#accounts.get(by.accountId) ?? null
       else by.url = this.#endpoints.get(by.endpointId) ?? null
       const agreement = agreementInForceAt(this.#agreements.get(row.organisation_id) ?? [], Date.parse(row.at))
+      const data = disclosedData(row.action, row.outcome)
       return {
         id: row.id,
         at: row.at,
         studentId: row.student_id,
         action: row.action,
         outcome: row.outcome,
-        data: disclosedData(row.action, row.outcome),
+        data,
+        beyondAgreement:
+          agreement === undefined ? [] : data.filter((category) => !agreement.dataCategories.includes(category)),
         requestId: row.request_id,
         organisation: { id: row.organisation_id, name: this.#organisations.get(row.organisation_id) ?? null },
         by,

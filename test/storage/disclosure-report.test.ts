@@ -215,6 +215,8 @@ describe('described disclosures', () => {
       ['2026-03-16', { kind: 'key', keyId: uuid(999), name: null, prefix: null, mode: null }, [], 'DSA-NEW'],
       ['2026-03-26', expect.objectContaining({ kind: 'key' }), [], null],
     ])
+    // DSA-OLD shares tiers only: a progress read handed over more than it lists; DSA-NEW lists all.
+    expect(rows.map((row) => row.beyondAgreement)).toEqual([[], ['first_name', 'progress'], [], [], [], []])
     expect(rows[1]!.organisation).toEqual({ id: acme.id, name: '=HYPERLINK("http://evil.example")' })
     expect(rows[1]!.agreement).toEqual({
       id: old.id,
@@ -256,6 +258,7 @@ describe('described disclosures', () => {
       'Tier placement',
       '2026-03-21T00:00:00.000Z',
     ])
+    expect([cell(2, 'data'), cell(2, 'beyond_agreement')]).toEqual(['first_name tier progress', 'first_name progress'])
     expect([cell(3, 'via'), cell(3, 'dashboard_account'), cell(4, 'webhook_url')]).toEqual([
       'dashboard',
       'dana@acme.example',

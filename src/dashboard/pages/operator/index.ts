@@ -11,12 +11,21 @@ import { auditPages } from './audit/index.js'
 import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
+import { studentDisclosurePages } from './student-disclosures/index.js'
 
 const operator = { config: { dashboard: 'operator' as const } }
 
 export const operatorPages: PagePlugin = async (app, { context }) => {
   // '' and not '/': the redirect answers at /dashboard/operator only, not with a trailing slash.
   app.get('', operator, (_request, reply) => reply.redirect('/dashboard/operator/applications', 303))
-  for (const group of [applicationPages, organisationPages, agreementPages, keyPages, disclosurePages, auditPages])
+  for (const group of [
+    applicationPages,
+    organisationPages,
+    agreementPages,
+    keyPages,
+    disclosurePages,
+    studentDisclosurePages,
+    auditPages,
+  ])
     await app.register(group, { context })
 }
