@@ -18,7 +18,7 @@ import { act } from '../command-action.js'
 import type { Audit } from '../audit.js'
 import { dateOption, defineCommand, uuidOption } from '../options.js'
 import { CliError, plural, UsageError } from '../output.js'
-import { withStorage } from '../storage-session.js'
+import { type Session, withStorage } from '../storage-session.js'
 
 interface OutputOptions {
   format: ReportFormat
@@ -62,7 +62,7 @@ interface Run {
   target: string
   detail: Record<string, unknown>
   /** Builds the request once the database is open; may refuse (an unknown organisation). */
-  request: (session: Parameters<Parameters<typeof withStorage>[0]>[0]) => Promise<ReportRequest>
+  request: (session: Session) => Promise<ReportRequest>
 }
 
 async function runReport({ audit, options, target, detail, request }: Run) {
