@@ -133,6 +133,16 @@ describe('the student disclosure report page', () => {
         (row: { agreement: { documentRef: string } | null }) => row.agreement?.documentRef ?? null,
       ),
     ).toEqual([null, 'DSA-Acme Learning', 'DSA-Acme Learning'])
+    // A HEAD request shows nothing, so it is not a download.
+    const head = await t.app.inject({
+      method: 'HEAD',
+      url: `${report}.csv`,
+      headers: {
+        cookie: [...operator.cookies].map(([name, value]) => `${name}=${value}`).join('; '),
+        'sec-fetch-site': 'same-origin',
+      },
+    })
+    expect([head.statusCode, head.headers['content-type'], head.body]).toEqual([200, 'text/csv; charset=utf-8', ''])
     const audits = await t.storage.db
       .selectFrom('audit_log')
       .select(['actor', 'action', 'target', 'detail'])

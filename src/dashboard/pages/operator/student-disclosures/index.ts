@@ -60,6 +60,12 @@ export const studentDisclosurePages: PagePlugin = async (app, { context }) => {
     app.get(`/students/:id/disclosures.${format}`, studentPage, async (request, reply) => {
       const studentId = studentParam(request.params)
       const now = clock.now()
+      const day = new Date(now).toISOString().slice(0, 10)
+      reply
+        .type(TYPES[format])
+        .header('content-disposition', `attachment; filename="disclosures-${studentId}-${day}.${format}"`)
+      // A HEAD request (Fastify answers it with this handler) is shown nothing, so nothing is read or audited.
+      if (request.method === 'HEAD') return reply.send()
       const student = await reportStudent(db, studentId)
       // Before the first byte: a download cut short was still recorded.
       await recordAudit(
@@ -77,11 +83,7 @@ export const studentDisclosurePages: PagePlugin = async (app, { context }) => {
         filter: { studentId },
         generatedAt: new Date(now).toISOString(),
       }
-      const day = new Date(now).toISOString().slice(0, 10)
-      return reply
-        .type(TYPES[format])
-        .header('content-disposition', `attachment; filename="disclosures-${studentId}-${day}.${format}"`)
-        .send(Readable.from(reportChunks(db, report, format), { highWaterMark: 1 }))
+      return reply.send(Readable.from(reportChunks(db, report, format), { highWaterMark: 1 }))
     })
   }
 }
