@@ -1,7 +1,9 @@
 /**
- * Two projects: every suite on SQLite, and the storage and HTTP suites again on PostgreSQL
- * (each test in a schema of its own). Suites that need a service that is not running are
- * skipped, and the run says which and why.
+ * Three projects: every suite on SQLite; the HTTP suites again on SQLite with the fast path off
+ * (`sqlite-plain`, the router alone); and the storage and HTTP suites again on PostgreSQL (each
+ * test in a schema of its own). The HTTP suites talk to the app over a real socket, so the first
+ * and third answer through the fast path wherever it applies. Suites that need a service that is
+ * not running are skipped, and the run says which and why.
  */
 import { existsSync } from 'node:fs'
 import net from 'node:net'
@@ -23,6 +25,32 @@ function reachable(url: string, defaultPort: number): Promise<boolean> {
     socket.once('error', () => done(false))
   })
 }
+
+/** The HTTP suites: everything that sends requests to the app (test/helper.ts's buildTestApp or listeningApp). */
+const HTTP_SUITES = [
+  'test/http/**/*.test.ts',
+  'test/services/services.test.ts',
+  'test/services/key-cache.test.ts',
+  'test/storage/storage-faults.test.ts',
+]
+
+/**
+ * Not run again with the fast path off: suites that build both paths within themselves, and
+ * suites that never start the app (pure functions, node:http alone, or PostgreSQL only).
+ */
+const NOT_ON_ONE_PATH = [
+  'test/http/fast-path.test.ts',
+  'test/http/path-disguises.test.ts',
+  'test/http/concurrent-enrolls.test.ts',
+  'test/http/change-feed-instances.test.ts',
+  'test/http/bearer-header.test.ts',
+  'test/http/problem-json.test.ts',
+  'test/http/progress-body.test.ts',
+  'test/http/response-serializers.test.ts',
+]
+
+/** The request path of the sqlite and postgres projects: the fast path, unless TEST_REQUEST_PATH asks for another. */
+const FAST_UNLESS_ASKED = process.env.TEST_REQUEST_PATH || 'fast'
 
 const shared = {
   // Real databases and real processes: give each file room.
@@ -68,7 +96,20 @@ export default defineConfig(async () => {
             name: 'sqlite',
             include: ['test/**/*.test.ts'],
             globalSetup: ['test/global-setup.ts'],
-            env,
+            env: { ...env, TEST_REQUEST_PATH: FAST_UNLESS_ASKED },
+          },
+        },
+        {
+          test: {
+            ...shared,
+            name: 'sqlite-plain',
+            // The suites share a worker's modules instead of importing the app again for each
+            // file: each test builds its own app and database, and the import was most of the
+            // project's cost.
+            isolate: false,
+            include: HTTP_SUITES,
+            exclude: NOT_ON_ONE_PATH,
+            env: { ...env, TEST_REQUEST_PATH: 'plain' },
           },
         },
         ...(postgres
@@ -78,9 +119,9 @@ export default defineConfig(async () => {
                   ...shared,
                   name: 'postgres',
                   include: ['test/http/**/*.test.ts', 'test/services/**/*.test.ts', 'test/storage/**/*.test.ts'],
-                  // Redis only, or node:http only: nothing about the database engine to test twice.
-                  exclude: ['test/storage/redis-limiter.test.ts', 'test/http/response-head.test.ts'],
-                  env: { ...env, TEST_DATABASE_URL: POSTGRES_URL },
+                  // Redis only: nothing about the database engine to test twice.
+                  exclude: ['test/storage/redis-limiter.test.ts'],
+                  env: { ...env, TEST_DATABASE_URL: POSTGRES_URL, TEST_REQUEST_PATH: FAST_UNLESS_ASKED },
                 },
               },
             ]

@@ -45,7 +45,13 @@ import {
 } from './http/schemas/catalog.js'
 import { ProblemSchema } from './http/schemas/common.js'
 import { EnrollmentSchema, ProgressEntrySchema, StudentProgressSchema } from './http/schemas/students.js'
-import { ProgressChangeSchema, ProgressChangesSchema, RosterSchema, RosterStudentSchema } from './http/schemas/sync.js'
+import {
+  ProgressChangeSchema,
+  ProgressChangesSchema,
+  RosterSchema,
+  RosterStudentSchema,
+  StudentNoticeSchema,
+} from './http/schemas/sync.js'
 import { CatalogState } from './services/catalog-state.js'
 import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
@@ -201,6 +207,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     RosterStudentSchema,
     RosterSchema,
     ProgressChangeSchema,
+    StudentNoticeSchema,
     ProgressChangesSchema,
   ]) {
     app.addSchema(schema)

@@ -5,11 +5,17 @@
  */
 import { Ajv2020 } from 'ajv/dist/2020.js'
 import formats from 'ajv-formats'
-import type { LightMyRequestResponse } from 'fastify'
 import { expect } from 'vitest'
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as loose JSON, field by field
 type Json = Record<string, any>
+
+/** What is checked of a response: node:http's, or Fastify inject's. */
+export interface CheckedResponse {
+  statusCode: number
+  headers: Record<string, string | string[] | number | undefined>
+  body: string
+}
 
 export class Contract {
   readonly doc: Json
@@ -25,7 +31,7 @@ export class Contract {
   }
 
   /** Asserts an error response is problem+json matching the Problem schema, with a request id that matches the header. */
-  checkProblem(response: LightMyRequestResponse): Json {
+  checkProblem(response: CheckedResponse): Json {
     expect(String(response.headers['content-type'])).toMatch(/^application\/problem\+json/)
     let validate = this.#validators.get('Problem')
     if (validate === undefined) {
@@ -41,7 +47,7 @@ export class Contract {
   }
 
   /** Asserts the response is one the document allows for `method path` (path as in the document). */
-  check(method: string, path: string, response: LightMyRequestResponse): void {
+  check(method: string, path: string, response: CheckedResponse): void {
     const operation = this.doc.paths?.[path]?.[method.toLowerCase()]
     expect(operation, `${method} ${path} is documented`).toBeDefined()
     const status = String(response.statusCode)

@@ -6,9 +6,8 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { sql } from 'kysely'
-import { buildApp } from '../src/app.js'
+import { type AppOptions, buildApp } from '../src/app.js'
 import { readCatalogDir, type CatalogData } from '../src/catalog/catalog-files.js'
 import { ManualClock } from '../src/clock.js'
 import { type Config, loadConfig } from '../src/config.js'
@@ -21,6 +20,7 @@ import type { SqliteStorage } from '../src/storage/sqlite/open-sqlite.js'
 import { type MigrationDefaults, migrate } from '../src/storage/migrate.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../src/storage/student-import-repository.js'
 import { Contract, documentedPath } from './contract.js'
+import { HttpClient, type HttpRequest, type HttpResponse } from './support/http-client.js'
 
 export const CATALOG_DIR = path.resolve(import.meta.dirname, '../catalog')
 
@@ -272,30 +272,97 @@ export async function seedFixtures(storage: Storage, now: number): Promise<Fixtu
   return { orgs: { acme: acme.id, beta: beta.id, gamma: gamma.id }, keys, keyIds }
 }
 
+/**
+ * The request path this run's HTTP tests take (env TEST_REQUEST_PATH): `fast`, the default, with
+ * the fast path answering what it can before the router; `plain`, the router alone. vitest.config.ts
+ * runs the HTTP suites once each way.
+ */
+export type RequestPath = 'fast' | 'plain'
+export const REQUEST_PATH: RequestPath = requestPathFrom(process.env.TEST_REQUEST_PATH)
+
+function requestPathFrom(value: string | undefined): RequestPath {
+  if (value === undefined || value === '' || value === 'fast') return 'fast'
+  if (value === 'plain') return 'plain'
+  throw new Error(`TEST_REQUEST_PATH is ${JSON.stringify(value)}: fast or plain`)
+}
+
+/**
+ * `options` for buildApp with the request path set (this run's unless `path` names one): the one
+ * place that knows how the switch is spelled.
+ */
+export function requestPathOptions(options: AppOptions, path: RequestPath = REQUEST_PATH): AppOptions {
+  return { ...options, config: { ...options.config, fastPath: path === 'fast' ? 'auto' : 'off' } }
+}
+
+export interface ListeningApp {
+  app: TypedApp
+  /** Where the app listens: http://127.0.0.1:<port>. */
+  base: string
+  /** A keep-alive client for it. */
+  client: HttpClient
+  /** Closes the client and the app (not its storage). */
+  close(): Promise<void>
+}
+
+/** buildApp on this run's request path (or `path`), listening on 127.0.0.1, with a client. */
+export async function listeningApp(options: AppOptions, path?: RequestPath): Promise<ListeningApp> {
+  const app = await buildApp(requestPathOptions(options, path))
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  const client = new HttpClient(base)
+  return {
+    app,
+    base,
+    client,
+    async close() {
+      client.close()
+      await app.close()
+    },
+  }
+}
+
 export interface TestContext {
   app: TypedApp
+  /** Where the app listens: http://127.0.0.1:<port>. */
+  base: string
   contract: Contract
-  /** inject(), then check the response against the served OpenAPI document. */
-  call(options: InjectOptions): Promise<LightMyRequestResponse>
+  /** A request over a real socket, its response checked against the served OpenAPI document. */
+  call(options: HttpRequest): Promise<HttpResponse>
+  /** A request over a real socket, unchecked (for tests that check what they expect themselves). */
+  send(options: HttpRequest): Promise<HttpResponse>
+  /** How many responses the router (Fastify) has sent; the fast path's answers are not counted. */
+  readonly routed: number
   storage: Storage
   clock: ManualClock
   fixtures: Fixtures
   close(): Promise<void>
 }
 
+/**
+ * The app on a fresh database with the fixtures, listening on 127.0.0.1 on this run's request
+ * path, and a keep-alive client for it.
+ */
 export async function buildTestApp(options: { env?: Record<string, string> } = {}): Promise<TestContext> {
   const clock = new ManualClock(START)
   const storage = await createTestStorage()
   const fixtures = await seedFixtures(storage, clock.now())
   // No background poll: a test sees changes made elsewhere when it calls changes.check().
-  const app = await buildApp({ config: testConfig(options.env), storage, clock, logger: false, pollChanges: false })
-  await app.ready()
+  const app = await buildApp(
+    requestPathOptions({ config: testConfig(options.env), storage, clock, logger: false, pollChanges: false }),
+  )
+  let routed = 0
+  app.addHook('onResponse', (_request, _reply, done) => {
+    routed++
+    done()
+  })
+  const base = await app.listen({ port: 0, host: '127.0.0.1' })
+  const client = new HttpClient(base)
   const contract = new Contract(app.swagger() as Record<string, unknown>)
   return {
     app,
+    base,
     contract,
     async call(request) {
-      const response = await app.inject(request)
+      const response = await client.request(request)
       const method = (request.method ?? 'GET').toUpperCase()
       const path = documentedPath(String(request.url ?? '/'))
       const documented = path !== undefined && contract.doc.paths?.[path]?.[method.toLowerCase()] !== undefined
@@ -303,10 +370,15 @@ export async function buildTestApp(options: { env?: Record<string, string> } = {
       else if (response.statusCode >= 400 && method !== 'HEAD') contract.checkProblem(response)
       return response
     },
+    send: (request) => client.request(request),
+    get routed() {
+      return routed
+    },
     storage,
     clock,
     fixtures,
     async close() {
+      client.close()
       await app.close()
       await storage.close()
     },

@@ -28,7 +28,7 @@ import type { Database } from '../storage/tables.js'
 import type { Engine } from '../storage/connection.js'
 import { ImportStaging } from './import-staging.js'
 import { UUID } from '../domain/uuid.js'
-import { WriteBatchSize } from './write-batch-size.js'
+import { pauseAfterBatch, WriteBatchSize } from './write-batch-size.js'
 import { CliError, plural, type InputProblem } from './output.js'
 import { count, ProgressLine } from './progress-bar.js'
 import { fieldValue, readRecords, type RecordFormat, type RecordValues } from './records.js'
@@ -105,15 +105,6 @@ const REPORT_EVERY = 1000
  * on SQLite the size follows the time the lock is held (WriteBatchSize).
  */
 const POSTGRES_BATCH = 2000
-
-/**
- * After each batch on SQLite the import waits as long as the batch held the lock (at least
- * MIN_PAUSE_MS). A waiting writer polls the lock on a back-off (1, 2, 5, 10, 15, 20, 25 ms
- * ...; sqliteDefaultBusyCallback in SQLite's main.c), so a pause as long as the wait so far
- * is certain to contain one of its polls; without a pause the import would take the lock back
- * within microseconds and the waiter would never see it free.
- */
-const MIN_PAUSE_MS = 5
 
 /** Reads, checks and stages every row; returns the problems found row by row. */
 async function stage<Row, Context>(
@@ -243,7 +234,7 @@ async function crossRowProblems<Row>(
 }
 
 /**
- * Writes the staged rows in committed batches, pausing after each on SQLite (see MIN_PAUSE_MS),
+ * Writes the staged rows in committed batches, pausing after each on SQLite (pauseAfterBatch),
  * and the audit row with the last batch.
  */
 async function writeBatches<Row>(
@@ -287,7 +278,7 @@ async function writeBatches<Row>(
     if (sqliteBatch !== undefined) {
       const held = performance.now() - started
       sqliteBatch.record(rows.length, held)
-      await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_PAUSE_MS, held)))
+      await pauseAfterBatch(held)
     }
   }
   // A file without rows has no batch to carry its row.

@@ -1,6 +1,24 @@
 /** The events a partner can subscribe an endpoint to, and how failed deliveries are retried. */
-export const WEBHOOK_EVENTS = ['student.tier_changed', 'progress.updated', 'catalog.published'] as const
+export const WEBHOOK_EVENTS = [
+  'student.tier_changed',
+  'progress.updated',
+  'student.unlinked',
+  'student.deleted',
+  'catalog.published',
+] as const
 export type SubscribableEvent = (typeof WEBHOOK_EVENTS)[number]
+
+/**
+ * Notices that a student left an organisation (unlinked, or erased): they tell the partner to
+ * delete its copy and carry the student's id only, so they are sent whatever the organisation's
+ * access now (agreement, suspension, link), which the other student events are checked against.
+ */
+export const NOTICE_EVENTS = ['student.unlinked', 'student.deleted'] as const
+export type NoticeEvent = (typeof NOTICE_EVENTS)[number]
+
+export function isNoticeEvent(type: string): type is NoticeEvent {
+  return (NOTICE_EVENTS as readonly string[]).includes(type)
+}
 
 export function isWebhookEvent(value: string): value is SubscribableEvent {
   return (WEBHOOK_EVENTS as readonly string[]).includes(value)

@@ -1,6 +1,6 @@
 /**
  * A body as bytes, one character each (latin1), made once and sent as it is: its length is its
- * byte length, and the fast path writes it in the same string as its head (fast/response-head.ts).
+ * byte length, the Content-Length the fast path sends.
  */
 export type ByteString = string & { readonly [BYTES]: true }
 declare const BYTES: unique symbol

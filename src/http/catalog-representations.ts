@@ -22,7 +22,7 @@ import {
 
 export interface Representation {
   readonly body: string
-  /** The same body as its UTF-8 bytes, for the fast path (response-head.ts). */
+  /** The same body as its UTF-8 bytes, which the fast path sends as they are. */
   readonly bytes: ByteString
   /** `Content-Length` of the body in UTF-8. */
   readonly contentLength: string

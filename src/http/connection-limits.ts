@@ -7,6 +7,7 @@
  * problem+json like every other error.
  */
 import type { Server } from 'node:http'
+import { randomUUID } from 'node:crypto'
 import type { Socket } from 'node:net'
 import type { FastifyBaseLogger } from 'fastify'
 import { PROBLEM_CATALOG, type ProblemCode, problemType } from '../errors.js'
@@ -86,11 +87,21 @@ export function answerClientError(error: NodeJS.ErrnoException, socket: Socket):
     detail: 'The request is not valid HTTP/1.1.',
   }
   const { status, title } = PROBLEM_CATALOG[known.code]
-  const body = JSON.stringify({ type: problemType(known.code), title, status, detail: known.detail, code: known.code })
+  // Every problem carries a request id, as the contract's Problem schema says, this one too.
+  const requestId = randomUUID()
+  const body = JSON.stringify({
+    type: problemType(known.code),
+    title,
+    status,
+    detail: known.detail,
+    code: known.code,
+    requestId,
+  })
   if (socket.writable) {
     const head = [
       `HTTP/1.1 ${status} ${title}`,
       'Content-Type: application/problem+json; charset=utf-8',
+      `X-Request-Id: ${requestId}`,
       `Content-Length: ${Buffer.byteLength(body)}`,
       'Connection: close',
     ]

@@ -34,7 +34,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 
 /**
  * Each problem object's body up to its request id, as text and as its UTF-8 bytes (for the
- * fast path, response-head.ts). The hot refusals reuse their Problem objects (admission.ts),
+ * fast path). The hot refusals reuse their Problem objects (admission.ts),
  * so a 401 or 429 costs one string join instead of a JSON.stringify.
  */
 const bodyPrefixes = new WeakMap<Problem, BodyPrefix>()
@@ -64,7 +64,7 @@ export function problemJson(problem: Problem, requestId: string): string {
   return `${bodyPrefix(problem).text}${JSON.stringify(requestId)}}`
 }
 
-/** The same body as its UTF-8 bytes, for the fast path (response-head.ts). */
+/** The same body as its UTF-8 bytes, which the fast path sends as they are. */
 export function problemBytes(problem: Problem, requestId: string): ByteString {
   if (problem.errors !== undefined) return byteString(problemJson(problem, requestId))
   const prefix = bodyPrefix(problem)

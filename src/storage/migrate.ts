@@ -13,6 +13,7 @@ import * as studentChanges from './migrations/0006-student-changes.js'
 import * as webhooks from './migrations/0007-webhooks.js'
 import * as clusteredProgress from './migrations/0008-clustered-progress.js'
 import * as webhookTrust from './migrations/0009-webhook-trust.js'
+import * as studentNotices from './migrations/0010-student-notices.js'
 import * as agreementTerms from './migrations/0011-agreement-terms.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
@@ -33,6 +34,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0007-webhooks': { up: (db) => webhooks.up(db) },
     '0008-clustered-progress': { up: (db) => clusteredProgress.up(db, storage.engine) },
     '0009-webhook-trust': { up: (db) => webhookTrust.up(db) },
+    '0010-student-notices': { up: (db) => studentNotices.up(db) },
     '0011-agreement-terms': {
       up: (db) => agreementTerms.up(db, defaults.agreementDispositionDays ?? DEFAULT_DISPOSITION_DAYS),
     },

@@ -35,6 +35,12 @@ export interface Storage {
    * sit in, so that a chunk of updates shares pages (sqlite/row-order.ts); as given elsewhere.
    */
   keysInRowOrder(keyIds: readonly string[]): Promise<string[]>
+  /**
+   * After an erasure: empties SQLite's write-ahead log file, whose older frames may still hold what
+   * was erased (sqlite/wal-truncation.ts); `busy` when other connections kept it from that for a
+   * while, `none` where there is no such file of ours (PostgreSQL, memory).
+   */
+  truncateLog(): Promise<'truncated' | 'busy' | 'none'>
   /** A trivial round trip, for readiness checks. */
   ping(): Promise<void>
   close(): Promise<void>

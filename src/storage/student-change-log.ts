@@ -1,7 +1,8 @@
 /**
- * The student change log (migration 0006): every change of a student's tier or of one of their
- * progress entries, numbered in commit order, so that a partner following it with a stored
- * cursor never misses a change and never gets one twice, whichever instance wrote it.
+ * The student change log (migrations 0006 and 0010): every change of a student's tier or of one
+ * of their progress entries, and every notice to an organisation that a student was unlinked from
+ * it or erased, numbered in commit order, so that a partner following it with a stored cursor
+ * never misses a change and never gets one twice, whichever instance wrote it.
  *
  * Why the numbers are in commit order: a writer takes them from the `student_changes` row of
  * `meta` (`UPDATE ... SET version = version + n RETURNING version`) inside the transaction that
@@ -18,17 +19,22 @@
  */
 import { type CompiledQuery, type Kysely, PostgresAdapter, sql } from 'kysely'
 import type { ProgressEntry } from '../domain/progress.js'
-import type { NewStudentChange, StudentChangeType } from '../domain/student-change.js'
+import type {
+  NewStudentChange,
+  NewStudentNotice,
+  StudentChangeType,
+  StudentNoticeType,
+} from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
 import { preparedQuery } from './prepared-query.js'
 import type { Database } from './tables.js'
 
 const COUNTER = 'student_changes'
 
-/** Rows per INSERT at most: 11 values each, under SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
+/** Rows per INSERT at most: 12 values each, under SQLite's 32,766 and PostgreSQL's 65,535 parameters. */
 const INSERT_CHUNK = 512
 
-const COLUMNS = 11
+const COLUMNS = 12
 
 const bumpCounter = preparedQuery((db, by: number) =>
   db
@@ -71,23 +77,28 @@ const bumpAndInsertTierChange = preparedQuery((db, studentId: string, changedAt:
 )
 
 /** A change as the values of one log row, in the order of the compiled INSERT's columns. */
-function rowValues(seq: number, change: NewStudentChange): (string | number | null)[] {
+function rowValues(seq: number, change: NewStudentChange | NewStudentNotice): (string | number | null)[] {
   if (change.type === 'tier_changed')
-    return [seq, change.studentId, change.type, change.changedAt, change.tier, null, null, null, null, null, null]
-  const { entry } = change
-  return [
-    seq,
-    change.studentId,
-    change.type,
-    change.changedAt,
-    null,
-    entry.lessonSlug,
-    entry.status,
-    entry.xp,
-    entry.timeSeconds,
-    entry.startedAt,
-    entry.completedAt,
-  ]
+    return [seq, change.studentId, change.type, change.changedAt, change.tier, null, null, null, null, null, null, null]
+  if (change.type === 'progress_updated') {
+    const { entry } = change
+    return [
+      seq,
+      change.studentId,
+      change.type,
+      change.changedAt,
+      null,
+      entry.lessonSlug,
+      entry.status,
+      entry.xp,
+      entry.timeSeconds,
+      entry.startedAt,
+      entry.completedAt,
+      null,
+    ]
+  }
+  const none = [null, null, null, null, null, null, null]
+  return [seq, change.studentId, change.type, change.changedAt, ...none, change.organisationId]
 }
 
 const compiledInserts = new WeakMap<object, Map<number, CompiledQuery>>()
@@ -116,6 +127,7 @@ function insertStatement(db: Kysely<Database>, rows: number): CompiledQuery {
       time_seconds: null,
       started_at: null,
       completed_at: null,
+      organisation_id: null,
     }
     query = db
       .insertInto('student_changes')
@@ -139,7 +151,10 @@ function insertStatement(db: Kysely<Database>, rows: number): CompiledQuery {
  *   await recordStudentChanges(trx, [{ type: 'tier_changed', studentId: id, tier: 'builder', changedAt }])
  * })
  */
-export async function recordStudentChanges(trx: Kysely<Database>, changes: readonly NewStudentChange[]): Promise<void> {
+export async function recordStudentChanges(
+  trx: Kysely<Database>,
+  changes: readonly (NewStudentChange | NewStudentNotice)[],
+): Promise<void> {
   if (changes.length === 0) return
   // Outside a transaction the counter would commit before the rows, and a reader could pass
   // numbers whose rows it never saw.
@@ -172,7 +187,8 @@ export async function lastChangeSequence(db: Kysely<Database>): Promise<number> 
   return Number(counter.version)
 }
 
-export interface StudentChange {
+/** A change of a linked student's tier or progress. */
+export interface StudentDataChange {
   sequence: number
   type: StudentChangeType
   studentId: string
@@ -181,6 +197,16 @@ export interface StudentChange {
   tier?: TierId
   entry?: ProgressEntry
 }
+
+/** A notice that a student was unlinked from the reader's organisation, or erased: the id and the time only. */
+export interface StudentNotice {
+  sequence: number
+  type: StudentNoticeType
+  studentId: string
+  changedAt: string
+}
+
+export type StudentChange = StudentDataChange | StudentNotice
 
 export interface StudentChangePage {
   changes: StudentChange[]
@@ -204,7 +230,8 @@ export const SCAN_WINDOW = 20_000
 
 /**
  * The changes after `after` of the students linked to the organisation now (and of the kind of
- * student the key may see), oldest first, at most `limit`, looking at most `window` numbers ahead.
+ * student the key may see), with the organisation's own notices, oldest first, at most `limit`,
+ * looking at most `window` numbers ahead.
  *
  * The page ends at the last committed number when it holds fewer than `limit` changes: `head`
  * is read first, every number up to it is committed (see the module comment), so later pages
@@ -212,6 +239,10 @@ export const SCAN_WINDOW = 20_000
  * `now` answers no changes and the last committed number as `next`: following from there
  * misses nothing committed later. Undefined when `after` is past the last number: no cursor of
  * this log says that.
+ *
+ * Changes and notices are two queries over the same numbers, each taking its first `limit + 1`
+ * rows: the first `limit + 1` of both together are among those, so merging them in number order
+ * gives the page, and whether another row follows it.
  */
 export async function pageStudentChanges(
   db: Kysely<Database>,
@@ -225,6 +256,24 @@ export async function pageStudentChanges(
   if (after > head) return undefined
   const until = Math.min(head, after + window)
   if (until === after) return { changes: [], next: after, hasMore: false }
+  const changes: StudentChange[] = [
+    ...(await dataChanges(db, reader, after, until, limit + 1)),
+    ...(await notices(db, reader, after, until, limit + 1)),
+  ].sort((a, b) => a.sequence - b.sequence)
+  const full = changes.length > limit
+  if (full) changes.length = limit
+  const next = full ? changes.at(-1)!.sequence : until
+  return { changes, next, hasMore: full || until < head }
+}
+
+/** Changes of the data of students linked to the reader's organisation, numbered in (after, until]. */
+async function dataChanges(
+  db: Kysely<Database>,
+  reader: ChangeReader,
+  after: number,
+  until: number,
+  limit: number,
+): Promise<StudentDataChange[]> {
   // CROSS JOIN: SQLite then walks the log in number order and looks each student up, instead
   // of starting from the organisation's students and scanning the log once for each of them.
   // PostgreSQL plans the same conditions as an inner join.
@@ -250,17 +299,17 @@ export async function pageStudentChanges(
     .where('so.organisation_id', '=', reader.organisationId)
     .whereRef('s.id', '=', 'c.student_id')
     .where('s.sandbox', '=', reader.sandbox ? 1 : 0)
+    // A notice to another organisation about a student still linked to this one is not this one's.
+    .where('c.organisation_id', 'is', null)
     .where('c.seq', '>', after)
     .where('c.seq', '<=', until)
     .orderBy('c.seq')
-    .limit(limit + 1)
+    .limit(limit)
     .execute()
-  const full = rows.length > limit
-  if (full) rows.length = limit
-  const changes = rows.map((r): StudentChange => {
-    const change: StudentChange = {
+  return rows.map((r): StudentDataChange => {
+    const change: StudentDataChange = {
       sequence: Number(r.seq),
-      type: r.kind,
+      type: r.kind as StudentChangeType,
       studentId: r.student_id,
       firstName: r.first_name,
       changedAt: r.changed_at,
@@ -277,6 +326,29 @@ export async function pageStudentChanges(
       }
     return change
   })
-  const next = full ? changes.at(-1)!.sequence : until
-  return { changes, next, hasMore: full || until < head }
+}
+
+/** The reader's organisation's notices numbered in (after, until]. */
+async function notices(
+  db: Kysely<Database>,
+  reader: ChangeReader,
+  after: number,
+  until: number,
+  limit: number,
+): Promise<StudentNotice[]> {
+  const rows = await db
+    .selectFrom('student_changes')
+    .select(['seq', 'kind', 'student_id', 'changed_at'])
+    .where('organisation_id', '=', reader.organisationId)
+    .where('seq', '>', after)
+    .where('seq', '<=', until)
+    .orderBy('seq')
+    .limit(limit)
+    .execute()
+  return rows.map((r) => ({
+    sequence: Number(r.seq),
+    type: r.kind as StudentNoticeType,
+    studentId: r.student_id,
+    changedAt: r.changed_at,
+  }))
 }

@@ -8,7 +8,7 @@ import type { KeyMode } from '../domain/api-key.js'
 import type { ApplicationState, OrganisationStatus } from '../domain/application-state.js'
 import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.js'
 import type { ProgressStatus } from '../domain/progress.js'
-import type { StudentChangeType } from '../domain/student-change.js'
+import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
 
 /** A column the database fills on insert and the code never writes afterwards with another type. */
@@ -137,12 +137,17 @@ export interface DisclosuresTable {
   outcome: DisclosureOutcome
 }
 
-/** One change of a student's tier or progress, numbered in commit order (migration 0006, student-change-log.ts). */
+/**
+ * One change of a student's tier or progress, or a notice to one organisation that a student left
+ * it, numbered in commit order (migrations 0006 and 0010, student-change-log.ts).
+ */
 export interface StudentChangesTable {
   seq: number
   student_id: string
-  kind: StudentChangeType
+  kind: StudentChangeKind
   changed_at: string
+  /** A notice's organisation; null on a change of the student's data. */
+  organisation_id: string | null
   /** tier_changed: the tier now set. */
   tier: TierId | null
   /** progress_updated: the entry as it now is. */
@@ -174,7 +179,13 @@ export interface DisclosureLookupTable {
   id: number
 }
 
-export type WebhookEventType = 'student.tier_changed' | 'progress.updated' | 'catalog.published' | 'webhook.test'
+export type WebhookEventType =
+  | 'student.tier_changed'
+  | 'progress.updated'
+  | 'student.unlinked'
+  | 'student.deleted'
+  | 'catalog.published'
+  | 'webhook.test'
 /** `not_sent`: refused before sending, the organisation's access to the student having ended. */
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'not_sent'
 

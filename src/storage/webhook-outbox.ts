@@ -2,11 +2,18 @@
  * The sending side of the webhook outbox: workers on every instance claim due deliveries with a
  * lease (`claimDue`), so one instance sends a delivery at a time, then record each attempt
  * (`recordAttempt`). A delivery about a student is checked again at every claim: once the
- * organisation's access has ended it is not sent, and the refusal is disclosed.
+ * organisation's access has ended it is not sent, and the refusal is disclosed; notices that a
+ * student left (NOTICE_EVENTS) are sent all the same.
  */
 import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
-import { DISABLE_AFTER_FAILING_MS, nextAttemptAt, REFUSAL_REASONS, timeoutBackoffMs } from '../domain/webhook-events.js'
+import {
+  DISABLE_AFTER_FAILING_MS,
+  isNoticeEvent,
+  nextAttemptAt,
+  REFUSAL_REASONS,
+  timeoutBackoffMs,
+} from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
 import type { Database, WebhookDeliveryRow } from './tables.js'
 import { accessRefusal } from './webhook-access.js'
@@ -189,7 +196,8 @@ export async function claimDue(db: Db, options: ClaimOptions): Promise<Claim> {
     .execute()
   const due: DueDelivery[] = []
   for (const { refusal, ...delivery } of rows) {
-    if (delivery.student_id === null || refusal === null) {
+    // A notice asks the partner to delete what it holds: it goes out whatever the access now.
+    if (delivery.student_id === null || refusal === null || isNoticeEvent(delivery.event_type)) {
       due.push(delivery)
       continue
     }

@@ -9,7 +9,7 @@ import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange } from '../domain/student-change.js'
-import { type DeliveryRefusal, REFUSAL_REASONS } from '../domain/webhook-events.js'
+import { type DeliveryRefusal, isNoticeEvent, type NoticeEvent, REFUSAL_REASONS } from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
 import { preparedQuery } from './prepared-query.js'
 import type { Database, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventType } from './tables.js'
@@ -113,6 +113,58 @@ export async function announceStudentEvent(
   return enqueue(trx, endpoints, type, data, studentId, now)
 }
 
+/** Delivery rows per INSERT: 10 values each, well under both engines' parameter limits. */
+const DELIVERY_CHUNK = 500
+
+/**
+ * Announces that students left organisations (`student.unlinked`: the link was removed;
+ * `student.deleted`: the student was erased) to each organisation's enabled endpoints that
+ * subscribed: data `{ profileId }` only. Unlike the other student events these are queued, and
+ * sent, whatever the organisation's access now (see NOTICE_EVENTS): they ask the partner to
+ * delete what it holds. Run it in the transaction that removes the links.
+ */
+export async function announceStudentNotices(
+  trx: Db,
+  type: NoticeEvent,
+  notices: readonly { studentId: string; organisationId: string }[],
+  now: number,
+): Promise<number> {
+  if (notices.length === 0) return 0
+  const organisations = [...new Set(notices.map((notice) => notice.organisationId))]
+  const endpoints = await trx
+    .selectFrom('webhook_endpoints')
+    .select(['id', 'events', 'organisation_id'])
+    .where('organisation_id', 'in', organisations)
+    .where('status', '=', 'enabled')
+    .execute()
+  const byOrganisation = new Map<string, string[]>()
+  for (const endpoint of endpoints) {
+    if (!endpoint.events.split(' ').includes(type)) continue
+    byOrganisation.set(endpoint.organisation_id, [...(byOrganisation.get(endpoint.organisation_id) ?? []), endpoint.id])
+  }
+  const at = isoAt(now)
+  const deliveries = notices.flatMap((notice) =>
+    (byOrganisation.get(notice.organisationId) ?? []).map((endpointId) => ({
+      id: deliveryId(),
+      endpoint_id: endpointId,
+      event_type: type,
+      payload: payload(type, { profileId: notice.studentId }, now),
+      student_id: notice.studentId,
+      created_at: at,
+      state: 'pending' as const,
+      attempts: 0,
+      next_attempt_at: at,
+      last_error: null,
+    })),
+  )
+  for (let from = 0; from < deliveries.length; from += DELIVERY_CHUNK)
+    await trx
+      .insertInto('webhook_deliveries')
+      .values(deliveries.slice(from, from + DELIVERY_CHUNK))
+      .execute()
+  return deliveries.length
+}
+
 /** Asked for every change announced (an import's, an enroll's when endpoints are enabled): built once. */
 const anyEnabledEndpoint = preparedQuery((db) =>
   db.selectFrom('webhook_endpoints').select('id').where('status', '=', 'enabled').limit(1),
@@ -177,7 +229,8 @@ export type ResendResult =
 /**
  * Sends a delivery again from the start of the schedule (the dashboard's "resend"), limited per
  * endpoint with test events, unless it is about a student the endpoint's organisation may no
- * longer hear about: then nothing is queued and the refusal goes to the disclosure log.
+ * longer hear about: then nothing is queued and the refusal goes to the disclosure log. A notice
+ * (NOTICE_EVENTS) is sent again whatever the access.
  */
 export function resendDelivery(
   db: Db,
@@ -189,7 +242,12 @@ export function resendDelivery(
     const delivery = await trx
       .selectFrom('webhook_deliveries as d')
       .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select(['d.id', 'd.student_id', accessRefusal(sql.ref('d.student_id'), isoAt(now)).as('refusal')])
+      .select([
+        'd.id',
+        'd.student_id',
+        'd.event_type',
+        accessRefusal(sql.ref('d.student_id'), isoAt(now)).as('refusal'),
+      ])
       .where('d.id', '=', deliveryId)
       .where('d.endpoint_id', '=', endpoint.id)
       .executeTakeFirst()
@@ -197,7 +255,7 @@ export function resendDelivery(
     // Counted before the access check, so that refusals, each a disclosure row, are limited too.
     const retryAfterMs = await takeManualSend(trx, endpoint.id, now)
     if (retryAfterMs > 0) return { outcome: 'limited', retryAfterMs }
-    if (delivery.student_id !== null && delivery.refusal !== null) {
+    if (delivery.student_id !== null && delivery.refusal !== null && !isNoticeEvent(delivery.event_type)) {
       await recordRefusal(trx, delivery.id, endpoint, delivery.student_id, delivery.refusal, now)
       return { outcome: 'refused', refusal: delivery.refusal }
     }

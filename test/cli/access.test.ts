@@ -299,6 +299,7 @@ describe('organisations, agreements and keys', () => {
         '0007-webhooks',
         '0008-clustered-progress',
         '0009-webhook-trust',
+        '0010-student-notices',
         '0011-agreement-terms',
       ],
     })

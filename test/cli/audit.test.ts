@@ -214,6 +214,20 @@ const CHANGING: Case[] = [
     }),
   },
   {
+    stage: 3,
+    argv: ['links', 'remove', '--org', 'Acme Learning', '--student', ADA],
+    action: 'links.remove',
+    target: () => `student:${ADA}`,
+    changed: (d) => ({ organisation: 'Acme Learning', organisationId: d.organisation.id, unlinked: true }),
+  },
+  {
+    stage: 3,
+    argv: ['students', 'erase', BEN, '--yes'],
+    action: 'students.erase',
+    target: () => `student:${BEN}`,
+    changed: () => ({ progress: 0 }),
+  },
+  {
     stage: 1,
     argv: ['operator', 'create', '--email', 'ops@example.org'],
     action: 'operator.create',

@@ -50,6 +50,7 @@ describe('curriculum --help', () => {
         'key list',
         'key revoke',
         'links import',
+        'links remove',
         'migrate',
         'operator create',
         'org create',
@@ -57,6 +58,7 @@ describe('curriculum --help', () => {
         'org reinstate',
         'org suspend',
         'progress import',
+        'students erase',
         'students import',
       ].sort(),
     )

@@ -105,7 +105,8 @@ export async function runPartnerClient(
     changesAfterEnroll: after.data.changes.map((change) => ({
       type: change.type,
       profileId: change.profileId,
-      tier: change.tier,
+      // A notice of a student who left carries no tier; `type` tells the items apart.
+      tier: 'tier' in change ? change.tier : undefined,
     })),
     // Everything but the enroll: the fixtures' tiers and progress entries of the key's students.
     changesFromBeginning: beginning.data.changes.length - 1,

@@ -8,7 +8,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../src/domain/passwords.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import { listApiKeys } from '../../src/storage/access-repository.js'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
 
 type Actor = 'anonymous' | 'partnerA' | 'partnerB' | 'operator'
@@ -116,6 +116,15 @@ describe('dashboard authorization', () => {
       '/dashboard/operator/organisations/ORG_A/suspend',
       { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
     ],
+    [
+      '/dashboard/operator/organisations/ACME/students',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
+    ],
+    [
+      '/dashboard/operator/organisations/ACME/students/ADA/unlink',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
+    ],
+    ['/dashboard/operator/students?id=ADA', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures.csv', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ...['', '.csv', '.json'].map((suffix): [string, Record<Actor, number>] => [
@@ -138,7 +147,12 @@ describe('dashboard authorization', () => {
     for (const actor of Object.keys(expected) as Actor[]) {
       it(`GET ${page} as ${actor}: ${expected[actor]}`, async () => {
         const res = await clients[actor].get(
-          page.replace('ORG_A', orgA).replace('KEY_A', keyA).replace('VIEW_A', viewA),
+          page
+            .replace('ORG_A', orgA)
+            .replace('KEY_A', keyA)
+            .replace('VIEW_A', viewA)
+            .replace('ACME', t.fixtures.orgs.acme)
+            .replace('ADA', STUDENTS.ada),
         )
         expect(res.statusCode).toBe(expected[actor])
         if (res.statusCode === 303 && actor === 'anonymous') expect(res.headers.location).toMatch(/^\/dashboard\/login/)
@@ -191,6 +205,16 @@ describe('dashboard authorization', () => {
       { anonymous: 303, partnerA: 403, partnerB: 403 },
     ],
     ['/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    [
+      '/dashboard/operator/organisations/ACME/students/ADA/unlink',
+      {},
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
+    [
+      '/dashboard/operator/students/erase',
+      { id: 'ADA', confirm: 'ADA' },
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
   ]
 
   for (const [action, form, expected] of ACTIONS) {
@@ -203,10 +227,12 @@ describe('dashboard authorization', () => {
             .replace(/APP_B/g, applicationB)
             .replace('AGREEMENT_A', agreementA)
             .replace('VIEW_A', viewA)
+            .replace('ACME', t.fixtures.orgs.acme)
+            .replace('ADA', STUDENTS.ada)
         const before = await snapshot()
         const res = await clients[actor].post(
           fill(action),
-          Object.fromEntries(Object.entries(form).map(([k, v]) => [fill(k), v])),
+          Object.fromEntries(Object.entries(form).map(([k, v]) => [fill(k), typeof v === 'string' ? fill(v) : v])),
         )
         expect(res.statusCode).toBe(expected[actor])
         expect(await snapshot()).toEqual(before)
@@ -222,6 +248,13 @@ describe('dashboard authorization', () => {
       organisations: await db.selectFrom('organisations').select(['id', 'status']).orderBy('id').execute(),
       agreements: await db.selectFrom('agreements').select(['id', 'ended_at']).orderBy('id').execute(),
       keyViews: await db.selectFrom('key_views').select(['id', 'account_id']).orderBy('id').execute(),
+      students: await db.selectFrom('students').select('id').orderBy('id').execute(),
+      links: await db
+        .selectFrom('student_organisations')
+        .select(['student_id', 'organisation_id'])
+        .orderBy('student_id')
+        .orderBy('organisation_id')
+        .execute(),
     }
   }
 

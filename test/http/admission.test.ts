@@ -59,9 +59,7 @@ for (const store of STORES) {
       t = await buildTestApp({ env: { ...store.env(), AUTH_FAILURE_LIMIT: '30' } })
       const lookups = countLookups(t)
       const responses = await Promise.all(
-        Array.from({ length: 200 }, () =>
-          t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) }),
-        ),
+        Array.from({ length: 200 }, () => t.call({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })),
       )
       expect(statuses(responses)).toEqual({ 401: 30, 429: 170 })
       for (const refused of responses.filter((r) => r.statusCode === 429)) {
@@ -71,15 +69,11 @@ for (const store of STORES) {
       expect(lookups.count).toBe(30)
       // Blocked now: 300 more cost no storage at all, and a valid key from the address is refused too.
       const more = await Promise.all(
-        Array.from({ length: 300 }, () =>
-          t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) }),
-        ),
+        Array.from({ length: 300 }, () => t.call({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })),
       )
       expect(statuses(more)).toEqual({ 429: 300 })
       expect(lookups.count).toBe(30)
-      expect((await t.app.inject({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog) })).statusCode).toBe(
-        429,
-      )
+      expect((await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog) })).statusCode).toBe(429)
     })
 
     it('parallel requests with valid keys whose lookups are in flight do not use up the failure limit', async () => {
@@ -89,19 +83,17 @@ for (const store of STORES) {
       // One key on 64 connections at once (a cold cache) shares one lookup and one reservation;
       // three keys at once hold three: neither reaches the limit of 3 failures.
       const same = await Promise.all(
-        Array.from({ length: 64 }, () => t.app.inject({ url: '/api/v1/lessons', headers: bearer(keys.read) })),
+        Array.from({ length: 64 }, () => t.call({ url: '/api/v1/lessons', headers: bearer(keys.read) })),
       )
       expect(statuses(same)).toEqual({ 200: 64 })
       expect(lookups.count).toBe(1)
       const three = await Promise.all(
-        [keys.catalog, keys.write, keys.otherOrg].map((key) =>
-          t.app.inject({ url: '/api/v1/tiers', headers: bearer(key) }),
-        ),
+        [keys.catalog, keys.write, keys.otherOrg].map((key) => t.call({ url: '/api/v1/tiers', headers: bearer(key) })),
       )
       expect(statuses(three)).toEqual({ 200: 3 })
       // Nothing was held back: three failures are still allowed, the fourth is refused.
       const failures = await Promise.all(
-        Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })),
+        Array.from({ length: 4 }, () => t.call({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })),
       )
       expect(statuses(failures)).toEqual({ 401: 3, 429: 1 })
     })
@@ -122,7 +114,7 @@ for (const store of STORES) {
       // 5 keys x 4 requests in parallel: 20 the keys would allow, 10 the organisation does.
       const responses = await Promise.all(
         acmeKeys.flatMap((key) =>
-          Array.from({ length: 4 }, () => t.app.inject({ url: '/api/v1/tiers', headers: bearer(key) })),
+          Array.from({ length: 4 }, () => t.call({ url: '/api/v1/tiers', headers: bearer(key) })),
         ),
       )
       expect(statuses(responses)).toEqual({ 200: 10, 429: 10 })
@@ -133,14 +125,12 @@ for (const store of STORES) {
       expect(refused.headers.ratelimit).toMatch(/"organisation";r=0;t=60$/)
       expect(refused.headers['x-ratelimit-remaining']).toBe('0')
       // Another organisation is untouched.
-      expect((await t.app.inject({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.otherOrg) })).statusCode).toBe(
-        200,
-      )
+      expect((await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.otherOrg) })).statusCode).toBe(200)
       // Redis keeps its own time; the rest needs the test's clock.
       if (store.name !== 'in-process limiters') return
       // The window moves on: each key's own count holds only the requests the organisation admitted.
       t.clock.advance(60_001)
-      const fresh = await t.app.inject({ url: '/api/v1/tiers', headers: bearer(acmeKeys[0]!) })
+      const fresh = await t.call({ url: '/api/v1/tiers', headers: bearer(acmeKeys[0]!) })
       expect(fresh.statusCode).toBe(200)
       expect(fresh.headers.ratelimit).toBe('"default";r=3;t=60, "organisation";r=9;t=60')
     })
@@ -199,9 +189,8 @@ describe('the fast path decides as the router does', () => {
   it('a blocked address sending unknown keys to catalog URLs causes no storage lookup', async () => {
     t = await buildTestApp({ env: { AUTH_FAILURE_LIMIT: '5' } })
     const lookups = countLookups(t)
-    const base = await t.app.listen({ port: 0, host: '127.0.0.1' })
     const send = () =>
-      rawRequest(base, '/api/v1/tiers', { headers: { authorization: `Bearer ${generateApiKey().key}` } })
+      rawRequest(t.base, '/api/v1/tiers', { headers: { authorization: `Bearer ${generateApiKey().key}` } })
     const first = await Promise.all(Array.from({ length: 20 }, send))
     expect(first.filter((r) => r.status === 401).length).toBe(5)
     expect(first.filter((r) => r.status === 429).length).toBe(15)

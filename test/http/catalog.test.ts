@@ -199,7 +199,7 @@ describe('catalog endpoints', () => {
     })
 
     it('answers HEAD like GET without a body', async () => {
-      const res = await t.app.inject({ method: 'HEAD', url: '/api/v1/tiers', headers: auth })
+      const res = await t.call({ method: 'HEAD', url: '/api/v1/tiers', headers: auth })
       expect(res.statusCode).toBe(200)
       expect(res.body).toBe('')
       expect(res.headers.etag).toBeDefined()

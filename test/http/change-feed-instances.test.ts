@@ -18,10 +18,8 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import { TIER_IDS } from '../../src/domain/tiers.js'
-import type { TypedApp } from '../../src/http/app-types.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { lastChangeSequence } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
@@ -30,6 +28,8 @@ import {
   createTestStorage,
   type Fixtures,
   freshDatabaseUrl,
+  type ListeningApp,
+  listeningApp,
   START,
   seedFixtures,
   testConfig,
@@ -50,7 +50,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed wi
   const clock = new ManualClock(START)
   let storage: Storage
   const others: Storage[] = []
-  const apps: TypedApp[] = []
+  const apps: ListeningApp[] = []
   let fixtures: Fixtures
   const students = Array.from({ length: INSTANCES * LANES }, () => randomUUID())
 
@@ -82,7 +82,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed wi
     for (let i = 1; i < INSTANCES; i++) others.push(openStorage(url))
     const config = testConfig({ RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' })
     for (const each of [storage, ...others])
-      apps.push(await buildApp({ config, storage: each, clock, logger: false, pollChanges: false }))
+      apps.push(await listeningApp({ config, storage: each, clock, logger: false, pollChanges: false }))
   })
 
   afterAll(async () => {
@@ -94,7 +94,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed wi
   it('gives a reader every change exactly once, in commit order, while the instances commit in parallel', async () => {
     const key = bearer(fixtures.keys.readWrite)
     const startSequence = await lastChangeSequence(storage.db)
-    let cursor = (await apps[0]!.inject({ url: '/api/v1/progress/changes', headers: key })).json().next as string
+    let cursor = (await apps[0]!.client.request({ url: '/api/v1/progress/changes', headers: key })).json()
+      .next as string
 
     let writing = true
     const writers = apps.map((app, instance) =>
@@ -102,7 +103,7 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed wi
         Array.from({ length: LANES }, async (_, lane) => {
           const id = students[instance * LANES + lane]!
           for (let i = 1; i <= ENROLLS_PER_LANE; i++) {
-            const res = await app.inject({
+            const res = await app.client.request({
               method: 'POST',
               url: `/api/v1/students/${id}/enroll`,
               headers: key,
@@ -122,7 +123,10 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed wi
         // Writers done before this read began: it sees every change, and then the reader stops.
         const last = !writing
         const app = apps[reads++ % INSTANCES]!
-        const res = await app.inject({ url: `/api/v1/progress/changes?cursor=${cursor}&limit=100`, headers: key })
+        const res = await app.client.request({
+          url: `/api/v1/progress/changes?cursor=${cursor}&limit=100`,
+          headers: key,
+        })
         expect(res.statusCode, res.body).toBe(200)
         const body = res.json() as { changes: Change[]; next: string; hasMore: boolean }
         received.push(...body.changes)

@@ -31,6 +31,7 @@ import {
   createTestStorage,
   type Fixtures,
   freshDatabaseUrl,
+  requestPathOptions,
   START,
   seedFixtures,
   testConfig,
@@ -93,12 +94,11 @@ describe('concurrent enrolls of one student through two instances', () => {
         for each statement execute function pause_after_statement()`.execute(storage.db)
     }
     other = openStorage(url)
-    const limits = { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' }
-    // One instance with the fast path, one without: the lock holds across both request paths.
-    const config = testConfig(limits)
-    apps.push(await buildApp({ config, storage, clock, logger: false, pollChanges: false }))
-    const plain = testConfig({ ...limits, FAST_PATH: 'off' })
-    apps.push(await buildApp({ config: plain, storage: other, clock, logger: false, pollChanges: false }))
+    const config = testConfig({ RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' })
+    apps.push(await buildApp(requestPathOptions({ config, storage, clock, logger: false, pollChanges: false }, 'fast')))
+    apps.push(
+      await buildApp(requestPathOptions({ config, storage: other, clock, logger: false, pollChanges: false }, 'plain')),
+    )
     for (const app of apps) bases.push(await app.listen({ host: '127.0.0.1', port: 0 }))
   })
 

@@ -16,7 +16,16 @@ import type { TypedApp } from '../../src/http/app-types.js'
 import { createLimiters } from '../../src/services/limiters.js'
 import { setOrganisationStatus } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
-import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS, sqliteOf, testConfig } from '../helper.js'
+import {
+  createTestStorage,
+  type Fixtures,
+  requestPathOptions,
+  seedFixtures,
+  START,
+  STUDENTS,
+  sqliteOf,
+  testConfig,
+} from '../helper.js'
 
 interface Server {
   app: TypedApp
@@ -70,13 +79,8 @@ describe('fast path', () => {
       },
     })
     const logger = pino({ level: 'info' }, stream)
-    const config = testConfig({
-      RATE_LIMIT: '4',
-      AUTH_FAILURE_LIMIT: '6',
-      FAST_PATH: fastPath ? 'auto' : 'off',
-      ...env,
-    })
-    const app = await buildApp({ config, storage, clock, logger })
+    const config = testConfig({ RATE_LIMIT: '4', AUTH_FAILURE_LIMIT: '6', ...env })
+    const app = await buildApp(requestPathOptions({ config, storage, clock, logger }, fastPath ? 'fast' : 'plain'))
     const server: Server = { app, base: '', routed: 0, logLines }
     app.addHook('onResponse', (_request, _reply, done) => {
       server.routed++

@@ -4,11 +4,10 @@
 import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import type { AddressInfo } from 'node:net'
 import openapiTS, { astToString } from 'openapi-typescript'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
-import { buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
+import { buildTestApp, REQUEST_PATH, STUDENTS, type TestContext, tempDir } from '../helper.js'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
@@ -18,7 +17,7 @@ describe('OpenAPI document', () => {
   let doc: Record<string, any>
   beforeAll(async () => {
     t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
-    const res = await t.app.inject({ url: '/api/v1/openapi.json' })
+    const res = await t.call({ url: '/api/v1/openapi.json' })
     expect(res.statusCode).toBe(200)
     doc = res.json()
   })
@@ -65,7 +64,8 @@ describe('OpenAPI document', () => {
     expect(doc.components.schemas.Problem.properties.code.enum).toEqual(PROBLEM_CODES)
   })
 
-  it('passes Redocly lint (recommended rules) with no error', () => {
+  // The document is the same whichever path answers: linted and type-checked on the fast path's run only.
+  it.skipIf(REQUEST_PATH === 'plain')('passes Redocly lint (recommended rules) with no error', () => {
     const file = path.join(tempDir(), 'openapi.json')
     fs.writeFileSync(file, JSON.stringify(doc, null, 2))
     const result = spawnSync(path.join(ROOT, 'node_modules/.bin/redocly'), ['lint', file, '--format=json'], {
@@ -79,10 +79,14 @@ describe('OpenAPI document', () => {
     expect(result.status).toBe(0)
   })
 
-  it('generates a typed client that type-checks and calls every endpoint', async () => {
+  it.skipIf(REQUEST_PATH === 'plain')('generates a typed client that type-checks', async () => {
     const generated = path.join(ROOT, 'test/client/generated')
     fs.mkdirSync(generated, { recursive: true })
-    fs.writeFileSync(path.join(generated, 'api.ts'), astToString(await openapiTS(doc as never)))
+    // Written aside, then renamed over: the PostgreSQL project may be type-checking the same file
+    // at this moment, and a rename never shows it half written.
+    const aside = path.join(generated, `api.ts.${process.pid}`)
+    fs.writeFileSync(aside, astToString(await openapiTS(doc as never)))
+    fs.renameSync(aside, path.join(generated, 'api.ts'))
     const typecheck = spawnSync(
       path.join(ROOT, 'node_modules/.bin/tsc'),
       ['-p', path.join(ROOT, 'test/client/tsconfig.json')],
@@ -90,11 +94,12 @@ describe('OpenAPI document', () => {
     )
     expect(typecheck.stdout + typecheck.stderr).toBe('')
     expect(typecheck.status).toBe(0)
+  })
 
-    await t.app.listen({ port: 0, host: '127.0.0.1' })
-    const { port } = t.app.server.address() as AddressInfo
+  it('calls every endpoint with the typed client', async () => {
     // Imported by a computed path: the fixture compiles only once its types are generated, so
-    // the project's own type-check must not follow this import (it has its own tsconfig).
+    // the project's own type-check must not follow this import (it has its own tsconfig). Its
+    // imports of the generated file are of types only, gone once it runs.
     const fixture = '../client/partner-client.js'
     const { runPartnerClient } = (await import(fixture)) as {
       runPartnerClient: (
@@ -104,12 +109,7 @@ describe('OpenAPI document', () => {
         studentId: string,
       ) => Promise<Record<string, unknown>>
     }
-    const run = await runPartnerClient(
-      `http://127.0.0.1:${port}`,
-      t.fixtures.keys.catalog,
-      t.fixtures.keys.readWrite,
-      STUDENTS.ben,
-    )
+    const run = await runPartnerClient(t.base, t.fixtures.keys.catalog, t.fixtures.keys.readWrite, STUDENTS.ben)
     expect(run).toEqual({
       tierIds: ['explorer', 'builder', 'innovator'],
       lessonTotal: expect.any(Number),

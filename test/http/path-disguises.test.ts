@@ -10,7 +10,15 @@ import { ManualClock } from '../../src/clock.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { rawRequest } from '../support/raw-http.js'
-import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS, testConfig } from '../helper.js'
+import {
+  createTestStorage,
+  type Fixtures,
+  requestPathOptions,
+  seedFixtures,
+  START,
+  STUDENTS,
+  testConfig,
+} from '../helper.js'
 
 interface Route {
   method: string
@@ -91,16 +99,16 @@ describe('path disguises never skip authentication', () => {
   beforeAll(async () => {
     storage = await createTestStorage()
     fixtures = await seedFixtures(storage, clock.now())
-    for (const fastPath of [true, false]) {
+    for (const path of ['fast', 'plain'] as const) {
       // A high failure limit: this test sends hundreds of keyless requests from one address.
-      const app = await buildApp({
-        config: testConfig({ AUTH_FAILURE_LIMIT: '1000000', FAST_PATH: fastPath ? 'auto' : 'off' }),
-        storage,
-        clock,
-        logger: false,
-      })
+      const app = await buildApp(
+        requestPathOptions(
+          { config: testConfig({ AUTH_FAILURE_LIMIT: '1000000' }), storage, clock, logger: false },
+          path,
+        ),
+      )
       const base = await app.listen({ port: 0, host: '127.0.0.1' })
-      servers.push({ name: fastPath ? 'fast path' : 'router only', app, base })
+      servers.push({ name: path === 'fast' ? 'fast path' : 'router only', app, base })
     }
   })
 

@@ -5,7 +5,6 @@
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import { TIER_IDS, type TierId } from '../../src/domain/tiers.js'
 import { createSandbox } from '../../src/services/sandbox.js'
@@ -22,6 +21,7 @@ import {
   createTestStorage,
   freshDatabaseUrl,
   linkPastTheGuard,
+  listeningApp,
   seedFixtures,
   START,
   testConfig,
@@ -435,10 +435,10 @@ describe('progress change feed', () => {
     const fixtures = await seedFixtures(storage, clock.now())
     const options = { config: testConfig(), clock, logger: false as const, pollChanges: false }
     const key = bearer(fixtures.keys.readWrite)
-    const before = await buildApp({ ...options, storage })
-    const cursor = (await before.inject({ url: FEED, headers: key })).json().next
+    const before = await listeningApp({ ...options, storage })
+    const cursor = (await before.client.request({ url: FEED, headers: key })).json().next
     for (const tier of ['innovator', 'builder'])
-      await before.inject({
+      await before.client.request({
         method: 'POST',
         url: `/api/v1/students/${STUDENTS.ben}/enroll`,
         headers: key,
@@ -447,9 +447,9 @@ describe('progress change feed', () => {
     await before.close()
     // Another connection and an app that never saw the cursor.
     const reopened = openStorage(url)
-    const after = await buildApp({ ...options, storage: reopened })
+    const after = await listeningApp({ ...options, storage: reopened })
     try {
-      const res = await after.inject({ url: `${FEED}?cursor=${cursor}`, headers: key })
+      const res = await after.client.request({ url: `${FEED}?cursor=${cursor}`, headers: key })
       expect(res.json().changes.map((c: Change) => [c.profileId, c.tier])).toEqual([
         [STUDENTS.ben, 'innovator'],
         [STUDENTS.ben, 'builder'],

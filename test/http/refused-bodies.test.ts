@@ -34,7 +34,7 @@ describe('a refused body still gets its answer', () => {
   let url: string
   beforeAll(async () => {
     t = await buildTestApp()
-    base = await t.app.listen({ port: 0, host: '127.0.0.1' })
+    base = t.base
     url = `${base}/api/v1/students/${STUDENTS.ada}/enroll`
   })
 

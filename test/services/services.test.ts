@@ -1,11 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
 import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js'
 import { scopesIn } from '../../src/domain/scopes.js'
 import { KeyCache } from '../../src/services/key-cache.js'
 import { createApiKey, createOrganisation, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
-import { bearer, buildTestApp, createTestStorage, START, type TestContext, testConfig } from '../helper.js'
+import {
+  bearer,
+  buildTestApp,
+  createTestStorage,
+  listeningApp,
+  START,
+  type TestContext,
+  testConfig,
+} from '../helper.js'
 
 describe('key cache and change watcher', () => {
   let t: TestContext
@@ -34,7 +41,7 @@ describe('key cache and change watcher', () => {
   it('remembers unknown keys apart from known ones, for a few seconds', async () => {
     const known = t.app.services.keys.size
     const unknown = t.app.services.keys.unknownSize
-    await t.app.inject({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })
+    await t.call({ url: '/api/v1/tiers', headers: bearer(generateApiKey().key) })
     expect(t.app.services.keys.size).toBe(known)
     expect(t.app.services.keys.unknownSize).toBe(unknown + 1)
     await createOrganisation(t.storage.db, 'Another Partner', t.clock.now())
@@ -67,19 +74,22 @@ describe('readiness', () => {
   it('answers 503 problem+json with Retry-After when storage does not answer', async () => {
     const storage = await createTestStorage()
     const failing = { ...storage, ping: () => new Promise<void>(() => {}) }
-    const app = await buildApp({
+    const server = await listeningApp({
       config: testConfig({ STORAGE_TIMEOUT_MS: '100' }),
       storage: failing,
       clock: new ManualClock(START),
       logger: false,
     })
-    const res = await app.inject({ url: '/readyz' })
-    expect(res.statusCode).toBe(503)
-    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
-    expect(res.headers['retry-after']).toBe('2')
-    expect(res.json().code).toBe('storage_unavailable')
-    await app.close()
-    await storage.close()
+    try {
+      const res = await server.client.request({ url: '/readyz' })
+      expect(res.statusCode).toBe(503)
+      expect(res.headers['content-type']).toMatch(/^application\/problem\+json/)
+      expect(res.headers['retry-after']).toBe('2')
+      expect(res.json().code).toBe('storage_unavailable')
+    } finally {
+      await server.close()
+      await storage.close()
+    }
   })
 })
 

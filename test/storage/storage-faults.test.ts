@@ -12,10 +12,18 @@ import { Writable } from 'node:stream'
 import { sql } from 'kysely'
 import { pino } from 'pino'
 import { afterEach, describe, expect, it } from 'vitest'
-import { buildApp } from '../../src/app.js'
-import type { TypedApp } from '../../src/http/app-types.js'
 import { isStorageUnavailable, type Storage } from '../../src/storage/connection.js'
-import { bearer, createTestStorage, type Fixtures, seedFixtures, STUDENTS, tempDir, testConfig } from '../helper.js'
+import {
+  bearer,
+  createTestStorage,
+  type Fixtures,
+  type ListeningApp,
+  listeningApp,
+  seedFixtures,
+  STUDENTS,
+  tempDir,
+  testConfig,
+} from '../helper.js'
 
 const SQLITE = process.env.TEST_DATABASE_URL === undefined
 
@@ -52,7 +60,7 @@ function capturedLogger(): { logger: pino.Logger; lines: () => Array<Record<stri
 }
 
 interface Harness {
-  app: TypedApp
+  server: ListeningApp
   storage: Storage
   fixtures: Fixtures
   logLines: () => Array<Record<string, unknown>>
@@ -62,28 +70,30 @@ async function serve(url: string): Promise<Harness> {
   const storage = await createTestStorage({ url })
   const fixtures = await seedFixtures(storage, Date.now())
   const { logger, lines } = capturedLogger()
-  const app = await buildApp({
+  const server = await listeningApp({
     config: testConfig({ RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' }),
     storage,
     logger,
   })
-  await app.ready()
-  return { app, storage, fixtures, logLines: lines }
+  return { server, storage, fixtures, logLines: lines }
 }
 
 /** 20 enrolls (a tier change and a disclosure row each) and 20 progress reads (a disclosure row each), all at once. */
-function burst({ app, fixtures }: Harness, round: number) {
+function burst({ server, fixtures }: Harness, round: number) {
   const tier = round % 2 === 0 ? 'builder' : 'innovator'
   return Promise.all(
     Array.from({ length: 40 }, (_, i) =>
       i % 2 === 0
-        ? app.inject({
+        ? server.client.request({
             method: 'POST',
             url: `/api/v1/students/${STUDENTS.ada}/enroll`,
             headers: bearer(fixtures.keys.readWrite),
             payload: { tier },
           })
-        : app.inject({ url: `/api/v1/students/${STUDENTS.ben}/progress`, headers: bearer(fixtures.keys.readWrite) }),
+        : server.client.request({
+            url: `/api/v1/students/${STUDENTS.ben}/progress`,
+            headers: bearer(fixtures.keys.readWrite),
+          }),
     ),
   )
 }
@@ -204,7 +214,7 @@ describe.skipIf(!SQLITE)('SQLite write failures', () => {
     const disk = canMount() ? tmpfsDisk(cleanups) : pageLimitDisk()
     const harness = await serve(disk.url)
     cleanups.push(async () => {
-      await harness.app.close()
+      await harness.server.close()
       await harness.storage.close()
     })
 
@@ -245,7 +255,7 @@ describe.skipIf(!SQLITE)('SQLite read-only storage', () => {
     // query_only makes SQLite itself refuse every write with SQLITE_READONLY, the same error.
     const harness = await serve(`sqlite:${path.join(tempDir(), 'ro.db')}`)
     cleanups.push(async () => {
-      await harness.app.close()
+      await harness.server.close()
       await harness.storage.close()
     })
     expect((await burst(harness, 0)).map((res) => res.statusCode)).toEqual(Array(40).fill(200))

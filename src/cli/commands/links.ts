@@ -1,15 +1,18 @@
 /**
  * `curriculum links import`: which organisation may see which student. A partner reaches a
- * student's data only through such a link, so both ends must already exist.
+ * student's data only through such a link, so both ends must already exist. `links remove`
+ * takes one away, and tells the organisation (change feed and webhook) to drop its copy.
  */
 import type { Command } from 'commander'
+import { systemClock } from '../../clock.js'
+import { act } from '../command-action.js'
 import type { OrganisationRow } from '../../storage/tables.js'
 import type { LinkImportRow } from '../../storage/student-import-repository.js'
 import { defineImportCommand } from '../import-command.js'
 import { text, uuid } from '../import-fields.js'
 import type { ImportSpec } from '../import-runner.js'
 import { UUID } from '../../domain/uuid.js'
-import { defineGroup } from '../options.js'
+import { defineCommand, defineGroup, uuidOption } from '../options.js'
 
 interface Organisations {
   byId: Map<string, OrganisationRow>
@@ -66,7 +69,7 @@ export function registerLinks(program: Command): void {
   const group = defineGroup(
     program,
     'links',
-    'Link students to the organisations that may see them',
+    'Link students to the organisations that may see them, or unlink one',
     'curriculum links import links.csv',
   )
   defineImportCommand(
@@ -75,4 +78,43 @@ export function registerLinks(program: Command): void {
     'Link existing students to organisations from a CSV or JSON Lines file, all or nothing',
     ['curriculum links import links.csv      # header: studentId,organisation (an id or exact name)'],
   )
+  defineCommand(
+    group,
+    'remove',
+    'Unlink a student from an organisation: its keys and webhooks no longer reach the student, and its ' +
+      'change feed and subscribed webhooks get a student_unlinked notice (the id only)',
+    [
+      'curriculum links remove --org "Acme Learning" --student 0b6d9a3e-3f1c-4d57-9a0e-2a7c5c1e8f42',
+      'curriculum links remove --org 0b7f3a52-6c1e-4d1a-9f55-2f7f0c7e8a10 ' +
+        '--student 0b6d9a3e-3f1c-4d57-9a0e-2a7c5c1e8f42 --json',
+    ],
+    { audit: 'links.remove' },
+  )
+    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption('--student <id>', 'the student id', uuidOption)
+    .action(
+      act(async (command, audit) => {
+        const { org, student } = command.opts<{ org: string; student: string }>()
+        const { organisation, outcome } = await audit.change(async ({ db }) => {
+          const [{ findOrganisation }, { unlinkStudent }] = await Promise.all([
+            import('../../storage/access-repository.js'),
+            import('../../storage/student-removal.js'),
+          ])
+          const organisation = await findOrganisation(db, org)
+          const outcome = await unlinkStudent(db, student, organisation.id, systemClock.now())
+          return {
+            value: { organisation, outcome },
+            target: `student:${student}`,
+            changed: { organisation: organisation.name, organisationId: organisation.id, ...outcome },
+          }
+        })
+        const named = `${organisation.name} (${organisation.id})`
+        return {
+          data: { organisation: { id: organisation.id, name: organisation.name }, studentId: student, ...outcome },
+          text: outcome.unlinked
+            ? `unlinked student ${student} from ${named}; ${outcome.webhooks} webhook deliveries queued`
+            : `student ${student} was not linked to ${named}: nothing changed`,
+        }
+      }),
+    )
 }

@@ -2,15 +2,26 @@
  * `curriculum students import`: students by id, first name and tier. First names only: the
  * service must not hold more about a child than it needs, so any other field (a surname, an
  * e-mail address, a birth date) fails the import instead of being dropped silently.
+ * `curriculum students erase`: one student, or every student of a file (student-erasure.ts).
  */
-import type { Command } from 'commander'
+import { type Command, Option } from 'commander'
+import type { Kysely } from 'kysely'
+import { systemClock } from '../../clock.js'
+import { NotFoundError } from '../../domain/errors.js'
 import { firstNameProblem } from '../../domain/first-name.js'
 import { TIER_IDS } from '../../domain/tiers.js'
+import { UUID } from '../../domain/uuid.js'
 import type { StudentImportRow } from '../../storage/student-import-repository.js'
+import type { Database } from '../../storage/tables.js'
+import { act } from '../command-action.js'
 import { defineImportCommand } from '../import-command.js'
 import { oneOf, text, uuid } from '../import-fields.js'
 import type { ImportSpec } from '../import-runner.js'
-import { defineGroup } from '../options.js'
+import { defineCommand, defineGroup } from '../options.js'
+import { plural, UsageError } from '../output.js'
+import { formatOf, RECORD_FORMATS, type RecordFormat } from '../records.js'
+import { eraseInBatches, readErasureFile } from '../student-erasure.js'
+import { withStorage } from '../storage-session.js'
 
 export const studentImport: ImportSpec<StudentImportRow, void> = {
   noun: 'student',
@@ -39,11 +50,102 @@ export function registerStudents(program: Command): void {
   const group = defineGroup(
     program,
     'students',
-    'Import students (id, first name, tier)',
+    'Import students (id, first name, tier), or erase them',
     'curriculum students import students.csv',
   )
   defineImportCommand(group, studentImport, 'Add or update students from a CSV or JSON Lines file, all or nothing', [
     'curriculum students import students.csv      # header: id,firstName,tier',
     'curriculum students import students.jsonl --json',
   ])
+  registerErase(group)
+}
+
+interface EraseOptions {
+  file?: string
+  format?: RecordFormat
+  yes?: boolean
+}
+
+function registerErase(group: Command): void {
+  defineCommand(
+    group,
+    'erase [id]',
+    'Erase a student, or every student listed in a file: first name, progress, links and change history, for ' +
+      'good; each organisation it was linked to is told (student_deleted). Sandbox students are refused.',
+    [
+      'curriculum students erase 0b6d9a3e-3f1c-4d57-9a0e-2a7c5c1e8f42          # shows what it would erase',
+      'curriculum students erase 0b6d9a3e-3f1c-4d57-9a0e-2a7c5c1e8f42 --yes',
+      'curriculum students erase --file leaving.csv --yes --json     # header: id',
+    ],
+    { audit: 'students.erase' },
+  )
+    .option('--file <file>', 'erase every student of this file: CSV with an id column, or JSON Lines {"id": ...}')
+    .addOption(
+      new Option('--format <format>', 'format of --file; by default taken from its extension').choices(RECORD_FORMATS),
+    )
+    .option('--yes', 'erase without asking again: an erasure cannot be undone')
+    .action(
+      act(async (command, audit) => {
+        const [id] = command.processedArgs as [string | undefined]
+        const options = command.opts<EraseOptions>()
+        if ((id === undefined) === (options.file === undefined))
+          throw new UsageError('name one student id, or a file of them with --file')
+        if (id !== undefined && !UUID.test(id))
+          throw new UsageError(
+            `"${id}" is not a student id; expected a UUID such as 11111111-1111-4111-8111-111111111111`,
+          )
+        const ids =
+          id !== undefined
+            ? [id.toLowerCase()]
+            : await readErasureFile(options.file!, formatOf(options.file!, options.format))
+        const started = performance.now()
+        const { totals, log } = await withStorage(async ({ storage }) => {
+          if (id !== undefined) await checkOne(storage.db, ids[0]!, options.yes === true)
+          else if (options.yes !== true)
+            throw new UsageError(
+              `${options.file} lists ${plural(ids.length, 'student')}; ` +
+                'an erasure cannot be undone: add --yes to erase them',
+            )
+          const totals = await eraseInBatches(storage, ids, {
+            now: systemClock.now(),
+            record: (db, student) =>
+              audit.record(db, `student:${student.id}`, {
+                organisations: student.organisations,
+                progress: student.progress,
+              }),
+          })
+          return { totals, log: await storage.truncateLog() }
+        })
+        const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
+        return {
+          data: { ...(id === undefined ? { file: options.file } : { studentId: ids[0] }), ...totals, log, seconds },
+          text: [
+            `erased ${plural(totals.erased, 'student')} in ${seconds} s: ` +
+              `${plural(totals.progress, 'progress entry', 'progress entries')}, ` +
+              `${plural(totals.links, 'link')} (each organisation told), ` +
+              `${plural(totals.webhooks, 'webhook delivery', 'webhook deliveries')} queued`,
+            ...(totals.missing.length === 0
+              ? []
+              : [`${plural(totals.missing.length, 'id')} had no student (never stored, or erased already)`]),
+            ...(log === 'busy'
+              ? ['the SQLite WAL file was busy and is not truncated yet: it empties when the server next closes it']
+              : []),
+          ],
+        }
+      }),
+    )
+}
+
+/** Refuses an id no student has, and without --yes says what erasing it would remove. */
+async function checkOne(db: Kysely<Database>, id: string, yes: boolean): Promise<void> {
+  const { studentSummary } = await import('../../storage/linked-students.js')
+  const found = await studentSummary(db, id)
+  if (found === undefined) throw new NotFoundError(`no student ${id} (never stored, or erased already)`)
+  if (yes || found.sandbox) return
+  const organisations = found.organisations.map((o) => `${o.name} (${o.id})`).join(', ') || 'no organisation'
+  throw new UsageError(
+    `student ${id} is linked to ${organisations} and has ` +
+      `${plural(found.progressEntries, 'progress entry', 'progress entries')}; ` +
+      'an erasure cannot be undone: add --yes to erase it',
+  )
 }

@@ -3,7 +3,7 @@
  *
  * A catalog GET with a cached key does little work of its own (a hash, a map lookup, the rate
  * window, a precomputed body), so the framework's per-request machinery (request and reply
- * objects, hook chains, a child logger) was most of its cost. This handler takes only requests
+ * objects, hook chains, a child logger) would be most of its cost. This handler takes only requests
  * whose whole answer it can give synchronously, with the same access rules, headers and bodies
  * as the routes (a test compares both answer by answer):
  *
@@ -43,7 +43,6 @@ import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } 
 import { problemBytes } from '../problem-responses.js'
 import { type RateState, rateLimitHeaders } from '../rate-limit-headers.js'
 import type { ByteString } from '../byte-string.js'
-import { NO_BODY, send } from './response-head.js'
 import { EXPOSED_HEADERS } from '../response-basics.js'
 
 /** What admission uses (with limiters that answer at once), plus the catalog and the access log. */
@@ -86,6 +85,15 @@ export function fastPathStatus(
   if (limits === undefined)
     return { on: false, why: 'the rate limits are shared in Redis (REDIS_URL), which the fast path cannot wait for' }
   return { on: true, limits }
+}
+
+/** The body of an answer that has none (a 304). */
+const NO_BODY = '' as ByteString
+
+/** Sends a whole answer with Node's public API; `body` goes out as the bytes it holds. */
+function send(response: ServerResponse, status: number, headers: Record<string, string>, body: ByteString): void {
+  response.writeHead(status, headers)
+  response.end(body, 'latin1')
 }
 
 const TIERS_URL = `${API_PREFIX}/tiers`

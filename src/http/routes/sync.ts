@@ -140,9 +140,11 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
           'restarts. While `hasMore` is true, ask again at once; then poll at your own pace. ' +
           `At most \`limit\` changes per response (${PAGE_LIMIT.default} unless given, ` +
           `at most ${PAGE_LIMIT.maximum}). ` +
-          'Changes of students linked to your organisation now are listed, from their first change. Needs the ' +
+          'Changes of students linked to your organisation now are listed, from their first change. A student ' +
+          'unlinked from your organisation or erased appears once more, as a `student_unlinked` or ' +
+          '`student_deleted` notice carrying the id only: delete your copy. Needs the ' +
           '`students:read` scope and, with a live key, an active data-sharing agreement. Every student with a change ' +
-          'in a response is recorded once in the disclosure log.',
+          'or notice in a response is recorded once in the disclosure log.',
         tags: ['Sync'],
         security: [{ bearerAuth: ['students:read'] }],
         querystring: ChangesQuerySchema,
@@ -178,15 +180,19 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
       const next = cursors.encode('changes', reader.organisationId, String(page.next))
       if (page.hasMore) reply.header('link', nextLink(request, '/progress/changes', next))
       return {
-        changes: page.changes.map((change) => ({
-          sequence: change.sequence,
-          type: change.type,
-          profileId: change.studentId,
-          displayName: change.firstName,
-          changedAt: change.changedAt,
-          ...(change.tier === undefined ? {} : { tier: change.tier }),
-          ...(change.entry === undefined ? {} : { progress: change.entry }),
-        })),
+        changes: page.changes.map((change) =>
+          !('firstName' in change)
+            ? { sequence: change.sequence, type: change.type, profileId: change.studentId, changedAt: change.changedAt }
+            : {
+                sequence: change.sequence,
+                type: change.type,
+                profileId: change.studentId,
+                displayName: change.firstName,
+                changedAt: change.changedAt,
+                ...(change.tier === undefined ? {} : { tier: change.tier }),
+                ...(change.entry === undefined ? {} : { progress: change.entry }),
+              },
+        ),
         next,
         hasMore: page.hasMore,
       }

@@ -1,9 +1,14 @@
 /**
  * Roster and sync: the organisation's students (GET /api/v1/students) and the change feed of
- * their tiers and progress (GET /api/v1/progress/changes).
+ * their tiers and progress, with the notices of students who left (GET /api/v1/progress/changes).
  */
 import { type Static, Type } from 'typebox'
-import { STUDENT_CHANGE_TYPES, type StudentChangeType } from '../../domain/student-change.js'
+import {
+  STUDENT_CHANGE_TYPES,
+  STUDENT_NOTICE_TYPES,
+  type StudentChangeType,
+  type StudentNoticeType,
+} from '../../domain/student-change.js'
 import { TierIdSchema, TimestampSchema, tierId, UuidSchema } from './common.js'
 
 export const PAGE_LIMIT = { default: 100, maximum: 500 } as const
@@ -113,15 +118,17 @@ export const ChangesQuerySchema = Type.Object(
   { additionalProperties: false },
 )
 
+const sequence = Type.Integer({
+  minimum: 1,
+  description:
+    'Position of the item in the feed: increasing in the order the changes were committed. Use it to ' +
+    'recognise a change you have already applied.',
+  examples: [1042],
+})
+
 export const ProgressChangeSchema = Type.Object(
   {
-    sequence: Type.Integer({
-      minimum: 1,
-      description:
-        'Position of the change in the feed: increasing in the order the changes were committed. Use it to ' +
-        'recognise a change you have already applied.',
-      examples: [1042],
-    }),
+    sequence,
     type: Type.Unsafe<StudentChangeType>({
       type: 'string',
       enum: [...STUDENT_CHANGE_TYPES],
@@ -138,9 +145,34 @@ export const ProgressChangeSchema = Type.Object(
   { $id: 'ProgressChange', title: 'ProgressChange', additionalProperties: false },
 )
 
+/**
+ * A student left the reader's organisation: the item carries the id and the time only, since the
+ * student's data may be gone (erased) or no longer the organisation's to see (unlinked).
+ */
+export const StudentNoticeSchema = Type.Object(
+  {
+    sequence,
+    type: Type.Unsafe<StudentNoticeType>({
+      type: 'string',
+      enum: [...STUDENT_NOTICE_TYPES],
+      description:
+        '`student_unlinked`: the student is no longer linked to your organisation; `student_deleted`: the ' +
+        'student was erased from the service. Either way, delete your copy of the student: no further change ' +
+        'of theirs reaches you, and their progress answers 404.',
+    }),
+    profileId: UuidSchema,
+    changedAt: TimestampSchema,
+  },
+  { $id: 'StudentNotice', title: 'StudentNotice', additionalProperties: false },
+)
+
 export const ProgressChangesSchema = Type.Object(
   {
-    changes: Type.Array(Type.Ref('ProgressChange'), { description: 'Changes after the cursor, oldest first.' }),
+    changes: Type.Array(Type.Union([Type.Ref('ProgressChange'), Type.Ref('StudentNotice')]), {
+      description:
+        'Changes after the cursor, oldest first: changes of your students (`ProgressChange`) and notices of ' +
+        'students who left your organisation (`StudentNotice`), told apart by `type`.',
+    }),
     next: Type.String({
       description:
         'Cursor to send next time. Always present, also when `changes` is empty; it moves past every change ' +
@@ -183,6 +215,12 @@ export const ProgressChangesSchema = Type.Object(
             displayName: 'Maya',
             changedAt: '2026-03-01T14:06:00.000Z',
             tier: 'builder',
+          },
+          {
+            sequence: 1051,
+            type: 'student_unlinked',
+            profileId: '5c2e8f1a-7d3b-4e6a-9b1c-3f4d5e6a7b8c',
+            changedAt: '2026-03-01T15:00:00.000Z',
           },
         ],
         next: FEED_CURSOR_EXAMPLE,

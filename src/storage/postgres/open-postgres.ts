@@ -66,6 +66,8 @@ export function openPostgres(url: string, options: PostgresOptions): Storage {
     locks: advisoryLocks,
     // PostgreSQL places rows its own way: the order given is as good as any.
     keysInRowOrder: async (keyIds) => [...keyIds],
+    // The server owns PostgreSQL's WAL and recycles its segments; nothing to do from here.
+    truncateLog: async () => 'none',
     async ping() {
       await sql`select 1`.execute(db)
     },

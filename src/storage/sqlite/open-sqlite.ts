@@ -16,6 +16,7 @@ import { groupCommitWriteQueue } from './group-commit.js'
 import { ImmediateSqliteDialect } from './immediate-transactions.js'
 import { inRowOrder } from './row-order.js'
 import { withStatementCache } from './statement-cache.js'
+import { truncateWal } from './wal-truncation.js'
 import { sqliteSyncReader } from './sync-reader.js'
 
 export interface SqliteOptions {
@@ -93,6 +94,9 @@ export function openSqlite(url: string, options: SqliteOptions): SqliteStorage {
   // in the OS); FULL also survives power loss at the cost of an fsync per commit.
   database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   database.pragma('foreign_keys = ON')
+  // Deleted rows' bytes are overwritten with zeros, so an erased child's first name (or one an
+  // import replaced) does not live on in the file's free space (storage/student-removal.ts).
+  database.pragma('main.secure_delete = ON')
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   database.pragma(`busy_timeout = ${busyTimeoutMs}`)
   if (options.pageCacheKib !== undefined) database.pragma(`cache_size = -${options.pageCacheKib}`)
@@ -149,6 +153,9 @@ export function openSqlite(url: string, options: SqliteOptions): SqliteStorage {
     keysInRowOrder: (keyIds) => inRowOrder(db, keyIds),
     async ping() {
       await sql`select 1`.execute(db)
+    },
+    async truncateLog() {
+      return file === ':memory:' ? 'none' : truncateWal(database)
     },
     async close() {
       clearInterval(checkpointerTimer)

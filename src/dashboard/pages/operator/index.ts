@@ -1,8 +1,9 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
- * organisations, their agreements and keys, the disclosure log and the audit log. Every change
- * made here is written to the audit log in the same transaction. Each group is encapsulated: it
- * inherits the dashboard's session, role and CSRF checks and its error pages.
+ * organisations, their agreements and keys, their students (unlink, erase), the disclosure log and
+ * the audit log. Every change made here is written to the audit log in the same transaction. Each
+ * group is encapsulated: it inherits the dashboard's session, role and CSRF checks and its error
+ * pages.
  */
 import type { PagePlugin } from '../../dashboard-context.js'
 import { agreementPages } from './agreements/index.js'
@@ -11,6 +12,7 @@ import { auditPages } from './audit/index.js'
 import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
+import { studentPages } from './students/index.js'
 import { studentDisclosurePages } from './student-disclosures/index.js'
 
 const operator = { config: { dashboard: 'operator' as const } }
@@ -23,6 +25,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     organisationPages,
     agreementPages,
     keyPages,
+    studentPages,
     disclosurePages,
     studentDisclosurePages,
     auditPages,

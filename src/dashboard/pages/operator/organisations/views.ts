@@ -68,6 +68,8 @@ ${
     : agreementsTable(request, base, agreements, now)
 }
 ${agreementForm(request, base, form, dispositionDays)}
+<h2>Students</h2>
+<p><a href="${base}/students">Students linked to ${o.name}</a>, by id, to unlink one.</p>
 <h2>Keys</h2>
 ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this organisation')}`
 }

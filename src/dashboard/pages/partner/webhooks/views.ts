@@ -15,6 +15,8 @@ import { deliveryState } from './delivery-state.js'
 const EVENT_LABELS: Record<SubscribableEvent, string> = {
   'student.tier_changed': 'A student’s tier changed (student.tier_changed)',
   'progress.updated': 'A student’s progress changed (progress.updated)',
+  'student.unlinked': 'A student was unlinked from your organisation: delete your copy (student.unlinked)',
+  'student.deleted': 'A student was erased: delete your copy (student.deleted)',
   'catalog.published': 'A new catalog was published (catalog.published)',
 }
 

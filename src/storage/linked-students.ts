@@ -1,0 +1,63 @@
+/**
+ * What the operator sees of students before unlinking or erasing one: an organisation's linked
+ * students by id, and one student's links and amount of progress. Ids, tiers and counts only:
+ * the operator acts on ids the school gives, and needs no child's name to do so.
+ */
+import type { Kysely } from 'kysely'
+import type { TierId } from '../domain/tiers.js'
+import type { Database } from './tables.js'
+
+export interface LinkedStudent {
+  id: string
+  tier: TierId
+  linkedAt: string
+}
+
+/** One page of the organisation's linked students in id order, after `after`; `next` when another follows. */
+export async function linkedStudents(
+  db: Kysely<Database>,
+  organisationId: string,
+  page: { after?: string; limit: number },
+): Promise<{ students: LinkedStudent[]; next: string | null }> {
+  const rows = await db
+    .selectFrom('student_organisations as so')
+    .innerJoin('students as s', 's.id', 'so.student_id')
+    .select(['s.id', 's.tier', 'so.created_at'])
+    .where('so.organisation_id', '=', organisationId)
+    .$if(page.after !== undefined, (q) => q.where('so.student_id', '>', page.after!))
+    .orderBy('so.student_id')
+    .limit(page.limit + 1)
+    .execute()
+  const more = rows.length > page.limit
+  if (more) rows.length = page.limit
+  return {
+    students: rows.map((row) => ({ id: row.id, tier: row.tier, linkedAt: row.created_at })),
+    next: more ? rows.at(-1)!.id : null,
+  }
+}
+
+export interface StudentSummary {
+  id: string
+  sandbox: boolean
+  organisations: { id: string; name: string }[]
+  progressEntries: number
+}
+
+/** The student's links and how much progress it has, or undefined when no student has the id. */
+export async function studentSummary(db: Kysely<Database>, id: string): Promise<StudentSummary | undefined> {
+  const student = await db.selectFrom('students').select(['id', 'sandbox']).where('id', '=', id).executeTakeFirst()
+  if (student === undefined) return undefined
+  const organisations = await db
+    .selectFrom('student_organisations as so')
+    .innerJoin('organisations as o', 'o.id', 'so.organisation_id')
+    .select(['o.id', 'o.name'])
+    .where('so.student_id', '=', id)
+    .orderBy('o.name')
+    .execute()
+  const { n } = await db
+    .selectFrom('progress')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('student_id', '=', id)
+    .executeTakeFirstOrThrow()
+  return { id: student.id, sandbox: Number(student.sandbox) === 1, organisations, progressEntries: Number(n) }
+}
