@@ -8,6 +8,7 @@
  * `denied_unlinked`: the student is no longer linked to the endpoint's organisation).
  */
 import type { DataCategory } from './agreement-terms.js'
+import type { SubscribableEvent } from './webhook-events.js'
 
 export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll', 'students.list', 'progress.changes', 'webhook'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
@@ -31,9 +32,17 @@ const ACTION_DATA: Readonly<Record<DisclosureAction, readonly DataCategory[]>> =
   'progress.read': ['first_name', 'tier', 'progress'],
   'students.list': ['first_name', 'tier'],
   'progress.changes': ['first_name', 'tier', 'progress'],
-  // Deliveries carry ids and the changed fields, never first names (webhooks/).
+  // Deliveries carry ids and the changed fields, never first names (webhooks/); EVENT_DATA says which.
   webhook: ['tier', 'progress'],
   enroll: ['tier'],
+}
+
+/** What a delivery of each student event carries: notices that a student left carry the id only. */
+const EVENT_DATA: Readonly<Record<Exclude<SubscribableEvent, 'catalog.published'>, readonly DataCategory[]>> = {
+  'student.tier_changed': ['tier'],
+  'progress.updated': ['progress'],
+  'student.unlinked': [],
+  'student.deleted': [],
 }
 
 const HANDED_OVER: ReadonlySet<DisclosureOutcome> = new Set([
@@ -43,7 +52,17 @@ const HANDED_OVER: ReadonlySet<DisclosureOutcome> = new Set([
   'sent_unacknowledged',
 ])
 
-/** The kinds of data a record's request may have handed over: none for a refusal or an unknown student. */
-export function disclosedData(action: DisclosureAction, outcome: DisclosureOutcome): readonly DataCategory[] {
-  return HANDED_OVER.has(outcome) ? ACTION_DATA[action] : []
+/**
+ * The kinds of data a record's request may have handed over: none for a refusal or an unknown
+ * student; for a webhook, what its event carries when the delivery is known (`webhookEvent`).
+ */
+export function disclosedData(
+  action: DisclosureAction,
+  outcome: DisclosureOutcome,
+  webhookEvent?: string,
+): readonly DataCategory[] {
+  if (!HANDED_OVER.has(outcome)) return []
+  if (action === 'webhook' && webhookEvent !== undefined && webhookEvent in EVENT_DATA)
+    return EVENT_DATA[webhookEvent as keyof typeof EVENT_DATA]
+  return ACTION_DATA[action]
 }

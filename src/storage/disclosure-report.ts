@@ -41,7 +41,7 @@ export interface ReportAgreement {
 export type ReportRequester =
   | { kind: 'key'; keyId: string; name: string | null; prefix: string | null; mode: KeyMode | null }
   | { kind: 'dashboard'; accountId: string; email: string | null }
-  | { kind: 'webhook'; endpointId: string; url: string | null }
+  | { kind: 'webhook'; endpointId: string; url: string | null; event: string | null }
 
 export interface ReportRow {
   id: number
@@ -67,7 +67,7 @@ const LOOKUP_CHUNK = 500
 
 function requesterOf(keyId: string): ReportRequester {
   if (keyId.startsWith('dashboard:')) return { kind: 'dashboard', accountId: keyId.slice(10), email: null }
-  if (keyId.startsWith('webhook:')) return { kind: 'webhook', endpointId: keyId.slice(8), url: null }
+  if (keyId.startsWith('webhook:')) return { kind: 'webhook', endpointId: keyId.slice(8), url: null, event: null }
   return { kind: 'key', keyId, name: null, prefix: null, mode: null }
 }
 
@@ -106,15 +106,19 @@ export class DisclosureDescriber {
 
   async describe(rows: readonly DisclosureRow[]): Promise<ReportRow[]> {
     await this.#lookUp(rows)
+    const events = await this.#webhookEvents(rows)
     return rows.map((row) => {
       const by = requesterOf(row.key_id)
       if (by.kind === 'key') {
         const key = this.#keys.get(by.keyId)
         if (key) Object.assign(by, key)
       } else if (by.kind === 'dashboard') by.email = this.#accounts.get(by.accountId) ?? null
-      else by.url = this.#endpoints.get(by.endpointId) ?? null
+      else {
+        by.url = this.#endpoints.get(by.endpointId) ?? null
+        by.event = events.get(row.request_id) ?? null
+      }
       const agreement = agreementInForceAt(this.#agreements.get(row.organisation_id) ?? [], Date.parse(row.at))
-      const data = disclosedData(row.action, row.outcome)
+      const data = disclosedData(row.action, row.outcome, by.kind === 'webhook' ? (by.event ?? undefined) : undefined)
       return {
         id: row.id,
         at: row.at,
@@ -130,6 +134,15 @@ export class DisclosureDescriber {
         agreement: agreement ?? null,
       }
     })
+  }
+
+  /** The event of each webhook record's delivery (its request id), for what it carried; not kept. */
+  async #webhookEvents(rows: readonly DisclosureRow[]): Promise<Map<string, string>> {
+    const ids = [...new Set(rows.filter((row) => row.action === 'webhook').map((row) => row.request_id))]
+    const found = await inChunks(ids, (chunk) =>
+      this.#db.selectFrom('webhook_deliveries').select(['id', 'event_type']).where('id', 'in', chunk).execute(),
+    )
+    return new Map(found.map((row) => [row.id, row.event_type]))
   }
 
   async #lookUp(rows: readonly DisclosureRow[]): Promise<void> {

@@ -186,7 +186,26 @@ describe('described disclosures', () => {
     await record(-95, key.row.id, 'progress.read', 'denied_agreement')
     await record(1, key.row.id, 'progress.read', 'disclosed')
     await record(7, `dashboard:${account.id}`, 'students.list', 'disclosed')
-    await record(12, `webhook:${endpoint.id}`, 'webhook', 'sent_unacknowledged')
+    // Deliveries whose request ids the log keeps: a progress update, and a notice that carries the id only.
+    for (const [days, event] of [
+      [12, 'progress.updated'],
+      [13, 'student.deleted'],
+    ] as const) {
+      await db
+        .insertInto('webhook_deliveries')
+        .values({
+          id: `req-${days}`,
+          endpoint_id: endpoint.id,
+          event_type: event,
+          payload: '{}',
+          student_id: student,
+          created_at: new Date(T0).toISOString(),
+          state: 'delivered',
+          attempts: 1,
+        })
+        .execute()
+      await record(days, `webhook:${endpoint.id}`, 'webhook', days === 12 ? 'sent_unacknowledged' : 'disclosed')
+    }
     await record(15, uuid(999), 'enroll', 'not_found')
     await record(25, key.row.id, 'progress.changes', 'denied_agreement')
 
@@ -208,15 +227,21 @@ describe('described disclosures', () => {
       ],
       [
         '2026-03-13',
-        { kind: 'webhook', endpointId: endpoint.id, url: 'https://hooks.acme.example/in' },
-        ['tier', 'progress'],
+        { kind: 'webhook', endpointId: endpoint.id, url: 'https://hooks.acme.example/in', event: 'progress.updated' },
+        ['progress'],
+        'DSA-NEW',
+      ],
+      [
+        '2026-03-14',
+        { kind: 'webhook', endpointId: endpoint.id, url: 'https://hooks.acme.example/in', event: 'student.deleted' },
+        [],
         'DSA-NEW',
       ],
       ['2026-03-16', { kind: 'key', keyId: uuid(999), name: null, prefix: null, mode: null }, [], 'DSA-NEW'],
       ['2026-03-26', expect.objectContaining({ kind: 'key' }), [], null],
     ])
     // DSA-OLD shares tiers only: a progress read handed over more than it lists; DSA-NEW lists all.
-    expect(rows.map((row) => row.beyondAgreement)).toEqual([[], ['first_name', 'progress'], [], [], [], []])
+    expect(rows.map((row) => row.beyondAgreement)).toEqual([[], ['first_name', 'progress'], [], [], [], [], []])
     expect(rows[1]!.organisation).toEqual({ id: acme.id, name: '=HYPERLINK("http://evil.example")' })
     expect(rows[1]!.agreement).toEqual({
       id: old.id,
@@ -244,11 +269,11 @@ describe('described disclosures', () => {
         generatedAt: new Date(T0).toISOString(),
       }
       for await (const chunk of reportChunks(db, request, format, tally, 2)) out += chunk
-      expect(tally.rows).toBe(6)
+      expect(tally.rows).toBe(7)
       return out
     }
     const csv = parseCsv(await text('csv'))
-    expect(csv).toHaveLength(7)
+    expect(csv).toHaveLength(8)
     const header = csv[0]!.fields
     const cell = (line: number, column: string) => csv[line]!.fields[header.indexOf(column)]
     expect(cell(2, 'organisation')).toBe(`'=HYPERLINK("http://evil.example")`)
@@ -259,13 +284,14 @@ describe('described disclosures', () => {
       '2026-03-21T00:00:00.000Z',
     ])
     expect([cell(2, 'data'), cell(2, 'beyond_agreement')]).toEqual(['first_name tier progress', 'first_name progress'])
-    expect([cell(3, 'via'), cell(3, 'dashboard_account'), cell(4, 'webhook_url')]).toEqual([
+    expect([cell(3, 'via'), cell(3, 'dashboard_account'), cell(4, 'webhook_url'), cell(5, 'webhook_event')]).toEqual([
       'dashboard',
       'dana@acme.example',
       'https://hooks.acme.example/in',
+      'student.deleted',
     ])
     const json = JSON.parse(await text('json'))
-    expect(json).toMatchObject({ report: 'disclosures', student: { id: student, firstName: 'Ada' }, rows: 6 })
+    expect(json).toMatchObject({ report: 'disclosures', student: { id: student, firstName: 'Ada' }, rows: 7 })
     expect(json.disclosures).toEqual(JSON.parse(JSON.stringify(rows)))
   })
 

@@ -19,7 +19,7 @@ function requester(by: ReportRequester): Html {
     case 'dashboard':
       return html`dashboard: ${by.email ?? by.accountId}`
     case 'webhook':
-      return html`webhook: ${by.url ?? by.endpointId}`
+      return html`webhook: ${by.url ?? by.endpointId}${by.event === null ? '' : html` (${by.event})`}`
   }
 }
 
