@@ -267,6 +267,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
     maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,
+    agreementDispositionDays: config.agreementDispositionDays,
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)

@@ -3,6 +3,7 @@
  * Every variable, its default and its meaning is listed in docs/configuration.md.
  */
 import path from 'node:path'
+import { DEFAULT_DISPOSITION_DAYS, MAX_DISPOSITION_DAYS } from './domain/agreement-terms.js'
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent'
 
@@ -57,6 +58,11 @@ export interface Config {
    * Each may hold sending slots, so without a cap more endpoints would mean a larger share.
    */
   readonly maxWebhookEndpointsPerOrganisation: number
+  /**
+   * Days after an agreement's end within which the partner must delete the data, when an agreement
+   * is recorded without its own period, and for agreements recorded before periods were.
+   */
+  readonly agreementDispositionDays: number
   /** Deadline of one webhook delivery attempt. */
   readonly webhookTimeoutMs: number
   /** Local development and tests only: webhooks may go to loopback addresses (and plain http there). */
@@ -201,6 +207,13 @@ export function loadConfig(env: Env = process.env): Config {
     seedDemo: boolean(env, 'SEED_DEMO', true),
     catalogDir: path.resolve(env.CATALOG_DIR?.trim() || 'catalog'),
     changePollMs: integer(env, 'CHANGE_POLL_MS', 1000, 50, 5000),
+    agreementDispositionDays: integer(
+      env,
+      'AGREEMENT_DISPOSITION_DAYS',
+      DEFAULT_DISPOSITION_DAYS,
+      0,
+      MAX_DISPOSITION_DAYS,
+    ),
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     maxWebhookEndpointsPerOrganisation: integer(env, 'MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION', 10, 1, 1000),
     webhookAllowLoopback: boolean(env, 'WEBHOOK_ALLOW_LOOPBACK', false),

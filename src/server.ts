@@ -54,7 +54,7 @@ function open(config: Config, serving = false): Storage {
 
 /** Migrations and the demo seed, done once, before any request is served. */
 async function prepareDatabase(storage: Storage, config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
-  const migrated = await migrate(storage)
+  const migrated = await migrate(storage, undefined, { agreementDispositionDays: config.agreementDispositionDays })
   if (migrated.applied.length > 0) log.info({ migrations: migrated.applied }, 'database migrated')
   if (config.seedDemo && (await isEmptyDatabase(storage.db))) {
     // Loaded only when needed: it reads the catalog files (YAML), which a later start never does.

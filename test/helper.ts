@@ -17,7 +17,7 @@ import { createApiKey, createOrganisation, recordAgreement, revokeApiKey } from 
 import { replaceCatalog } from '../src/storage/catalog-repository.js'
 import { openStorage, type Storage } from '../src/storage/connection.js'
 import type { SqliteStorage } from '../src/storage/sqlite/open-sqlite.js'
-import { migrate } from '../src/storage/migrate.js'
+import { type MigrationDefaults, migrate } from '../src/storage/migrate.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../src/storage/student-import-repository.js'
 import { Contract, documentedPath } from './contract.js'
 import { HttpClient, type HttpRequest, type HttpResponse } from './support/http-client.js'
@@ -96,10 +96,14 @@ function isSqliteStorage(storage: Storage): storage is SqliteStorage {
  */
 const OTHER_SCHEMA_RACES = new Set(['3F000', '42703', '42P01'])
 
-export async function migrateBesideOtherTests(storage: Storage, upTo?: string): Promise<void> {
+export async function migrateBesideOtherTests(
+  storage: Storage,
+  upTo?: string,
+  defaults?: MigrationDefaults,
+): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {
-      await migrate(storage, upTo)
+      await migrate(storage, upTo, defaults)
       return
     } catch (error) {
       const otherSchemaChanging =

@@ -10,6 +10,14 @@ import { parseDateOrTimestamp } from './dates.js'
 
 import { UUID } from '../domain/uuid.js'
 
+/** Commands that do work themselves; a group only holds others (`disclosures` does both). */
+const working = new WeakSet<Command>()
+
+/** Whether `command` does work of its own, for tests that go through every command. */
+export function doesWork(command: Command): boolean {
+  return working.has(command)
+}
+
 /**
  * Adds a command that does work (as opposed to a group of commands) under `parent`. A command
  * that changes anything names its `audit` action: it then takes --actor, and `act` gives it the
@@ -31,6 +39,7 @@ export function defineCommand(
       `\n${examples.length === 1 ? 'Example' : 'Examples'}:\n${examples.map((line) => `  $ ${line}`).join('\n')}\n`,
     )
   if (options.audit !== undefined) markAudited(command, options.audit)
+  working.add(command)
   return command
 }
 

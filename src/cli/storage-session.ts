@@ -47,7 +47,7 @@ export async function withStorage<T>(work: (session: Session) => Promise<T>): Pr
     tempCacheKib: STAGING_CACHE_KIB,
   })
   try {
-    const migrated = await migrate(storage)
+    const migrated = await migrate(storage, undefined, { agreementDispositionDays: config.agreementDispositionDays })
     return await work({ storage, config, migrated })
   } finally {
     await storage.close()

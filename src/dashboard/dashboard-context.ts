@@ -36,6 +36,8 @@ export interface DashboardDeps {
   maxWebhookEndpoints: number
   /** WEBHOOK_ALLOW_LOOPBACK: endpoints on loopback accepted (local development and tests). */
   webhookAllowLoopback: boolean
+  /** AGREEMENT_DISPOSITION_DAYS: the disposition period a new agreement's form starts with (default 30). */
+  agreementDispositionDays?: number
 }
 
 export interface DashboardContext extends DashboardDeps {

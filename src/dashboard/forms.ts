@@ -20,7 +20,7 @@ export function list(body: FormBody | undefined, name: string): string[] {
 }
 
 export interface FieldOptions {
-  type?: 'text' | 'email' | 'password' | 'url' | 'date'
+  type?: 'text' | 'email' | 'password' | 'url' | 'date' | 'number'
   value?: string
   hint?: string
   autocomplete?: string

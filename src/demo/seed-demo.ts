@@ -59,6 +59,9 @@ export async function seedDemoIfEmpty(
           signedAt: now - DAY,
           expiresAt: now + 365 * DAY,
           documentRef: 'DEMO-DSA-0001 (demo agreement)',
+          purpose: 'Demo: show each learner their progress and next lesson in the partner app',
+          dataCategories: ['first_name', 'tier', 'progress'],
+          dispositionDays: 30,
         },
         now,
       )

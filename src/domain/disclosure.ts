@@ -7,6 +7,9 @@
  * have read it all the same), and one per refusal once access has ended (`denied_*`;
  * `denied_unlinked`: the student is no longer linked to the endpoint's organisation).
  */
+import type { DataCategory } from './agreement-terms.js'
+import type { SubscribableEvent } from './webhook-events.js'
+
 export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll', 'students.list', 'progress.changes', 'webhook'] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
 
@@ -23,3 +26,43 @@ export const DISCLOSURE_OUTCOMES = [
   'denied_unlinked',
 ] as const
 export type DisclosureOutcome = (typeof DISCLOSURE_OUTCOMES)[number]
+
+/** What each action hands over about a student when it does (progress.changes: the tier or an entry, with the name). */
+const ACTION_DATA: Readonly<Record<DisclosureAction, readonly DataCategory[]>> = {
+  'progress.read': ['first_name', 'tier', 'progress'],
+  'students.list': ['first_name', 'tier'],
+  'progress.changes': ['first_name', 'tier', 'progress'],
+  // Deliveries carry ids and the changed fields, never first names (webhooks/); EVENT_DATA says which.
+  webhook: ['tier', 'progress'],
+  enroll: ['tier'],
+}
+
+/** What a delivery of each student event carries: notices that a student left carry the id only. */
+const EVENT_DATA: Readonly<Record<Exclude<SubscribableEvent, 'catalog.published'>, readonly DataCategory[]>> = {
+  'student.tier_changed': ['tier'],
+  'progress.updated': ['progress'],
+  'student.unlinked': [],
+  'student.deleted': [],
+}
+
+const HANDED_OVER: ReadonlySet<DisclosureOutcome> = new Set([
+  'disclosed',
+  'updated',
+  'unchanged',
+  'sent_unacknowledged',
+])
+
+/**
+ * The kinds of data a record's request may have handed over: none for a refusal or an unknown
+ * student; for a webhook, what its event carries when the delivery is known (`webhookEvent`).
+ */
+export function disclosedData(
+  action: DisclosureAction,
+  outcome: DisclosureOutcome,
+  webhookEvent?: string,
+): readonly DataCategory[] {
+  if (!HANDED_OVER.has(outcome)) return []
+  if (action === 'webhook' && webhookEvent !== undefined && webhookEvent in EVENT_DATA)
+    return EVENT_DATA[webhookEvent as keyof typeof EVENT_DATA]
+  return ACTION_DATA[action]
+}

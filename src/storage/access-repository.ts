@@ -9,6 +9,15 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { agreementWindow } from '../domain/agreements.js'
+import {
+  DATA_CATEGORIES,
+  type DataCategory,
+  DEFAULT_DISPOSITION_DAYS,
+  dispositionDaysProblem,
+  formatDataCategories,
+  normalizePurpose,
+  purposeProblem,
+} from '../domain/agreement-terms.js'
 import { generateApiKey, type KeyMode, type KeyRecord } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, type Scope, scopeBits } from '../domain/scopes.js'
@@ -101,6 +110,15 @@ export interface NewAgreement {
   signedAt: number
   expiresAt: number | null
   documentRef: string
+  /**
+   * What the partner may use the data for. The CLI and the dashboard require one; left out (seed
+   * data, fixtures) it is stored empty, which reads as "not recorded".
+   */
+  purpose?: string
+  /** The kinds of data shared; all of them when left out. */
+  dataCategories?: readonly DataCategory[]
+  /** Days after the end within which the partner must delete the data; DEFAULT_DISPOSITION_DAYS when left out. */
+  dispositionDays?: number
 }
 
 export async function recordAgreement(
@@ -112,6 +130,13 @@ export async function recordAgreement(
     throw new ConflictError('an agreement must expire after it is signed')
   }
   if (agreement.documentRef.trim() === '') throw new ConflictError('an agreement needs a document reference')
+  const purpose = normalizePurpose(agreement.purpose ?? '')
+  const problem =
+    (agreement.purpose === undefined ? null : purposeProblem(purpose)) ??
+    dispositionDaysProblem(agreement.dispositionDays ?? DEFAULT_DISPOSITION_DAYS)
+  if (problem !== null) throw new ConflictError(problem)
+  if (agreement.dataCategories !== undefined && agreement.dataCategories.length === 0)
+    throw new ConflictError('an agreement shares at least one kind of data')
   const row: AgreementRow = {
     id: randomUUID(),
     organisation_id: agreement.organisationId,
@@ -120,6 +145,9 @@ export async function recordAgreement(
     ended_at: null,
     document_ref: agreement.documentRef.trim(),
     created_at: isoAt(now),
+    purpose,
+    data_categories: formatDataCategories(agreement.dataCategories ?? DATA_CATEGORIES),
+    disposition_days: agreement.dispositionDays ?? DEFAULT_DISPOSITION_DAYS,
   }
   await inTransaction(db, async (trx) => {
     await trx.insertInto('agreements').values(row).execute()

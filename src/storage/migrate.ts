@@ -14,8 +14,16 @@ import * as webhooks from './migrations/0007-webhooks.js'
 import * as clusteredProgress from './migrations/0008-clustered-progress.js'
 import * as webhookTrust from './migrations/0009-webhook-trust.js'
 import * as studentNotices from './migrations/0010-student-notices.js'
+import * as agreementTerms from './migrations/0011-agreement-terms.js'
+import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
-function migrations(storage: Storage): Record<string, Migration> {
+/** What some migrations fill existing rows with, from the configuration of whoever migrates. */
+export interface MigrationDefaults {
+  /** AGREEMENT_DISPOSITION_DAYS: the disposition period of agreements recorded before periods were. */
+  agreementDispositionDays?: number
+}
+
+function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<string, Migration> {
   return {
     '0001-initial': { up: (db) => initial.up(db, storage.engine) },
     '0002-dashboard': { up: (db) => dashboard.up(db, storage.engine) },
@@ -27,6 +35,9 @@ function migrations(storage: Storage): Record<string, Migration> {
     '0008-clustered-progress': { up: (db) => clusteredProgress.up(db, storage.engine) },
     '0009-webhook-trust': { up: (db) => webhookTrust.up(db) },
     '0010-student-notices': { up: (db) => studentNotices.up(db) },
+    '0011-agreement-terms': {
+      up: (db) => agreementTerms.up(db, defaults.agreementDispositionDays ?? DEFAULT_DISPOSITION_DAYS),
+    },
   }
 }
 
@@ -53,12 +64,16 @@ async function allApplied(storage: Storage): Promise<boolean> {
  * Applies every migration not applied yet, or only those up to and including `upTo` (to test a
  * migration over data written before it).
  */
-export async function migrate(storage: Storage, upTo?: string): Promise<MigrationReport> {
+export async function migrate(
+  storage: Storage,
+  upTo?: string,
+  defaults: MigrationDefaults = {},
+): Promise<MigrationReport> {
   if (upTo === undefined && (await allApplied(storage))) return { applied: [] }
   if (storage.schema !== undefined) {
     await sql`create schema if not exists ${sql.id(storage.schema)}`.execute(storage.db)
   }
-  const provider: MigrationProvider = { getMigrations: async () => migrations(storage) }
+  const provider: MigrationProvider = { getMigrations: async () => migrations(storage, defaults) }
   const migrator = new Migrator({
     db: storage.db,
     provider,

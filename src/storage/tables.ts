@@ -68,6 +68,12 @@ export interface AgreementsTable {
   ended_at: string | null
   document_ref: string
   created_at: string
+  /** What the partner may use the data for (migration 0011); '' for agreements recorded before. */
+  purpose: GeneratedAs<string>
+  /** Space-separated kinds of data shared: `first_name`, `tier`, `progress` (domain/agreement-terms.ts). */
+  data_categories: GeneratedAs<string>
+  /** Days after the agreement's end within which the partner must delete the data. */
+  disposition_days: GeneratedAs<number>
 }
 
 export interface ApiKeysTable {

@@ -63,6 +63,12 @@ describe('organisations, agreements and keys', () => {
         '2099-01-31',
         '--document',
         'DSA-2026-014',
+        '--purpose',
+        'Reading practice: the next lesson',
+        '--data',
+        'tier,first-name',
+        '--disposition-days',
+        '45',
         '--json',
       ),
     )
@@ -73,8 +79,13 @@ describe('organisations, agreements and keys', () => {
       endedAt: null,
       documentRef: 'DSA-2026-014',
       state: 'active',
+      purpose: 'Reading practice: the next lesson',
+      dataCategories: ['first_name', 'tier'],
+      dispositionDays: 45,
+      deleteBy: '2099-03-17T00:00:00.000Z',
     })
-    await run(
+    // Without --data and --disposition-days: every kind of data, AGREEMENT_DISPOSITION_DAYS.
+    const defaults = await run(
       'agreement',
       'record',
       '--org',
@@ -85,7 +96,33 @@ describe('organisations, agreements and keys', () => {
       '2021-01-01',
       '--document',
       'DSA-OLD',
+      '--purpose',
+      'Old purpose',
+      '--json',
     )
+    expect(jsonOf(defaults).agreement).toMatchObject({
+      dataCategories: ['first_name', 'tier', 'progress'],
+      dispositionDays: 30,
+      deleteBy: '2021-01-31T00:00:00.000Z',
+    })
+    // Each term is checked before anything is opened: a usage error naming the option.
+    const terms = ['record', '--org', 'Beta Tutors', '--signed', '2026-02-01', '--document', 'X']
+    const refused = await Promise.all([
+      run('agreement', ...terms, '--json'),
+      run('agreement', ...terms, '--purpose', '  ', '--json'),
+      run('agreement', ...terms, '--purpose', 'p', '--data', 'first_name,surname', '--json'),
+      run('agreement', ...terms, '--purpose', 'p', '--data', ',', '--json'),
+      run('agreement', ...terms, '--purpose', 'p', '--disposition-days', '3651', '--json'),
+      run('agreement', ...terms, '--purpose', 'p\u001b[2J', '--json'),
+    ])
+    expect(refused.map((result) => [result.status, jsonOf(result).error.message])).toEqual([
+      [2, "required option '--purpose <text>' not specified"],
+      [2, expect.stringMatching(/--purpose <text>.*needs a purpose: what the partner may use the data for/)],
+      [2, expect.stringMatching(/--data <categories>.*unknown data category "surname": use any of first_name, tier/)],
+      [2, expect.stringMatching(/--data <categories>.*name at least one data category/)],
+      [2, expect.stringMatching(/--disposition-days <days>.*whole number of days from 0 to 3650/)],
+      [2, expect.stringMatching(/--purpose <text>.*cannot hold control characters/)],
+    ])
     const backwards = await run(
       'agreement',
       'record',
@@ -97,6 +134,8 @@ describe('organisations, agreements and keys', () => {
       '2026-01-01',
       '--document',
       'X',
+      '--purpose',
+      'p',
       '--json',
     )
     expect(backwards.status).toBe(1)
@@ -123,7 +162,8 @@ describe('organisations, agreements and keys', () => {
     expect(ended.ended[0]).toMatchObject({ id: recorded.agreement.id, state: 'ended' })
     expect((await run('agreement', 'end', '--org', 'Acme Learning')).stdout).toMatch(/nothing to end/)
     const listed = (await run('agreement', 'list', '--org', 'Acme Learning')).stdout
-    expect(listed).toMatch(/^ID +ORGANISATION +STATE +SIGNED +EXPIRES +ENDED +DOCUMENT\n/)
+    expect(listed).toMatch(/^ID +ORGANISATION +STATE +SIGNED +EXPIRES +ENDED +DOCUMENT +DATA +DELETE +PURPOSE\n/)
+    expect(listed).toMatch(/DSA-2026-014 +first_name,tier +45d after end +Reading practice: the next lesson\n/)
     expect(listed).toMatch(/Acme Learning +ended +2026-01-31T00:00:00.000Z/)
 
     // Keys
@@ -260,6 +300,7 @@ describe('organisations, agreements and keys', () => {
         '0008-clustered-progress',
         '0009-webhook-trust',
         '0010-student-notices',
+        '0011-agreement-terms',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -10,6 +10,7 @@ import path from 'node:path'
 import { Command } from 'commander'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditedAction, auditedArguments, osUser } from '../../src/cli/audit.js'
+import { doesWork } from '../../src/cli/options.js'
 import { studentImport } from '../../src/cli/commands/students.js'
 import { type ImportChange, runImport } from '../../src/cli/import-runner.js'
 import { buildProgram } from '../../src/cli/program.js'
@@ -103,7 +104,18 @@ const CHANGING: Case[] = [
   },
   {
     stage: 2,
-    argv: ['agreement', 'record', '--org', 'Acme Learning', '--signed', '2026-01-31', '--document', 'DSA-2026-014'],
+    argv: [
+      'agreement',
+      'record',
+      '--org',
+      'Acme Learning',
+      '--signed',
+      '2026-01-31',
+      '--document',
+      'DSA-2026-014',
+      '--purpose',
+      'Reading practice',
+    ],
     action: 'agreement.record',
     target: (d) => `organisation:${d.agreement.organisationId}`,
     changed: (d) => ({
@@ -112,6 +124,9 @@ const CHANGING: Case[] = [
       document: 'DSA-2026-014',
       signed: '2026-01-31T00:00:00.000Z',
       expires: null,
+      purpose: 'Reading practice',
+      data: 'first_name tier progress',
+      dispositionDays: 30,
     }),
   },
   {
@@ -164,6 +179,39 @@ const CHANGING: Case[] = [
     action: 'progress.import',
     target: () => 'progress',
     changed: () => ({ file: 'progress.csv', format: 'csv', rows: 1, total: 1, complete: true }),
+  },
+  {
+    stage: 2,
+    argv: ['disclosures', 'report', '--student', ADA, '--output', 'report.csv'],
+    action: 'disclosures.report',
+    target: () => `student:${ADA}`,
+    changed: () => ({ student: ADA, format: 'csv', output: 'report.csv' }),
+  },
+  {
+    stage: 3,
+    argv: [
+      'disclosures',
+      'export',
+      '--since',
+      '2026-01-01',
+      '--until',
+      '2026-02-01',
+      '--org',
+      'Acme Learning',
+      '--format',
+      'json',
+      '--output',
+      'export.json',
+    ],
+    action: 'disclosures.export',
+    target: () => 'disclosures',
+    changed: () => ({
+      since: '2026-01-01T00:00:00.000Z',
+      until: '2026-02-01T00:00:00.000Z',
+      organisation: 'Acme Learning',
+      format: 'json',
+      output: 'export.json',
+    }),
   },
   {
     stage: 3,
@@ -223,19 +271,21 @@ function auditRows(databaseUrl: string): Promise<AuditRow[]> {
   return withStorage(databaseUrl, ({ db }) => db.selectFrom('audit_log').selectAll().orderBy('id').execute())
 }
 
+/** Every command that does work, groups that do some too (`disclosures`) included. */
 function leafCommands(command: Command, prefix: string[] = []): { path: string[]; command: Command }[] {
-  return command.commands.flatMap((sub) =>
-    sub.commands.length === 0
-      ? [{ path: [...prefix, sub.name()], command: sub }]
-      : leafCommands(sub, [...prefix, sub.name()]),
-  )
+  return command.commands.flatMap((sub) => [
+    ...(doesWork(sub) ? [{ path: [...prefix, sub.name()], command: sub }] : []),
+    ...leafCommands(sub, [...prefix, sub.name()]),
+  ])
 }
 
 const LEAVES = leafCommands(buildProgram({ json: false }))
 
 /** The command's own words at the start of `argv`: `org suspend` of `org suspend Acme`. */
 function commandWords(argv: readonly string[]): string {
-  const leaf = LEAVES.find(({ path }) => path.every((word, index) => argv[index] === word))
+  const leaf = LEAVES.filter(({ path }) => path.every((word, index) => argv[index] === word)).sort(
+    (a, b) => b.path.length - a.path.length,
+  )[0]
   if (leaf === undefined) throw new Error(`no command ${argv.join(' ')}`)
   return leaf.path.join(' ')
 }
@@ -334,12 +384,28 @@ describe('the audit log of the command line', () => {
     const results = await Promise.all(READ_ONLY.map((argv) => run(...argv)))
     for (const [index, result] of results.entries()) expect(result.status, READ_ONLY[index]!.join(' ')).toBe(0)
     // Refused: nothing changed, so nothing is recorded (the row is in the change's transaction).
+    const taken = path.join(tempDir(), 'taken.csv')
+    fs.writeFileSync(taken, 'not a report')
     const failed = await Promise.all([
       run('org', 'create', '--name', 'Acme Learning'),
       run('key', 'revoke', 'cur_live_nothing'),
-      run('agreement', 'record', '--org', 'Nobody Ltd', '--signed', '2026-01-31', '--document', 'D'),
+      run('disclosures', 'report', '--student', ADA, '--output', taken),
+      run(
+        'disclosures',
+        'export',
+        '--since',
+        '2026-01-01',
+        '--until',
+        '2026-02-01',
+        '--org',
+        'Nobody Ltd',
+        '--output',
+        path.join(tempDir(), 'none.csv'),
+      ),
+      run('agreement', 'record', '--org', 'Nobody Ltd', '--signed', '2026-01-31', '--document', 'D', '--purpose', 'p'),
     ])
-    expect(failed.map((result) => result.status)).toEqual([1, 1, 1])
+    expect(failed.map((result) => result.status)).toEqual([1, 1, 1, 1, 1])
+    expect(fs.readFileSync(taken, 'utf8')).toBe('not a report')
     expect(await auditRows(databaseUrl)).toEqual(before)
   })
 

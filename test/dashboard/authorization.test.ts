@@ -71,6 +71,9 @@ describe('dashboard authorization', () => {
         await clients.operator.post(`/dashboard/operator/organisations/${orgA}/agreements`, {
           signed: '2026-01-01',
           document: 'DSA-A',
+          purpose: 'Reading practice',
+          data: ['first_name', 'tier', 'progress'],
+          disposition: '30',
         })
       ).statusCode,
     ).toBe(303)
@@ -124,6 +127,14 @@ describe('dashboard authorization', () => {
     ['/dashboard/operator/students?id=ADA', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures.csv', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ...['', '.csv', '.json'].map((suffix): [string, Record<Actor, number>] => [
+      `/dashboard/operator/students/11111111-1111-4111-8111-111111111111/disclosures${suffix}`,
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
+    ]),
+    [
+      '/dashboard/operator/students/not-a-student/disclosures',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 404 },
+    ],
     ['/dashboard/operator/audit', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/login', { anonymous: 200, partnerA: 303, partnerB: 303, operator: 303 }],
     ['/dashboard/signup', { anonymous: 200, partnerA: 200, partnerB: 200, operator: 200 }],

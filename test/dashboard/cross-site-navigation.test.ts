@@ -116,21 +116,23 @@ describe('pages with children’s data, opened from another site', () => {
     expect((await listDisclosures(t.storage.db, { studentId: STUDENTS.ada })).length).toBe(before.length + 1)
   })
 
-  it('guards every page that shows student ids: both disclosure logs, the CSV export and the audit log', async () => {
+  it('guards every page that shows student ids: both disclosure logs, a student report, the downloads, the audit log', async () => {
     const operator = await signedInOperator(t, '192.0.2.4')
     await acme.get('/dashboard/partner/students')
     // Same-origin, each shows student ids (an export filtered by a student puts its id in the audit log).
-    const csv = `/dashboard/operator/disclosures.csv?student=${STUDENTS.ada}`
-    expect((await operator.get(csv)).body).toContain(STUDENTS.ada)
+    const report = `/dashboard/operator/students/${STUDENTS.ada}/disclosures`
+    const downloads = [`/dashboard/operator/disclosures.csv?student=${STUDENTS.ada}`, `${report}.csv`, `${report}.json`]
+    for (const url of downloads) expect((await operator.get(url)).body, url).toContain(STUDENTS.ada)
     const pages: [DashboardClient, string][] = [
       [acme, '/dashboard/partner/disclosures'],
       [operator, `/dashboard/operator/disclosures?student=${STUDENTS.ada}`],
+      [operator, report],
       [operator, '/dashboard/operator/audit'],
     ]
     for (const [client, url] of pages) expect((await client.get(url)).body, url).toContain(STUDENTS.ada)
     const audits = async () => (await t.storage.db.selectFrom('audit_log').select('id').execute()).length
     const auditsBefore = await audits()
-    for (const [client, url] of [...pages, [operator, csv] as [DashboardClient, string]]) {
+    for (const [client, url] of [...pages, ...downloads.map((url) => [operator, url] as [DashboardClient, string])]) {
       for (const headers of FROM_ELSEWHERE) {
         const page = await client.get(url, headers)
         expect(page.statusCode, `${url} ${JSON.stringify(headers)}`).toBe(200)
@@ -138,7 +140,7 @@ describe('pages with children’s data, opened from another site', () => {
         expectContinuePage(page.body, url)
       }
     }
-    // The export was not run, so it was not audited either.
+    // No download was run, so none was audited either.
     expect(await audits()).toBe(auditsBefore)
   })
 

@@ -138,6 +138,9 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await operator.getByText('Record a signed agreement').click()
     await operator.getByLabel('Signed on').fill(new Date().toISOString().slice(0, 10))
     await operator.getByLabel('Document reference').fill('DSA-2026-014')
+    await operator.getByLabel('Purpose').fill('Reading practice: show each learner their next lesson')
+    // Every kind of data and the configured disposition period are filled in already; share no progress.
+    await operator.getByLabel('progress', { exact: true }).uncheck()
     await operator.getByRole('button', { name: 'Record agreement' }).click()
     expect(await textOf(operator.getByRole('status'))).toContain('was recorded. It is in force: student endpoints work')
     await check(operator, '09-organisation')
@@ -187,6 +190,16 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     // The overview lists only the key's prefix.
     await partner.goto(url('/dashboard/partner'))
     expect(await partner.content()).not.toContain(liveKey)
+  })
+
+  it('the partner reads its agreement: purpose, data shared, term and disposition rule', async () => {
+    await partner.goto(url('/dashboard/partner'))
+    const terms = await textOf(partner.getByRole('table', { name: 'Data-sharing agreements' }))
+    for (const part of ['DSA-2026-014', 'Reading practice: show each learner their next lesson', 'first name and tier'])
+      expect(terms).toContain(part)
+    expect(terms).toMatch(/from \d{4}-\d\d-\d\d, open-ended/)
+    expect(terms).toContain('delete within 30 days of its end')
+    await check(partner, '10b-partner-agreement')
   })
 
   it('the partner sees usage and the disclosure log', async () => {
@@ -259,6 +272,25 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     expect(status).toBe(401)
     await operator.goto(url('/dashboard/operator/disclosures'))
     await check(operator, '13-operator-disclosures')
+    // A student's report: every disclosure with the agreement it was under, and its downloads.
+    await operator.getByRole('link', { name: demoStudent }).first().click()
+    expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Student disclosure report')
+    const records = await textOf(operator.getByRole('table', { name: 'Disclosure records' }))
+    expect(records).toContain('key production')
+    expect(records).toContain('DSA-2026-014')
+    // The agreement shares no progress, which a progress read handed over all the same: marked.
+    expect(records).toContain('first name, tier, progress (progress: not in the agreement)')
+    const agreements = await textOf(operator.getByRole('table', { name: 'Agreements the records were under' }))
+    expect(agreements).toContain('Reading practice: show each learner their next lesson')
+    await check(operator, '13c-student-report')
+    const [download] = await Promise.all([
+      operator.waitForEvent('download'),
+      operator.getByRole('link', { name: 'Download CSV' }).click(),
+    ])
+    expect(download.suggestedFilename()).toMatch(new RegExp(`^disclosures-${demoStudent}-\\d{4}-\\d\\d-\\d\\d\\.csv$`))
+    const csv = fs.readFileSync((await download.path())!, 'utf8')
+    expect(csv.split('\r\n')[0]).toMatch(/^"at","student_id","action"/)
+    expect(csv).toContain('"DSA-2026-014","Reading practice: show each learner their next lesson","first_name tier"')
     await operator.goto(url('/dashboard/partner'))
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Not for this account')
     await check(operator, '13b-not-for-this-account')

@@ -9,6 +9,12 @@ import { listApiKeys } from '../../src/storage/access-repository.js'
 import { buildTestApp, type TestContext } from '../helper.js'
 import { DashboardClient, signedInOperator } from './dashboard-client.js'
 
+const TERMS = {
+  purpose: 'Reading practice: show each learner their next lesson',
+  data: ['first_name', 'tier', 'progress'],
+  disposition: '30',
+}
+
 describe('dashboard forms and states', () => {
   let t: TestContext
   let partner: DashboardClient
@@ -31,8 +37,9 @@ describe('dashboard forms and states', () => {
 
   const orgPage = () => `/dashboard/operator/organisations/${org}`
 
-  async function recordAgreement(form: Record<string, string>) {
-    const res = await operator.post(`${orgPage()}/agreements`, form)
+  /** The agreement form as an operator fills it: `form` over a purpose, all data and 30 days. */
+  async function recordAgreement(form: Record<string, string | string[]>) {
+    const res = await operator.post(`${orgPage()}/agreements`, { ...TERMS, ...form })
     return { res, page: await operator.follow(res) }
   }
 
@@ -63,6 +70,7 @@ describe('dashboard forms and states', () => {
   it('shows an agreement error inline, on the organisation page, with the input kept', async () => {
     const before = await t.storage.db.selectFrom('agreements').select('id').execute()
     const res = await operator.post(`${orgPage()}/agreements`, {
+      ...TERMS,
       signed: '2026-05-01',
       expires: '2026-04-01',
       document: 'DSA-BACKWARDS',
@@ -76,6 +84,80 @@ describe('dashboard forms and states', () => {
     expect(res.body).toContain('value="2026-05-01"')
     expect(res.body).toContain('value="DSA-BACKWARDS"')
     expect(res.body).toContain('<details open>')
+    expect(await t.storage.db.selectFrom('agreements').select('id').execute()).toEqual(before)
+  })
+
+  it("records an agreement's purpose, data shared and disposition rule, and shows them to its partner", async () => {
+    const { page } = await recordAgreement({
+      signed: '2026-03-01',
+      expires: '2027-03-01',
+      document: 'DSA-TERMS',
+      purpose: '  Tier placement\r\nonly  ',
+      data: ['tier', 'first_name'],
+      disposition: '45',
+    })
+    const row = await t.storage.db
+      .selectFrom('agreements')
+      .selectAll()
+      .where('document_ref', '=', 'DSA-TERMS')
+      .executeTakeFirstOrThrow()
+    expect([row.purpose, row.data_categories, row.disposition_days]).toEqual([
+      'Tier placement only',
+      'first_name tier',
+      45,
+    ])
+    const cells =
+      '<td>Tier placement only</td><td>first name and tier</td><td>delete within 45 days of its end (by 2027-04-15)</td>'
+    expect(page.body).toContain(cells)
+    const audit = await t.storage.db
+      .selectFrom('audit_log')
+      .select('detail')
+      .where('action', '=', 'agreement.record')
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow()
+    expect(JSON.parse(audit.detail)).toMatchObject({
+      purpose: 'Tier placement only',
+      data: 'first_name tier',
+      dispositionDays: 45,
+    })
+    // The partner of the organisation reads the same terms on its overview, with the term.
+    const overview = await partner.get('/dashboard/partner')
+    expect(overview.body).toContain('<h3>Data-sharing agreements</h3>')
+    expect(overview.body).toContain(`<td>2026-03-01 to 2027-03-01</td>${cells}`)
+  })
+
+  it('requires a purpose, at least one kind of data and a disposition period, each inline with the input kept', async () => {
+    const before = await t.storage.db.selectFrom('agreements').select('id').execute()
+    const fresh = await operator.get(orgPage())
+    // A new form starts with every kind of data and the configured period.
+    expect(fresh.body).toMatch(/<input type="checkbox" name="data" value="progress" checked>/)
+    expect(fresh.body).toMatch(/id="disposition" name="disposition" type="number" value="30"/)
+    const res = await operator.post(`${orgPage()}/agreements`, {
+      signed: '2026-05-01',
+      document: 'DSA-NO-TERMS',
+      purpose: ' \n ',
+      disposition: '-1',
+    })
+    expect(res.statusCode).toBe(400)
+    for (const message of [
+      '<p class="field-error" id="purpose-error">Enter the purpose: what the partner may use the data for, as the agreement says.</p>',
+      '<p class="field-error" id="data-error">Choose at least one kind of data the agreement shares.</p>',
+      '<p class="field-error" id="disposition-error">Enter the days after the end within which the partner must delete the data: 0 to 3650.</p>',
+    ])
+      expect(res.body).toContain(message)
+    expect(res.body).not.toMatch(/name="data" value="\w+" checked/)
+    expect(res.body).toMatch(/id="disposition" name="disposition" type="number" value="-1"/)
+    expect(res.body).toContain('value="DSA-NO-TERMS"')
+    const long = await operator.post(`${orgPage()}/agreements`, {
+      ...TERMS,
+      signed: '2026-05-01',
+      document: 'DSA-LONG',
+      purpose: 'x'.repeat(1001),
+      disposition: '3651',
+    })
+    expect(long.statusCode).toBe(400)
+    expect(long.body).toContain('Shorten the purpose to 1000 characters or fewer.')
+    expect(long.body).toContain('id="disposition-error"')
     expect(await t.storage.db.selectFrom('agreements').select('id').execute()).toEqual(before)
   })
 

@@ -150,7 +150,19 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
     expect(
       jsonOf(
         await cli(
-          ['agreement', 'record', '--org', fixtures.orgs.beta, '--signed', today, '--document', 'DSA-B2', '--json'],
+          [
+            'agreement',
+            'record',
+            '--org',
+            fixtures.orgs.beta,
+            '--signed',
+            today,
+            '--document',
+            'DSA-B2',
+            '--purpose',
+            'Tutoring',
+            '--json',
+          ],
           { databaseUrl },
         ),
       ).ok,

@@ -59,7 +59,18 @@ describe('operator changes reach a running server', () => {
     const today = new Date().toISOString().slice(0, 10)
     expect(
       jsonOf(
-        await run('agreement', 'record', '--org', 'Demo Partner (demo data)', '--signed', today, '--document', 'DSA-2'),
+        await run(
+          'agreement',
+          'record',
+          '--org',
+          'Demo Partner (demo data)',
+          '--signed',
+          today,
+          '--document',
+          'DSA-2',
+          '--purpose',
+          'Demo',
+        ),
       ).ok,
     ).toBe(true)
     await within(LIMIT_MS, async () => (await get(url, studentKey)).status === 200)

@@ -2,8 +2,19 @@
  * `curriculum agreement ...`: the data-sharing agreements that allow an organisation's keys to
  * reach student data. Only the operator records them, from a signed document.
  */
-import type { Command } from 'commander'
+import { type Command, InvalidArgumentError } from 'commander'
 import { systemClock } from '../../clock.js'
+import {
+  DATA_CATEGORIES,
+  type DataCategory,
+  deletionDueAt,
+  describeDataCategories,
+  dispositionDaysProblem,
+  normalizePurpose,
+  parseDataCategories,
+  purposeProblem,
+  storedDataCategories,
+} from '../../domain/agreement-terms.js'
 import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
 import type { AgreementRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
@@ -27,7 +38,37 @@ function agreementJson(row: AgreementRow, now: number, organisation?: string) {
     documentRef: row.document_ref,
     createdAt: row.created_at,
     state: agreementState(row, now),
+    purpose: row.purpose,
+    dataCategories: storedDataCategories(row.data_categories),
+    dispositionDays: row.disposition_days,
+    deleteBy: deletionDueAt(datesOf(row), row.disposition_days),
   }
+}
+
+function datesOf(row: AgreementRow) {
+  return { signedAt: row.signed_at, expiresAt: row.expires_at, endedAt: row.ended_at }
+}
+
+function dataOption(text: string): DataCategory[] {
+  try {
+    return parseDataCategories(text)
+  } catch (error) {
+    throw new InvalidArgumentError(`${(error as Error).message}.`)
+  }
+}
+
+function purposeOption(text: string): string {
+  const purpose = normalizePurpose(text)
+  const problem = purposeProblem(purpose)
+  if (problem !== null) throw new InvalidArgumentError(`${problem}.`)
+  return purpose
+}
+
+function dispositionOption(text: string): number {
+  const days = /^\d{1,5}$/.test(text.trim()) ? Number(text.trim()) : Number.NaN
+  const problem = dispositionDaysProblem(days)
+  if (problem !== null) throw new InvalidArgumentError(`${problem}.`)
+  return days
 }
 
 export function registerAgreement(program: Command): void {
@@ -44,7 +85,9 @@ export function registerAgreement(program: Command): void {
     'Record a signed data-sharing agreement for an organisation',
     [
       'curriculum agreement record --org "Acme Learning" --signed 2026-01-31 ' +
-        '--expires 2027-01-31 --document DSA-2026-014',
+        '--expires 2027-01-31 --document DSA-2026-014 ' +
+        '--purpose "Reading practice: show each learner their next lesson" --data "first_name tier progress" ' +
+        '--disposition-days 30',
     ],
     { audit: 'agreement.record' },
   )
@@ -56,11 +99,30 @@ export function registerAgreement(program: Command): void {
     )
     .option('--expires <date>', 'date it stops applying; open-ended if left out', dateOption)
     .requiredOption('--document <ref>', 'reference of the signed document, e.g. its file or contract number')
+    .requiredOption('--purpose <text>', 'what the partner may use the data for, as the agreement says', purposeOption)
+    .option(
+      '--data <categories>',
+      `kinds of data shared, space- or comma-separated: ${DATA_CATEGORIES.join(', ')} (default: all)`,
+      dataOption,
+    )
+    .option(
+      '--disposition-days <days>',
+      'days after the end within which the partner must delete the data (default: AGREEMENT_DISPOSITION_DAYS)',
+      dispositionOption,
+    )
     .action(
       act(async (command, audit) => {
-        const options = command.opts<{ org: string; signed: number; expires?: number; document: string }>()
+        const options = command.opts<{
+          org: string
+          signed: number
+          expires?: number
+          document: string
+          purpose: string
+          data?: DataCategory[]
+          dispositionDays?: number
+        }>()
         const now = systemClock.now()
-        const { row, organisation } = await audit.change(async ({ db }) => {
+        const { row, organisation } = await audit.change(async ({ db, config }) => {
           const { findOrganisation, recordAgreement } = await import('../../storage/access-repository.js')
           const organisation = await findOrganisation(db, options.org)
           const row = await recordAgreement(
@@ -70,6 +132,9 @@ export function registerAgreement(program: Command): void {
               signedAt: options.signed,
               expiresAt: options.expires ?? null,
               documentRef: options.document,
+              purpose: options.purpose,
+              dataCategories: options.data ?? DATA_CATEGORIES,
+              dispositionDays: options.dispositionDays ?? config.agreementDispositionDays,
             },
             now,
           )
@@ -82,15 +147,21 @@ export function registerAgreement(program: Command): void {
               document: row.document_ref,
               signed: row.signed_at,
               expires: row.expires_at,
+              purpose: row.purpose,
+              data: row.data_categories,
+              dispositionDays: row.disposition_days,
             },
           }
         })
         const state = agreementState(row, now)
         return {
           data: { agreement: agreementJson(row, now, organisation.name) },
-          text:
+          text: [
             `recorded agreement ${row.id} for ${organisation.name}: ` +
-            `signed ${row.signed_at}, expires ${row.expires_at ?? 'never'} (${state})`,
+              `signed ${row.signed_at}, expires ${row.expires_at ?? 'never'} (${state})`,
+            `shares ${describeDataCategories(storedDataCategories(row.data_categories))}; ` +
+              `the partner deletes them within ${plural(row.disposition_days, 'day')} of its end`,
+          ],
         }
       }),
     )
@@ -166,7 +237,18 @@ export function registerAgreement(program: Command): void {
             rows.length === 0
               ? 'no agreements'
               : table(
-                  ['ID', 'ORGANISATION', 'STATE', 'SIGNED', 'EXPIRES', 'ENDED', 'DOCUMENT'],
+                  [
+                    'ID',
+                    'ORGANISATION',
+                    'STATE',
+                    'SIGNED',
+                    'EXPIRES',
+                    'ENDED',
+                    'DOCUMENT',
+                    'DATA',
+                    'DELETE',
+                    'PURPOSE',
+                  ],
                   rows.map((row) => [
                     row.id,
                     names.get(row.organisation_id),
@@ -175,6 +257,9 @@ export function registerAgreement(program: Command): void {
                     row.expires_at,
                     row.ended_at,
                     row.document_ref,
+                    row.data_categories.replaceAll(' ', ','),
+                    `${row.disposition_days}d after end`,
+                    row.purpose === '' ? '(not recorded)' : row.purpose,
                   ]),
                 ),
         }

@@ -16,6 +16,7 @@ import { act } from '../command-action.js'
 import { cursorOption, dateOption, defineCommand, limitOption, uuidOption } from '../options.js'
 import { plural, table } from '../output.js'
 import { withStorage } from '../storage-session.js'
+import { registerDisclosureReports } from './disclosure-report.js'
 
 interface Options {
   student?: string
@@ -42,7 +43,7 @@ function disclosureJson(row: DisclosureRow) {
 }
 
 export function registerDisclosures(program: Command): void {
-  defineCommand(
+  const disclosures = defineCommand(
     program,
     'disclosures',
     'List disclosure records (newest first): which key reached which student, when, and the outcome',
@@ -50,8 +51,11 @@ export function registerDisclosures(program: Command): void {
       'curriculum disclosures --student 11111111-1111-4111-8111-111111111111 --since 2026-01-01',
       'curriculum disclosures --org "Acme Learning" --action progress.read --limit 50 --json',
       'curriculum disclosures --org "Acme Learning" --limit 50 --before 81234',
+      'curriculum disclosures report --student 11111111-1111-4111-8111-111111111111 --output report.csv',
     ],
   )
+    // Its options before `report` or `export` are its own; after, theirs.
+    .enablePositionalOptions()
     .option('--student <uuid>', 'only this student', uuidOption)
     .option('--org <organisation>', 'only this organisation (id or exact name)')
     .option('--key <keyId>', 'only this key id (as `key list` shows it)')
@@ -105,4 +109,5 @@ export function registerDisclosures(program: Command): void {
         }
       }),
     )
+  registerDisclosureReports(disclosures)
 }

@@ -13,6 +13,7 @@ import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
 import { studentPages } from './students/index.js'
+import { studentDisclosurePages } from './student-disclosures/index.js'
 
 const operator = { config: { dashboard: 'operator' as const } }
 
@@ -26,6 +27,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     keyPages,
     studentPages,
     disclosurePages,
+    studentDisclosurePages,
     auditPages,
   ])
     await app.register(group, { context })

@@ -6,12 +6,14 @@
 import type { FastifyRequest } from 'fastify'
 import { agreementWindow, isAgreementActive } from '../../../domain/agreements.js'
 import { listAgreements, listApiKeys, organisationById } from '../../../storage/access-repository.js'
-import type { AccountRow, ApiKeyRow, OrganisationRow } from '../../../storage/tables.js'
+import type { AccountRow, AgreementRow, ApiKeyRow, OrganisationRow } from '../../../storage/tables.js'
 import type { DashboardContext } from '../../dashboard-context.js'
 
 export interface PartnerView {
   account: AccountRow
   organisation: OrganisationRow | undefined
+  /** The organisation's data-sharing agreements, oldest first. */
+  agreements: AgreementRow[]
   agreementActive: boolean
   sandboxId: string
 }
@@ -26,7 +28,7 @@ export async function partnerView(context: DashboardContext, request: FastifyReq
     agreements.map((a) => agreementWindow(a.signed_at, a.expires_at, a.ended_at)),
     context.clock.now(),
   )
-  return { account, organisation, agreementActive, sandboxId: account.sandbox_organisation_id! }
+  return { account, organisation, agreements, agreementActive, sandboxId: account.sandbox_organisation_id! }
 }
 
 /** Keys the partner may see and revoke: those of their sandbox and of their organisation. */

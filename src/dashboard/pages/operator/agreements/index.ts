@@ -7,12 +7,31 @@ import { endAgreements, listAgreements, recordAgreement } from '../../../../stor
 import { recordAudit } from '../../../../storage/audit-repository.js'
 import { inTransaction } from '../../../../storage/transaction.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
-import { type FieldErrors, type FormBody, text } from '../../../forms.js'
+import {
+  dispositionDaysProblem,
+  isDataCategory,
+  MAX_DISPOSITION_DAYS,
+  MAX_PURPOSE_LENGTH,
+  normalizePurpose,
+  purposeProblem,
+} from '../../../../domain/agreement-terms.js'
+import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { auditActor } from '../audit-actor.js'
 import { organisationParam } from '../organisation-param.js'
 import { sendOrganisationPage } from '../organisations/organisation-page.js'
 
 const operator = { config: { dashboard: 'operator' as const } }
+
+/** What is wrong with a purpose (normalised), as the form says it; the same rules as purposeProblem. */
+function purposeError(purpose: string): string | undefined {
+  if (purposeProblem(purpose) === null) return undefined
+  if (purpose === '') return 'Enter the purpose: what the partner may use the data for, as the agreement says.'
+  if (purpose.length > MAX_PURPOSE_LENGTH) return `Shorten the purpose to ${MAX_PURPOSE_LENGTH} characters or fewer.`
+  return 'Remove the control characters from the purpose.'
+}
+
+const DAYS = `0 to ${MAX_DISPOSITION_DAYS}`
+const DISPOSITION_ERROR = `Enter the days after the end within which the partner must delete the data: ${DAYS}.`
 
 /** A date field's value as 00:00 UTC that day, or NaN. */
 function day(value: string): number {
@@ -26,7 +45,14 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
   app.post('/organisations/:id/agreements', operator, async (request, reply) => {
     const o = await organisationParam(context, request)
     const form = request.body as FormBody
-    const values = { signed: text(form, 'signed'), expires: text(form, 'expires'), document: text(form, 'document') }
+    const values = {
+      signed: text(form, 'signed'),
+      expires: text(form, 'expires'),
+      document: text(form, 'document'),
+      purpose: normalizePurpose(text(form, 'purpose')),
+      data: list(form, 'data'),
+      disposition: text(form, 'disposition'),
+    }
     const signed = day(values.signed)
     const expires = values.expires === '' ? null : day(values.expires)
     const errors: FieldErrors = {}
@@ -38,11 +64,25 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
     if (values.document === '') errors.document = 'Enter the document reference: where the signed agreement is kept.'
     else if (values.document.length > 200)
       errors.document = 'Shorten the document reference to 200 characters or fewer.'
+    const purpose = purposeError(values.purpose)
+    if (purpose !== undefined) errors.purpose = purpose
+    const data = values.data.filter(isDataCategory)
+    if (data.length === 0) errors.data = 'Choose at least one kind of data the agreement shares.'
+    const disposition = /^\d{1,5}$/.test(values.disposition) ? Number(values.disposition) : Number.NaN
+    if (dispositionDaysProblem(disposition) !== null) errors.disposition = DISPOSITION_ERROR
     if (Object.keys(errors).length > 0) return sendOrganisationPage(request, reply, context, o, { values, errors }, 400)
     const row = await inTransaction(db, async (trx) => {
       const row = await recordAgreement(
         trx,
-        { organisationId: o.id, signedAt: signed, expiresAt: expires, documentRef: values.document },
+        {
+          organisationId: o.id,
+          signedAt: signed,
+          expiresAt: expires,
+          documentRef: values.document,
+          purpose: values.purpose,
+          dataCategories: data,
+          dispositionDays: disposition,
+        },
         clock.now(),
       )
       await recordAudit(
@@ -57,6 +97,9 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
             document: row.document_ref,
             signed: row.signed_at,
             expires: row.expires_at,
+            purpose: row.purpose,
+            data: row.data_categories,
+            dispositionDays: row.disposition_days,
           },
         },
         clock.now(),

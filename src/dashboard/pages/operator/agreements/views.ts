@@ -4,16 +4,18 @@
  */
 import type { FastifyRequest } from 'fastify'
 import type { AgreementRow } from '../../../../storage/tables.js'
-import { errorSummary, field, type FieldErrors } from '../../../forms.js'
+import { DATA_CATEGORIES, DATA_CATEGORY_LABELS, type DataCategory } from '../../../../domain/agreement-terms.js'
+import { errorSummary, field, type FieldErrors, textarea } from '../../../forms.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { utcDay } from '../../../times.js'
 import { agreementBadge, agreementState } from '../../../views/agreement-state.js'
+import { dataText, dispositionText, purposeText } from '../../../views/agreement-terms.js'
 import { ACTION_HEADING, scrollTable, tableRow } from '../../../views/table.js'
 
 /** The agreement form sent back with what was typed and what is wrong with it. */
 export interface AgreementForm {
-  values: { signed: string; expires: string; document: string }
+  values: { signed: string; expires: string; document: string; purpose: string; data: string[]; disposition: string }
   errors: FieldErrors
 }
 
@@ -46,7 +48,7 @@ export function agreementsTable(
   const endForm = (a: AgreementRow) =>
     html`<form method="post" action="${base}/agreements/${a.id}/end">${csrfField(request)}${endButton(a)}</form>`
   return scrollTable({
-    headings: ['Document', 'Signed', 'Expires', 'State', ACTION_HEADING],
+    headings: ['Document', 'Signed', 'Expires', 'State', 'Purpose', 'Data shared', 'Disposition', ACTION_HEADING],
     rows: agreements.map((a) => {
       const { state } = agreementState(a, now)
       return tableRow([
@@ -54,15 +56,29 @@ export function agreementsTable(
         utcDay(a.signed_at),
         a.expires_at === null ? 'never' : utcDay(a.expires_at),
         agreementBadge(a, now),
+        purposeText(a),
+        dataText(a),
+        dispositionText(a),
         state === 'active' || state === 'pending' ? endForm(a) : '',
       ])
     }),
   })
 }
 
-/** Open when it comes back refused. */
-export function agreementForm(request: FastifyRequest, base: string, form: AgreementForm | undefined): Html {
+/** Open when it comes back refused; `dispositionDays` fills a new form (AGREEMENT_DISPOSITION_DAYS). */
+export function agreementForm(
+  request: FastifyRequest,
+  base: string,
+  form: AgreementForm | undefined,
+  dispositionDays: number,
+): Html {
   const errors = form?.errors ?? {}
+  const shared = form?.values.data ?? DATA_CATEGORIES
+  const dataError = errors.data
+  const box = (category: DataCategory) =>
+    html`<label class="check"><input type="checkbox" name="data" value="${category}"${
+      shared.includes(category) ? html` checked` : ''
+    }> ${DATA_CATEGORY_LABELS[category]}</label>`
   return html`<details${form === undefined ? '' : html` open`}><summary>Record a signed agreement</summary>
 ${errorSummary(errors)}
 <form method="post" action="${base}/agreements" class="stack" novalidate>
@@ -85,6 +101,25 @@ ${errorSummary(errors)}
     value: form?.values.document ?? '',
     errors,
     hint: 'Where the signed document is kept, e.g. DSA-2026-014.',
+  })}
+  ${textarea('purpose', 'Purpose', {
+    required: true,
+    value: form?.values.purpose ?? '',
+    errors,
+    hint:
+      'What the partner may use the data for, as the agreement says. ' +
+      'Partners see it, and so do disclosure reports.',
+  })}
+  <fieldset id="data"${dataError ? html` aria-describedby="data-error"` : ''}><legend>Data shared</legend>
+  ${dataError ? html`<p class="field-error" id="data-error">${dataError}</p>` : ''}
+  ${DATA_CATEGORIES.map(box)}
+  </fieldset>
+  ${field('disposition', 'Delete within (days after the end)', {
+    type: 'number',
+    required: true,
+    value: form?.values.disposition ?? String(dispositionDays),
+    errors,
+    hint: 'The partner must delete the data within this many days of the agreement\u2019s end: 0 to 3650.',
   })}
   <div><button type="submit">Record agreement</button></div>
 </form></details>`

@@ -5,6 +5,7 @@
  */
 import { listDisclosures, pageDisclosures } from '../../../../storage/disclosure-log.js'
 import { listOrganisationsByName } from '../../../../storage/access-repository.js'
+import { csvCell } from '../../../../services/csv-cell.js'
 import { recordAudit } from '../../../../storage/audit-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
@@ -17,12 +18,6 @@ const studentPage = { config: { dashboard: 'operator' as const, studentData: tru
 /** Rows per page of the disclosure log, and at most in one CSV export (newest first). */
 const DISCLOSURE_PAGE = 200
 const CSV_EXPORT_LIMIT = 100_000
-
-function csvCell(value: string): string {
-  // Quote every cell; neutralise spreadsheet formulas (CSV injection).
-  const safe = /^[=+\-@\t\r]/.test(value) ? `'${value}` : value
-  return `"${safe.replace(/"/g, '""')}"`
-}
 
 export const disclosurePages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context

@@ -10,7 +10,7 @@ import { scrollTable, tableRow } from '../../../views/table.js'
 import type { ParsedFilter } from './disclosure-filter.js'
 
 export function disclosuresBody(
-  { values, problems, before }: ParsedFilter,
+  { values, problems, before, filter }: ParsedFilter,
   page: DisclosurePage,
   organisations: readonly OrganisationRow[],
 ): Html {
@@ -41,7 +41,7 @@ export function disclosuresBody(
         row.at.replace('T', ' ').slice(0, 19),
         names.get(row.organisation_id) ?? row.organisation_id,
         html`<code>${row.key_id}</code>`,
-        html`<code>${row.student_id}</code>`,
+        html`<a href="/dashboard/operator/students/${row.student_id}/disclosures"><code>${row.student_id}</code></a>`,
         row.action,
         row.outcome,
         html`<code>${row.request_id}</code>`,
@@ -60,6 +60,12 @@ export function disclosuresBody(
   ${field('until', 'To (inclusive)', { type: 'date', value: values.until })}
   <div class="row"><button type="submit">Filter</button> <a href="${csvHref}">Export these as CSV</a></div>
 </form>
+${
+  filter.studentId !== undefined
+    ? html`<p><a href="/dashboard/operator/students/${filter.studentId}/disclosures">Disclosure report for
+this student</a>: every record, oldest first, with the agreements it was under, as a page, CSV or JSON.</p>`
+    : ''
+}
 <p>${plural(rows.length, 'record')}${before === undefined ? ', newest first' : ' older than the previous page'}.</p>
 ${rows.length === 0 ? html`<p class="empty">No disclosure matches.</p>` : table}
 ${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</a></p>`}`

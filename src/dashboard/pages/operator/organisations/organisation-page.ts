@@ -3,6 +3,7 @@
  * kept (agreements/index.ts), so it lives apart from the organisation routes.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { DEFAULT_DISPOSITION_DAYS } from '../../../../domain/agreement-terms.js'
 import { listAgreements, listApiKeys } from '../../../../storage/access-repository.js'
 import { accountsOf } from '../../../../storage/account-repository.js'
 import type { OrganisationRow } from '../../../../storage/tables.js'
@@ -25,6 +26,12 @@ export async function sendOrganisationPage(
     listApiKeys(db, o.id),
     accountsOf(db, o.id),
   ])
-  const body = organisationBody(request, o, { agreements, keys, accounts, now: context.clock.now() }, form)
+  const dispositionDays = context.agreementDispositionDays ?? DEFAULT_DISPOSITION_DAYS
+  const body = organisationBody(
+    request,
+    o,
+    { agreements, keys, accounts, now: context.clock.now(), dispositionDays },
+    form,
+  )
   return sendPage(request, reply, o.name, body, status, '/dashboard/operator/organisations')
 }

@@ -36,12 +36,14 @@ export interface OrganisationData {
   keys: readonly ApiKeyRow[]
   accounts: readonly { email: string }[]
   now: number
+  /** What a new agreement's disposition period starts at. */
+  dispositionDays: number
 }
 
 export function organisationBody(
   request: FastifyRequest,
   o: OrganisationRow,
-  { agreements, keys, accounts, now }: OrganisationData,
+  { agreements, keys, accounts, now, dispositionDays }: OrganisationData,
   form: AgreementForm | undefined,
 ): Html {
   const base = `/dashboard/operator/organisations/${o.id}`
@@ -65,7 +67,7 @@ ${
     ? html`<p class="empty">No agreement recorded. Student endpoints are refused until one is in force.</p>`
     : agreementsTable(request, base, agreements, now)
 }
-${agreementForm(request, base, form)}
+${agreementForm(request, base, form, dispositionDays)}
 <h2>Students</h2>
 <p><a href="${base}/students">Students linked to ${o.name}</a>, by id, to unlink one.</p>
 <h2>Keys</h2>

@@ -4,8 +4,10 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { isScope, SCOPES } from '../../../../domain/scopes.js'
-import type { ApiKeyRow, ApplicationRow, OrganisationRow } from '../../../../storage/tables.js'
+import type { AgreementRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
+import { agreementBadge } from '../../../views/agreement-state.js'
+import { dataText, dispositionText, purposeText, termText } from '../../../views/agreement-terms.js'
 import { keysTable } from '../../../views/keys-table.js'
 import { scrollTable, stateBadge, tableRow } from '../../../views/table.js'
 import { applicationSummary } from '../application/views.js'
@@ -17,6 +19,22 @@ export interface OverviewData {
   keys: { test: ApiKeyRow[]; live: ApiKeyRow[] }
   students: readonly { id: string; first_name: string; tier: string }[]
   now: number
+}
+
+/** What each agreement lets the organisation do with students' data, and when it must delete them; newest first. */
+function agreementTerms(agreements: readonly AgreementRow[], now: number): Html {
+  if (agreements.length === 0) return html``
+  return html`<h3>Data-sharing agreements</h3>
+<p>What your organisation may receive about students, for what, and when it must delete them.</p>
+${scrollTable({
+  caption: 'Data-sharing agreements',
+  headings: ['Document', 'State', 'Term', 'Purpose', 'Data shared', 'Disposition'],
+  rows: [...agreements]
+    .reverse()
+    .map((a) =>
+      tableRow([a.document_ref, agreementBadge(a, now), termText(a), purposeText(a), dataText(a), dispositionText(a)]),
+    ),
+})}`
 }
 
 export function overviewBody(
@@ -35,6 +53,7 @@ export function overviewBody(
       : html`<strong>none in force</strong> (student scopes need one; the operator records it)`
     return html`<p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
 Granted: ${granted}. Data-sharing agreement: ${agreement}.</p>
+${agreementTerms(v.agreements, now)}
 <h3>Live keys</h3>
 ${keysTable(keys.live, now, revokeAction, 'Live keys')}
 ${

@@ -1,0 +1,173 @@
+/**
+ * The disclosure log read oldest first, in batches, for reports and exports of any size: each
+ * statement reads at most one batch after the last id read (keyset pagination over
+ * `disclosures.id`), so memory does not grow with the log or the report. Like the log's pages
+ * (disclosure-log.ts), it reads sealed segments through their lookups by student or
+ * organisation, or their id ranges, and scans the unsealed tail by id.
+ *
+ * Order is id order, the order rows were written; a row's `at` is when its request began, so a
+ * row may carry a time a moment before the row written just ahead of it.
+ */
+import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
+import { isoAt } from '../clock.js'
+import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
+
+type Db = Kysely<Database>
+
+export interface BatchFilter {
+  studentId?: string
+  organisationId?: string
+  /** Inclusive lower bound, epoch ms. */
+  since?: number
+  /** Exclusive upper bound, epoch ms. */
+  until?: number
+  /** Only rows after this id (continues an earlier read). */
+  afterId?: number
+}
+
+/** Segments whose lookups one statement reads. */
+const SEGMENT_GROUP = 256
+
+function matching(filter: BatchFilter) {
+  return (eb: ExpressionBuilder<{ d: DisclosuresTable }, 'd'>) => {
+    const all: Expression<SqlBool>[] = []
+    if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
+    if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
+    if (filter.since !== undefined) all.push(eb('d.at', '>=', isoAt(filter.since)))
+    if (filter.until !== undefined) all.push(eb('d.at', '<', isoAt(filter.until)))
+    return eb.and(all)
+  }
+}
+
+function lookupOf(filter: BatchFilter): { dimension: DisclosureDimension; value: string } | undefined {
+  if (filter.studentId !== undefined) return { dimension: 's', value: filter.studentId }
+  if (filter.organisationId !== undefined) return { dimension: 'o', value: filter.organisationId }
+  return undefined
+}
+
+/** Sealed segments that may hold matching rows, oldest first, and the last id any segment covers. */
+async function sealedSegments(db: Db, filter: BatchFilter) {
+  let query = db.selectFrom('disclosure_segments').select(['first_id', 'last_id'])
+  if (filter.since !== undefined) query = query.where('last_at', '>=', isoAt(filter.since))
+  if (filter.until !== undefined) query = query.where('first_at', '<', isoAt(filter.until))
+  if (filter.afterId !== undefined) query = query.where('last_id', '>', filter.afterId)
+  const rows = await query.orderBy('first_id').execute()
+  const newest = await db
+    .selectFrom('disclosure_segments')
+    .select('last_id')
+    .orderBy('first_id', 'desc')
+    .limit(1)
+    .executeTakeFirst()
+  return {
+    segments: rows.map((row) => ({ first: Number(row.first_id), last: Number(row.last_id) })),
+    sealedEnd: newest === undefined ? 0 : Number(newest.last_id),
+  }
+}
+
+/** Runs of consecutive segments as id ranges. */
+function ranges(segments: readonly { first: number; last: number }[]): { first: number; last: number }[] {
+  const out: { first: number; last: number }[] = []
+  for (const segment of segments) {
+    const previous = out.at(-1)
+    if (previous !== undefined && previous.last + 1 === segment.first) previous.last = segment.last
+    else out.push({ ...segment })
+  }
+  return out
+}
+
+function numbered(rows: DisclosureRow[]): DisclosureRow[] {
+  for (const row of rows) row.id = Number(row.id)
+  return rows
+}
+
+/**
+ * Every matching row written before the call, oldest first, `batchRows` at a time (an empty
+ * log or filter yields nothing). Rows written while it runs are left out, so a report
+ * describes the log as it stood when it began.
+ */
+export async function* disclosureBatches(
+  db: Db,
+  filter: BatchFilter,
+  batchRows = 1000,
+): AsyncGenerator<DisclosureRow[], void, undefined> {
+  // Segments first: a segment is sealed only once a later row exists, so every sealed id is below the newest.
+  const { segments, sealedEnd } = await sealedSegments(db, filter)
+  const newest = await db
+    .selectFrom('disclosures')
+    .select((eb) => eb.fn.max('id').as('id'))
+    .executeTakeFirst()
+  if (newest?.id === null || newest?.id === undefined) return
+  const upTo = Number(newest.id)
+  const lookup = lookupOf(filter)
+  let cursor = filter.afterId ?? 0
+
+  if (lookup !== undefined) {
+    for (let i = 0; i < segments.length; i += SEGMENT_GROUP) {
+      const group = segments.slice(i, i + SEGMENT_GROUP).map((segment) => segment.first)
+      for (;;) {
+        const rows = numbered(
+          await db
+            .selectFrom('disclosure_lookup as l')
+            .innerJoin('disclosures as d', 'd.id', 'l.id')
+            .selectAll('d')
+            .where('l.segment', 'in', group)
+            .where('l.dimension', '=', lookup.dimension)
+            .where('l.value', '=', lookup.value)
+            .where('l.id', '>', cursor)
+            .where('l.id', '<=', upTo)
+            .where(matching(filter))
+            .orderBy('l.id')
+            .limit(batchRows)
+            .execute(),
+        )
+        if (rows.length > 0) {
+          cursor = rows.at(-1)!.id
+          yield rows
+        }
+        if (rows.length < batchRows) break
+      }
+    }
+  } else {
+    for (const range of ranges(segments)) {
+      for (;;) {
+        const rows = numbered(
+          await db
+            .selectFrom('disclosures as d')
+            .selectAll('d')
+            .where('d.id', '>', Math.max(cursor, range.first - 1))
+            .where('d.id', '<=', Math.min(range.last, upTo))
+            .where(matching(filter))
+            .orderBy('d.id')
+            .limit(batchRows)
+            .execute(),
+        )
+        if (rows.length > 0) {
+          cursor = rows.at(-1)!.id
+          yield rows
+        }
+        if (rows.length < batchRows) break
+      }
+    }
+  }
+
+  // The tail no segment covers yet, up to the newest row when the read began.
+  cursor = Math.max(cursor, sealedEnd)
+  for (;;) {
+    const rows = numbered(
+      await db
+        .selectFrom('disclosures as d')
+        .selectAll('d')
+        .where('d.id', '>', cursor)
+        .where('d.id', '<=', upTo)
+        .where(matching(filter))
+        .orderBy('d.id')
+        .limit(batchRows)
+        .execute(),
+    )
+    if (rows.length > 0) {
+      cursor = rows.at(-1)!.id
+      yield rows
+    }
+    if (rows.length < batchRows) return
+  }
+}
