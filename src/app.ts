@@ -56,8 +56,8 @@ import { CatalogState } from './services/catalog-state.js'
 import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
-import { ChangeFeedPruner, PRUNE_INTERVAL_MS } from './services/change-feed-pruner.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
+import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import type { Storage } from './storage/connection.js'
@@ -72,9 +72,10 @@ export interface AppOptions {
   limiters?: Limiters
   /**
    * Background polls: look for changes made elsewhere every CHANGE_POLL_MS, seal the
-   * disclosure log's complete segments every second, and prune the change feed at start and
-   * hourly. On unless false (tests call `services.changes.check()`, `services.sealer.run()` and
-   * `services.pruner.run()` instead, so no poll can land between two of their steps).
+   * disclosure log's complete segments every second, and prune the change feed (and the
+   * disclosure log, with a retention) at start and hourly. On unless false (tests call
+   * `services.changes.check()`, `services.sealer.run()` and `services.pruner.run()` instead, so
+   * no poll can land between two of their steps).
    */
   pollChanges?: boolean
 }
@@ -86,7 +87,7 @@ export interface AppServices {
   readonly usage: KeyUsage
   readonly limiters: Limiters
   readonly sealer: DisclosureSealer
-  readonly pruner: ChangeFeedPruner
+  readonly pruner: RetentionPruner
   readonly webhooks: WebhookDeliverer
   /** Whether hot requests are answered before the router (http/fast/), or why not. */
   readonly fastPath: FastPathStatus
@@ -185,7 +186,13 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     horizonMs: config.disclosureSealHorizonMs,
     log: app.log,
   })
-  const pruner = new ChangeFeedPruner({ storage, clock, retentionDays: config.feedRetentionDays, log: app.log })
+  const pruner = new RetentionPruner({
+    storage,
+    clock,
+    feedRetentionDays: config.feedRetentionDays,
+    disclosureRetentionDays: config.disclosureRetentionDays,
+    log: app.log,
+  })
   const webhooks = new WebhookDeliverer({
     storage,
     clock,
@@ -288,7 +295,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   if (options.pollChanges !== false) {
     pruner.start(PRUNE_INTERVAL_MS)
     // Once at start too, so that an instance restarted more often than hourly still prunes.
-    pruner.run().catch((err: unknown) => app.log.warn({ err }, 'could not prune the change feed'))
+    pruner.run().catch((err: unknown) => app.log.warn({ err }, 'could not prune the change feed or the disclosure log'))
   }
   webhooks.start(options.pollChanges === false ? 0 : WEBHOOK_POLL_MS)
   const usageTimer = setInterval(

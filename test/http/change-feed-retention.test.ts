@@ -17,10 +17,22 @@ interface Feed {
   hasMore: boolean
 }
 
+const disclosures = async (t: TestContext) =>
+  Number(
+    (
+      await t.storage.db
+        .selectFrom('disclosures')
+        .select((eb) => eb.fn.countAll().as('n'))
+        .executeTakeFirstOrThrow()
+    ).n,
+  )
+
 describe('change feed retention', () => {
   let t: TestContext
   beforeAll(async () => {
-    t = await buildTestApp({ env: { FEED_RETENTION_DAYS: '2' } })
+    t = await buildTestApp({
+      env: { FEED_RETENTION_DAYS: '2', DISCLOSURE_SEGMENT_ROWS: '2', DISCLOSURE_SEAL_HORIZON_MS: '0' },
+    })
   })
   afterAll(async () => {
     await t.close()
@@ -48,7 +60,11 @@ describe('change feed retention', () => {
     await enroll('builder')
     // Before the prune, the old cursor still reads every change after it.
     expect(((await feed(`cursor=${old}`)).json() as Feed).changes.map((c) => c.tier)).toContain('innovator')
+    expect(await t.app.services.sealer.run()).toBeGreaterThan(0)
+    const disclosed = await disclosures(t)
     expect(await t.app.services.pruner.run()).toBeGreaterThan(0)
+    // DISCLOSURE_RETENTION_DAYS unset: the disclosure log keeps every row, old or not.
+    expect(await disclosures(t)).toBe(disclosed)
     expect(await changeLogFloor(t.storage.db)).toBe(floor)
 
     const gone = await feed(`cursor=${old}`)
@@ -80,5 +96,28 @@ describe('change feed retention', () => {
     const responses = document.paths['/api/v1/progress/changes'].get.responses
     expect(responses['410'].description).toContain('cursor_expired')
     expect(document.paths['/api/v1/students'].get.responses['410']).toBeUndefined()
+  })
+
+  it("with DISCLOSURE_RETENTION_DAYS, the same runs delete the disclosure log's old segments", async () => {
+    const other = await buildTestApp({
+      env: { DISCLOSURE_RETENTION_DAYS: '1', DISCLOSURE_SEGMENT_ROWS: '2', DISCLOSURE_SEAL_HORIZON_MS: '0' },
+    })
+    try {
+      const read = () =>
+        other.call({ url: `/api/v1/students/${STUDENTS.ada}/progress`, headers: bearer(other.fixtures.keys.read) })
+      for (let i = 0; i < 4; i++) expect((await read()).statusCode).toBe(200)
+      other.clock.advance(2 * DAY)
+      for (let i = 0; i < 4; i++) expect((await read()).statusCode).toBe(200)
+      expect(await other.app.services.sealer.run()).toBeGreaterThan(1)
+      const before = await disclosures(other)
+      expect(await other.app.services.pruner.run()).toBeGreaterThan(0)
+      const left = await other.storage.db.selectFrom('disclosures').select('at').execute()
+      expect(left.length).toBeLessThan(before)
+      // Every row of the first day's reads is gone; the second day's are kept.
+      expect(left.filter((row) => Date.parse(row.at) < other.clock.now() - DAY)).toEqual([])
+      expect(left.length).toBeGreaterThanOrEqual(4)
+    } finally {
+      await other.close()
+    }
   })
 })
