@@ -136,10 +136,8 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
           "Every change of your students' tiers and progress entries, in the order the changes were committed, after " +
           'the cursor you send. Without a cursor: `from=now` (the default) returns no changes and a cursor to ' +
           'follow from ' +
-          'this moment, `from=beginning` starts from the oldest change the feed still keeps. Send `next` back each time ' +
-          'and ' +
-          'keep ' +
-          'it with your copy: you never miss a change and never get one twice, whichever instance answers and across ' +
+          'this moment, `from=beginning` starts from the oldest change the feed still keeps. Send `next` back each ' +
+          'time and keep it with your copy: you never miss a change and never get one twice, whichever instance answers and across ' +
           "restarts. While `hasMore` is true, ask again at once; then poll at your own pace, within the feed's " +
           'retention (90 days unless the operator set another): a cursor with changes after it already deleted ' +
           'answers 410 `cursor_expired`, and you resync (roster, then the feed from now), never skip changes. ' +
@@ -167,7 +165,7 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
           errors: [{ in: 'query', field: 'from', detail }],
         })
       }
-      const restart = 'start again with from=beginning (everything) or without a cursor (from now)'
+      const restart = 'start again with from=beginning (everything kept) or without a cursor (from now)'
       const reader = access(request)
       let after: number | 'now' | 'beginning' = from ?? 'now'
       if (cursor !== undefined) {
