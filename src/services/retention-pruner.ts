@@ -42,7 +42,7 @@ export class RetentionPruner extends PeriodicTask {
         return !stopping.aborted
       }
       const cutoff = (days: number) => new Date(clock.now() - days * DAY_MS).toISOString()
-      let deleted = await pruneChangeLog({
+      let deleted = await pruneChangeLog(storage.db, {
         before: cutoff(feedRetentionDays),
         write,
         ...(batch === undefined ? {} : { batch }),

@@ -52,11 +52,11 @@ describe('change feed retention', () => {
     const { storage, read, write } = await logOf(10)
     expect(await changeLogFloor(storage.db)).toBe(0)
     // Nothing older: nothing deleted, and every cursor reads on.
-    expect(await pruneChangeLog({ before: at(1), write, batch: 3 })).toBe(0)
+    expect(await pruneChangeLog(storage.db, { before: at(1), write, batch: 3 })).toBe(0)
     expect(sequences(await read(0))).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10])
 
     const batches: number[] = []
-    const deleted = await pruneChangeLog({
+    const deleted = await pruneChangeLog(storage.db, {
       before: at(8),
       write,
       batch: 3,
@@ -95,14 +95,14 @@ describe('change feed retention', () => {
     expect(await read(11)).toBe('ahead')
 
     // Pruning again with the same cutoff finds nothing more.
-    expect(await pruneChangeLog({ before: at(8), write, batch: 3 })).toBe(0)
+    expect(await pruneChangeLog(storage.db, { before: at(8), write, batch: 3 })).toBe(0)
     expect(await changeLogFloor(storage.db)).toBe(7)
   })
 
   it('stops at the first change within the period, so the floor never passes a kept change', async () => {
     // Number 4 was written by an instance whose clock ran ahead: minute 20.
     const { storage, read, write } = await logOf(8, (n) => (n === 4 ? 20 : n))
-    expect(await pruneChangeLog({ before: at(7), write, batch: 2 })).toBe(3)
+    expect(await pruneChangeLog(storage.db, { before: at(7), write, batch: 2 })).toBe(3)
     expect(await changeLogFloor(storage.db)).toBe(3)
     expect(sequences(await read(3))).toEqual([4, 5, 6, 7, 8])
     expect(await read(2)).toBe('expired')
@@ -114,8 +114,8 @@ describe('change feed retention', () => {
     opened.push(other)
     const otherWrite: PruneOptions['write'] = (work) => other.writes.transaction(work)
     const [a, b] = await Promise.all([
-      pruneChangeLog({ before: at(31), write, batch: 4 }),
-      pruneChangeLog({ before: at(31), write: otherWrite, batch: 4 }),
+      pruneChangeLog(storage.db, { before: at(31), write, batch: 4 }),
+      pruneChangeLog(other.db, { before: at(31), write: otherWrite, batch: 4 }),
     ])
     expect(a + b).toBe(30)
     expect(await changeLogFloor(storage.db)).toBe(30)

@@ -137,10 +137,11 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
           'the cursor you send. Without a cursor: `from=now` (the default) returns no changes and a cursor to ' +
           'follow from ' +
           'this moment, `from=beginning` starts from the oldest change the feed still keeps. Send `next` back each ' +
-          'time and keep it with your copy: you never miss a change and never get one twice, whichever instance answers and across ' +
-          "restarts. While `hasMore` is true, ask again at once; then poll at your own pace, within the feed's " +
-          'retention (90 days unless the operator set another): a cursor with changes after it already deleted ' +
-          'answers 410 `cursor_expired`, and you resync (roster, then the feed from now), never skip changes. ' +
+          'time and keep it with your copy: you never miss a change and never get one twice, whichever instance ' +
+          'answers and across restarts. While `hasMore` is true, ask again at once; then poll at your own pace, ' +
+          "within the feed's retention (90 days unless the operator set another): a cursor with changes after it " +
+          'already deleted answers 410 `cursor_expired`, and you resync (roster, then the feed from now), never ' +
+          'skip changes. ' +
           `At most \`limit\` changes per response (${PAGE_LIMIT.default} unless given, ` +
           `at most ${PAGE_LIMIT.maximum}). ` +
           'Changes of students linked to your organisation now are listed, from their first change. A student ' +
