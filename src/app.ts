@@ -57,6 +57,7 @@ import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
+import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import type { Storage } from './storage/connection.js'
@@ -70,10 +71,11 @@ export interface AppOptions {
   /** Limiters to use instead of those the config describes (tests). */
   limiters?: Limiters
   /**
-   * Background polls: look for changes made elsewhere every CHANGE_POLL_MS, and seal the
-   * disclosure log's complete segments every second. On unless false (tests call
-   * `services.changes.check()` and `services.sealer.run()` instead, so no poll can land between
-   * two of their steps).
+   * Background polls: look for changes made elsewhere every CHANGE_POLL_MS, seal the
+   * disclosure log's complete segments every second, and prune the change feed (and the
+   * disclosure log, with a retention) at start and hourly. On unless false (tests call
+   * `services.changes.check()`, `services.sealer.run()` and `services.pruner.run()` instead, so
+   * no poll can land between two of their steps).
    */
   pollChanges?: boolean
 }
@@ -85,6 +87,7 @@ export interface AppServices {
   readonly usage: KeyUsage
   readonly limiters: Limiters
   readonly sealer: DisclosureSealer
+  readonly pruner: RetentionPruner
   readonly webhooks: WebhookDeliverer
   /** Whether hot requests are answered before the router (http/fast/), or why not. */
   readonly fastPath: FastPathStatus
@@ -183,6 +186,13 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     horizonMs: config.disclosureSealHorizonMs,
     log: app.log,
   })
+  const pruner = new RetentionPruner({
+    storage,
+    clock,
+    feedRetentionDays: config.feedRetentionDays,
+    disclosureRetentionDays: config.disclosureRetentionDays,
+    log: app.log,
+  })
   const webhooks = new WebhookDeliverer({
     storage,
     clock,
@@ -191,7 +201,17 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     allowLoopback: config.webhookAllowLoopback,
   })
   const fastPathState = fastPathStatus(config, limiters.inProcess)
-  app.decorate('services', { catalog, keys, changes, usage, limiters, sealer, webhooks, fastPath: fastPathState })
+  app.decorate('services', {
+    catalog,
+    keys,
+    changes,
+    usage,
+    limiters,
+    sealer,
+    pruner,
+    webhooks,
+    fastPath: fastPathState,
+  })
   app.decorateRequest('principal', null)
 
   for (const schema of [
@@ -272,6 +292,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)
   sealer.start(options.pollChanges === false ? 0 : SEAL_INTERVAL_MS)
+  if (options.pollChanges !== false) {
+    pruner.start(PRUNE_INTERVAL_MS)
+    // Once at start too, so that an instance restarted more often than hourly still prunes.
+    pruner.run().catch((err: unknown) => app.log.warn({ err }, 'could not prune the change feed or the disclosure log'))
+  }
   webhooks.start(options.pollChanges === false ? 0 : WEBHOOK_POLL_MS)
   const usageTimer = setInterval(
     () => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')),
@@ -283,6 +308,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   app.addHook('onClose', async () => {
     changes.stop()
     await sealer.stop()
+    await pruner.stop()
     await webhooks.stop()
     clearInterval(usageTimer)
     clearInterval(sweepTimer)

@@ -63,6 +63,10 @@ export interface Config {
    * is recorded without its own period, and for agreements recorded before periods were.
    */
   readonly agreementDispositionDays: number
+  /** Days the change feed keeps a change; cursors with older changes after them answer 410. */
+  readonly feedRetentionDays: number
+  /** Days the disclosure log keeps a row, by whole sealed segments; 0 keeps every row. */
+  readonly disclosureRetentionDays: number
   /** Deadline of one webhook delivery attempt. */
   readonly webhookTimeoutMs: number
   /** Local development and tests only: webhooks may go to loopback addresses (and plain http there). */
@@ -217,6 +221,8 @@ export function loadConfig(env: Env = process.env): Config {
     webhookTimeoutMs: integer(env, 'WEBHOOK_TIMEOUT_MS', 10_000, 100, 60_000),
     maxWebhookEndpointsPerOrganisation: integer(env, 'MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION', 10, 1, 1000),
     webhookAllowLoopback: boolean(env, 'WEBHOOK_ALLOW_LOOPBACK', false),
+    feedRetentionDays: integer(env, 'FEED_RETENTION_DAYS', 90, 1, 36_500),
+    disclosureRetentionDays: integer(env, 'DISCLOSURE_RETENTION_DAYS', 0, 0, 36_500),
     disclosureSegmentRows: integer(env, 'DISCLOSURE_SEGMENT_ROWS', 4096, 2, 1_048_576),
     disclosureSealHorizonMs: integer(env, 'DISCLOSURE_SEAL_HORIZON_MS', 60_000, 0, 3_600_000),
     storageTimeoutMs: integer(env, 'STORAGE_TIMEOUT_MS', 2000, 50, 60_000),

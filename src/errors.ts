@@ -78,6 +78,16 @@ export const PROBLEM_CATALOG = {
     title: 'Student not found',
     description: "No student with this id is linked to the key's organisation.",
   },
+  cursor_expired: {
+    status: 410,
+    title: 'Cursor expired',
+    description:
+      'The change feed keeps its changes for a set period (90 days unless the operator set another) and some ' +
+      'after this cursor are gone, so following it would skip them. Resync: list the roster from the start ' +
+      '(`GET /api/v1/students` without a cursor, every page) and replace your copy with it, then follow the feed ' +
+      'from now (`GET /api/v1/progress/changes` without a cursor). Take the feed cursor before you list the ' +
+      'roster, so that no change made during the listing is missed.',
+  },
   method_not_allowed: {
     status: 405,
     title: 'Method not allowed',

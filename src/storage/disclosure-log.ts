@@ -1,8 +1,10 @@
 /**
  * The disclosure log: one row per student-endpoint request that reached a student's data or
  * was refused it. It is the operator's record of who saw or changed which child's data, when,
- * and under which key, as student-privacy law expects. Rows are only ever added, and every
- * request that reaches or is refused a student's data writes its row here before it is answered.
+ * and under which key, as student-privacy law expects. Rows are only ever added (and deleted by
+ * whole sealed segments past a retention period, when one is set: disclosure-retention.ts), and
+ * every request that reaches or is refused a student's data writes its row here before it is
+ * answered.
  *
  * Cost that does not grow with the log. A request only appends a row (the primary key is the
  * only index, and new ids land on its last page). The lookups by student, organisation and key

@@ -7,6 +7,7 @@
  */
 import { type Kysely, sql } from 'kysely'
 import type { TierId } from '../domain/tiers.js'
+import { changeLogFloor } from './change-feed-retention.js'
 import { recordDisclosures } from './disclosure-log.js'
 import { pageStudentChanges, type StudentChangePage } from './student-change-log.js'
 import type { StudentAccess } from './student-repository.js'
@@ -96,17 +97,27 @@ export async function readRoster(writes: WriteQueue, access: StudentAccess, quer
 
 /**
  * One page of the change feed after `after` (see `pageStudentChanges`; `now`: no changes, and
- * the last change committed as `next`), or undefined when `after` is past the last change.
+ * the last change committed as `next`; `beginning`: from the oldest change still kept), `ahead`
+ * when `after` is past the last change, `expired` when changes after it were pruned (see
+ * change-feed-retention.ts): nothing is disclosed then, and the reader must resync.
  */
 export async function readChangeFeed(
   writes: WriteQueue,
   access: StudentAccess,
-  after: number | 'now',
+  after: number | 'now' | 'beginning',
   limit: number,
-): Promise<StudentChangePage | undefined> {
+): Promise<StudentChangePage | 'ahead' | 'expired'> {
   return writes.transaction(async (trx) => {
-    const page = await pageStudentChanges(trx, access, after, limit)
-    if (page !== undefined)
+    for (;;) {
+      const start = after === 'beginning' ? await changeLogFloor(trx) : after
+      const page = await pageStudentChanges(trx, access, start, limit)
+      if (page === undefined) return 'ahead'
+      // Read after the rows: a prune that deleted any of them before they were read shows here.
+      if (start !== 'now' && start < (await changeLogFloor(trx))) {
+        // From the beginning means from what is kept: start again from the new floor.
+        if (after === 'beginning') continue
+        return 'expired'
+      }
       await recordDisclosures(
         trx,
         access,
@@ -114,6 +125,7 @@ export async function readChangeFeed(
         'progress.changes',
         'disclosed',
       )
-    return page
+      return page
+    }
   })
 }

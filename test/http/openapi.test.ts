@@ -51,7 +51,7 @@ describe('OpenAPI document', () => {
       'get /api/v1/students/{id}/progress': ['200', '400', '401', '403', '404', '429', '500', '503'],
       'post /api/v1/students/{id}/enroll': ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503'],
       'get /api/v1/students': ['200', '400', '401', '403', '429', '500', '503'],
-      'get /api/v1/progress/changes': ['200', '400', '401', '403', '429', '500', '503'],
+      'get /api/v1/progress/changes': ['200', '400', '401', '403', '410', '429', '500', '503'],
     }
     for (const [key, statuses] of Object.entries(expected)) {
       const [method, p] = key.split(' ') as [string, string]

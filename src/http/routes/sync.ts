@@ -29,6 +29,8 @@ const SYNC_PROBLEMS = [
   'storage_unavailable',
 ] as const
 
+const FEED_PROBLEMS = [...SYNC_PROBLEMS, 'cursor_expired'] as const
+
 const LINK_HEADER = {
   Link: {
     type: 'string',
@@ -134,10 +136,12 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
           "Every change of your students' tiers and progress entries, in the order the changes were committed, after " +
           'the cursor you send. Without a cursor: `from=now` (the default) returns no changes and a cursor to ' +
           'follow from ' +
-          'this moment, `from=beginning` starts from the first change ever recorded. Send `next` back each time and ' +
-          'keep ' +
-          'it with your copy: you never miss a change and never get one twice, whichever instance answers and across ' +
-          'restarts. While `hasMore` is true, ask again at once; then poll at your own pace. ' +
+          'this moment, `from=beginning` starts from the oldest change the feed still keeps. Send `next` back each ' +
+          'time and keep it with your copy: you never miss a change and never get one twice, whichever instance ' +
+          'answers and across restarts. While `hasMore` is true, ask again at once; then poll at your own pace, ' +
+          "within the feed's retention (90 days unless the operator set another): a cursor with changes after it " +
+          'already deleted answers 410 `cursor_expired`, and you resync (roster, then the feed from now), never ' +
+          'skip changes. ' +
           `At most \`limit\` changes per response (${PAGE_LIMIT.default} unless given, ` +
           `at most ${PAGE_LIMIT.maximum}). ` +
           'Changes of students linked to your organisation now are listed, from their first change. A student ' +
@@ -150,7 +154,7 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
         querystring: ChangesQuerySchema,
         response: {
           200: jsonResponse('ProgressChanges', 'Changes after the cursor, and where to continue.', LINK_HEADER),
-          ...problemResponses(SYNC_PROBLEMS),
+          ...problemResponses(FEED_PROBLEMS),
         },
       },
     },
@@ -162,15 +166,22 @@ export async function syncRoutes(app: TypedApp, deps: { storage: Storage; clock:
           errors: [{ in: 'query', field: 'from', detail }],
         })
       }
-      const restart = 'start again with from=beginning (everything) or without a cursor (from now)'
+      const restart = 'start again with from=beginning (everything kept) or without a cursor (from now)'
       const reader = access(request)
-      let after: number | 'now' = from === 'beginning' ? 0 : 'now'
+      let after: number | 'now' | 'beginning' = from ?? 'now'
       if (cursor !== undefined) {
         const decoded = cursors.decode('changes', reader.organisationId, cursor, (text) => SEQUENCE.test(text), restart)
         after = decoded.legacy ? Math.min(Number(decoded.position), legacyFeedCeiling) : Number(decoded.position)
       }
       const page = await readChangeFeed(storage.writes, reader, after, limit)
-      if (page === undefined) {
+      if (page === 'expired')
+        throw new ProblemError(
+          'cursor_expired',
+          "Changes after this cursor are past the feed's retention and were deleted: following it would skip " +
+            'them. Resync: take a cursor from now (no cursor, no from), list the roster from the start and replace ' +
+            'your copy with it, then follow the feed with that cursor.',
+        )
+      if (page === 'ahead') {
         const cause = 'This cursor is ahead of every change recorded (was the database restored from a backup?)'
         const detail = `${cause}: ${restart}.`
         throw new ProblemError('invalid_request', `The request is invalid: query cursor: ${detail}`, {

@@ -100,8 +100,9 @@ export const RosterSchema = Type.Object(
 export const ChangesQuerySchema = Type.Object(
   {
     cursor: cursor(
-      'Where to continue: the `next` of the previous response, unchanged. Store it with your copy: it never ' +
-        "expires, and it works on every instance and after restarts, with your organisation's keys only.",
+      'Where to continue: the `next` of the previous response, unchanged. Store it with your copy: it works on ' +
+        "every instance and after restarts, with your organisation's keys only, until the changes after it pass " +
+        "the feed's retention (then 410 `cursor_expired`: resync).",
       FEED_CURSOR_EXAMPLE,
     ),
     from: Type.Optional(
@@ -110,7 +111,7 @@ export const ChangesQuerySchema = Type.Object(
         enum: ['now', 'beginning'],
         description:
           'Without a cursor: `now` (the default) answers no changes and a cursor to follow from this moment; ' +
-          '`beginning` starts from the first change ever recorded. Not allowed with `cursor`.',
+          '`beginning` starts from the oldest change the feed still keeps. Not allowed with `cursor`.',
       }),
     ),
     limit: limit('changes'),

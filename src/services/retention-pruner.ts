@@ -1,0 +1,57 @@
+/**
+ * Keeps the change feed, and the disclosure log when it has a retention period, within their
+ * periods: once at start and every hour, deletes what is older in small writes (see
+ * storage/change-feed-retention.ts and storage/disclosure-retention.ts), pausing between two so
+ * that the requests held up by one are answered before the next. Every instance runs it; each
+ * step is safe to run twice or at once on two instances.
+ */
+import { setTimeout as delay } from 'node:timers/promises'
+import type { FastifyBaseLogger } from 'fastify'
+import type { Clock } from '../clock.js'
+import { pruneChangeLog } from '../storage/change-feed-retention.js'
+import type { Storage } from '../storage/connection.js'
+import { pruneDisclosureLog } from '../storage/disclosure-retention.js'
+import { PeriodicTask } from './periodic-task.js'
+
+export const PRUNE_INTERVAL_MS = 3_600_000
+const PRUNE_PAUSE_MS = 10
+const DAY_MS = 86_400_000
+
+export interface PrunerOptions {
+  storage: Storage
+  clock: Clock
+  /** Days the change feed keeps a change. */
+  feedRetentionDays: number
+  /** Days the disclosure log keeps a row; 0 keeps every row. */
+  disclosureRetentionDays: number
+  log: FastifyBaseLogger
+  /** Change log rows per delete; the storage module's default unless given. */
+  batch?: number
+  /** Between two deletes; PRUNE_PAUSE_MS by default. */
+  pauseMs?: number
+}
+
+/** `run()` resolves to how many change log rows and disclosure segments were deleted. */
+export class RetentionPruner extends PeriodicTask {
+  constructor(options: PrunerOptions) {
+    const { storage, clock, feedRetentionDays, disclosureRetentionDays, log, batch, pauseMs = PRUNE_PAUSE_MS } = options
+    const write = <T>(work: (trx: Storage['db']) => Promise<T>) => storage.writes.transaction(work)
+    const prune = async (stopping: AbortSignal) => {
+      const pause = async () => {
+        if (!stopping.aborted) await delay(pauseMs)
+        return !stopping.aborted
+      }
+      const cutoff = (days: number) => new Date(clock.now() - days * DAY_MS).toISOString()
+      let deleted = await pruneChangeLog(storage.db, {
+        before: cutoff(feedRetentionDays),
+        write,
+        ...(batch === undefined ? {} : { batch }),
+        pause,
+      })
+      if (disclosureRetentionDays > 0 && !stopping.aborted)
+        deleted += await pruneDisclosureLog(storage.db, { before: cutoff(disclosureRetentionDays), write, pause })
+      return deleted
+    }
+    super(prune, log, 'could not prune the change feed or the disclosure log')
+  }
+}
