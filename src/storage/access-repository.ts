@@ -156,6 +156,20 @@ export async function recordAgreement(
   return row
 }
 
+/** What the audit log keeps of a recorded agreement, the same from the dashboard and the CLI. */
+export function agreementAuditDetail(organisationName: string, row: AgreementRow): Record<string, unknown> {
+  return {
+    organisation: organisationName,
+    agreementId: row.id,
+    document: row.document_ref,
+    signed: row.signed_at,
+    expires: row.expires_at,
+    purpose: row.purpose,
+    data: row.data_categories,
+    dispositionDays: row.disposition_days,
+  }
+}
+
 /** Ends one agreement, or every agreement of an organisation that has not ended yet. */
 export async function endAgreements(
   db: Kysely<Database>,

@@ -81,6 +81,25 @@ function numbered(rows: DisclosureRow[]): DisclosureRow[] {
 }
 
 /**
+ * `read(after)`'s rows a batch at a time, each batch read after the last id of the one before,
+ * until one comes back short; returns the last id read (`after` itself when none was).
+ */
+async function* keysetBatches(
+  after: number,
+  batchRows: number,
+  read: (after: number) => Promise<DisclosureRow[]>,
+): AsyncGenerator<DisclosureRow[], number, undefined> {
+  for (;;) {
+    const rows = numbered(await read(after))
+    if (rows.length > 0) {
+      after = rows.at(-1)!.id
+      yield rows
+    }
+    if (rows.length < batchRows) return after
+  }
+}
+
+/**
  * Every matching row written before the call, oldest first, `batchRows` at a time (an empty
  * log or filter yields nothing). Rows written while it runs are left out, so a report
  * describes the log as it stood when it began.
@@ -104,70 +123,49 @@ export async function* disclosureBatches(
   if (lookup !== undefined) {
     for (let i = 0; i < segments.length; i += SEGMENT_GROUP) {
       const group = segments.slice(i, i + SEGMENT_GROUP).map((segment) => segment.first)
-      for (;;) {
-        const rows = numbered(
-          await db
-            .selectFrom('disclosure_lookup as l')
-            .innerJoin('disclosures as d', 'd.id', 'l.id')
-            .selectAll('d')
-            .where('l.segment', 'in', group)
-            .where('l.dimension', '=', lookup.dimension)
-            .where('l.value', '=', lookup.value)
-            .where('l.id', '>', cursor)
-            .where('l.id', '<=', upTo)
-            .where(matching(filter))
-            .orderBy('l.id')
-            .limit(batchRows)
-            .execute(),
-        )
-        if (rows.length > 0) {
-          cursor = rows.at(-1)!.id
-          yield rows
-        }
-        if (rows.length < batchRows) break
-      }
+      cursor = yield* keysetBatches(cursor, batchRows, (after) =>
+        db
+          .selectFrom('disclosure_lookup as l')
+          .innerJoin('disclosures as d', 'd.id', 'l.id')
+          .selectAll('d')
+          .where('l.segment', 'in', group)
+          .where('l.dimension', '=', lookup.dimension)
+          .where('l.value', '=', lookup.value)
+          .where('l.id', '>', after)
+          .where('l.id', '<=', upTo)
+          .where(matching(filter))
+          .orderBy('l.id')
+          .limit(batchRows)
+          .execute(),
+      )
     }
   } else {
     for (const range of ranges(segments)) {
-      for (;;) {
-        const rows = numbered(
-          await db
-            .selectFrom('disclosures as d')
-            .selectAll('d')
-            .where('d.id', '>', Math.max(cursor, range.first - 1))
-            .where('d.id', '<=', Math.min(range.last, upTo))
-            .where(matching(filter))
-            .orderBy('d.id')
-            .limit(batchRows)
-            .execute(),
-        )
-        if (rows.length > 0) {
-          cursor = rows.at(-1)!.id
-          yield rows
-        }
-        if (rows.length < batchRows) break
-      }
+      // Starting below the range changes nothing: every later range and the tail lie above it.
+      cursor = yield* keysetBatches(Math.max(cursor, range.first - 1), batchRows, (after) =>
+        db
+          .selectFrom('disclosures as d')
+          .selectAll('d')
+          .where('d.id', '>', after)
+          .where('d.id', '<=', Math.min(range.last, upTo))
+          .where(matching(filter))
+          .orderBy('d.id')
+          .limit(batchRows)
+          .execute(),
+      )
     }
   }
 
   // The tail no segment covers yet, up to the newest row when the read began.
-  cursor = Math.max(cursor, sealedEnd)
-  for (;;) {
-    const rows = numbered(
-      await db
-        .selectFrom('disclosures as d')
-        .selectAll('d')
-        .where('d.id', '>', cursor)
-        .where('d.id', '<=', upTo)
-        .where(matching(filter))
-        .orderBy('d.id')
-        .limit(batchRows)
-        .execute(),
-    )
-    if (rows.length > 0) {
-      cursor = rows.at(-1)!.id
-      yield rows
-    }
-    if (rows.length < batchRows) return
-  }
+  yield* keysetBatches(Math.max(cursor, sealedEnd), batchRows, (after) =>
+    db
+      .selectFrom('disclosures as d')
+      .selectAll('d')
+      .where('d.id', '>', after)
+      .where('d.id', '<=', upTo)
+      .where(matching(filter))
+      .orderBy('d.id')
+      .limit(batchRows)
+      .execute(),
+  )
 }

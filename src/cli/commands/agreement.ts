@@ -123,7 +123,9 @@ export function registerAgreement(program: Command): void {
         }>()
         const now = systemClock.now()
         const { row, organisation } = await audit.change(async ({ db, config }) => {
-          const { findOrganisation, recordAgreement } = await import('../../storage/access-repository.js')
+          const { agreementAuditDetail, findOrganisation, recordAgreement } = await import(
+            '../../storage/access-repository.js'
+          )
           const organisation = await findOrganisation(db, options.org)
           const row = await recordAgreement(
             db,
@@ -141,16 +143,7 @@ export function registerAgreement(program: Command): void {
           return {
             value: { row, organisation },
             target: `organisation:${organisation.id}`,
-            changed: {
-              organisation: organisation.name,
-              agreementId: row.id,
-              document: row.document_ref,
-              signed: row.signed_at,
-              expires: row.expires_at,
-              purpose: row.purpose,
-              data: row.data_categories,
-              dispositionDays: row.disposition_days,
-            },
+            changed: agreementAuditDetail(organisation.name, row),
           }
         })
         const state = agreementState(row, now)

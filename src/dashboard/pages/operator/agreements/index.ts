@@ -3,7 +3,12 @@
  * organisation's page, input kept) and ending one; each is audited in the same transaction.
  */
 import { NotFoundError } from '../../../../domain/errors.js'
-import { endAgreements, listAgreements, recordAgreement } from '../../../../storage/access-repository.js'
+import {
+  agreementAuditDetail,
+  endAgreements,
+  listAgreements,
+  recordAgreement,
+} from '../../../../storage/access-repository.js'
 import { recordAudit } from '../../../../storage/audit-repository.js'
 import { inTransaction } from '../../../../storage/transaction.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
@@ -91,16 +96,7 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
           actor: auditActor(request),
           action: 'agreement.record',
           target: `organisation:${o.id}`,
-          detail: {
-            organisation: o.name,
-            agreementId: row.id,
-            document: row.document_ref,
-            signed: row.signed_at,
-            expires: row.expires_at,
-            purpose: row.purpose,
-            data: row.data_categories,
-            dispositionDays: row.disposition_days,
-          },
+          detail: agreementAuditDetail(o.name, row),
         },
         clock.now(),
       )
