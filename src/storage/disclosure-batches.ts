@@ -10,6 +10,7 @@
  */
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
 import { isoAt } from '../clock.js'
+import { sealedUpTo } from './disclosure-log.js'
 import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
 
 type Db = Kysely<Database>
@@ -52,15 +53,9 @@ async function sealedSegments(db: Db, filter: BatchFilter) {
   if (filter.until !== undefined) query = query.where('first_at', '<', isoAt(filter.until))
   if (filter.afterId !== undefined) query = query.where('last_id', '>', filter.afterId)
   const rows = await query.orderBy('first_id').execute()
-  const newest = await db
-    .selectFrom('disclosure_segments')
-    .select('last_id')
-    .orderBy('first_id', 'desc')
-    .limit(1)
-    .executeTakeFirst()
   return {
     segments: rows.map((row) => ({ first: Number(row.first_id), last: Number(row.last_id) })),
-    sealedEnd: newest === undefined ? 0 : Number(newest.last_id),
+    sealedEnd: await sealedUpTo(db),
   }
 }
 

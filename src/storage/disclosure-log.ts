@@ -244,7 +244,7 @@ async function overlappingSegments(db: Db, filter: DisclosureFilter, before: num
 }
 
 /** The last id covered by a sealed segment (0 before the first). */
-async function sealedUpTo(db: Db): Promise<number> {
+export async function sealedUpTo(db: Db): Promise<number> {
   const newest = await db
     .selectFrom('disclosure_segments')
     .select('last_id')
