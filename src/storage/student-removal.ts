@@ -60,6 +60,13 @@ export function unlinkStudent(db: Db, studentId: string, organisationId: string,
       throw new ConflictError(
         `organisation ${organisationId} is a sandbox, whose synthetic students come and go with it: nothing to unlink`,
       )
+    // An explicit unlink takes the student out of every share of the organisation: a school
+    // share links them again only if they join the school anew (school-shares.ts).
+    await trx
+      .deleteFrom('share_students')
+      .where('student_id', '=', studentId)
+      .where('organisation_id', '=', organisationId)
+      .execute()
     const removed = await trx
       .deleteFrom('student_organisations')
       .where('student_id', '=', studentId)
@@ -139,6 +146,8 @@ export function eraseStudents(
     const links = new Map<string, string[]>(present.map((id) => [id, []]))
     const progress = new Map<string, number>(present.map((id) => [id, 0]))
     for (const part of chunks(present)) {
+      await trx.deleteFrom('share_students').where('student_id', 'in', part).execute()
+      await trx.deleteFrom('student_schools').where('student_id', 'in', part).execute()
       for (const row of await trx
         .deleteFrom('student_organisations')
         .where('student_id', 'in', part)

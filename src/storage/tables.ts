@@ -108,6 +108,48 @@ export interface StudentsTable {
    * `student_changes`); null on rows written without it, which then read `tier_updated_at`.
    */
   updated_at: string | null
+  /** The student's sourcedId in the district's system (OneRoster), unique; null when not given. */
+  external_id: GeneratedAs<string | null>
+}
+
+export interface SchoolsTable {
+  id: string
+  name: string
+  /** The org's sourcedId in the district's system (OneRoster), unique; null for schools made by hand. */
+  external_id: string | null
+  /** The school's own code (OneRoster `identifier`), shown beside its name. */
+  identifier: string | null
+  created_at: string
+}
+
+export interface StudentSchoolsTable {
+  student_id: string
+  school_id: string
+  created_at: string
+}
+
+/** `school`: a school's students, present and future; `list`: the ids given. */
+export type ShareKind = 'school' | 'list'
+
+export interface SharesTable {
+  id: string
+  organisation_id: string
+  kind: ShareKind
+  /** The school shared, for a `school` share. */
+  school_id: string | null
+  /** What the operator called it (a list's file name), or the school's name. */
+  label: string
+  created_at: string
+  /** `operator:<account id>`, `cli:<user>` or `migration`. */
+  created_by: string | null
+  ended_at: string | null
+}
+
+/** A share's students: a link exists while some share of its organisation holds the student. */
+export interface ShareStudentsTable {
+  share_id: string
+  student_id: string
+  organisation_id: string
 }
 
 export interface StudentOrganisationsTable {
@@ -337,6 +379,10 @@ export interface Database {
   api_keys: ApiKeysTable
   students: StudentsTable
   student_organisations: StudentOrganisationsTable
+  schools: SchoolsTable
+  student_schools: StudentSchoolsTable
+  shares: SharesTable
+  share_students: ShareStudentsTable
   progress: ProgressTable
   disclosures: DisclosuresTable
   student_changes: StudentChangesTable
@@ -372,3 +418,5 @@ export type ApplicationRow = Selectable<ApplicationsTable>
 export type AuditRow = Selectable<AuditLogTable>
 export type AccessChangeRow = Selectable<AccessChangesTable>
 export type KeyViewRow = Selectable<KeyViewsTable>
+export type SchoolRow = Selectable<SchoolsTable>
+export type ShareRow = Selectable<SharesTable>

@@ -301,6 +301,7 @@ describe('organisations, agreements and keys', () => {
         '0009-webhook-trust',
         '0010-student-notices',
         '0011-agreement-terms',
+        '0012-schools-and-shares',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })
