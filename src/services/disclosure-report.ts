@@ -11,7 +11,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { BatchFilter } from '../storage/disclosure-batches.js'
-import { describedDisclosures, type ReportRow } from '../storage/disclosure-report.js'
+import { describedDisclosures, type ReportRow, type ReportStudent } from '../storage/disclosure-report.js'
 import type { Database } from '../storage/tables.js'
 import { csvRecord } from './csv-cell.js'
 
@@ -19,8 +19,15 @@ export const REPORT_FORMATS = ['csv', 'json'] as const
 export type ReportFormat = (typeof REPORT_FORMATS)[number]
 
 export type ReportSubject =
-  | { kind: 'student'; student: { id: string; firstName: string | null } }
-  | { kind: 'range'; since: string | null; until: string | null; organisation: { id: string; name: string } | null }
+  | { kind: 'student'; student: ReportStudent }
+  | {
+      kind: 'range'
+      since: string | null
+      until: string | null
+      organisation: { id: string; name: string } | null
+      /** Only the students who attend this school when the report is made. */
+      school?: { id: string; name: string } | null
+    }
 
 export interface ReportRequest {
   subject: ReportSubject
@@ -31,6 +38,7 @@ export interface ReportRequest {
 export const REPORT_CSV_COLUMNS = [
   'at',
   'student_id',
+  'student_external_id',
   'action',
   'outcome',
   'data',
@@ -63,6 +71,7 @@ function csvRow(row: ReportRow): string {
   return csvRecord([
     row.at,
     row.studentId,
+    row.studentExternalId,
     row.action,
     row.outcome,
     row.data.join(' '),
@@ -94,7 +103,14 @@ function head(request: ReportRequest): string {
   const about =
     subject.kind === 'student'
       ? { student: subject.student }
-      : { range: { since: subject.since, until: subject.until, organisation: subject.organisation } }
+      : {
+          range: {
+            since: subject.since,
+            until: subject.until,
+            organisation: subject.organisation,
+            ...(subject.school === undefined ? {} : { school: subject.school }),
+          },
+        }
   const opening = JSON.stringify({ report: 'disclosures', generatedAt: request.generatedAt, ...about })
   return `${opening.slice(0, -1)},"disclosures":[`
 }

@@ -18,6 +18,8 @@ type Db = Kysely<Database>
 export interface BatchFilter {
   studentId?: string
   organisationId?: string
+  /** Only the students who attend this school now (student_schools). */
+  schoolId?: string
   /** Inclusive lower bound, epoch ms. */
   since?: number
   /** Exclusive upper bound, epoch ms. */
@@ -30,10 +32,18 @@ export interface BatchFilter {
 const SEGMENT_GROUP = 256
 
 function matching(filter: BatchFilter) {
-  return (eb: ExpressionBuilder<{ d: DisclosuresTable }, 'd'>) => {
+  return (eb: ExpressionBuilder<Database & { d: DisclosuresTable }, 'd'>) => {
     const all: Expression<SqlBool>[] = []
     if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
     if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
+    if (filter.schoolId !== undefined)
+      all.push(
+        eb(
+          'd.student_id',
+          'in',
+          eb.selectFrom('student_schools').select('student_id').where('school_id', '=', filter.schoolId),
+        ),
+      )
     if (filter.since !== undefined) all.push(eb('d.at', '>=', isoAt(filter.since)))
     if (filter.until !== undefined) all.push(eb('d.at', '<', isoAt(filter.until)))
     return eb.and(all)

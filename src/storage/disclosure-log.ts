@@ -111,6 +111,8 @@ export async function recordDisclosures(
 export interface DisclosureFilter {
   studentId?: string
   organisationId?: string
+  /** Only the students who attend this school now (student_schools). */
+  schoolId?: string
   keyId?: string
   action?: DisclosureAction
   outcome?: DisclosureOutcome
@@ -219,11 +221,19 @@ function lookupDimension(filter: DisclosureFilter): { dimension: DisclosureDimen
 
 /** The filter as one condition on the log's rows (aliased `d`). */
 function matching(filter: DisclosureFilter, before: number | undefined) {
-  return (eb: ExpressionBuilder<{ d: DisclosuresTable }, 'd'>) => {
+  return (eb: ExpressionBuilder<Database & { d: DisclosuresTable }, 'd'>) => {
     const all: Expression<SqlBool>[] = []
     if (before !== undefined) all.push(eb('d.id', '<', before))
     if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
     if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
+    if (filter.schoolId !== undefined)
+      all.push(
+        eb(
+          'd.student_id',
+          'in',
+          eb.selectFrom('student_schools').select('student_id').where('school_id', '=', filter.schoolId),
+        ),
+      )
     if (filter.keyId !== undefined) all.push(eb('d.key_id', '=', filter.keyId))
     if (filter.action !== undefined) all.push(eb('d.action', '=', filter.action))
     if (filter.outcome !== undefined) all.push(eb('d.outcome', '=', filter.outcome))

@@ -47,6 +47,8 @@ export interface ReportRow {
   id: number
   at: string
   studentId: string
+  /** The student's id in the district's system while the student is stored; null once erased or never given. */
+  studentExternalId: string | null
   action: DisclosureAction
   outcome: DisclosureOutcome
   /** The kinds of data the request handed over: none for a refusal or an unknown student. */
@@ -107,6 +109,7 @@ export class DisclosureDescriber {
   async describe(rows: readonly DisclosureRow[]): Promise<ReportRow[]> {
     await this.#lookUp(rows)
     const events = await this.#webhookEvents(rows)
+    const externalIds = await this.#externalIds(rows)
     return rows.map((row) => {
       const by = requesterOf(row.key_id)
       if (by.kind === 'key') {
@@ -123,6 +126,7 @@ export class DisclosureDescriber {
         id: row.id,
         at: row.at,
         studentId: row.student_id,
+        studentExternalId: externalIds.get(row.student_id) ?? null,
         action: row.action,
         outcome: row.outcome,
         data,
@@ -134,6 +138,20 @@ export class DisclosureDescriber {
         agreement: agreement ?? null,
       }
     })
+  }
+
+  /** The district's ids of the batch's students; not kept, since a district export meets every student. */
+  async #externalIds(rows: readonly DisclosureRow[]): Promise<Map<string, string>> {
+    const ids = [...new Set(rows.map((row) => row.student_id))]
+    const found = await inChunks(ids, (chunk) =>
+      this.#db
+        .selectFrom('students')
+        .select(['id', 'external_id'])
+        .where('id', 'in', chunk)
+        .where('external_id', 'is not', null)
+        .execute(),
+    )
+    return new Map(found.map((row) => [row.id, row.external_id!]))
   }
 
   /** The event of each webhook record's delivery (its request id), for what it carried; not kept. */
@@ -212,10 +230,26 @@ export async function* describedDisclosures(
   for await (const rows of disclosureBatches(db, filter, batchRows)) yield await describer.describe(rows)
 }
 
-/** The student a report is about: its first name if it is stored (it may never have been, or been erased). */
-export async function reportStudent(db: Db, studentId: string): Promise<{ id: string; firstName: string | null }> {
+/** The student a report is about, as stored (it may never have been, or been erased): first name and the district's id. */
+export interface ReportStudent {
+  id: string
+  firstName: string | null
+  externalId: string | null
+}
+
+export async function reportStudent(db: Db, studentId: string): Promise<ReportStudent> {
   const row = UUID.test(studentId)
-    ? await db.selectFrom('students').select('first_name').where('id', '=', studentId).executeTakeFirst()
+    ? await db
+        .selectFrom('students')
+        .select(['first_name', 'external_id'])
+        .where('id', '=', studentId)
+        .executeTakeFirst()
     : undefined
-  return { id: studentId, firstName: row?.first_name ?? null }
+  return { id: studentId, firstName: row?.first_name ?? null, externalId: row?.external_id ?? null }
+}
+
+/** The stored student whose id in the district's system is `externalId`, if any. */
+export async function studentIdByExternalId(db: Db, externalId: string): Promise<string | undefined> {
+  const row = await db.selectFrom('students').select('id').where('external_id', '=', externalId).executeTakeFirst()
+  return row?.id
 }

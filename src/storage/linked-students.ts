@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { TierId } from '../domain/tiers.js'
+import { UUID } from '../domain/uuid.js'
 import type { Database } from './tables.js'
 
 export interface LinkedStudent {
@@ -38,14 +39,31 @@ export async function linkedStudents(
 
 export interface StudentSummary {
   id: string
+  /** The student's id in the district's system, when a roster gave one. */
+  externalId: string | null
   sandbox: boolean
   organisations: { id: string; name: string }[]
   progressEntries: number
 }
 
+/** The id of the student a search names: our id when a student has it, else the district's id. */
+export async function studentIdBySearch(db: Kysely<Database>, typed: string): Promise<string | undefined> {
+  const lower = typed.toLowerCase()
+  if (UUID.test(lower)) {
+    const own = await db.selectFrom('students').select('id').where('id', '=', lower).executeTakeFirst()
+    if (own !== undefined) return own.id
+  }
+  const external = await db.selectFrom('students').select('id').where('external_id', '=', typed).executeTakeFirst()
+  return external?.id
+}
+
 /** The student's links and how much progress it has, or undefined when no student has the id. */
 export async function studentSummary(db: Kysely<Database>, id: string): Promise<StudentSummary | undefined> {
-  const student = await db.selectFrom('students').select(['id', 'sandbox']).where('id', '=', id).executeTakeFirst()
+  const student = await db
+    .selectFrom('students')
+    .select(['id', 'sandbox', 'external_id'])
+    .where('id', '=', id)
+    .executeTakeFirst()
   if (student === undefined) return undefined
   const organisations = await db
     .selectFrom('student_organisations as so')
@@ -59,5 +77,11 @@ export async function studentSummary(db: Kysely<Database>, id: string): Promise<
     .select((eb) => eb.fn.countAll<number | string>().as('n'))
     .where('student_id', '=', id)
     .executeTakeFirstOrThrow()
-  return { id: student.id, sandbox: Number(student.sandbox) === 1, organisations, progressEntries: Number(n) }
+  return {
+    id: student.id,
+    externalId: student.external_id,
+    sandbox: Number(student.sandbox) === 1,
+    organisations,
+    progressEntries: Number(n),
+  }
 }

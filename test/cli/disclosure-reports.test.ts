@@ -101,7 +101,7 @@ describe('curriculum disclosures report', () => {
       file,
       format: 'json',
       rows: 3,
-      student: { id: ADA, firstName: 'Ada' },
+      student: { id: ADA, firstName: 'Ada', externalId: null },
     })
     expect(JSON.parse(fs.readFileSync(file, 'utf8')).disclosures).toEqual(json.disclosures)
     expect(fs.statSync(file).mode & 0o777).toBe(0o600)
@@ -137,6 +137,7 @@ describe('curriculum disclosures report', () => {
       since: '2026-03-01T00:00:00.000Z',
       until: '2026-03-04T00:00:00.000Z',
       organisation: null,
+      school: null,
     })
     expect(range.disclosures.map((row: { studentId: string }) => row.studentId)).toEqual([ADA, BEN])
     const org = await run('--since', '2026-01-01', '--until', '2027-01-01', '--org', 'Acme Learning')
@@ -144,6 +145,76 @@ describe('curriculum disclosures report', () => {
     const backwards = await run('--since', '2026-03-04', '--until', '2026-03-01', '--json')
     expect(backwards.status).toBe(2)
     expect(jsonOf(backwards).error.message).toBe('--until must be after --since')
+  })
+
+  it("finds a student by the district's id, and exports the disclosures of a school's students", async () => {
+    const databaseUrl = newDatabaseUrl()
+    await seed(databaseUrl)
+    const LINCOLN = '33333333-3333-4333-8333-333333333333'
+    await withStorage(databaseUrl, async ({ db }) => {
+      const at = new Date(T0).toISOString()
+      await db.updateTable('students').set({ external_id: 'stu-20417' }).where('id', '=', ADA).execute()
+      await db
+        .insertInto('schools')
+        .values({ id: LINCOLN, name: 'Lincoln Elementary', external_id: 'org-7', identifier: null, created_at: at })
+        .execute()
+      await db.insertInto('student_schools').values({ student_id: ADA, school_id: LINCOLN, created_at: at }).execute()
+    })
+    const report = (...args: string[]) => cli(['disclosures', 'report', ...args], { databaseUrl })
+
+    const byExternal = JSON.parse((await report('--external-id', 'stu-20417', '--format', 'json')).stdout)
+    expect(byExternal.student).toEqual({ id: ADA, firstName: 'Ada', externalId: 'stu-20417' })
+    expect(byExternal.rows).toBe(3)
+    expect(byExternal.disclosures[0].studentExternalId).toBe('stu-20417')
+    const csv = parseCsv((await report('--external-id', 'stu-20417')).stdout)
+    expect(csv[1]!.fields[csv[0]!.fields.indexOf('student_external_id')]).toBe('stu-20417')
+
+    const unknown = await report('--external-id', 'stu-0')
+    expect(unknown.status).toBe(1)
+    expect(unknown.stderr).toMatch(/^error: no stored student has the external id stu-0; an erased student/)
+    for (const args of [[], ['--student', ADA, '--external-id', 'stu-20417']]) {
+      const refused = await report(...args, '--json')
+      expect(refused.status).toBe(2)
+      expect(jsonOf(refused).error.message).toBe(
+        'name the student with exactly one of --student <uuid> and --external-id <id>',
+      )
+    }
+
+    const exported = (school: string) =>
+      cli(
+        [
+          'disclosures',
+          'export',
+          '--since',
+          '2026-01-01',
+          '--until',
+          '2027-01-01',
+          '--school',
+          school,
+          '--format',
+          'json',
+        ],
+        {
+          databaseUrl,
+        },
+      )
+    for (const named of [LINCOLN, 'org-7', 'Lincoln Elementary']) {
+      const school = JSON.parse((await exported(named)).stdout)
+      expect(school.range.school).toEqual({ id: LINCOLN, name: 'Lincoln Elementary' })
+      // Ben attends no school: only Ada's three records.
+      expect(school.disclosures.map((row: { studentId: string }) => row.studentId)).toEqual([ADA, ADA, ADA])
+    }
+    const nowhere = await exported('Springfield')
+    expect(nowhere.status).toBe(1)
+    expect(nowhere.stderr).toMatch(/no school "Springfield"/)
+
+    const audits = await withStorage(databaseUrl, ({ db }) =>
+      db.selectFrom('audit_log').select(['target', 'detail']).orderBy('id').execute(),
+    )
+    // The report found by the district's id is recorded under the student's own id too.
+    expect(audits[0]!.target).toBe(`student:${ADA}`)
+    expect(JSON.parse(audits[0]!.detail).changed).toMatchObject({ student: ADA, externalId: 'stu-20417' })
+    expect(audits.at(-1)!.target).toBe('disclosures')
   })
 })
 

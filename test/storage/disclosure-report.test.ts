@@ -28,6 +28,25 @@ const DAY = 86_400_000
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 const STUDENTS = [1, 2, 3].map((n) => uuid(100 + n))
 const ORGS = [1, 2].map((n) => uuid(200 + n))
+const SCHOOL = uuid(400)
+/** The school's students now: the filter by school reads attendance as it is, not as it was. */
+const SCHOOL_STUDENTS = [STUDENTS[0]!, STUDENTS[2]!]
+
+async function enrolInSchool(storage: Storage): Promise<void> {
+  const at = new Date(T0).toISOString()
+  await storage.db
+    .insertInto('students')
+    .values(STUDENTS.map((id) => ({ id, first_name: 'Ada', tier: 'explorer', tier_updated_at: at, created_at: at })))
+    .execute()
+  await storage.db
+    .insertInto('schools')
+    .values({ id: SCHOOL, name: 'Lincoln', external_id: null, identifier: null, created_at: at })
+    .execute()
+  await storage.db
+    .insertInto('student_schools')
+    .values(SCHOOL_STUDENTS.map((id) => ({ student_id: id, school_id: SCHOOL, created_at: at })))
+    .execute()
+}
 
 async function collect(storage: Storage, filter: BatchFilter, batchRows: number): Promise<number[]> {
   const ids: number[] = []
@@ -45,6 +64,7 @@ function expected(all: DisclosureRow[], filter: BatchFilter): number[] {
       (row) =>
         (filter.studentId === undefined || row.student_id === filter.studentId) &&
         (filter.organisationId === undefined || row.organisation_id === filter.organisationId) &&
+        (filter.schoolId === undefined || (filter.schoolId === SCHOOL && SCHOOL_STUDENTS.includes(row.student_id))) &&
         (filter.since === undefined || Date.parse(row.at) >= filter.since) &&
         (filter.until === undefined || Date.parse(row.at) < filter.until) &&
         (filter.afterId === undefined || Number(row.id) > filter.afterId),
@@ -72,6 +92,7 @@ describe('disclosure batches', () => {
         DISCLOSURE_OUTCOMES[i % DISCLOSURE_OUTCOMES.length]!,
       )
     }
+    await enrolInSchool(storage)
     const all = await storage.db.selectFrom('disclosures').selectAll().execute()
     const filters: BatchFilter[] = [
       {},
@@ -83,6 +104,9 @@ describe('disclosure batches', () => {
       { afterId: 37 },
       { studentId: STUDENTS[1], afterId: 55 },
       { studentId: uuid(999) },
+      { schoolId: SCHOOL },
+      { schoolId: SCHOOL, organisationId: ORGS[1], since: T0 + 10 * 3_600_000 },
+      { schoolId: uuid(998) },
     ]
     const check = async () => {
       for (const filter of filters)
@@ -106,6 +130,26 @@ describe('disclosure batches', () => {
     await seal(100)
     expect((await storage.db.selectFrom('disclosure_segments').select('first_id').execute()).length).toBe(9)
     await check()
+  })
+
+  it("describes each row with the student's district id while the student is stored", async () => {
+    await enrolInSchool(storage)
+    await storage.db.updateTable('students').set({ external_id: 'stu-0001' }).where('id', '=', STUDENTS[0]!).execute()
+    for (const [i, student] of [STUDENTS[0]!, STUDENTS[1]!, uuid(999)].entries())
+      await recordDisclosure(
+        storage.db,
+        { at: T0 + i, requestId: `r${i}`, keyId: uuid(300), organisationId: ORGS[0]! },
+        student,
+        'progress.read',
+        'disclosed',
+      )
+    const described = []
+    for await (const rows of describedDisclosures(storage.db, {}, 2)) described.push(...rows)
+    expect(described.map((row) => [row.studentId, row.studentExternalId])).toEqual([
+      [STUDENTS[0], 'stu-0001'],
+      [STUDENTS[1], null],
+      [uuid(999), null],
+    ])
   })
 
   it('leaves out rows written after the read began', async () => {
@@ -264,7 +308,7 @@ describe('described disclosures', () => {
       let out = ''
       const tally = { rows: 0 }
       const request = {
-        subject: { kind: 'student' as const, student: { id: student, firstName: 'Ada' } },
+        subject: { kind: 'student' as const, student: { id: student, firstName: 'Ada', externalId: null } },
         filter: { studentId: student },
         generatedAt: new Date(T0).toISOString(),
       }

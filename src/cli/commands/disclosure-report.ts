@@ -59,19 +59,20 @@ async function openOutput(file: string | undefined): Promise<{ stream: Writable;
 interface Run {
   audit: Audit
   options: OutputOptions
-  target: string
-  detail: Record<string, unknown>
+  /** The audit row's target and detail, from the request as built (a student found by the district's id). */
+  recorded: (request: ReportRequest) => { target: string; detail: Record<string, unknown> }
   /** Builds the request once the database is open; may refuse (an unknown organisation). */
   request: (session: Session) => Promise<ReportRequest>
 }
 
-async function runReport({ audit, options, target, detail, request }: Run) {
+async function runReport({ audit, options, recorded, request }: Run) {
   checkOutput(options)
   return withStorage(async (session) => {
     const { reportChunks } = await import('../../services/disclosure-report.js')
     const built = await request(session)
     const output = await openOutput(options.output)
     const tally = { rows: 0 }
+    const { target, detail } = recorded(built)
     try {
       await audit.record(session.storage.db, target, {
         ...detail,
@@ -92,6 +93,20 @@ async function runReport({ audit, options, target, detail, request }: Run) {
   })
 }
 
+async function findSchool(db: Session['storage']['db'], named: string): Promise<{ id: string; name: string }> {
+  const rows = await db
+    .selectFrom('schools')
+    .select(['id', 'name'])
+    .where((eb) => eb.or([eb('id', '=', named.toLowerCase()), eb('external_id', '=', named), eb('name', '=', named)]))
+    .execute()
+  if (rows.length === 1) return rows[0]!
+  throw new CliError(
+    rows.length === 0
+      ? `no school "${named}" (give its id, its district id or its exact name; curriculum schools list shows them)`
+      : `${rows.length} schools match "${named}": give its id (curriculum schools list shows them)`,
+  )
+}
+
 export function registerDisclosureReports(disclosures: Command): void {
   const report = defineCommand(
     disclosures,
@@ -101,22 +116,43 @@ export function registerDisclosureReports(disclosures: Command): void {
       'curriculum disclosures report --student 11111111-1111-4111-8111-111111111111 --format csv > report.csv',
       'curriculum disclosures report --student 11111111-1111-4111-8111-111111111111 --format json ' +
         '--output report.json --json',
+      'curriculum disclosures report --external-id stu-20417 --format csv --output report.csv',
     ],
     { audit: 'disclosures.report' },
-  ).requiredOption('--student <uuid>', 'the student, by id', uuidOption)
+  )
+    .option('--student <uuid>', 'the student, by id', uuidOption)
+    .option('--external-id <id>', "the student, by its id in the district's system (OneRoster sourcedId)")
   outputOptions(report).action(
     act(async (command, audit) => {
-      const options = command.opts<OutputOptions & { student: string }>()
+      const options = command.opts<OutputOptions & { student?: string; externalId?: string }>()
+      if ((options.student === undefined) === (options.externalId === undefined))
+        throw new UsageError('name the student with exactly one of --student <uuid> and --external-id <id>')
+      const named = options.student ?? `external id ${options.externalId}`
       const { request, rows } = await runReport({
         audit,
         options,
-        target: `student:${options.student}`,
-        detail: { student: options.student },
-        request: async ({ storage }) => {
-          const { reportStudent } = await import('../../storage/disclosure-report.js')
+        recorded: (built) => {
+          const studentId = built.filter.studentId!
           return {
-            subject: { kind: 'student', student: await reportStudent(storage.db, options.student) },
-            filter: { studentId: options.student },
+            target: `student:${studentId}`,
+            detail: {
+              student: studentId,
+              ...(options.externalId === undefined ? {} : { externalId: options.externalId }),
+            },
+          }
+        },
+        request: async ({ storage }) => {
+          const { reportStudent, studentIdByExternalId } = await import('../../storage/disclosure-report.js')
+          const studentId = options.student ?? (await studentIdByExternalId(storage.db, options.externalId!))
+          // Once erased, a student is known by our id only: the district's id went with the name.
+          if (studentId === undefined)
+            throw new CliError(
+              `no stored student has the external id ${options.externalId}; ` +
+                'an erased student is reported by the id the erasure printed (--student <uuid>)',
+            )
+          return {
+            subject: { kind: 'student', student: await reportStudent(storage.db, studentId) },
+            filter: { studentId },
             generatedAt: new Date(systemClock.now()).toISOString(),
           }
         },
@@ -128,7 +164,7 @@ export function registerDisclosureReports(disclosures: Command): void {
         text:
           options.output === undefined
             ? []
-            : `wrote ${plural(rows, 'disclosure record')} of student ${options.student} to ${options.output}`,
+            : `wrote ${plural(rows, 'disclosure record')} of student ${student?.id ?? named} to ${options.output}`,
       }
     }),
   )
@@ -140,37 +176,45 @@ export function registerDisclosureReports(disclosures: Command): void {
     [
       'curriculum disclosures export --since 2026-01-01 --until 2026-07-01 --output disclosures-2026h1.csv',
       'curriculum disclosures export --since 2026-01-01 --until 2026-02-01 --org "Acme Learning" --format json',
+      'curriculum disclosures export --since 2025-09-01 --until 2026-07-01 --school "Lincoln Elementary" ' +
+        '--output lincoln-2025-26.csv',
     ],
     { audit: 'disclosures.export' },
   )
     .requiredOption('--since <date>', 'from this date or timestamp (inclusive)', dateOption)
     .requiredOption('--until <date>', 'before this date or timestamp (exclusive)', dateOption)
     .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .option('--school <school>', "only the students who attend this school now (id, the district's id, or exact name)")
   outputOptions(exported).action(
     act(async (command, audit) => {
-      const options = command.opts<OutputOptions & { since: number; until: number; org?: string }>()
+      const options = command.opts<OutputOptions & { since: number; until: number; org?: string; school?: string }>()
       if (options.until <= options.since) throw new UsageError('--until must be after --since')
       const since = new Date(options.since).toISOString()
       const until = new Date(options.until).toISOString()
       const { request, rows } = await runReport({
         audit,
         options,
-        target: 'disclosures',
-        detail: { since, until, organisation: options.org ?? null },
+        recorded: () => ({
+          target: 'disclosures',
+          detail: { since, until, organisation: options.org ?? null, school: options.school ?? null },
+        }),
         request: async ({ storage }) => {
           const { findOrganisation } = await import('../../storage/access-repository.js')
           const organisation = options.org === undefined ? null : await findOrganisation(storage.db, options.org)
+          const school = options.school === undefined ? null : await findSchool(storage.db, options.school)
           return {
             subject: {
               kind: 'range',
               since,
               until,
               organisation: organisation === null ? null : { id: organisation.id, name: organisation.name },
+              school: school === null ? null : { id: school.id, name: school.name },
             },
             filter: {
               since: options.since,
               until: options.until,
               ...(organisation === null ? {} : { organisationId: organisation.id }),
+              ...(school === null ? {} : { schoolId: school.id }),
             },
             generatedAt: new Date(systemClock.now()).toISOString(),
           }

@@ -15,7 +15,7 @@ export interface ParsedFilter {
 /** Bad values are ignored with a message, so the page still shows what the rest asks for. */
 export function disclosureFilter(query: Record<string, unknown>): ParsedFilter {
   const values: Record<string, string> = {}
-  for (const name of ['student', 'organisation', 'key', 'action', 'since', 'until']) {
+  for (const name of ['student', 'organisation', 'school', 'key', 'action', 'since', 'until']) {
     const value = query[name]
     values[name] = typeof value === 'string' ? value.trim() : ''
   }
@@ -30,6 +30,8 @@ export function disclosureFilter(query: Record<string, unknown>): ParsedFilter {
     UUID.test(values.organisation)
       ? (filter.organisationId = values.organisation)
       : problems.push('Choose an organisation from the list.')
+  if (values.school)
+    UUID.test(values.school) ? (filter.schoolId = values.school) : problems.push('Choose a school from the list.')
   if (values.key)
     UUID.test(values.key)
       ? (filter.keyId = values.key)

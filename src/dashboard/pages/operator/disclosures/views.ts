@@ -13,6 +13,7 @@ export function disclosuresBody(
   { values, problems, before, filter }: ParsedFilter,
   page: DisclosurePage,
   organisations: readonly OrganisationRow[],
+  schools: readonly { id: string; name: string }[],
 ): Html {
   const { rows, next } = page
   const names = new Map(organisations.map((o) => [o.id, o.name]))
@@ -20,6 +21,9 @@ export function disclosuresBody(
   const chosen = (value: string, option: string) => (value === option ? html` selected` : '')
   const organisationOptions = organisations.map(
     (o) => html`<option value="${o.id}"${chosen(values.organisation ?? '', o.id)}>${o.name}</option>`,
+  )
+  const schoolOptions = schools.map(
+    (school) => html`<option value="${school.id}"${chosen(values.school ?? '', school.id)}>${school.name}</option>`,
   )
   const actionOptions = DISCLOSURE_ACTIONS.map(
     (a) => html`<option value="${a}"${chosen(values.action ?? '', a)}>${a}</option>`,
@@ -30,6 +34,14 @@ export function disclosuresBody(
       : ''
   const plural = (n: number, noun: string) => `${n} ${noun}${n === 1 ? '' : 's'}`
   const csvHref = `/dashboard/operator/disclosures.csv${query ? `?${query}` : ''}`
+  // The district export: every record of the dates, organisation and school, oldest first, described.
+  const rangeQuery = new URLSearchParams(
+    ['since', 'until', 'organisation', 'school'].flatMap((name): [string, string][] =>
+      values[name] ? [[name, values[name]!]] : [],
+    ),
+  ).toString()
+  const exportHref = (format: string) =>
+    `/dashboard/operator/disclosures/export.${format}${rangeQuery ? `?${rangeQuery}` : ''}`
   const olderHref = `/dashboard/operator/disclosures?${new URLSearchParams([
     ...Object.entries(values).filter(([, v]) => v !== ''),
     ['before', String(next)],
@@ -53,6 +65,8 @@ export function disclosuresBody(
   ${field('student', 'Student id', { value: values.student })}
   <div><label for="organisation">Organisation</label>
     <select id="organisation" name="organisation"><option value="">Any</option>${organisationOptions}</select></div>
+  <div><label for="school">School (its students now)</label>
+    <select id="school" name="school"><option value="">Any</option>${schoolOptions}</select></div>
   ${field('key', 'Key id', { value: values.key })}
   <div><label for="action">Action</label>
     <select id="action" name="action"><option value="">Any</option>${actionOptions}</select></div>
@@ -66,6 +80,8 @@ ${
 this student</a>: every record, oldest first, with the agreements it was under, as a page, CSV or JSON.</p>`
     : ''
 }
+<p>District export of the dates, organisation and school chosen, oldest first, with who, what and under which
+agreement, streamed however large: <a href="${exportHref('csv')}">CSV</a> or <a href="${exportHref('json')}">JSON</a>.</p>
 <p>${plural(rows.length, 'record')}${before === undefined ? ', newest first' : ' older than the previous page'}.</p>
 ${rows.length === 0 ? html`<p class="empty">No disclosure matches.</p>` : table}
 ${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</a></p>`}`

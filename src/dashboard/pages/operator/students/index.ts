@@ -5,7 +5,7 @@
  */
 import { UUID } from '../../../../domain/uuid.js'
 import { recordAudit } from '../../../../storage/audit-repository.js'
-import { linkedStudents, studentSummary } from '../../../../storage/linked-students.js'
+import { linkedStudents, studentIdBySearch, studentSummary } from '../../../../storage/linked-students.js'
 import { eraseStudents, unlinkStudent } from '../../../../storage/student-removal.js'
 import { inTransaction } from '../../../../storage/transaction.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
@@ -82,11 +82,11 @@ export const studentPages: PagePlugin = async (app, { context }) => {
 
   app.get('/students', studentPage, async (request, reply) => {
     const query = request.query as Record<string, unknown>
-    const typed = typeof query.id === 'string' ? query.id.trim() : ''
-    const id = studentIdOf(typed)
+    const typed = typeof query.id === 'string' ? query.id.trim().slice(0, 256) : ''
+    const id = typed === '' ? undefined : await studentIdBySearch(db, typed)
     const found = id === undefined ? undefined : await studentSummary(db, id)
     const erased = studentIdOf(query.erased)
-    const body = erasePageBody(request, { id: id ?? typed, ...(erased === undefined ? {} : { erased }) }, found)
+    const body = erasePageBody(request, { id: found?.id ?? typed, ...(erased === undefined ? {} : { erased }) }, found)
     return sendPage(request, reply, 'Erase a student', body, 200, '/dashboard/operator/students')
   })
 

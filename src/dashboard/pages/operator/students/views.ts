@@ -62,7 +62,7 @@ export function unlinkConfirmBody(request: FastifyRequest, o: OrganisationRow, s
 
 function findForm(id: string): Html {
   return html`<form method="get" action="/dashboard/operator/students" class="row" role="search">
-  <label for="id">Student id</label> <input id="id" name="id" type="search" value="${id}">
+  <label for="id">Student id or district id</label> <input id="id" name="id" type="search" value="${id}">
   <button type="submit">Find</button>
 </form>`
 }
@@ -83,7 +83,7 @@ and clears the webhook deliveries about them. The disclosure log keeps its rows,
 undone. For many students at once use <code>curriculum students erase --file ids.csv</code>.</p>`
   if (query.id === '') return html`${erased}${intro}${findForm('')}`
   if (found === undefined)
-    return html`${erased}${intro}${findForm(query.id)}<p class="empty">No student has the id
+    return html`${erased}${intro}${findForm(query.id)}<p class="empty">No student has the id or district id
 <code>${query.id}</code> (never stored, or erased already).</p>`
   if (found.sandbox)
     return html`${intro}${findForm(query.id)}<p>Student <code>${found.id}</code> is a sandbox (made-up) student:
@@ -95,8 +95,9 @@ it is regenerated with its sandbox and cannot be erased here.</p>`
   const error = query.error === undefined ? '' : html`<p class="field-error" id="confirm-error">${query.error}</p>`
   return html`${intro}${findForm(query.id)}
 <h2>Erase student <code>${found.id}</code>?</h2>
-<p>Linked to ${links}; ${found.progressEntries} progress
-${found.progressEntries === 1 ? 'entry' : 'entries'}.</p>
+<p>${found.externalId === null ? '' : html`District id <code>${found.externalId}</code>. `}Linked to ${links};
+${found.progressEntries} progress ${found.progressEntries === 1 ? 'entry' : 'entries'}.
+<a href="/dashboard/operator/students/${found.id}/disclosures">Disclosure report</a>.</p>
 <form method="post" action="/dashboard/operator/students/erase" class="stack" novalidate>
   ${csrfField(request)}
   <input type="hidden" name="id" value="${found.id}">
