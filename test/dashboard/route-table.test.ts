@@ -23,6 +23,8 @@ const ROUTES = [
   'GET /dashboard/operator/audit operator student',
   'GET /dashboard/operator/disclosures operator student',
   'GET /dashboard/operator/disclosures.csv operator student',
+  'GET /dashboard/operator/disclosures/export.csv operator student',
+  'GET /dashboard/operator/disclosures/export.json operator student',
   'GET /dashboard/operator/organisations operator',
   'GET /dashboard/operator/organisations/:id operator',
   'GET /dashboard/operator/organisations/:id/keys/:keyId/revoke operator',

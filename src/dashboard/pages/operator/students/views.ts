@@ -95,8 +95,9 @@ it is regenerated with its sandbox and cannot be erased here.</p>`
   const error = query.error === undefined ? '' : html`<p class="field-error" id="confirm-error">${query.error}</p>`
   return html`${intro}${findForm(query.id)}
 <h2>Erase student <code>${found.id}</code>?</h2>
-<p>${found.externalId === null ? '' : html`District id <code>${found.externalId}</code>. `}Linked to ${links};
-${found.progressEntries} progress ${found.progressEntries === 1 ? 'entry' : 'entries'}.
+<p>${found.externalId === null ? '' : html`District id <code>${found.externalId}</code>. `}Linked to ${links}; ${
+    found.progressEntries
+  } progress ${found.progressEntries === 1 ? 'entry' : 'entries'}.
 <a href="/dashboard/operator/students/${found.id}/disclosures">Disclosure report</a>.</p>
 <form method="post" action="/dashboard/operator/students/erase" class="stack" novalidate>
   ${csrfField(request)}
