@@ -230,7 +230,7 @@ export async function* describedDisclosures(
   for await (const rows of disclosureBatches(db, filter, batchRows)) yield await describer.describe(rows)
 }
 
-/** The student a report is about, as stored (it may never have been, or been erased): first name and the district's id. */
+/** The student a report is about, as stored (it may never have been, or been erased). */
 export interface ReportStudent {
   id: string
   firstName: string | null

@@ -81,7 +81,8 @@ this student</a>: every record, oldest first, with the agreements it was under, 
     : ''
 }
 <p>District export of the dates, organisation and school chosen, oldest first, with who, what and under which
-agreement, streamed however large: <a href="${exportHref('csv')}">CSV</a> or <a href="${exportHref('json')}">JSON</a>.</p>
+agreement, streamed however large: <a href="${exportHref('csv')}">CSV</a> or
+<a href="${exportHref('json')}">JSON</a>.</p>
 <p>${plural(rows.length, 'record')}${before === undefined ? ', newest first' : ' older than the previous page'}.</p>
 ${rows.length === 0 ? html`<p class="empty">No disclosure matches.</p>` : table}
 ${next === null ? '' : html`<p><a rel="next" href="${olderHref}">Older records</a></p>`}`
