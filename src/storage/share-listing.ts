@@ -127,3 +127,24 @@ export async function sharedStudents(
     next: more ? rows.at(-1)!.id : null,
   }
 }
+
+/** How many of the share's students no other share holds: those ending it would unlink. */
+export async function heldByNoOtherShare(db: Db, shareId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom('share_students as ss')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('ss.share_id', '=', shareId)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          selectFrom('share_students as other')
+            .select('other.share_id')
+            .whereRef('other.student_id', '=', 'ss.student_id')
+            .whereRef('other.organisation_id', '=', 'ss.organisation_id')
+            .whereRef('other.share_id', '<>', 'ss.share_id'),
+        ),
+      ),
+    )
+    .executeTakeFirstOrThrow()
+  return Number(n)
+}
