@@ -109,7 +109,8 @@ export function sharedStudentsSection(
         s.label,
         String(s.students),
         utcMinute(s.createdAt),
-        html`<a href="${base}/shares/${s.id}/end">End share<span class="visually-hidden"> ${s.label}</span>\u2026</a>`,
+        html`<a class="button danger" href="${base}/shares/${s.id}/end" aria-label="End share ${s.label}\u2026">End
+share\u2026</a>`,
       ]),
     ),
   })
