@@ -55,10 +55,11 @@ export class UnknownStudentsError extends NotFoundError {
 export class SandboxShareError extends ConflictError {
   override name = 'SandboxShareError'
   constructor(readonly ids: readonly string[]) {
-    super(
-      `${ids.length === 1 ? `student ${ids[0]} is a sandbox (synthetic) student` : `${ids.length} students are sandbox (synthetic) students`}, ` +
-        'which are never shared with a partner organisation',
-    )
+    const which =
+      ids.length === 1
+        ? `student ${ids[0]} is a sandbox (synthetic) student`
+        : `${ids.length} students are sandbox (synthetic) students`
+    super(`${which}, which are never shared with a partner organisation`)
   }
 }
 

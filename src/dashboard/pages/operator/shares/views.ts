@@ -36,12 +36,13 @@ function shareNotice(request: FastifyRequest, shares: readonly ShareSummary[]): 
   const query = request.query as Record<string, unknown>
   const made = shares.find((s) => s.id === query.shared && s.endedAt === null)
   if (made !== undefined)
-    return html`<p class="notice" role="status">${kindText(made.kind)} share “${made.label}” made: it holds
+    return html`<p class="notice" role="status">${kindText(made.kind)} share \u201c${made.label}\u201d made: it holds
 ${made.students} student${made.students === 1 ? '' : 's'}, each linked.</p>`
   const ended = shares.find((s) => s.id === query.ended && s.endedAt !== null)
   if (ended !== undefined)
-    return html`<p class="notice" role="status">The share “${ended.label}” ended. Its students that no other share
-holds were unlinked, and the organisation was told to delete their data (<code>student.unlinked</code>).</p>`
+    return html`<p class="notice" role="status">The share \u201c${ended.label}\u201d ended. Its students that no
+other share holds were unlinked, and the organisation was told to delete their data
+(<code>student.unlinked</code>).</p>`
   return html``
 }
 
@@ -49,7 +50,8 @@ function schoolForm(request: FastifyRequest, base: string, data: SharesData, for
   const shared = new Set(data.shares.filter((s) => s.endedAt === null && s.kind === 'school').map((s) => s.schoolId))
   const open = data.schools.filter((school) => !shared.has(school.id))
   if (data.schools.length === 0)
-    return html`<p class="empty">No school yet: <a href="/dashboard/operator/schools">add one</a> or import a roster.</p>`
+    return html`<p class="empty">No school yet: <a href="/dashboard/operator/schools">add one</a>, or import a
+roster.</p>`
   if (open.length === 0) return html`<p class="empty">Every school is shared with this organisation.</p>`
   const errors = form?.kind === 'school' ? form.errors : {}
   const chosen = form?.kind === 'school' ? form.values.school : undefined
@@ -86,7 +88,12 @@ function listForm(request: FastifyRequest, base: string, form: ShareForm | undef
     required: true,
     errors,
   })}
-  ${field('label', 'Label', { value: values.label ?? '', hint: 'Why they are shared, e.g. "Reading club".', required: true, errors })}
+  ${field('label', 'Label', {
+    value: values.label ?? '',
+    hint: 'Why they are shared, e.g. "Reading club".',
+    required: true,
+    errors,
+  })}
   <div><button type="submit">Share the list</button></div>
 </form>`
 }
@@ -135,9 +142,9 @@ export function endShareConfirmBody(
 ): Html {
   const base = `/dashboard/operator/organisations/${o.id}`
   if (share.endedAt !== null)
-    return html`<p>The share “${share.label}” ended on ${utcMinute(share.endedAt)}: nothing to do.</p>
+    return html`<p>The share \u201c${share.label}\u201d ended on ${utcMinute(share.endedAt)}: nothing to do.</p>
 <p><a href="${base}#shares">Back to ${o.name}</a></p>`
-  return html`<p>You are about to end the ${share.kind} share “<strong>${share.label}</strong>” with
+  return html`<p>You are about to end the ${share.kind} share \u201c<strong>${share.label}</strong>\u201d with
 <strong>${o.name}</strong>. It holds ${share.students} student${share.students === 1 ? '' : 's'}.</p>
 <ul>
   <li>${unlinking} of them no other share holds: they are unlinked. Its keys get <strong>404</strong> for them at
