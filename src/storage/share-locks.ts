@@ -1,10 +1,10 @@
 /**
- * What keeps THE rule of shares (a partner link exists exactly while some share in force holds
- * it) true when writers race on PostgreSQL, whose transactions read only what was committed when
- * each statement began: every writer of an organisation's shares and links first locks the rows
- * of the schools concerned, then of the organisations, each in id order. Then a share made of a
- * school and a student joining it, or two shares of one school, or a share ending and another
- * adding the same student, follow one another instead of each missing the other's rows.
+ * Locks that keep shares and links in step when writers race on PostgreSQL, where each statement
+ * reads only what was committed when it began: every writer of an organisation's shares or links
+ * first locks the rows of the schools concerned, then those of the organisations, each in id
+ * order. A school being shared and a student joining it, two shares of one school, or a share
+ * ending while another adds the same student then follow one another, instead of each missing
+ * the other's rows (a link would outlive its last share, or a student miss their school's share).
  *
  * The lock is the row updated to itself: portable, and on PostgreSQL a `FOR NO KEY UPDATE` lock,
  * which the foreign-key checks of other writers do not wait for. On SQLite a writing transaction
