@@ -24,6 +24,8 @@ export interface AuditedChange<T> {
 export type ChangeSession = Omit<Session, 'storage'> & { db: Kysely<Database> }
 
 export interface Audit {
+  /** Who the row names, `cli:<name>`: also what a share the command makes records as its maker. */
+  readonly actor: string
   /** Opens the database and runs `work` in one transaction with the audit row. */
   change<T>(work: (session: ChangeSession) => Promise<AuditedChange<T>>): Promise<T>
   /** Writes the row with `db` (the caller's transaction), for a change that spans transactions: an import. */
@@ -146,6 +148,11 @@ export function maskKeys(value: unknown): unknown {
   return value
 }
 
+/** Who the audit log names for `command`: `cli:` and the actor's name. */
+export function cliActor(command: Command, env: NodeJS.ProcessEnv = process.env): string {
+  return maskKeys(`cli:${actorName(command.opts<{ actor?: string }>().actor, env)}`) as string
+}
+
 /** The audit row of `action` on `target` run as `command`. */
 export function auditEntry(
   command: Command,
@@ -155,9 +162,8 @@ export function auditEntry(
   argv: readonly string[] = process.argv.slice(2),
   env: NodeJS.ProcessEnv = process.env,
 ): AuditEntry {
-  const explicit = command.opts<{ actor?: string }>().actor
   return {
-    actor: maskKeys(`cli:${actorName(explicit, env)}`) as string,
+    actor: cliActor(command, env),
     action,
     target,
     detail: maskKeys({
@@ -176,13 +182,20 @@ export function auditFor(command: Command): Audit {
     const refuse = (): never => {
       throw new Error(`"${commandPath(command).join(' ')}" is read-only: declare it with { audit } to change anything`)
     }
-    return { change: refuse, record: refuse }
+    return {
+      get actor(): string {
+        return refuse()
+      },
+      change: refuse,
+      record: refuse,
+    }
   }
   const record = async (db: Kysely<Database>, target: string, changed: Record<string, unknown>) => {
     const { recordAudit } = await import('../storage/audit-repository.js')
     await recordAudit(db, auditEntry(command, action, target, changed), systemClock.now())
   }
   return {
+    actor: cliActor(command),
     record,
     change: (work) =>
       withStorage(async ({ storage, ...session }) => {

@@ -37,6 +37,7 @@ export function defineImportCommand<Row, Context>(
           format,
           now: systemClock.now(),
           options,
+          actor: audit.actor,
           record: (db, changed) => audit.record(db, spec.audit.target, { ...changed }),
         }),
       )

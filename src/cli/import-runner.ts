@@ -55,8 +55,8 @@ export interface ImportSpec<Row, Context> {
   optional?: readonly string[]
   /** Why any other field is refused. */
   unknownField: string
-  /** Loads what `parse` needs from storage, once, before reading the file. */
-  prepare(db: Kysely<Database>, options: Readonly<Record<string, unknown>>): Promise<Context>
+  /** Loads what `parse` and `write` need, once, before reading the file. */
+  prepare(db: Kysely<Database>, options: Readonly<Record<string, unknown>>, run: ImportRun): Promise<Context>
   /** The row in its stored form, or null after reporting what is wrong with it. */
   parse(row: RowInput, context: Context): Row | null
   /** Identity within the file; a second row with the same key is reported as a duplicate. */
@@ -68,7 +68,20 @@ export interface ImportSpec<Row, Context> {
    * stored already. Rows with other problems are checked too, so one run reports everything.
    */
   student?: { field: string; of(row: Row): string; mustExist: boolean }
-  write(db: Kysely<Database>, rows: readonly Row[], now: number, progress: (done: number) => void): Promise<void>
+  write(
+    db: Kysely<Database>,
+    rows: readonly Row[],
+    now: number,
+    progress: (done: number) => void,
+    context: Context,
+  ): Promise<void>
+}
+
+/** The run an import's `prepare` serves. */
+export interface ImportRun {
+  file: string
+  /** Who runs it, as the audit log names them. */
+  actor: string | null
 }
 
 export interface ImportSummary {
@@ -83,6 +96,8 @@ export interface ImportRequest {
   now: number
   /** Values of the spec's own options. */
   options?: Readonly<Record<string, unknown>>
+  /** Who runs it, as the audit log names them. */
+  actor?: string
   /** Writes the audit row with `db`, a transaction that writes rows of the import. */
   record(db: Kysely<Database>, changed: ImportChange): Promise<void>
 }
@@ -244,6 +259,7 @@ async function writeBatches<Row>(
   staging: ImportStaging,
   total: number,
   request: ImportRequest,
+  context: unknown,
   bar: ProgressLine,
 ): Promise<void> {
   const { file, format, now } = request
@@ -256,7 +272,7 @@ async function writeBatches<Row>(
     const started = performance.now()
     try {
       await db.transaction().execute(async (trx) => {
-        await spec.write(trx, rows, now, () => {})
+        await spec.write(trx, rows, now, () => {}, context)
         if (done + rows.length === total) await request.record(trx, change(total))
       })
       recorded = done + rows.length === total
@@ -305,7 +321,7 @@ export async function runImport<Row, Context>(
     return await storage.db.connection().execute(async (db) => {
       const staging = await ImportStaging.create(db)
       try {
-        const context = await spec.prepare(db, request.options ?? {})
+        const context = await spec.prepare(db, request.options ?? {}, { file, actor: request.actor ?? null })
         const { problems, accepted } = await stage(spec, staging, file, format, context, bar)
         bar.update('checking rows against each other and the database', true)
         // A loop, not push(...): spreading a million problems would overflow the call stack.
@@ -316,7 +332,16 @@ export async function runImport<Row, Context>(
           problems.sort((a, b) => a.line - b.line)
           throw new CliError(`${file}: ${plural(problems.length, 'problem')}; nothing was imported`, problems)
         }
-        await writeBatches(spec as ImportSpec<Row, unknown>, db, storage.engine, staging, accepted, request, bar)
+        await writeBatches(
+          spec as ImportSpec<Row, unknown>,
+          db,
+          storage.engine,
+          staging,
+          accepted,
+          request,
+          context,
+          bar,
+        )
         return { file, format, rows: accepted }
       } finally {
         await staging.drop()

@@ -1,6 +1,7 @@
 /**
  * Demo data for a first start on an empty database: the sample catalog, one demo partner
- * organisation with an agreement, made-up students with progress, and two keys, printed once.
+ * organisation with an agreement, made-up students with progress (shared with it by a list
+ * share), and two keys, printed once.
  * Everything is named "demo" so nobody mistakes it for real data. A database that holds
  * anything already is left alone.
  */
@@ -17,7 +18,7 @@ import { replaceCatalog } from '../storage/catalog-repository.js'
 import type { Database } from '../storage/tables.js'
 import { isEmptyDatabase } from '../storage/meta-repository.js'
 import { inTransaction } from '../storage/transaction.js'
-import { linkStudents, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
+import { importShares, linkStudents, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
 import { syntheticProgress, syntheticStudents } from './synthetic-students.js'
 
 export const DEMO_ORGANISATION = 'Demo Partner (demo data)'
@@ -71,6 +72,8 @@ export async function seedDemoIfEmpty(
         trx,
         students.map((student) => ({ studentId: student.id, organisationId: organisation.id })),
         now,
+        undefined,
+        importShares('Demo students (demo data)', 'demo'),
       )
       await upsertProgress(trx, syntheticProgress(read.catalog.lessons, students, now), now)
       const catalogKey = await createApiKey(

@@ -9,10 +9,12 @@
  * `links remove` does (student-removal.ts).
  *
  * Callers run these inside their own transaction, with the other writes of the same change
- * first: the notices are numbered last (student-change-log.ts).
+ * first: the notices are numbered last (student-change-log.ts). The schools and organisations
+ * concerned are locked first (share-locks.ts), so that shares made or ended meanwhile are seen.
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
+import { lockOrganisations, lockSchools } from './share-locks.js'
 import { recordStudentChanges } from './student-change-log.js'
 import type { Database } from './tables.js'
 import { announceStudentNotices } from './webhook-repository.js'
@@ -57,6 +59,14 @@ export async function changeAttendance(
 ): Promise<MembershipOutcome> {
   const at = isoAt(now)
   const outcome: MembershipOutcome = { linked: [], unlinked: [], webhooks: 0 }
+  // Before reading any share: a school being shared or its share ending waits, or is waited for.
+  const schools = [...new Set([...change.joined, ...change.left].map((row) => row.schoolId))]
+  await lockSchools(trx, schools)
+  const sharing = new Set<string>()
+  for (const part of chunks(schools))
+    for (const list of (await activeSchoolShares(trx, part)).values())
+      for (const share of list) sharing.add(share.organisationId)
+  await lockOrganisations(trx, [...sharing])
 
   const removedShareRows: Link[] = []
   for (const part of chunks(change.left)) {
@@ -82,12 +92,18 @@ export async function changeAttendance(
     }
   }
 
-  for (const part of chunks(change.joined)) {
-    await trx
-      .insertInto('student_schools')
-      .values(part.map((row) => ({ student_id: row.studentId, school_id: row.schoolId, created_at: at })))
-      .onConflict((oc) => oc.columns(['student_id', 'school_id']).doNothing())
-      .execute()
+  for (const given of chunks(change.joined)) {
+    // Only the pairs recorded now: a student unlinked by hand stays unlinked while still at the
+    // school, and a roster listing them again does not link them anew.
+    const part = (
+      await trx
+        .insertInto('student_schools')
+        .values(given.map((row) => ({ student_id: row.studentId, school_id: row.schoolId, created_at: at })))
+        .onConflict((oc) => oc.columns(['student_id', 'school_id']).doNothing())
+        .returning(['student_id', 'school_id'])
+        .execute()
+    ).map((row) => ({ studentId: row.student_id, schoolId: row.school_id }))
+    if (part.length === 0) continue
     const shares = await activeSchoolShares(
       trx,
       part.map((row) => row.schoolId),

@@ -1,5 +1,6 @@
 /**
- * Bulk writes for student imports: students, their organisation links, their progress.
+ * Bulk writes for student imports: students, their organisation links (held by list shares,
+ * shares.ts), their progress.
  * Callers validate every row first and call these inside one transaction, so an import is
  * all or nothing. Rows are written in multi-row statements to keep large imports fast.
  * Tier and progress changes are appended to the student change log in the same transaction
@@ -8,6 +9,7 @@
  * lock (students, progress) after one of these, in the same transaction, risks a deadlock on
  * PostgreSQL: write those first.
  */
+import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { sql } from 'kysely'
 import { isoAt } from '../clock.js'
@@ -15,6 +17,8 @@ import { ConflictError } from '../domain/errors.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
+import { lockOrganisations } from './share-locks.js'
+import { holdStudents } from './shares.js'
 import { recordStudentChanges } from './student-change-log.js'
 import { announceStudentChanges } from './webhook-repository.js'
 import type { Database } from './tables.js'
@@ -108,33 +112,97 @@ export async function upsertStudents(
   })
 }
 
+/** Where an import's links to partner organisations go: one list share per organisation. */
+export interface LinkShares {
+  /** The shares' label: an import's file name. */
+  label: string
+  /** Who made them: `cli:<user>`. */
+  createdBy: string | null
+  /** Each organisation's share, kept across calls so that every batch of one import adds to the same one. */
+  byOrganisation: Map<string, string>
+}
+
+/** Shares for one import, made as its rows reach each organisation. */
+export function importShares(label: string, createdBy: string | null): LinkShares {
+  return { label, createdBy, byOrganisation: new Map() }
+}
+
 /**
- * Links students to organisations; a link that exists already is kept as it is. A sandbox
- * organisation holds synthetic students only and a partner organisation real ones, so a link
- * across (a real child where anyone who signs up experiments) is refused with ConflictError and
- * nothing of the batch is written. Importers refuse such rows beforehand, with their line; this
- * is the last guard.
+ * Links students to organisations; a link that exists already is kept as it is. A link to a
+ * partner organisation is held by a list share (shares.ts): `shares`, or by default one share per
+ * organisation for this call. A sandbox organisation's links belong to no share: its students are
+ * synthetic and come and go with it.
+ *
+ * A sandbox organisation holds synthetic students only and a partner organisation real ones, so a
+ * link across (a real child where anyone who signs up experiments) is refused with ConflictError
+ * and nothing of the call is written. Importers refuse such rows beforehand, with their line;
+ * this is the last guard.
  */
 export async function linkStudents(
   db: Kysely<Database>,
   rows: readonly LinkImportRow[],
   now: number,
   progress?: Progress,
+  shares: LinkShares = importShares('Linked by import', null),
 ): Promise<void> {
   const at = isoAt(now)
   let done = 0
-  for (const batch of batches(rows)) {
-    await refuseCrossedLinks(db, batch)
-    await db
-      .insertInto('student_organisations')
-      .values(batch.map((row) => ({ student_id: row.studentId, organisation_id: row.organisationId, created_at: at })))
-      .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
-      .execute()
-    progress?.((done += batch.length))
-  }
+  await inTransaction(db, async (trx) => {
+    for (const batch of batches(rows)) {
+      const sandboxes = await refuseCrossedLinks(trx, batch)
+      const partners = [...new Set(batch.map((row) => row.organisationId))].filter((id) => !sandboxes.has(id))
+      await lockOrganisations(trx, partners)
+      for (const organisationId of partners) {
+        const shareId = await importShare(trx, shares, organisationId, at)
+        const students = batch.filter((row) => row.organisationId === organisationId).map((row) => row.studentId)
+        await holdStudents(trx, { id: shareId, organisationId }, students, now)
+      }
+      const synthetic = batch.filter((row) => sandboxes.has(row.organisationId))
+      if (synthetic.length > 0)
+        await trx
+          .insertInto('student_organisations')
+          .values(
+            synthetic.map((row) => ({
+              student_id: row.studentId,
+              organisation_id: row.organisationId,
+              created_at: at,
+            })),
+          )
+          .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
+          .execute()
+      progress?.((done += batch.length))
+    }
+  })
 }
 
-async function refuseCrossedLinks(db: Kysely<Database>, rows: readonly LinkImportRow[]): Promise<void> {
+/** The organisation's share of this import, made by the first batch that reaches it. */
+async function importShare(trx: Kysely<Database>, shares: LinkShares, organisationId: string, at: string) {
+  let id = shares.byOrganisation.get(organisationId)
+  if (id === undefined) {
+    id = randomUUID()
+    shares.byOrganisation.set(organisationId, id)
+  }
+  await trx
+    .insertInto('shares')
+    .values({
+      id,
+      organisation_id: organisationId,
+      kind: 'list',
+      school_id: null,
+      label: shares.label,
+      created_at: at,
+      created_by: shares.createdBy,
+    })
+    .onConflict((oc) => oc.column('id').doNothing())
+    .execute()
+  const share = await trx.selectFrom('shares').select('ended_at').where('id', '=', id).executeTakeFirstOrThrow()
+  // Its rows would hold links no share in force holds.
+  if (share.ended_at !== null) throw new ConflictError(`share ${id} of this import was ended while it ran`)
+  return id
+}
+
+/** The sandbox organisations among the rows', after refusing any link across (see linkStudents). */
+async function refuseCrossedLinks(db: Kysely<Database>, rows: readonly LinkImportRow[]): Promise<Set<string>> {
   const organisations = [...new Set(rows.map((row) => row.organisationId))]
   const sandboxes = new Set(
     (
@@ -148,7 +216,7 @@ async function refuseCrossedLinks(db: Kysely<Database>, rows: readonly LinkImpor
   )
   const students = await storedStudents(db, [...new Set(rows.map((row) => row.studentId))])
   for (const row of rows) {
-    // A student or organisation that does not exist fails the insert's foreign key instead.
+    // A student or organisation that does not exist fails an insert's foreign key instead.
     const student = students.get(row.studentId)
     if (student !== undefined && student.sandbox !== sandboxes.has(row.organisationId))
       throw new ConflictError(
@@ -159,6 +227,7 @@ async function refuseCrossedLinks(db: Kysely<Database>, rows: readonly LinkImpor
               `and student ${row.studentId} is real`,
       )
   }
+  return sandboxes
 }
 
 /**

@@ -22,6 +22,7 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { NOTICE_EVENTS } from '../domain/webhook-events.js'
+import { lockOrganisations } from './share-locks.js'
 import { recordStudentChanges } from './student-change-log.js'
 import type { Database } from './tables.js'
 import { inTransaction } from './transaction.js'
@@ -60,6 +61,7 @@ export function unlinkStudent(db: Db, studentId: string, organisationId: string,
       throw new ConflictError(
         `organisation ${organisationId} is a sandbox, whose synthetic students come and go with it: nothing to unlink`,
       )
+    await lockOrganisations(trx, [organisationId])
     // An explicit unlink takes the student out of every share of the organisation: a school
     // share links them again only if they join the school anew (school-shares.ts).
     await trx

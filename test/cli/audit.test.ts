@@ -47,7 +47,7 @@ type Document = ReturnType<typeof jsonOf>
 
 interface Case {
   /** Cases of one stage run at once; each stage needs what the earlier ones made. */
-  stage: 1 | 2 | 3
+  stage: 1 | 2 | 3 | 4
   argv: string[]
   action: string
   /** The target, from what the command printed with --json. */
@@ -63,6 +63,8 @@ const LINKS_CSV = `studentId,organisation\n${ADA},Acme Learning\n${BEN},Acme Lea
 const PROGRESS_CSV =
   'studentId,lessonSlug,status,xp,timeSeconds,startedAt,completedAt\n' +
   `${ADA},explorer/e1-robots-follow-instructions,in_progress,5,60,2026-01-11T10:00:00Z,\n`
+const MEMBERS_CSV = `studentId,school\n${ADA},Hillside Primary\n${BEN},Hillside Primary\n`
+const CLUB_CSV = `student\n${ADA}\n`
 const STDIN_PASSWORD = 'quiet-harbour-lantern-47'
 
 /** Every changing command. */
@@ -221,6 +223,41 @@ const CHANGING: Case[] = [
     changed: (d) => ({ organisation: 'Acme Learning', organisationId: d.organisation.id, unlinked: true }),
   },
   {
+    stage: 1,
+    argv: ['schools', 'add', '--name', 'Hillside Primary'],
+    action: 'schools.add',
+    target: (d) => `school:${d.school.id}`,
+    changed: () => ({ name: 'Hillside Primary', identifier: null }),
+  },
+  {
+    stage: 2,
+    argv: ['schools', 'members', 'import', 'members.csv'],
+    action: 'schools.members.import',
+    target: () => 'schools',
+    changed: () => ({ file: 'members.csv', format: 'csv', rows: 2, total: 2, complete: true }),
+  },
+  {
+    stage: 3,
+    argv: ['links', 'add', '--org', 'Acme Learning', '--school', 'Hillside Primary'],
+    action: 'links.add',
+    target: (d) => `share:${d.share.id}`,
+    changed: (d) => ({ organisationId: d.organisation.id, kind: 'school', label: 'Hillside Primary' }),
+  },
+  {
+    stage: 4,
+    argv: ['links', 'add', '--org', 'Acme Learning', '--file', 'club.csv'],
+    action: 'links.add',
+    target: (d) => `share:${d.share.id}`,
+    changed: (d) => ({ organisationId: d.organisation.id, kind: 'list', label: 'club.csv', students: 1 }),
+  },
+  {
+    stage: 4,
+    argv: ['links', 'remove', '--org', 'Acme Learning', '--school', 'Hillside Primary'],
+    action: 'links.remove',
+    target: (d) => `share:${d.shareId}`,
+    changed: (d) => ({ organisationId: d.organisation.id, school: 'Hillside Primary', schoolId: d.school.id }),
+  },
+  {
     stage: 3,
     argv: ['students', 'erase', BEN, '--yes'],
     action: 'students.erase',
@@ -257,6 +294,8 @@ const READ_ONLY: string[][] = [
   ['agreement', 'list'],
   ['key', 'list'],
   ['disclosures'],
+  ['schools', 'list'],
+  ['links', 'shares', '--org', 'Acme Learning'],
 ]
 
 async function passwordHash(databaseUrl: string, email: string): Promise<string> {
@@ -311,12 +350,14 @@ describe('the audit log of the command line', () => {
     fs.writeFileSync(path.join(dir, 'students.csv'), STUDENTS_CSV)
     fs.writeFileSync(path.join(dir, 'links.csv'), LINKS_CSV)
     fs.writeFileSync(path.join(dir, 'progress.csv'), PROGRESS_CSV)
+    fs.writeFileSync(path.join(dir, 'members.csv'), MEMBERS_CSV)
+    fs.writeFileSync(path.join(dir, 'club.csv'), CLUB_CSV)
     const secrets: Secrets = { values: [] }
     let prefix = ''
     let seen = (await auditRows(databaseUrl)).length
     expect(seen).toBe(0)
 
-    for (const stage of [1, 2, 3]) {
+    for (const stage of [1, 2, 3, 4]) {
       const cases = CHANGING.filter((c) => c.stage === stage)
       const runs = await Promise.all(
         cases.map(async (c) => {

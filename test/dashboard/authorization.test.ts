@@ -8,6 +8,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../src/domain/passwords.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import { listApiKeys } from '../../src/storage/access-repository.js'
+import { createSchool } from '../../src/storage/schools.js'
+import { listShares } from '../../src/storage/share-listing.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
 
@@ -22,6 +24,8 @@ describe('dashboard authorization', () => {
   let keyA: string
   let agreementA: string
   let viewA: string
+  let shareAcme: string
+  let schoolA: string
 
   beforeAll(async () => {
     t = await buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } })
@@ -92,6 +96,8 @@ describe('dashboard authorization', () => {
     expect(created.statusCode).toBe(303)
     viewA = created.headers.location!.split('/').pop()!
     keyA = (await listApiKeys(t.storage.db, orgA))[0]!.id
+    shareAcme = (await listShares(t.storage.db, t.fixtures.orgs.acme))[0]!.id
+    schoolA = (await createSchool(t.storage.db, { name: 'School A' }, t.clock.now())).id
   })
   afterAll(async () => t.close())
 
@@ -125,6 +131,17 @@ describe('dashboard authorization', () => {
       { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
     ],
     ['/dashboard/operator/students?id=ADA', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/schools', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/organisations/ACME/shared', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    [
+      '/dashboard/operator/organisations/ACME/shares/SHARE_ACME/end',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 },
+    ],
+    // A share is reached through its own organisation only.
+    [
+      '/dashboard/operator/organisations/ORG_A/shares/SHARE_ACME/end',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 404 },
+    ],
     ['/dashboard/operator/disclosures', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/disclosures.csv', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ...['', '.csv', '.json'].map((suffix): [string, Record<Actor, number>] => [
@@ -151,6 +168,7 @@ describe('dashboard authorization', () => {
             .replace('ORG_A', orgA)
             .replace('KEY_A', keyA)
             .replace('VIEW_A', viewA)
+            .replace('SHARE_ACME', shareAcme)
             .replace('ACME', t.fixtures.orgs.acme)
             .replace('ADA', STUDENTS.ada),
         )
@@ -215,6 +233,24 @@ describe('dashboard authorization', () => {
       { id: 'ADA', confirm: 'ADA' },
       { anonymous: 303, partnerA: 403, partnerB: 403 },
     ],
+    ['/dashboard/operator/schools', { name: 'Sneaky School' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    [
+      '/dashboard/operator/organisations/ACME/shares/school',
+      { school: 'SCHOOL_A' },
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
+    [
+      '/dashboard/operator/organisations/ACME/shares/list',
+      { students: 'CLEO', label: 'Sneaky list' },
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
+    [
+      '/dashboard/operator/organisations/ACME/shares/SHARE_ACME/end',
+      {},
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
+    // Another organisation's share: not found, and not ended.
+    ['/dashboard/operator/organisations/ORG_A/shares/SHARE_ACME/end', {}, { operator: 404 }],
   ]
 
   for (const [action, form, expected] of ACTIONS) {
@@ -227,8 +263,11 @@ describe('dashboard authorization', () => {
             .replace(/APP_B/g, applicationB)
             .replace('AGREEMENT_A', agreementA)
             .replace('VIEW_A', viewA)
+            .replace('SHARE_ACME', shareAcme)
+            .replace('SCHOOL_A', schoolA)
             .replace('ACME', t.fixtures.orgs.acme)
             .replace('ADA', STUDENTS.ada)
+            .replace('CLEO', STUDENTS.cleo)
         const before = await snapshot()
         const res = await clients[actor].post(
           fill(action),
@@ -249,6 +288,8 @@ describe('dashboard authorization', () => {
       agreements: await db.selectFrom('agreements').select(['id', 'ended_at']).orderBy('id').execute(),
       keyViews: await db.selectFrom('key_views').select(['id', 'account_id']).orderBy('id').execute(),
       students: await db.selectFrom('students').select('id').orderBy('id').execute(),
+      schools: await db.selectFrom('schools').select('id').orderBy('id').execute(),
+      shares: await db.selectFrom('shares').select(['id', 'ended_at']).orderBy('id').execute(),
       links: await db
         .selectFrom('student_organisations')
         .select(['student_id', 'organisation_id'])

@@ -1,9 +1,9 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
- * organisations, their agreements and keys, their students (unlink, erase), the disclosure log and
- * the audit log. Every change made here is written to the audit log in the same transaction. Each
- * group is encapsulated: it inherits the dashboard's session, role and CSRF checks and its error
- * pages.
+ * organisations, their agreements, keys and shares, their students (unlink, erase), the schools,
+ * the disclosure log and the audit log. Every change made here is written to the audit log in the
+ * same transaction. Each group is encapsulated: it inherits the dashboard's session, role and
+ * CSRF checks and its error pages.
  */
 import type { PagePlugin } from '../../dashboard-context.js'
 import { agreementPages } from './agreements/index.js'
@@ -12,6 +12,8 @@ import { auditPages } from './audit/index.js'
 import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
+import { schoolPages } from './schools/index.js'
+import { sharePages } from './shares/index.js'
 import { studentPages } from './students/index.js'
 import { studentDisclosurePages } from './student-disclosures/index.js'
 
@@ -25,7 +27,9 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     organisationPages,
     agreementPages,
     keyPages,
+    sharePages,
     studentPages,
+    schoolPages,
     disclosurePages,
     studentDisclosurePages,
     auditPages,

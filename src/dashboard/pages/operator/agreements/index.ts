@@ -75,7 +75,8 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
     if (data.length === 0) errors.data = 'Choose at least one kind of data the agreement shares.'
     const disposition = /^\d{1,5}$/.test(values.disposition) ? Number(values.disposition) : Number.NaN
     if (dispositionDaysProblem(disposition) !== null) errors.disposition = DISPOSITION_ERROR
-    if (Object.keys(errors).length > 0) return sendOrganisationPage(request, reply, context, o, { values, errors }, 400)
+    if (Object.keys(errors).length > 0)
+      return sendOrganisationPage(request, reply, context, o, { agreement: { values, errors } }, 400)
     const row = await inTransaction(db, async (trx) => {
       const row = await recordAgreement(
         trx,

@@ -1,6 +1,7 @@
 /**
- * Sends one organisation's page; the agreement form's handler sends it too, with the refused form
- * kept (agreements/index.ts), so it lives apart from the organisation routes.
+ * Sends one organisation's page; the agreement and share forms' handlers send it too, with the
+ * refused form kept (agreements/index.ts, shares/index.ts), so it lives apart from the
+ * organisation routes.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DEFAULT_DISPOSITION_DAYS } from '../../../../domain/agreement-terms.js'
@@ -9,29 +10,33 @@ import { accountsOf } from '../../../../storage/account-repository.js'
 import type { OrganisationRow } from '../../../../storage/tables.js'
 import type { DashboardContext } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
-import type { AgreementForm } from '../agreements/views.js'
-import { organisationBody } from './views.js'
+import { listSchools } from '../../../../storage/schools.js'
+import { countLinked, listShares } from '../../../../storage/share-listing.js'
+import { type OrganisationForms, organisationBody } from './views.js'
 
 export async function sendOrganisationPage(
   request: FastifyRequest,
   reply: FastifyReply,
   context: DashboardContext,
   o: OrganisationRow,
-  form?: AgreementForm,
+  forms: OrganisationForms = {},
   status = 200,
 ): Promise<FastifyReply> {
   const db = context.storage.db
-  const [agreements, keys, accounts] = await Promise.all([
+  const [agreements, keys, accounts, shares, schools, linked] = await Promise.all([
     listAgreements(db, o.id),
     listApiKeys(db, o.id),
     accountsOf(db, o.id),
+    listShares(db, o.id),
+    listSchools(db),
+    countLinked(db, o.id),
   ])
   const dispositionDays = context.agreementDispositionDays ?? DEFAULT_DISPOSITION_DAYS
   const body = organisationBody(
     request,
     o,
-    { agreements, keys, accounts, now: context.clock.now(), dispositionDays },
-    form,
+    { agreements, keys, accounts, now: context.clock.now(), dispositionDays, shares: { shares, schools, linked } },
+    forms,
   )
   return sendPage(request, reply, o.name, body, status, '/dashboard/operator/organisations')
 }

@@ -1,4 +1,4 @@
-/** The organisations list, and one organisation's page: status, agreements, keys. */
+/** The organisations list, and one organisation's page: status, agreements, shared students, keys. */
 import type { FastifyRequest } from 'fastify'
 import type { AgreementRow, ApiKeyRow, OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
@@ -7,6 +7,13 @@ import { studentAccessSummary } from '../../../views/agreement-state.js'
 import { keysTable } from '../../../views/keys-table.js'
 import { scrollTable, stateBadge, tableRow } from '../../../views/table.js'
 import { type AgreementForm, agreementForm, agreementsTable, recordedNotice } from '../agreements/views.js'
+import { type ShareForm, type SharesData, sharedStudentsSection } from '../shares/views.js'
+
+/** A refused form of the organisation's page, sent back to be corrected. */
+export interface OrganisationForms {
+  agreement?: AgreementForm
+  share?: ShareForm
+}
 
 export function organisationsBody(
   organisations: readonly OrganisationRow[],
@@ -38,13 +45,14 @@ export interface OrganisationData {
   now: number
   /** What a new agreement's disposition period starts at. */
   dispositionDays: number
+  shares: SharesData
 }
 
 export function organisationBody(
   request: FastifyRequest,
   o: OrganisationRow,
-  { agreements, keys, accounts, now, dispositionDays }: OrganisationData,
-  form: AgreementForm | undefined,
+  { agreements, keys, accounts, now, dispositionDays, shares }: OrganisationData,
+  forms: OrganisationForms,
 ): Html {
   const base = `/dashboard/operator/organisations/${o.id}`
   const active = o.status === 'active'
@@ -67,9 +75,8 @@ ${
     ? html`<p class="empty">No agreement recorded. Student endpoints are refused until one is in force.</p>`
     : agreementsTable(request, base, agreements, now)
 }
-${agreementForm(request, base, form, dispositionDays)}
-<h2>Students</h2>
-<p><a href="${base}/students">Students linked to ${o.name}</a>, by id, to unlink one.</p>
+${agreementForm(request, base, forms.agreement, dispositionDays)}
+${sharedStudentsSection(request, o, shares, forms.share)}
 <h2>Keys</h2>
 ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this organisation')}`
 }

@@ -1,0 +1,59 @@
+/** The schools: the list with each one's counts, and adding one by hand, audited. */
+import { ConflictError } from '../../../../domain/errors.js'
+import { recordAudit } from '../../../../storage/audit-repository.js'
+import { createSchool, listSchools, newSchoolProblems } from '../../../../storage/schools.js'
+import { inTransaction } from '../../../../storage/transaction.js'
+import type { PagePlugin } from '../../../dashboard-context.js'
+import { type FormBody, text } from '../../../forms.js'
+import { sendPage } from '../../../send-page.js'
+import { auditActor } from '../audit-actor.js'
+import { type SchoolForm, schoolsBody } from './views.js'
+
+const operator = { config: { dashboard: 'operator' as const } }
+const PATH = '/dashboard/operator/schools'
+
+export const schoolPages: PagePlugin = async (app, { context }) => {
+  const { storage, clock } = context
+  const db = storage.db
+
+  app.get('/schools', operator, async (request, reply) =>
+    sendPage(request, reply, 'Schools', schoolsBody(request, await listSchools(db), undefined), 200, PATH),
+  )
+
+  app.post('/schools', operator, async (request, reply) => {
+    const form = request.body as FormBody
+    const values = { name: text(form, 'name'), identifier: text(form, 'identifier') }
+    const refuse = async (refused: SchoolForm, status: number) =>
+      sendPage(request, reply, 'Schools', schoolsBody(request, await listSchools(db), refused), status, PATH)
+    const errors = newSchoolProblems(values)
+    if (Object.keys(errors).length > 0) return refuse({ values, errors: capitalised(errors) }, 400)
+    const now = clock.now()
+    try {
+      const school = await inTransaction(db, async (trx) => {
+        const school = await createSchool(trx, values, now)
+        await recordAudit(
+          trx,
+          {
+            actor: auditActor(request),
+            action: 'schools.add',
+            target: `school:${school.id}`,
+            detail: { name: school.name, identifier: school.identifier },
+          },
+          now,
+        )
+        return school
+      })
+      return reply.redirect(`${PATH}?added=${school.id}`, 303)
+    } catch (error) {
+      if (!(error instanceof ConflictError)) throw error
+      return refuse({ values, errors: { name: `${error.message}.` } }, 409)
+    }
+  })
+}
+
+/** "the name is required" as a message that starts a sentence. */
+function capitalised(errors: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(
+    Object.entries(errors).map(([name, message]) => [name, `${message[0]!.toUpperCase()}${message.slice(1)}.`]),
+  )
+}

@@ -1,0 +1,163 @@
+/**
+ * Sharing students with an organisation from its page: a school (its students now and later) or
+ * a pasted list, ending a share after a confirmation page, and the page of shared students with
+ * the reason for each. Each change and its audit row are one transaction (storage/shares.ts
+ * links and unlinks, and tells the partner).
+ */
+import { ConflictError, NotFoundError } from '../../../../domain/errors.js'
+import { UUID } from '../../../../domain/uuid.js'
+import type { AuditEntry } from '../../../../storage/audit-repository.js'
+import { recordAudit } from '../../../../storage/audit-repository.js'
+import { heldByNoOtherShare, listShares, sharedStudents } from '../../../../storage/share-listing.js'
+import { endShare, ShareInForceError, shareList, shareSchool } from '../../../../storage/shares.js'
+import { inTransaction } from '../../../../storage/transaction.js'
+import type { PagePlugin } from '../../../dashboard-context.js'
+import { type FormBody, text } from '../../../forms.js'
+import { sendPage } from '../../../send-page.js'
+import { auditActor } from '../audit-actor.js'
+import { organisationParam } from '../organisation-param.js'
+import { sendOrganisationPage } from '../organisations/organisation-page.js'
+import { studentsOfList } from './student-list.js'
+import { endShareConfirmBody, sharedStudentsPageBody } from './views.js'
+
+const PAGE = 100
+
+const operator = { config: { dashboard: 'operator' as const } }
+// Student ids: this page opens only from this dashboard, like the other student pages.
+const studentPage = { config: { dashboard: 'operator' as const, studentData: true as const } }
+
+function idOf(value: unknown): string | undefined {
+  return typeof value === 'string' && UUID.test(value.trim()) ? value.trim().toLowerCase() : undefined
+}
+
+export const sharePages: PagePlugin = async (app, { context }) => {
+  const { storage, clock } = context
+  const db = storage.db
+
+  app.post('/organisations/:id/shares/school', operator, async (request, reply) => {
+    const o = await organisationParam(context, request)
+    const schoolId = idOf(text(request.body as FormBody, 'school'))
+    const refuse = (message: string, status: number) =>
+      sendOrganisationPage(
+        request,
+        reply,
+        context,
+        o,
+        {
+          share: { kind: 'school', values: { school: schoolId ?? '' }, errors: { school: message } },
+        },
+        status,
+      )
+    if (schoolId === undefined) return refuse('Choose a school to share.', 400)
+    const now = clock.now()
+    try {
+      const outcome = await inTransaction(db, async (trx) => {
+        const outcome = await shareSchool(
+          trx,
+          { organisationId: o.id, schoolId, createdBy: `operator:${request.account!.id}` },
+          now,
+        )
+        await recordAudit(trx, shareAudit(request, o, outcome.share.id, { kind: 'school', ...counts(outcome) }), now)
+        return outcome
+      })
+      return reply.redirect(`/dashboard/operator/organisations/${o.id}?shared=${outcome.share.id}#shares`, 303)
+    } catch (error) {
+      if (error instanceof ShareInForceError)
+        return refuse(`${error.share.label} is shared with ${o.name} already.`, 409)
+      if (error instanceof NotFoundError) return refuse('There is no such school: choose one from the list.', 400)
+      throw error
+    }
+  })
+
+  app.post('/organisations/:id/shares/list', operator, async (request, reply) => {
+    const o = await organisationParam(context, request)
+    const form = request.body as FormBody
+    const values = { students: text(form, 'students'), label: text(form, 'label') }
+    const { ids, problem } = await studentsOfList(db, values.students)
+    const errors: Record<string, string> = {}
+    if (problem !== null) errors.students = problem
+    if (values.label === '') errors.label = 'Give the list a label, e.g. "Reading club".'
+    if (Object.keys(errors).length > 0)
+      return sendOrganisationPage(request, reply, context, o, { share: { kind: 'list', values, errors } }, 400)
+    const now = clock.now()
+    try {
+      const outcome = await inTransaction(db, async (trx) => {
+        const outcome = await shareList(
+          trx,
+          { organisationId: o.id, studentIds: ids, label: values.label, createdBy: `operator:${request.account!.id}` },
+          now,
+        )
+        await recordAudit(trx, shareAudit(request, o, outcome.share.id, { kind: 'list', ...counts(outcome) }), now)
+        return outcome
+      })
+      return reply.redirect(`/dashboard/operator/organisations/${o.id}?shared=${outcome.share.id}#shares`, 303)
+    } catch (error) {
+      // The label's own rules (length, one line), or a student erased since the list was read.
+      if (!(error instanceof ConflictError || error instanceof NotFoundError)) throw error
+      const field = /label/.test(error.message) ? 'label' : 'students'
+      const share = { kind: 'list' as const, values, errors: { [field]: `Nothing was shared: ${error.message}.` } }
+      return sendOrganisationPage(request, reply, context, o, { share }, 400)
+    }
+  })
+
+  const shareOf = async (organisationId: string, params: unknown) => {
+    const shareId = idOf((params as { shareId?: unknown }).shareId)
+    const share = (await listShares(db, organisationId)).find((s) => s.id === shareId)
+    if (share === undefined) throw new NotFoundError(`no share ${shareId}`)
+    return share
+  }
+
+  app.get('/organisations/:id/shares/:shareId/end', operator, async (request, reply) => {
+    const o = await organisationParam(context, request)
+    const share = await shareOf(o.id, request.params)
+    const body = endShareConfirmBody(request, o, share, await heldByNoOtherShare(db, share.id))
+    return sendPage(request, reply, `End a share with ${o.name}?`, body, 200, '/dashboard/operator/organisations')
+  })
+
+  app.post('/organisations/:id/shares/:shareId/end', operator, async (request, reply) => {
+    const o = await organisationParam(context, request)
+    const share = await shareOf(o.id, request.params)
+    const now = clock.now()
+    await inTransaction(db, async (trx) => {
+      const ended = await endShare(trx, share.id, now)
+      const detail = {
+        kind: share.kind,
+        label: share.label,
+        ended: ended.ended,
+        released: ended.released,
+        unlinked: ended.unlinked.length,
+        webhooks: ended.webhooks,
+      }
+      await recordAudit(trx, { ...shareAudit(request, o, share.id, detail), action: 'links.remove' }, now)
+    })
+    return reply.redirect(`/dashboard/operator/organisations/${o.id}?ended=${share.id}#shares`, 303)
+  })
+
+  app.get('/organisations/:id/shared', studentPage, async (request, reply) => {
+    const o = await organisationParam(context, request)
+    const page = await sharedStudents(db, o.id, {
+      after: idOf((request.query as { after?: unknown }).after),
+      limit: PAGE,
+    })
+    const body = sharedStudentsPageBody(o, page)
+    return sendPage(request, reply, `Students shared with ${o.name}`, body, 200, '/dashboard/operator/organisations')
+  })
+}
+
+function counts(outcome: { share: { label: string }; students: number; linked: number }) {
+  return { label: outcome.share.label, students: outcome.students, linked: outcome.linked }
+}
+
+function shareAudit(
+  request: Parameters<typeof auditActor>[0],
+  o: { id: string; name: string },
+  shareId: string,
+  detail: Record<string, unknown>,
+): AuditEntry {
+  return {
+    actor: auditActor(request),
+    action: 'links.add',
+    target: `share:${shareId}`,
+    detail: { organisation: o.name, organisationId: o.id, ...detail },
+  }
+}

@@ -1,0 +1,111 @@
+/**
+ * Schools as the operator sees them (migration 0012): from a district's roster (their `external_id`
+ * is the roster's sourcedId) or created by hand, each with how many students attend it and how
+ * many shares of it are in force.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
+import { displayNameProblem } from '../domain/display-names.js'
+import { ConflictError, NotFoundError } from '../domain/errors.js'
+import { UUID } from '../domain/uuid.js'
+import type { Database, SchoolRow } from './tables.js'
+import { inTransaction } from './transaction.js'
+
+type Db = Kysely<Database>
+
+/** A school's own code (OneRoster `identifier`) is shorter than its name. */
+const IDENTIFIER_MAX = 60
+
+export interface NewSchool {
+  name: string
+  /** The school's own code, shown beside its name. */
+  identifier?: string | null
+}
+
+/** What is wrong with a school by hand, by field (`name`, `identifier`), or an empty object. */
+export function newSchoolProblems(school: NewSchool): Record<string, string> {
+  const problems: Record<string, string> = {}
+  const name = displayNameProblem(school.name.trim())
+  if (name !== null) problems.name = `the name ${name}`
+  const identifier = school.identifier?.trim() ?? ''
+  const code = identifier === '' ? null : displayNameProblem(identifier, IDENTIFIER_MAX)
+  if (code !== null) problems.identifier = `the identifier ${code}`
+  return problems
+}
+
+/**
+ * Creates a school by hand. Names are how people pick a school from a list, so a name another
+ * school has is refused.
+ */
+export async function createSchool(db: Db, school: NewSchool, now: number): Promise<SchoolRow> {
+  const problems = Object.values(newSchoolProblems(school))
+  if (problems.length > 0) throw new ConflictError(problems.join('; '))
+  const name = school.name.trim()
+  const identifier = school.identifier?.trim() || null
+  return inTransaction(db, async (trx) => {
+    const existing = await trx.selectFrom('schools').select('id').where('name', '=', name).executeTakeFirst()
+    if (existing !== undefined) throw new ConflictError(`a school named "${name}" exists already (${existing.id})`)
+    const row: SchoolRow = { id: randomUUID(), name, external_id: null, identifier, created_at: isoAt(now) }
+    await trx.insertInto('schools').values(row).execute()
+    return row
+  })
+}
+
+export interface SchoolSummary {
+  id: string
+  name: string
+  externalId: string | null
+  identifier: string | null
+  createdAt: string
+  /** Students who attend it. */
+  students: number
+  /** Shares of it in force, one per organisation at most. */
+  shares: number
+}
+
+/** Every school, by name, with its counts. */
+export async function listSchools(db: Db): Promise<SchoolSummary[]> {
+  const schools = await db.selectFrom('schools').selectAll().orderBy('name').orderBy('id').execute()
+  const students = await db
+    .selectFrom('student_schools')
+    .select(['school_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .groupBy('school_id')
+    .execute()
+  const shares = await db
+    .selectFrom('shares')
+    .select(['school_id', (eb) => eb.fn.countAll<number | string>().as('n')])
+    .where('kind', '=', 'school')
+    .where('ended_at', 'is', null)
+    .groupBy('school_id')
+    .execute()
+  const studentCounts = new Map(students.map((row) => [row.school_id, Number(row.n)]))
+  const shareCounts = new Map(shares.map((row) => [row.school_id, Number(row.n)]))
+  return schools.map((row) => ({
+    id: row.id,
+    name: row.name,
+    externalId: row.external_id,
+    identifier: row.identifier,
+    createdAt: row.created_at,
+    students: studentCounts.get(row.id) ?? 0,
+    shares: shareCounts.get(row.id) ?? 0,
+  }))
+}
+
+/**
+ * A school by id, by external id (the roster's sourcedId), or by exact name, tried in that order.
+ * A name two schools share is refused: their ids tell them apart.
+ */
+export async function findSchool(db: Db, reference: string): Promise<SchoolRow> {
+  const ref = reference.trim()
+  if (UUID.test(ref)) {
+    const byId = await db.selectFrom('schools').selectAll().where('id', '=', ref.toLowerCase()).executeTakeFirst()
+    if (byId !== undefined) return byId
+  }
+  const byExternalId = await db.selectFrom('schools').selectAll().where('external_id', '=', ref).executeTakeFirst()
+  if (byExternalId !== undefined) return byExternalId
+  const byName = await db.selectFrom('schools').selectAll().where('name', '=', ref).limit(2).execute()
+  if (byName.length > 1) throw new ConflictError(`several schools are named "${ref}"; name the school by its id`)
+  if (byName[0] === undefined) throw new NotFoundError(`no school "${ref}"`)
+  return byName[0]
+}

@@ -1,0 +1,37 @@
+/**
+ * Locks that keep shares and links in step when writers race on PostgreSQL, where each statement
+ * reads only what was committed when it began: every writer of an organisation's shares or links
+ * first locks the rows of the schools concerned, then those of the organisations, each in id
+ * order. A school being shared and a student joining it, two shares of one school, or a share
+ * ending while another adds the same student then follow one another, instead of each missing
+ * the other's rows (a link would outlive its last share, or a student miss their school's share).
+ *
+ * The lock is the row updated to itself: portable, and on PostgreSQL a `FOR NO KEY UPDATE` lock,
+ * which the foreign-key checks of other writers do not wait for. On SQLite a writing transaction
+ * runs alone already, and the update costs one page write.
+ */
+import type { Kysely } from 'kysely'
+import type { Database } from './tables.js'
+
+type Db = Kysely<Database>
+
+/** Locks the rows of `schoolIds` until the transaction `trx` ends. */
+export async function lockSchools(trx: Db, schoolIds: readonly string[]): Promise<void> {
+  // One row a statement, in id order: a multi-row UPDATE locks in whatever order it scans.
+  for (const id of [...new Set(schoolIds)].sort())
+    await trx
+      .updateTable('schools')
+      .set((eb) => ({ name: eb.ref('name') }))
+      .where('id', '=', id)
+      .execute()
+}
+
+/** Locks the rows of `organisationIds` until the transaction `trx` ends; after any school's. */
+export async function lockOrganisations(trx: Db, organisationIds: readonly string[]): Promise<void> {
+  for (const id of [...new Set(organisationIds)].sort())
+    await trx
+      .updateTable('organisations')
+      .set((eb) => ({ kind: eb.ref('kind') }))
+      .where('id', '=', id)
+      .execute()
+}
