@@ -93,20 +93,6 @@ async function runReport({ audit, options, recorded, request }: Run) {
   })
 }
 
-async function findSchool(db: Session['storage']['db'], named: string): Promise<{ id: string; name: string }> {
-  const rows = await db
-    .selectFrom('schools')
-    .select(['id', 'name'])
-    .where((eb) => eb.or([eb('id', '=', named.toLowerCase()), eb('external_id', '=', named), eb('name', '=', named)]))
-    .execute()
-  if (rows.length === 1) return rows[0]!
-  throw new CliError(
-    rows.length === 0
-      ? `no school "${named}" (give its id, its district id or its exact name; curriculum schools list shows them)`
-      : `${rows.length} schools match "${named}": give its id (curriculum schools list shows them)`,
-  )
-}
-
 export function registerDisclosureReports(disclosures: Command): void {
   const report = defineCommand(
     disclosures,
@@ -199,7 +185,10 @@ export function registerDisclosureReports(disclosures: Command): void {
           detail: { since, until, organisation: options.org ?? null, school: options.school ?? null },
         }),
         request: async ({ storage }) => {
-          const { findOrganisation } = await import('../../storage/access-repository.js')
+          const [{ findOrganisation }, { findSchool }] = await Promise.all([
+            import('../../storage/access-repository.js'),
+            import('../../storage/schools.js'),
+          ])
           const organisation = options.org === undefined ? null : await findOrganisation(storage.db, options.org)
           const school = options.school === undefined ? null : await findSchool(storage.db, options.school)
           return {
