@@ -1,6 +1,6 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
- * organisations, their agreements and keys, their students (unlink, erase), the disclosure log and
+ * organisations, their agreements (and what follows their end) and keys, their students (unlink, erase), the disclosure log and
  * the audit log. Every change made here is written to the audit log in the same transaction. Each
  * group is encapsulated: it inherits the dashboard's session, role and CSRF checks and its error
  * pages.
@@ -10,6 +10,7 @@ import { agreementPages } from './agreements/index.js'
 import { applicationPages } from './applications/index.js'
 import { auditPages } from './audit/index.js'
 import { disclosurePages } from './disclosures/index.js'
+import { endedAgreementPages } from './ended-agreements/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
 import { studentPages } from './students/index.js'
@@ -24,6 +25,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     applicationPages,
     organisationPages,
     agreementPages,
+    endedAgreementPages,
     keyPages,
     studentPages,
     disclosurePages,

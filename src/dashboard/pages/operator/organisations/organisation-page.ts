@@ -6,6 +6,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DEFAULT_DISPOSITION_DAYS } from '../../../../domain/agreement-terms.js'
 import { listAgreements, listApiKeys } from '../../../../storage/access-repository.js'
 import { accountsOf } from '../../../../storage/account-repository.js'
+import { agreementEnds } from '../../../../storage/agreement-ends.js'
 import type { OrganisationRow } from '../../../../storage/tables.js'
 import type { DashboardContext } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
@@ -21,17 +22,14 @@ export async function sendOrganisationPage(
   status = 200,
 ): Promise<FastifyReply> {
   const db = context.storage.db
-  const [agreements, keys, accounts] = await Promise.all([
+  const now = context.clock.now()
+  const [agreements, keys, accounts, ends] = await Promise.all([
     listAgreements(db, o.id),
     listApiKeys(db, o.id),
     accountsOf(db, o.id),
+    agreementEnds(db, now, o.id),
   ])
   const dispositionDays = context.agreementDispositionDays ?? DEFAULT_DISPOSITION_DAYS
-  const body = organisationBody(
-    request,
-    o,
-    { agreements, keys, accounts, now: context.clock.now(), dispositionDays },
-    form,
-  )
+  const body = organisationBody(request, o, { agreements, keys, accounts, ends, now, dispositionDays }, form)
   return sendPage(request, reply, o.name, body, status, '/dashboard/operator/organisations')
 }

@@ -1,5 +1,6 @@
-/** The organisations list, and one organisation's page: status, agreements, keys. */
+/** The organisations list, and one organisation's page: status, agreements and their ends, keys. */
 import type { FastifyRequest } from 'fastify'
+import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
 import type { AgreementRow, ApiKeyRow, OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
@@ -7,6 +8,7 @@ import { studentAccessSummary } from '../../../views/agreement-state.js'
 import { keysTable } from '../../../views/keys-table.js'
 import { scrollTable, stateBadge, tableRow } from '../../../views/table.js'
 import { type AgreementForm, agreementForm, agreementsTable, recordedNotice } from '../agreements/views.js'
+import { endsSection } from '../ended-agreements/views.js'
 
 export function organisationsBody(
   organisations: readonly OrganisationRow[],
@@ -35,6 +37,8 @@ export interface OrganisationData {
   agreements: readonly AgreementRow[]
   keys: readonly ApiKeyRow[]
   accounts: readonly { email: string }[]
+  /** Its ended agreements with data to delete (storage/agreement-ends.ts). */
+  ends: readonly AgreementEnd[]
   now: number
   /** What a new agreement's disposition period starts at. */
   dispositionDays: number
@@ -43,7 +47,7 @@ export interface OrganisationData {
 export function organisationBody(
   request: FastifyRequest,
   o: OrganisationRow,
-  { agreements, keys, accounts, now, dispositionDays }: OrganisationData,
+  { agreements, keys, accounts, ends, now, dispositionDays }: OrganisationData,
   form: AgreementForm | undefined,
 ): Html {
   const base = `/dashboard/operator/organisations/${o.id}`
@@ -68,6 +72,7 @@ ${
     : agreementsTable(request, base, agreements, now)
 }
 ${agreementForm(request, base, form, dispositionDays)}
+${endsSection(ends)}
 <h2>Students</h2>
 <p><a href="${base}/students">Students linked to ${o.name}</a>, by id, to unlink one.</p>
 <h2>Keys</h2>
