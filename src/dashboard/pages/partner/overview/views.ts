@@ -28,13 +28,15 @@ export interface OverviewData {
 
 /** Each ended agreement whose deletion is not attested yet: what to delete, by when, and where to attest. */
 function deletionNotices(ends: readonly AgreementEnd[]): Html {
-  return html`${ends
-    .filter((end) => end.attestation === null)
-    .map(
-      (end) => html`<p class="notice">Agreement ${end.agreement.document_ref} ended on ${utcDay(end.endedAt)}: delete
+  const awaiting = ends.filter((end) => end.attestation === null)
+  if (ends.length > 0 && awaiting.length === 0)
+    return html`<p>Every ended agreement\u2019s deletion is attested: see <a href="/dashboard/partner/deletion">Data to
+delete</a>.</p>`
+  return html`${awaiting.map(
+    (end) => html`<p class="notice">Agreement ${end.agreement.document_ref} ended on ${utcDay(end.endedAt)}: delete
 what your organisation holds about ${studentsText(end.students)} by <strong>${utcDay(end.deletionDueAt)}</strong>,
 then attest it on <a href="/dashboard/partner/deletion">Data to delete</a>.</p>`,
-    )}`
+  )}`
 }
 
 /** What each agreement lets the organisation do with students' data, and when it must delete them; newest first. */
