@@ -153,8 +153,8 @@ export function registerAgreementEnds(agreement: Command): void {
               options.out === undefined
                 ? issued.file.trimEnd()
                 : `wrote the certificate of deletion of agreement ${end.agreement.document_ref} ` +
-                  `(${plural(end.students, 'student')}, ${end.attestation === null ? 'not attested yet' : 'attested'}) ` +
-                  `to ${options.out}`,
+                  `(${plural(end.students, 'student')}, ` +
+                  `${end.attestation === null ? 'not attested yet' : 'attested'}) to ${options.out}`,
           }
         } catch (error) {
           if (descriptor !== undefined) fs.rmSync(options.out!, { force: true })

@@ -90,6 +90,10 @@ export function deletionAttestationRoutes(app: TypedApp, deps: { storage: Storag
           'body) when one agreement awaits an attestation, or name it with `agreementId`. An agreement is ' +
           'attested once: a second attestation answers 409, as does the slower of two sent at once.',
         tags: ['Agreements'],
+        // The reference's example runs with a sandbox key, whose sandbox never has an agreement.
+        'x-example-answer':
+          'HTTP/1.1 404 Not Found (nothing_to_attest) until an agreement of your organisation has ended; ' +
+          'then 201 Created',
         security: [{ bearerAuth: ['students:read'] }, { bearerAuth: ['students:write'] }],
         querystring: { type: 'object', additionalProperties: false, properties: {} },
         body: AttestationRequestSchema,

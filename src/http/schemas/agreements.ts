@@ -17,7 +17,12 @@ export const AttestationRequestSchema = Type.Object(
       }),
     ),
   },
-  { $id: 'DeletionAttestationRequest', title: 'DeletionAttestationRequest', additionalProperties: false },
+  {
+    $id: 'DeletionAttestationRequest',
+    title: 'DeletionAttestationRequest',
+    additionalProperties: false,
+    examples: [{}],
+  },
 )
 
 const nullableTimestamp = (description: string) =>

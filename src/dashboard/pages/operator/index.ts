@@ -1,9 +1,9 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
- * organisations, their agreements (and what follows their end) and keys, their students (unlink, erase), the disclosure log and
- * the audit log. Every change made here is written to the audit log in the same transaction. Each
- * group is encapsulated: it inherits the dashboard's session, role and CSRF checks and its error
- * pages.
+ * organisations, their agreements (and what follows their end) and keys, their students (unlink,
+ * erase), the disclosure log and the audit log. Every change made here is written to the audit
+ * log in the same transaction. Each group is encapsulated: it inherits the dashboard's session,
+ * role and CSRF checks and its error pages.
  */
 import type { PagePlugin } from '../../dashboard-context.js'
 import { agreementPages } from './agreements/index.js'

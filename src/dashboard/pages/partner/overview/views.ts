@@ -69,7 +69,8 @@ export function overviewBody(
     const agreement = v.agreementActive
       ? stateBadge('active')
       : html`<strong>none in force</strong> (student scopes need one; the operator records it)`
-    return html`${deletionNotices(data.ends)}<p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
+    return html`${deletionNotices(data.ends)}
+<p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
 Granted: ${granted}. Data-sharing agreement: ${agreement}.</p>
 ${agreementTerms(v.agreements, now)}
 <h3>Live keys</h3>
