@@ -3,11 +3,13 @@
  * has run out, the organisation's shares and links end in one transaction, each linked student
  * with one `student_unlinked` notice and webhook, recorded with the students' ids; running it
  * again, or on two instances at once, does it once; a new agreement starts clean. Attestations
- * are recorded once per agreement, also when two race.
+ * are recorded once per agreement, also when two race, and two instances needing the certificate
+ * signing key for the first time at once end up with the same one.
  */
 import { randomUUID } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isoAt } from '../../src/clock.js'
+import { loadSigningKey, SIGNING_KEY_SETTING } from '../../src/services/signing-keys.js'
 import { endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
 import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
 import { agreementEnds, endStudentIds } from '../../src/storage/agreement-ends.js'
@@ -245,6 +247,14 @@ describe('the end of an agreement on two instances at once', () => {
     expect(new Set(notices.map((n) => n.studentId)).size).toBe(STUDENT_COUNT + 2)
     const deliveries = await first.db.selectFrom('webhook_deliveries').select('student_id').execute()
     expect(deliveries).toHaveLength(STUDENT_COUNT + 2)
+  })
+
+  it('generates one signing key when two instances first need it at once', async () => {
+    const keys = await Promise.all([loadSigningKey(first.db), loadSigningKey(second.db)])
+    expect(keys[0].publicJwk).toEqual(keys[1].publicJwk)
+    const stored = await first.db.selectFrom('settings').selectAll().where('name', '=', SIGNING_KEY_SETTING).execute()
+    expect(stored).toHaveLength(1)
+    expect((await loadSigningKey(second.db)).publicJwk.kid).toBe(keys[0].publicJwk.kid)
   })
 
   it('records one of two attestations sent at once, and tells the other it was attested', async () => {
