@@ -6,9 +6,9 @@
  * out of them, and ends the links, each with its `student_unlinked` notice and `student.unlinked`
  * webhook (school-shares.ts `endUnsharedLinks`).
  *
- * The disposition row is written first and is unique per agreement: on PostgreSQL a second
- * instance doing the same at the same moment waits for the first's commit, finds the row and
- * stops, having changed nothing; on SQLite writing transactions run one at a time. The
+ * The organisation's row is locked first, and the disposition row, unique per agreement, written
+ * before anything changes: on PostgreSQL a second instance doing the same at the same moment waits
+ * for the first's commit, finds the row and stops, having changed nothing; on SQLite writing transactions run one at a time. The
  * organisation's agreements are read again inside the transaction, so an agreement recorded
  * meanwhile keeps everything as it is. A new agreement recorded later starts clean: its shares
  * are made anew, and only its own end is disposed of.
@@ -90,6 +90,13 @@ export async function disposeDueAgreements(db: Db, now: number): Promise<Disposi
 /** One organisation's disposition, unless it is no longer due or was carried out meanwhile. */
 function dispose(db: Db, organisationId: string, agreementId: string, now: number) {
   return inTransaction(db, async (trx): Promise<DispositionOutcome | undefined> => {
+    // The organisation's row locked first, as every writer of its shares and links does: a share
+    // made at this moment then waits, and cannot leave a link behind the shares ended here.
+    await trx
+      .updateTable('organisations')
+      .set((eb) => ({ kind: eb.ref('kind') }))
+      .where('id', '=', organisationId)
+      .execute()
     const agreements = await trx
       .selectFrom('agreements')
       .selectAll()
