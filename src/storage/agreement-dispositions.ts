@@ -7,11 +7,11 @@
  * webhook (school-shares.ts `endUnsharedLinks`).
  *
  * The organisation's row is locked first, and the disposition row, unique per agreement, written
- * before anything changes: on PostgreSQL a second instance doing the same at the same moment waits
- * for the first's commit, finds the row and stops, having changed nothing; on SQLite writing transactions run one at a time. The
- * organisation's agreements are read again inside the transaction, so an agreement recorded
- * meanwhile keeps everything as it is. A new agreement recorded later starts clean: its shares
- * are made anew, and only its own end is disposed of.
+ * before anything changes: on PostgreSQL a second instance doing the same at the same moment
+ * waits for the first's commit, finds the row and stops, having changed nothing; on SQLite
+ * writing transactions run one at a time. The organisation's agreements are read again inside the
+ * transaction, so an agreement recorded meanwhile keeps everything as it is. A new agreement
+ * recorded later starts clean: its shares are made anew, and only its own end is disposed of.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
