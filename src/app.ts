@@ -35,6 +35,7 @@ import { buildLazyValidator } from './http/lazy-validators.js'
 import { docsRoutes } from './http/routes/docs.js'
 import { healthRoutes } from './http/routes/health.js'
 import { homeRoutes } from './http/routes/home.js'
+import { signingKeyRoutes } from './http/routes/signing-keys.js'
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js'
 import {
   LessonSchema,
@@ -45,6 +46,7 @@ import {
 } from './http/schemas/catalog.js'
 import { ProblemSchema } from './http/schemas/common.js'
 import { EnrollmentSchema, ProgressEntrySchema, StudentProgressSchema } from './http/schemas/students.js'
+import { DeletionAttestationSchema, SigningKeysSchema } from './http/schemas/agreements.js'
 import {
   ProgressChangeSchema,
   ProgressChangesSchema,
@@ -58,6 +60,8 @@ import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
 import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.js'
+import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition-task.js'
+import { signingKeySource } from './services/signing-keys.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import type { Storage } from './storage/connection.js'
@@ -73,9 +77,10 @@ export interface AppOptions {
   /**
    * Background polls: look for changes made elsewhere every CHANGE_POLL_MS, seal the
    * disclosure log's complete segments every second, and prune the change feed (and the
-   * disclosure log, with a retention) at start and hourly. On unless false (tests call
-   * `services.changes.check()`, `services.sealer.run()` and `services.pruner.run()` instead, so
-   * no poll can land between two of their steps).
+   * disclosure log, with a retention) and end the links of ended agreements at start and hourly.
+   * On unless false (tests call `services.changes.check()`, `services.sealer.run()`,
+   * `services.pruner.run()` and `services.disposer.run()` instead, so no poll can land between
+   * two of their steps).
    */
   pollChanges?: boolean
 }
@@ -88,6 +93,8 @@ export interface AppServices {
   readonly limiters: Limiters
   readonly sealer: DisclosureSealer
   readonly pruner: RetentionPruner
+  /** Ends the links of organisations whose agreement's disposition period ran out. */
+  readonly disposer: DispositionTask
   readonly webhooks: WebhookDeliverer
   /** Whether hot requests are answered before the router (http/fast/), or why not. */
   readonly fastPath: FastPathStatus
@@ -193,6 +200,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     disclosureRetentionDays: config.disclosureRetentionDays,
     log: app.log,
   })
+  const disposer = new DispositionTask({ storage, clock, log: app.log })
   const webhooks = new WebhookDeliverer({
     storage,
     clock,
@@ -209,6 +217,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     limiters,
     sealer,
     pruner,
+    disposer,
     webhooks,
     fastPath: fastPathState,
   })
@@ -229,6 +238,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     ProgressChangeSchema,
     StudentNoticeSchema,
     ProgressChangesSchema,
+    DeletionAttestationSchema,
+    SigningKeysSchema,
   ]) {
     app.addSchema(schema)
   }
@@ -275,6 +286,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
 
   await app.register(apiV1, { prefix: API_PREFIX, access, storage, catalog, clock })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
+  const signingKey = signingKeySource(storage.db)
+  signingKeyRoutes(app, signingKey)
   docsRoutes(app)
   homeRoutes(app)
   await app.register(dashboardPlugin, {
@@ -288,6 +301,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,
     agreementDispositionDays: config.agreementDispositionDays,
+    signingKey,
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)
@@ -296,6 +310,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     pruner.start(PRUNE_INTERVAL_MS)
     // Once at start too, so that an instance restarted more often than hourly still prunes.
     pruner.run().catch((err: unknown) => app.log.warn({ err }, 'could not prune the change feed or the disclosure log'))
+    disposer.start(DISPOSITION_INTERVAL_MS)
+    disposer.run().catch((err: unknown) => app.log.warn({ err }, 'could not end the links of ended agreements'))
   }
   webhooks.start(options.pollChanges === false ? 0 : WEBHOOK_POLL_MS)
   const usageTimer = setInterval(
@@ -309,6 +325,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     changes.stop()
     await sealer.stop()
     await pruner.stop()
+    await disposer.stop()
     await webhooks.stop()
     clearInterval(usageTimer)
     clearInterval(sweepTimer)

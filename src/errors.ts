@@ -78,6 +78,21 @@ export const PROBLEM_CATALOG = {
     title: 'Student not found',
     description: "No student with this id is linked to the key's organisation.",
   },
+  nothing_to_attest: {
+    status: 404,
+    title: 'Nothing to attest',
+    description:
+      "No ended data-sharing agreement of the key's organisation awaits a deletion attestation: none has ended, " +
+      'a newer agreement is in force (the data is still shared under it), or `agreementId` names no ended ' +
+      "agreement of the organisation. A test key's sandbox has no agreements.",
+  },
+  already_attested: {
+    status: 409,
+    title: 'Deletion already attested',
+    description:
+      'The deletion of the data shared under this agreement was attested already, in the dashboard or with a key; ' +
+      'an attestation is recorded once. The detail says when.',
+  },
   cursor_expired: {
     status: 410,
     title: 'Cursor expired',

@@ -93,6 +93,8 @@ export function documentedPath(url: string): string | undefined {
       '/api/v1/lessons',
       '/api/v1/students',
       '/api/v1/progress/changes',
+      '/api/v1/deletion-attestations',
+      '/.well-known/curriculum-signing-keys',
       '/healthz',
       '/readyz',
     ].includes(path)

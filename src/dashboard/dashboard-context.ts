@@ -5,6 +5,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify'
 import type { Clock } from '../clock.js'
+import type { SigningKey } from '../domain/signing-key.js'
 import type { Limiters } from '../services/limiters.js'
 import type { Storage } from '../storage/connection.js'
 import type { KeyViews } from './key-views.js'
@@ -38,9 +39,12 @@ export interface DashboardDeps {
   webhookAllowLoopback: boolean
   /** AGREEMENT_DISPOSITION_DAYS: the disposition period a new agreement's form starts with (default 30). */
   agreementDispositionDays?: number
+  /** The key that signs certificates of deletion (services/signing-keys.ts); loaded from storage unless given. */
+  signingKey?: () => Promise<SigningKey>
 }
 
 export interface DashboardContext extends DashboardDeps {
+  signingKey: () => Promise<SigningKey>
   sessions: SessionSupport
   guard: SignInGuard
   keyViews: KeyViews

@@ -11,6 +11,7 @@ import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from
 import { IllegalTransition } from '../domain/application-state.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { isStorageUnavailable } from '../storage/connection.js'
+import { signingKeySource } from '../services/signing-keys.js'
 import { sharedSecret } from '../storage/settings-repository.js'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js'
 import { continuePage, crossSiteSource } from './cross-site-navigation.js'
@@ -69,7 +70,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
     secret: await sharedSecret(deps.storage.db, 'dashboard-key-view'),
     sessions,
   })
-  const context: DashboardContext = { ...deps, sessions, guard, keyViews }
+  const signingKey = deps.signingKey ?? signingKeySource(deps.storage.db)
+  const context: DashboardContext = { ...deps, signingKey, sessions, guard, keyViews }
 
   app.decorateRequest('account', null)
   app.decorateRequest('csrfToken', '')

@@ -40,6 +40,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/operator/applications', 'Applications'),
             link('/dashboard/operator/organisations', 'Organisations'),
             link('/dashboard/operator/schools', 'Schools'),
+            link('/dashboard/operator/ended-agreements', 'Ended agreements'),
             link('/dashboard/operator/students', 'Students'),
             link('/dashboard/operator/disclosures', 'Disclosure log'),
             link('/dashboard/operator/audit', 'Audit log'),

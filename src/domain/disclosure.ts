@@ -5,12 +5,21 @@
  * leaves one row per student in it. A webhook delivery about a student leaves one row when its
  * body is first sent (`disclosed` on a 2xx, `sent_unacknowledged` otherwise: the receiver may
  * have read it all the same), and one per refusal once access has ended (`denied_*`;
- * `denied_unlinked`: the student is no longer linked to the endpoint's organisation).
+ * `denied_unlinked`: the student is no longer linked to the endpoint's organisation). The list of
+ * ids a partner must delete once its agreement has ended, downloaded from its dashboard, leaves
+ * one row per student (`deletion.list`): ids only, no data of the student's.
  */
 import type { DataCategory } from './agreement-terms.js'
 import type { SubscribableEvent } from './webhook-events.js'
 
-export const DISCLOSURE_ACTIONS = ['progress.read', 'enroll', 'students.list', 'progress.changes', 'webhook'] as const
+export const DISCLOSURE_ACTIONS = [
+  'progress.read',
+  'enroll',
+  'students.list',
+  'progress.changes',
+  'webhook',
+  'deletion.list',
+] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
 
 export const DISCLOSURE_OUTCOMES = [
@@ -35,6 +44,7 @@ const ACTION_DATA: Readonly<Record<DisclosureAction, readonly DataCategory[]>> =
   // Deliveries carry ids and the changed fields, never first names (webhooks/); EVENT_DATA says which.
   webhook: ['tier', 'progress'],
   enroll: ['tier'],
+  'deletion.list': [],
 }
 
 /** What a delivery of each student event carries: notices that a student left carry the id only. */

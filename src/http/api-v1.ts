@@ -21,6 +21,7 @@ import type { TypedApp } from './app-types.js'
 import { methodGuard } from './method-guards.js'
 import { notFoundProblem, sendProblem } from './problem-responses.js'
 import { catalogRoutes } from './routes/catalog.js'
+import { deletionAttestationRoutes } from './routes/deletion-attestations.js'
 import { studentRoutes } from './routes/students.js'
 import { syncRoutes } from './routes/sync.js'
 
@@ -47,6 +48,7 @@ export async function apiV1(api: TypedApp, options: ApiV1Options): Promise<void>
   catalogRoutes(api, options.catalog)
   studentRoutes(api, { storage: options.storage, catalog: options.catalog, clock: options.clock })
   await syncRoutes(api, { storage: options.storage, clock: options.clock })
+  deletionAttestationRoutes(api, { storage: options.storage, clock: options.clock })
 
   for (const [url, allowed] of methods) methodGuard(api, url, [...allowed])
 

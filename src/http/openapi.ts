@@ -61,6 +61,12 @@ export function openApiOptions(config: Config): SwaggerOptions {
             'Find your students and keep a copy of their tiers and progress in sync: the roster, paged by id, and a ' +
             'feed of every change in commit order. Scope `students:read` and a data-sharing agreement.',
         },
+        {
+          name: 'Agreements',
+          description:
+            'The end of a data-sharing agreement: attest that you deleted what you received under it, and the keys ' +
+            "that check the district's certificates of deletion.",
+        },
         { name: 'Operations', description: 'Liveness and readiness probes; no key needed.' },
       ],
       components: {

@@ -96,7 +96,9 @@ function fieldTable(doc: Json, schema: Json): string {
 /**
  * One operation's curl command. Every value is in double quotes: a shell expands `$API_KEY`
  * and `$STUDENT_ID` there (in single quotes it would send the variable's name), and a filled-in
- * key (`cur_test_` or `cur_live_` and base62) has nothing a shell would change.
+ * key (`cur_test_` or `cur_live_` and base62) has nothing a shell would change. The body is the
+ * request schema's example; an operation whose example cannot succeed with a sandbox key
+ * says what it answers instead (`x-example-answer`), as an output comment.
  */
 function curl(doc: Json, method: string, path: string, operation: Json, example: ExampleValues): string {
   const base = doc.servers?.[0]?.url ?? ''
@@ -106,9 +108,13 @@ function curl(doc: Json, method: string, path: string, operation: Json, example:
   const lines = [`curl${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "${base}${examplePath}"`]
   if (operation.security === undefined || operation.security.length > 0)
     lines.push(`  -H "Authorization: Bearer ${example.key}"`)
+  const media = operation.requestBody?.content?.['application/json'] as Json | undefined
+  // The generator moves a body schema's `examples` to the media type's `example`.
+  const body = media?.example ?? resolve(doc, media?.schema).examples?.[0] ?? {}
   if (operation.requestBody !== undefined)
-    lines.push(`  -H "Content-Type: application/json"`, `  -d '{"tier": "builder"}'`)
-  return `<pre><code>${escapeHtml(lines.join(' \\\n'))}</code></pre>`
+    lines.push(`  -H "Content-Type: application/json"`, `  -d '${JSON.stringify(body)}'`)
+  const answer = operation['x-example-answer'] === undefined ? '' : `\n# ${operation['x-example-answer']}`
+  return `<pre><code>${escapeHtml(lines.join(' \\\n') + answer)}</code></pre>`
 }
 
 function operationSection(doc: Json, method: string, path: string, operation: Json, example: ExampleValues): string {

@@ -16,6 +16,7 @@ import * as webhookTrust from './migrations/0009-webhook-trust.js'
 import * as studentNotices from './migrations/0010-student-notices.js'
 import * as agreementTerms from './migrations/0011-agreement-terms.js'
 import * as schoolsAndShares from './migrations/0012-schools-and-shares.js'
+import * as agreementDisposition from './migrations/0013-agreement-disposition.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -40,6 +41,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
       up: (db) => agreementTerms.up(db, defaults.agreementDispositionDays ?? DEFAULT_DISPOSITION_DAYS),
     },
     '0012-schools-and-shares': { up: (db) => schoolsAndShares.up(db, new Date().toISOString()) },
+    '0013-agreement-disposition': { up: (db) => agreementDisposition.up(db) },
   }
 }
 

@@ -152,6 +152,42 @@ export interface ShareStudentsTable {
   organisation_id: string
 }
 
+/**
+ * An agreement whose disposition period ran out with no other agreement of its organisation in
+ * force: the organisation's shares and links ended then (migration 0013, agreement-dispositions.ts).
+ */
+export interface AgreementDispositionsTable {
+  id: string
+  organisation_id: string
+  agreement_id: string
+  /** When the agreement stopped applying: the earlier of its expiry and its end. */
+  ended_at: string
+  /** `ended_at` plus the agreement's disposition period: the partner must have deleted the data by then. */
+  deletion_due_at: string
+  /** When the links ended (the disposition ran): at or after `deletion_due_at`. */
+  unlinked_at: string
+  /** Students linked then, listed in `disposition_students`. */
+  students: number
+  shares_ended: number
+}
+
+/** The students of a disposition, by id only. */
+export interface DispositionStudentsTable {
+  disposition_id: string
+  student_id: string
+}
+
+/** A partner's statement that it deleted the data shared under an agreement; one per agreement. */
+export interface DeletionAttestationsTable {
+  agreement_id: string
+  organisation_id: string
+  attested_at: string
+  /** The dashboard account that attested, or null when an API key did. */
+  account_id: string | null
+  /** The API key that attested, or null when a dashboard account did. */
+  key_id: string | null
+}
+
 export interface StudentOrganisationsTable {
   student_id: string
   organisation_id: string
@@ -383,6 +419,9 @@ export interface Database {
   student_schools: StudentSchoolsTable
   shares: SharesTable
   share_students: ShareStudentsTable
+  agreement_dispositions: AgreementDispositionsTable
+  disposition_students: DispositionStudentsTable
+  deletion_attestations: DeletionAttestationsTable
   progress: ProgressTable
   disclosures: DisclosuresTable
   student_changes: StudentChangesTable
@@ -420,3 +459,5 @@ export type AccessChangeRow = Selectable<AccessChangesTable>
 export type KeyViewRow = Selectable<KeyViewsTable>
 export type SchoolRow = Selectable<SchoolsTable>
 export type ShareRow = Selectable<SharesTable>
+export type AgreementDispositionRow = Selectable<AgreementDispositionsTable>
+export type DeletionAttestationRow = Selectable<DeletionAttestationsTable>

@@ -302,6 +302,7 @@ describe('organisations, agreements and keys', () => {
         '0010-student-notices',
         '0011-agreement-terms',
         '0012-schools-and-shares',
+        '0013-agreement-disposition',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -38,7 +38,9 @@ describe('curriculum --help', () => {
   it('covers the commands the brief asks for', () => {
     expect(leaves.map(({ path }) => path.join(' ')).sort()).toEqual(
       [
+        'agreement certificate',
         'agreement end',
+        'agreement ended',
         'agreement list',
         'agreement record',
         'catalog import',

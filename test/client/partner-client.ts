@@ -22,6 +22,8 @@ export interface PartnerRun {
   rosterPages: number
   changesAfterEnroll: { type: string; profileId: string; tier: string | undefined }[]
   changesFromBeginning: number
+  attestationCode: string | undefined
+  signingKeyIds: string[]
 }
 
 export async function runPartnerClient(
@@ -88,6 +90,11 @@ export async function runPartnerClient(
   })
   if (after.data === undefined || beginning.data === undefined) throw new Error('changes')
 
+  // The key's agreement is in force: nothing has ended, so there is nothing to attest.
+  const attestation = await students.POST('/api/v1/deletion-attestations', { body: {} })
+  const signingKeys = await catalog.GET('/.well-known/curriculum-signing-keys')
+  if (signingKeys.data === undefined) throw new Error(`signing keys: ${signingKeys.response.status}`)
+
   return {
     tierIds,
     lessonTotal: lessons.data.total + 0 * lessonCount,
@@ -110,5 +117,7 @@ export async function runPartnerClient(
     })),
     // Everything but the enroll: the fixtures' tiers and progress entries of the key's students.
     changesFromBeginning: beginning.data.changes.length - 1,
+    attestationCode: attestation.error?.code,
+    signingKeyIds: signingKeys.data.keys.map((key) => key.kid),
   }
 }

@@ -108,11 +108,19 @@ describe('dashboard authorization', () => {
     ['/dashboard/partner/disclosures', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/students', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/webhooks', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
+    ['/dashboard/partner/deletion', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
+    // Agreement A is in force: nothing to delete, nothing to attest.
+    ['/dashboard/partner/deletion/AGREEMENT_A/attest', { anonymous: 303, partnerA: 404, partnerB: 404, operator: 403 }],
     ['/dashboard/partner/keys/shown/VIEW_A', { anonymous: 303, partnerA: 200, partnerB: 410, operator: 403 }],
     ['/dashboard/partner/keys/KEY_A/revoke', { anonymous: 303, partnerA: 200, partnerB: 404, operator: 403 }],
     ['/dashboard/operator', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 303 }],
     ['/dashboard/operator/applications', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/organisations', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/ended-agreements', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    [
+      '/dashboard/operator/organisations/ORG_A/agreements/AGREEMENT_A/certificate.json',
+      { anonymous: 303, partnerA: 403, partnerB: 403, operator: 404 },
+    ],
     ['/dashboard/operator/organisations/ORG_A', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     [
       '/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke',
@@ -169,6 +177,7 @@ describe('dashboard authorization', () => {
             .replace('KEY_A', keyA)
             .replace('VIEW_A', viewA)
             .replace('SHARE_ACME', shareAcme)
+            .replace('AGREEMENT_A', agreementA)
             .replace('ACME', t.fixtures.orgs.acme)
             .replace('ADA', STUDENTS.ada),
         )
@@ -223,6 +232,11 @@ describe('dashboard authorization', () => {
       { anonymous: 303, partnerA: 403, partnerB: 403 },
     ],
     ['/dashboard/operator/organisations/ORG_A/keys/KEY_A/revoke', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    [
+      '/dashboard/partner/deletion/AGREEMENT_A/attest',
+      {},
+      { anonymous: 303, partnerA: 404, partnerB: 404, operator: 403 },
+    ],
     [
       '/dashboard/operator/organisations/ACME/students/ADA/unlink',
       {},
@@ -287,6 +301,7 @@ describe('dashboard authorization', () => {
       organisations: await db.selectFrom('organisations').select(['id', 'status']).orderBy('id').execute(),
       agreements: await db.selectFrom('agreements').select(['id', 'ended_at']).orderBy('id').execute(),
       keyViews: await db.selectFrom('key_views').select(['id', 'account_id']).orderBy('id').execute(),
+      attestations: await db.selectFrom('deletion_attestations').selectAll().execute(),
       students: await db.selectFrom('students').select('id').orderBy('id').execute(),
       schools: await db.selectFrom('schools').select('id').orderBy('id').execute(),
       shares: await db.selectFrom('shares').select(['id', 'ended_at']).orderBy('id').execute(),

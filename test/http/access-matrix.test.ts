@@ -17,6 +17,7 @@ type Endpoint =
   | 'otherEnroll'
   | 'roster'
   | 'changes'
+  | 'attest'
 
 const REQUESTS: Record<Endpoint, { method: 'GET' | 'POST'; url: string; payload?: object }> = {
   tiers: { method: 'GET', url: '/api/v1/tiers' },
@@ -28,6 +29,8 @@ const REQUESTS: Record<Endpoint, { method: 'GET' | 'POST'; url: string; payload?
   otherEnroll: { method: 'POST', url: `/api/v1/students/${STUDENTS.cleo}/enroll`, payload: { tier: 'innovator' } },
   roster: { method: 'GET', url: '/api/v1/students' },
   changes: { method: 'GET', url: '/api/v1/progress/changes?from=beginning' },
+  // Needs a student scope but no agreement: every fixture organisation has one in force, or none ever.
+  attest: { method: 'POST', url: '/api/v1/deletion-attestations', payload: {} },
 }
 
 const CATALOG_OK = { tiers: 200, lessons: 200, lesson: 200 }
@@ -49,6 +52,7 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     otherEnroll: 'insufficient_scope',
     roster: 'insufficient_scope',
     changes: 'insufficient_scope',
+    attest: 'insufficient_scope',
   },
   read: {
     ...CATALOG_OK,
@@ -58,6 +62,7 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     otherEnroll: 'insufficient_scope',
     roster: 200,
     changes: 200,
+    attest: 'nothing_to_attest',
   },
   write: {
     ...CATALOG_OK,
@@ -67,6 +72,7 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     otherEnroll: 'student_not_found',
     roster: 'insufficient_scope',
     changes: 'insufficient_scope',
+    attest: 'nothing_to_attest',
   },
   readWrite: {
     ...CATALOG_OK,
@@ -76,6 +82,7 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     otherEnroll: 'student_not_found',
     roster: 200,
     changes: 200,
+    attest: 'nothing_to_attest',
   },
   noAgreement: {
     ...CATALOG_OK,
@@ -85,6 +92,7 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     otherEnroll: 'agreement_required',
     roster: 'agreement_required',
     changes: 'agreement_required',
+    attest: 'nothing_to_attest',
   },
   // Beta's key: Ben is linked to Beta too, Cleo only to Beta.
   otherOrg: {
@@ -95,6 +103,7 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
     otherEnroll: 200,
     roster: 200,
     changes: 200,
+    attest: 'nothing_to_attest',
   },
 }
 
@@ -139,7 +148,8 @@ describe('authorization matrix', () => {
           expect(res.headers.ratelimit).toBeDefined()
         }
         if (expected === 'insufficient_scope') {
-          const scope = request.method === 'GET' ? 'students:read' : 'students:write'
+          // Attesting takes either student scope; its challenge names the usual one.
+          const scope = request.method === 'GET' || endpoint === 'attest' ? 'students:read' : 'students:write'
           expect(challenge).toBe(`Bearer realm="curriculum-api", error="insufficient_scope", scope="${scope}"`)
           expect(body.detail).toContain(scope)
         }

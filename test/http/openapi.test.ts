@@ -23,7 +23,7 @@ describe('OpenAPI document', () => {
   })
   afterAll(async () => t.close())
 
-  it('is OpenAPI 3.1 and describes exactly the contract endpoints and the v1 additions (roster and sync)', () => {
+  it('is OpenAPI 3.1 and describes exactly the contract endpoints and the v1 additions', () => {
     expect(doc.openapi).toBe('3.1.0')
     const operations = Object.entries(doc.paths).flatMap(([p, item]) =>
       Object.keys(item as object).map((m) => `${m.toUpperCase()} ${p}`),
@@ -37,6 +37,8 @@ describe('OpenAPI document', () => {
         'POST /api/v1/students/{id}/enroll',
         'GET /api/v1/students',
         'GET /api/v1/progress/changes',
+        'POST /api/v1/deletion-attestations',
+        'GET /.well-known/curriculum-signing-keys',
         'GET /healthz',
         'GET /readyz',
       ].sort(),
@@ -52,6 +54,20 @@ describe('OpenAPI document', () => {
       'post /api/v1/students/{id}/enroll': ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503'],
       'get /api/v1/students': ['200', '400', '401', '403', '429', '500', '503'],
       'get /api/v1/progress/changes': ['200', '400', '401', '403', '410', '429', '500', '503'],
+      'post /api/v1/deletion-attestations': [
+        '201',
+        '400',
+        '401',
+        '403',
+        '404',
+        '409',
+        '413',
+        '415',
+        '429',
+        '500',
+        '503',
+      ],
+      'get /.well-known/curriculum-signing-keys': ['200', '503'],
     }
     for (const [key, statuses] of Object.entries(expected)) {
       const [method, p] = key.split(' ') as [string, string]
@@ -126,6 +142,8 @@ describe('OpenAPI document', () => {
       rosterPages: 2,
       changesAfterEnroll: [{ type: 'tier_changed', profileId: STUDENTS.ben, tier: 'innovator' }],
       changesFromBeginning: 8,
+      attestationCode: 'nothing_to_attest',
+      signingKeyIds: [expect.stringMatching(/^[\w-]{43}$/)],
     })
   })
 

@@ -18,6 +18,7 @@ import {
 import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
 import type { AgreementRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
+import { registerAgreementEnds } from './agreement-ends.js'
 import { dateOption, defineCommand, defineGroup, uuidOption } from '../options.js'
 import { CliError, plural, table, UsageError } from '../output.js'
 import { withStorage } from '../storage-session.js'
@@ -75,7 +76,7 @@ export function registerAgreement(program: Command): void {
   const agreement = defineGroup(
     program,
     'agreement',
-    'Record, end and list data-sharing agreements',
+    'Record, end and list data-sharing agreements, and certify the deletion once one has ended',
     'curriculum agreement list --org "Acme Learning"',
   )
 
@@ -258,4 +259,5 @@ export function registerAgreement(program: Command): void {
         }
       }),
     )
+  registerAgreementEnds(agreement)
 }

@@ -57,6 +57,7 @@ const STATUS_TEXT: Record<number, string> = {
   403: 'Forbidden',
   404: 'Not Found',
   405: 'Method Not Allowed',
+  409: 'Conflict',
   410: 'Gone',
   413: 'Content Too Large',
   415: 'Unsupported Media Type',

@@ -45,7 +45,7 @@ export const StudentProgressSchema = Type.Object(
 
 export const EnrollBodySchema = Type.Object(
   { tier: TierIdSchema },
-  { $id: 'EnrollRequest', title: 'EnrollRequest', additionalProperties: false },
+  { $id: 'EnrollRequest', title: 'EnrollRequest', additionalProperties: false, examples: [{ tier: 'builder' }] },
 )
 
 export const EnrollmentSchema = Type.Object(

@@ -1,15 +1,16 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
- * organisations, their agreements, keys and shares, their students (unlink, erase), the schools,
- * the disclosure log and the audit log. Every change made here is written to the audit log in the
- * same transaction. Each group is encapsulated: it inherits the dashboard's session, role and
- * CSRF checks and its error pages.
+ * organisations, their agreements (and what follows their end), keys and shares, their students
+ * (unlink, erase), the schools, the disclosure log and the audit log. Every change made here is
+ * written to the audit log in the same transaction. Each group is encapsulated: it inherits the
+ * dashboard's session, role and CSRF checks and its error pages.
  */
 import type { PagePlugin } from '../../dashboard-context.js'
 import { agreementPages } from './agreements/index.js'
 import { applicationPages } from './applications/index.js'
 import { auditPages } from './audit/index.js'
 import { disclosurePages } from './disclosures/index.js'
+import { endedAgreementPages } from './ended-agreements/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
 import { schoolPages } from './schools/index.js'
@@ -26,6 +27,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     applicationPages,
     organisationPages,
     agreementPages,
+    endedAgreementPages,
     keyPages,
     sharePages,
     studentPages,

@@ -5,6 +5,7 @@
  */
 import type { PagePlugin } from '../../dashboard-context.js'
 import { applicationPages } from './application/index.js'
+import { deletionPages } from './deletion/index.js'
 import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
 import { overviewPages } from './overview/index.js'
@@ -21,6 +22,7 @@ export const partnerPages: PagePlugin = async (app, { context }) => {
     usagePages,
     webhookPages,
     disclosurePages,
+    deletionPages,
   ])
     await app.register(group, { context })
 }

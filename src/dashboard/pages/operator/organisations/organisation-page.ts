@@ -7,6 +7,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import { DEFAULT_DISPOSITION_DAYS } from '../../../../domain/agreement-terms.js'
 import { listAgreements, listApiKeys } from '../../../../storage/access-repository.js'
 import { accountsOf } from '../../../../storage/account-repository.js'
+import { agreementEnds } from '../../../../storage/agreement-ends.js'
 import type { OrganisationRow } from '../../../../storage/tables.js'
 import type { DashboardContext } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
@@ -23,10 +24,12 @@ export async function sendOrganisationPage(
   status = 200,
 ): Promise<FastifyReply> {
   const db = context.storage.db
-  const [agreements, keys, accounts, shares, schools, linked] = await Promise.all([
+  const now = context.clock.now()
+  const [agreements, keys, accounts, ends, shares, schools, linked] = await Promise.all([
     listAgreements(db, o.id),
     listApiKeys(db, o.id),
     accountsOf(db, o.id),
+    agreementEnds(db, now, o.id),
     listShares(db, o.id),
     listSchools(db),
     countLinked(db, o.id),
@@ -35,7 +38,7 @@ export async function sendOrganisationPage(
   const body = organisationBody(
     request,
     o,
-    { agreements, keys, accounts, now: context.clock.now(), dispositionDays, shares: { shares, schools, linked } },
+    { agreements, keys, accounts, ends, now, dispositionDays, shares: { shares, schools, linked } },
     forms,
   )
   return sendPage(request, reply, o.name, body, status, '/dashboard/operator/organisations')

@@ -1,5 +1,6 @@
-/** The organisations list, and one organisation's page: status, agreements, shared students, keys. */
+/** The organisations list, and one organisation's page: status, agreements and their ends, shares, keys. */
 import type { FastifyRequest } from 'fastify'
+import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
 import type { AgreementRow, ApiKeyRow, OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
@@ -14,6 +15,7 @@ export interface OrganisationForms {
   agreement?: AgreementForm
   share?: ShareForm
 }
+import { endsSection } from '../ended-agreements/views.js'
 
 export function organisationsBody(
   organisations: readonly OrganisationRow[],
@@ -42,6 +44,8 @@ export interface OrganisationData {
   agreements: readonly AgreementRow[]
   keys: readonly ApiKeyRow[]
   accounts: readonly { email: string }[]
+  /** Its ended agreements with data to delete (storage/agreement-ends.ts). */
+  ends: readonly AgreementEnd[]
   now: number
   /** What a new agreement's disposition period starts at. */
   dispositionDays: number
@@ -51,7 +55,7 @@ export interface OrganisationData {
 export function organisationBody(
   request: FastifyRequest,
   o: OrganisationRow,
-  { agreements, keys, accounts, now, dispositionDays, shares }: OrganisationData,
+  { agreements, keys, accounts, ends, now, dispositionDays, shares }: OrganisationData,
   forms: OrganisationForms,
 ): Html {
   const base = `/dashboard/operator/organisations/${o.id}`
@@ -76,6 +80,7 @@ ${
     : agreementsTable(request, base, agreements, now)
 }
 ${agreementForm(request, base, forms.agreement, dispositionDays)}
+${endsSection(ends)}
 ${sharedStudentsSection(request, o, shares, forms.share)}
 <h2>Keys</h2>
 ${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this organisation')}`

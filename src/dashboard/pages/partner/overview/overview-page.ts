@@ -3,6 +3,7 @@
  * (keys/index.ts), so it lives apart from the overview's route.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { agreementEnds } from '../../../../storage/agreement-ends.js'
 import { applicationsOf } from '../../../../storage/application-repository.js'
 import { sandboxStudents } from '../../../../storage/sandbox-repository.js'
 import type { DashboardContext } from '../../../dashboard-context.js'
@@ -20,16 +21,13 @@ export async function sendOverview(
   status = 200,
 ): Promise<FastifyReply> {
   const db = context.storage.db
-  const [applications, keys, students] = await Promise.all([
+  const now = context.clock.now()
+  const [applications, keys, students, ends] = await Promise.all([
     applicationsOf(db, v.account.id),
     ownKeys(context, v),
     sandboxStudents(db, v.sandboxId),
+    v.organisation === undefined ? [] : agreementEnds(db, now, v.organisation.id),
   ])
-  const body = overviewBody(
-    request,
-    v,
-    { application: applications[0], keys, students, now: context.clock.now() },
-    keyForm,
-  )
+  const body = overviewBody(request, v, { application: applications[0], keys, students, ends, now }, keyForm)
   return sendPage(request, reply, 'Overview', body, status, '/dashboard/partner')
 }

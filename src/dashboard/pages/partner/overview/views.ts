@@ -4,9 +4,12 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { isScope, SCOPES } from '../../../../domain/scopes.js'
+import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
 import type { AgreementRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
+import { utcDay } from '../../../times.js'
 import { agreementBadge } from '../../../views/agreement-state.js'
+import { studentsText } from '../../../views/agreement-ends.js'
 import { dataText, dispositionText, purposeText, termText } from '../../../views/agreement-terms.js'
 import { keysTable } from '../../../views/keys-table.js'
 import { scrollTable, stateBadge, tableRow } from '../../../views/table.js'
@@ -18,7 +21,22 @@ export interface OverviewData {
   application: ApplicationRow | undefined
   keys: { test: ApiKeyRow[]; live: ApiKeyRow[] }
   students: readonly { id: string; first_name: string; tier: string }[]
+  /** The organisation's ended agreements with data to delete (storage/agreement-ends.ts). */
+  ends: readonly AgreementEnd[]
   now: number
+}
+
+/** Each ended agreement whose deletion is not attested yet: what to delete, by when, and where to attest. */
+function deletionNotices(ends: readonly AgreementEnd[]): Html {
+  const awaiting = ends.filter((end) => end.attestation === null)
+  if (ends.length > 0 && awaiting.length === 0)
+    return html`<p>Every ended agreement\u2019s deletion is attested: see <a href="/dashboard/partner/deletion">Data to
+delete</a>.</p>`
+  return html`${awaiting.map(
+    (end) => html`<p class="notice">Agreement ${end.agreement.document_ref} ended on ${utcDay(end.endedAt)}: delete
+what your organisation holds about ${studentsText(end.students)} by <strong>${utcDay(end.deletionDueAt)}</strong>,
+then attest it on <a href="/dashboard/partner/deletion">Data to delete</a>.</p>`,
+  )}`
 }
 
 /** What each agreement lets the organisation do with students' data, and when it must delete them; newest first. */
@@ -51,7 +69,8 @@ export function overviewBody(
     const agreement = v.agreementActive
       ? stateBadge('active')
       : html`<strong>none in force</strong> (student scopes need one; the operator records it)`
-    return html`<p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
+    return html`${deletionNotices(data.ends)}
+<p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
 Granted: ${granted}. Data-sharing agreement: ${agreement}.</p>
 ${agreementTerms(v.agreements, now)}
 <h3>Live keys</h3>

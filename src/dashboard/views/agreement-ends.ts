@@ -1,0 +1,35 @@
+/**
+ * An ended agreement as the partner and the operator see it (storage/agreement-ends.ts): whether
+ * its links have ended or when they will, and who attested the deletion and when.
+ */
+import type { AgreementEnd, AttestationView } from '../../storage/agreement-ends.js'
+import { type Html, html } from '../html.js'
+import { utcDay, utcMinute } from '../times.js'
+
+/** `ended 2026-05-01 10:00 UTC`, or `end on 2026-05-01` while the disposition period runs. */
+export function linksText(end: AgreementEnd): string {
+  return end.disposition === null
+    ? `end on ${utcDay(end.deletionDueAt)}`
+    : `ended ${utcMinute(end.disposition.unlinkedAt)}`
+}
+
+/** Who attested: an account by its e-mail address, a key by its prefix and name. */
+export function attesterText(attestation: AttestationView): Html {
+  return attestation.keyId !== null
+    ? html`with key <code>${attestation.keyPrefix ?? attestation.keyId}\u2026</code>${
+        attestation.keyName === null ? '' : ` (${attestation.keyName})`
+      }`
+    : html`by ${attestation.accountEmail ?? 'a partner account'} in the dashboard`
+}
+
+/** `2026-05-01 10:00 UTC with key cur_live_abc… (sync)`, or `not yet`. */
+export function attestationText(end: AgreementEnd): Html {
+  return end.attestation === null
+    ? html`<strong>not yet</strong>`
+    : html`${utcMinute(end.attestation.attestedAt)} ${attesterText(end.attestation)}`
+}
+
+/** `3 students`. */
+export function studentsText(count: number): string {
+  return `${count} student${count === 1 ? '' : 's'}`
+}

@@ -1,0 +1,93 @@
+/**
+ * Issues the certificate of deletion of an organisation's ended agreement, once its links have
+ * ended (domain/deletion-certificate.ts): gathers the facts from storage and signs them.
+ */
+import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
+import { storedDataCategories } from '../domain/agreement-terms.js'
+import {
+  type Attester,
+  type CertificateFacts,
+  certificateFile,
+  certificateOf,
+  type SignedCertificate,
+  signCertificate,
+} from '../domain/deletion-certificate.js'
+import { ConflictError, NotFoundError } from '../domain/errors.js'
+import type { SigningKey } from '../domain/signing-key.js'
+import { organisationById } from '../storage/access-repository.js'
+import { type AgreementEnd, type AttestationView, agreementEnds, endStudentIds } from '../storage/agreement-ends.js'
+import type { Database } from '../storage/tables.js'
+
+type Db = Kysely<Database>
+
+export interface IssuedCertificate {
+  signed: SignedCertificate
+  /** The file's text: what is served and written. */
+  file: string
+  /** A name to save it under. */
+  filename: string
+  end: AgreementEnd
+}
+
+function attester(view: AttestationView): Attester {
+  return view.accountId !== null
+    ? { kind: 'dashboard_account', accountId: view.accountId, email: view.accountEmail }
+    : { kind: 'api_key', keyId: view.keyId!, name: view.keyName, prefix: view.keyPrefix }
+}
+
+/**
+ * The end of `organisationId`'s agreement `agreementId` (its latest end whose links have ended
+ * when left out). NotFoundError when it has none; ConflictError while the links have not ended.
+ */
+export async function disposedEnd(db: Db, organisationId: string, now: number, agreementId?: string) {
+  const ends = await agreementEnds(db, now, organisationId)
+  const end =
+    agreementId === undefined
+      ? (ends.find((candidate) => candidate.disposition !== null) ?? ends[0])
+      : ends.find((candidate) => candidate.agreement.id === agreementId)
+  if (end === undefined)
+    throw new NotFoundError(
+      agreementId === undefined
+        ? `organisation ${organisationId} has no ended agreement: there is nothing to certify`
+        : `organisation ${organisationId} has no ended agreement ${agreementId}`,
+    )
+  if (end.disposition === null)
+    throw new ConflictError(
+      `the links under agreement ${end.agreement.document_ref} have not ended yet: they end once its disposition ` +
+        `period is over, at ${end.deletionDueAt}; a certificate can be issued after that`,
+    )
+  return end
+}
+
+export async function issueCertificate(db: Db, end: AgreementEnd, key: SigningKey, now: number) {
+  if (end.disposition === null) throw new ConflictError('the links under this agreement have not ended yet')
+  const organisation = await organisationById(db, end.organisationId)
+  if (organisation === undefined) throw new NotFoundError(`no organisation ${end.organisationId}`)
+  const { agreement } = end
+  const facts: CertificateFacts = {
+    organisation: { id: organisation.id, name: organisation.name },
+    agreement: {
+      id: agreement.id,
+      reference: agreement.document_ref,
+      purpose: agreement.purpose,
+      dataCategories: storedDataCategories(agreement.data_categories),
+      signedAt: agreement.signed_at,
+      dispositionDays: agreement.disposition_days,
+    },
+    endedAt: end.endedAt,
+    deletionDueAt: end.deletionDueAt,
+    unlinkedAt: end.disposition.unlinkedAt,
+    attestation:
+      end.attestation === null ? null : { attestedAt: end.attestation.attestedAt, by: attester(end.attestation) },
+    studentIds: await endStudentIds(db, end),
+  }
+  const signed = signCertificate(certificateOf(facts, isoAt(now)), key)
+  const day = isoAt(now).slice(0, 10)
+  return {
+    signed,
+    file: certificateFile(signed),
+    filename: `certificate-of-deletion-${agreement.id}-${day}.json`,
+    end,
+  } satisfies IssuedCertificate
+}

@@ -1,0 +1,66 @@
+/**
+ * A partner's attestation that it deleted the data shared under an ended agreement, made in the
+ * dashboard (by an account) or through the API (by a live key), recorded once per agreement: the
+ * row's key is the agreement, so of two attestations racing one is recorded and the other finds it.
+ * An end still within its disposition period can be attested too: a partner may delete early.
+ */
+import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
+import { type AgreementEnd, agreementEnds } from './agreement-ends.js'
+import type { Database } from './tables.js'
+import { inTransaction } from './transaction.js'
+
+type Db = Kysely<Database>
+
+export type Attesting = { accountId: string } | { keyId: string }
+
+export type AttestationOutcome =
+  /** Recorded now; `end` carries it. */
+  | { outcome: 'attested'; end: AgreementEnd }
+  /** No ended agreement of the organisation awaits an attestation (or `agreementId` names none of its ends). */
+  | { outcome: 'nothing'; ends: AgreementEnd[] }
+  /** Attested before; `end` carries the attestation recorded. */
+  | { outcome: 'already'; end: AgreementEnd }
+  /** Several ends await one and none was named. */
+  | { outcome: 'ambiguous'; awaiting: AgreementEnd[] }
+
+/**
+ * Records the attestation of the end of `agreementId`, or, when it is left out, of the one end of
+ * the organisation that awaits one.
+ */
+export function attestDeletion(
+  db: Db,
+  request: { organisationId: string; agreementId?: string; by: Attesting },
+  now: number,
+): Promise<AttestationOutcome> {
+  const { organisationId, agreementId, by } = request
+  return inTransaction(db, async (trx): Promise<AttestationOutcome> => {
+    const ends = await agreementEnds(trx, now, organisationId)
+    let end: AgreementEnd | undefined
+    if (agreementId !== undefined) {
+      end = ends.find((candidate) => candidate.agreement.id === agreementId)
+      if (end === undefined) return { outcome: 'nothing', ends }
+    } else {
+      const awaiting = ends.filter((candidate) => candidate.attestation === null)
+      if (awaiting.length > 1) return { outcome: 'ambiguous', awaiting }
+      end = awaiting[0] ?? ends[0]
+      if (end === undefined) return { outcome: 'nothing', ends }
+    }
+    if (end.attestation !== null) return { outcome: 'already', end }
+    const recorded = await trx
+      .insertInto('deletion_attestations')
+      .values({
+        agreement_id: end.agreement.id,
+        organisation_id: organisationId,
+        attested_at: isoAt(now),
+        account_id: 'accountId' in by ? by.accountId : null,
+        key_id: 'keyId' in by ? by.keyId : null,
+      })
+      .onConflict((oc) => oc.column('agreement_id').doNothing())
+      .returning('agreement_id')
+      .executeTakeFirst()
+    const agreement = end.agreement.id
+    const after = (await agreementEnds(trx, now, organisationId)).find((e) => e.agreement.id === agreement)!
+    return recorded === undefined ? { outcome: 'already', end: after } : { outcome: 'attested', end: after }
+  })
+}

@@ -1,0 +1,78 @@
+/**
+ * Which end an organisation is in, and when it is due (domain/disposition.ts); the canonical JSON
+ * a certificate's signature covers (domain/canonical-json.ts).
+ */
+import { describe, expect, it } from 'vitest'
+import { canonicalJson } from '../../src/domain/canonical-json.js'
+import { currentEnd, type DisposableAgreement, isDispositionDue } from '../../src/domain/disposition.js'
+
+const DAY = 86_400_000
+const T = Date.parse('2026-06-01T00:00:00.000Z')
+const iso = (ms: number) => new Date(ms).toISOString()
+
+function agreement(
+  id: string,
+  signed: number,
+  end: { expires?: number; ended?: number },
+  days = 30,
+): DisposableAgreement {
+  return {
+    id,
+    signedAt: iso(signed),
+    expiresAt: end.expires === undefined ? null : iso(end.expires),
+    endedAt: end.ended === undefined ? null : iso(end.ended),
+    dispositionDays: days,
+  }
+}
+
+describe('the end an organisation is in', () => {
+  it('is none while an agreement is in force or none has ended', () => {
+    expect(currentEnd([], T)).toBeUndefined()
+    expect(currentEnd([agreement('a', T - 10 * DAY, {})], T)).toBeUndefined()
+    expect(
+      currentEnd([agreement('a', T - 10 * DAY, { ended: T - DAY }), agreement('b', T - DAY, {})], T),
+    ).toBeUndefined()
+    // Ends tomorrow: not yet.
+    expect(currentEnd([agreement('a', T - 10 * DAY, { expires: T + DAY })], T)).toBeUndefined()
+  })
+
+  it('is the agreement that stopped applying last, counted from its own end and period', () => {
+    const end = currentEnd(
+      [
+        agreement('early', T - 100 * DAY, { ended: T - 50 * DAY }, 90),
+        agreement('late', T - 40 * DAY, { expires: T - 20 * DAY, ended: T - 10 * DAY }, 5),
+      ],
+      T,
+    )
+    expect(end).toMatchObject({
+      agreement: { id: 'late' },
+      endedAt: iso(T - 20 * DAY),
+      deletionDueAt: iso(T - 15 * DAY),
+    })
+    expect(isDispositionDue(end!, T)).toBe(true)
+    expect(isDispositionDue(end!, T - 15 * DAY - 1)).toBe(false)
+  })
+
+  it('passes over an agreement ended before it took effect, and takes the one signed last of a tie', () => {
+    const end = currentEnd(
+      [
+        agreement('never', T - 5 * DAY, { ended: T - 6 * DAY }),
+        agreement('first', T - 90 * DAY, { ended: T - 30 * DAY }),
+        agreement('second', T - 60 * DAY, { ended: T - 30 * DAY }),
+      ],
+      T,
+    )
+    expect(end?.agreement.id).toBe('second')
+  })
+})
+
+describe('canonical JSON (RFC 8785)', () => {
+  it('sorts members at every depth, drops whitespace, and writes strings as JSON.stringify does', () => {
+    expect(canonicalJson({ b: [3, { z: null, a: true }], a: 'x\u2028"\u00e9\u0001', c: 10 })).toBe(
+      '{"a":"x\u2028\\"\u00e9\\u0001","b":[3,{"a":true,"z":null}],"c":10}',
+    )
+    // Names compared by UTF-16 code units: upper case before lower case.
+    expect(canonicalJson({ b: 1, B: 2, a: 3 })).toBe('{"B":2,"a":3,"b":1}')
+    expect(() => canonicalJson({ n: Number.NaN })).toThrow(/NaN/)
+  })
+})
