@@ -246,7 +246,7 @@ describe('organisations, agreements and keys', () => {
     const unknownKey = await run('key', 'revoke', 'cur_live_nothing', '--json')
     expect(unknownKey.status).toBe(1)
     expect(jsonOf(unknownKey).error.message).toBe('no key "cur_live_nothing"')
-  })
+  }, 120_000)
 
   it('creates keys without announcing an access change, and at most 10 active keys per organisation, also when two race for the last', async () => {
     const databaseUrl = newDatabaseUrl()

@@ -16,6 +16,7 @@ import { type ImportChange, runImport } from '../../src/cli/import-runner.js'
 import { buildProgram } from '../../src/cli/program.js'
 import { hashApiKey } from '../../src/domain/api-key.js'
 import { createApiKey, createOrganisation, recordAgreement } from '../../src/storage/access-repository.js'
+import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
 import { recordAudit } from '../../src/storage/audit-repository.js'
 import type { AuditRow } from '../../src/storage/tables.js'
 import {
@@ -47,7 +48,7 @@ type Document = ReturnType<typeof jsonOf>
 
 interface Case {
   /** Cases of one stage run at once; each stage needs what the earlier ones made. */
-  stage: 1 | 2 | 3 | 4
+  stage: 1 | 2 | 3 | 4 | 5
   argv: string[]
   action: string
   /** The target, from what the command printed with --json. */
@@ -130,6 +131,14 @@ const CHANGING: Case[] = [
       data: 'first_name tier progress',
       dispositionDays: 30,
     }),
+  },
+  {
+    // After stage 4, the test lets the agreement's disposition period run out.
+    stage: 5,
+    argv: ['agreement', 'certificate', '--org', 'Acme Learning'],
+    action: 'agreement.certificate',
+    target: (d) => `organisation:${d.certificate.certificate.organisation.id}`,
+    changed: () => ({ organisation: 'Acme Learning', document: 'DSA-2026-014', attested: false }),
   },
   {
     stage: 3,
@@ -296,6 +305,7 @@ const READ_ONLY: string[][] = [
   ['disclosures'],
   ['schools', 'list'],
   ['links', 'shares', '--org', 'Acme Learning'],
+  ['agreement', 'ended'],
 ]
 
 async function passwordHash(databaseUrl: string, email: string): Promise<string> {
@@ -357,7 +367,9 @@ describe('the audit log of the command line', () => {
     let seen = (await auditRows(databaseUrl)).length
     expect(seen).toBe(0)
 
-    for (const stage of [1, 2, 3, 4]) {
+    for (const stage of [1, 2, 3, 4, 5]) {
+      if (stage === 5)
+        await withStorage(databaseUrl, ({ db }) => disposeDueAgreements(db, Date.now() + 31 * 86_400_000))
       const cases = CHANGING.filter((c) => c.stage === stage)
       const runs = await Promise.all(
         cases.map(async (c) => {

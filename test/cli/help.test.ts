@@ -24,6 +24,9 @@ function listCommands(command: Command, prefix: string[] = []): Listed[] {
 const all = listCommands(buildProgram({ json: false }))
 const leaves = all.filter(({ command }) => doesWork(command))
 
+/** Each spawns a Node process per command, two at a time: minutes, not seconds, on a loaded machine. */
+const SPAWNING = 180_000
+
 /** Runs the jobs two at a time: each is a Node process, and the test machine may have two cores. */
 async function inPairs<T, R>(items: readonly T[], job: (item: T) => Promise<R>): Promise<R[]> {
   const results: R[] = []
@@ -71,44 +74,52 @@ describe('curriculum --help', () => {
     )
   })
 
-  it('exits 0 for every command and lists its options and an example', async () => {
-    const databaseUrl = newDatabaseUrl()
-    const results = await inPairs(
-      [{ path: [] as string[], command: buildProgram({ json: false }) }, ...all],
-      async ({ path, command }) => ({
-        path,
-        command,
-        result: await cli([...path, '--help'], { databaseUrl }),
-      }),
-    )
-    for (const { path, command, result } of results) {
-      const name = ['curriculum', ...path].join(' ')
-      expect(result.status, name).toBe(0)
-      expect(result.stdout, name).toContain(`Usage: ${name}`)
-      // Commander wraps long descriptions to the terminal width.
-      expect(result.stdout.replace(/\s+/g, ' '), name).toContain(command.description())
-      expect(result.stdout, name).toMatch(/Examples?:\n {2}\$ .*curriculum/)
-      for (const option of command.options) expect(result.stdout, `${name} ${option.long}`).toContain(option.long!)
-    }
-  })
+  it(
+    'exits 0 for every command and lists its options and an example',
+    async () => {
+      const databaseUrl = newDatabaseUrl()
+      const results = await inPairs(
+        [{ path: [] as string[], command: buildProgram({ json: false }) }, ...all],
+        async ({ path, command }) => ({
+          path,
+          command,
+          result: await cli([...path, '--help'], { databaseUrl }),
+        }),
+      )
+      for (const { path, command, result } of results) {
+        const name = ['curriculum', ...path].join(' ')
+        expect(result.status, name).toBe(0)
+        expect(result.stdout, name).toContain(`Usage: ${name}`)
+        // Commander wraps long descriptions to the terminal width.
+        expect(result.stdout.replace(/\s+/g, ' '), name).toContain(command.description())
+        expect(result.stdout, name).toMatch(/Examples?:\n {2}\$ .*curriculum/)
+        for (const option of command.options) expect(result.stdout, `${name} ${option.long}`).toContain(option.long!)
+      }
+    },
+    SPAWNING,
+  )
 })
 
 describe('usage errors', () => {
-  it('answer one JSON document and exit 2 for every command given --json', async () => {
-    const databaseUrl = newDatabaseUrl()
-    const results = await inPairs(leaves, async ({ path }) => ({
-      path,
-      result: await cli([...path, '--no-such-option', '--json'], { databaseUrl }),
-    }))
-    for (const { path, result } of results) {
-      expect(result.status, path.join(' ')).toBe(2)
-      const document = jsonOf(result)
-      expect(document.ok).toBe(false)
-      // Commander checks required options before unknown ones.
-      expect(document.error.message).toMatch(/unknown option '--no-such-option'|required option/)
-      expect(document.error.problems).toEqual([])
-    }
-  })
+  it(
+    'answer one JSON document and exit 2 for every command given --json',
+    async () => {
+      const databaseUrl = newDatabaseUrl()
+      const results = await inPairs(leaves, async ({ path }) => ({
+        path,
+        result: await cli([...path, '--no-such-option', '--json'], { databaseUrl }),
+      }))
+      for (const { path, result } of results) {
+        expect(result.status, path.join(' ')).toBe(2)
+        const document = jsonOf(result)
+        expect(document.ok).toBe(false)
+        // Commander checks required options before unknown ones.
+        expect(document.error.message).toMatch(/unknown option '--no-such-option'|required option/)
+        expect(document.error.problems).toEqual([])
+      }
+    },
+    SPAWNING,
+  )
 
   it('print a message on stderr, nothing on stdout, without --json', async () => {
     const result = await cli(['org', 'create'], { databaseUrl: newDatabaseUrl() })
