@@ -94,6 +94,7 @@ export function documentedPath(url: string): string | undefined {
       '/api/v1/students',
       '/api/v1/progress/changes',
       '/healthz',
+      '/livez',
       '/readyz',
     ].includes(path)
   )

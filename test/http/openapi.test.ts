@@ -38,6 +38,7 @@ describe('OpenAPI document', () => {
         'GET /api/v1/students',
         'GET /api/v1/progress/changes',
         'GET /healthz',
+        'GET /livez',
         'GET /readyz',
       ].sort(),
     )
@@ -52,6 +53,7 @@ describe('OpenAPI document', () => {
       'post /api/v1/students/{id}/enroll': ['200', '400', '401', '403', '404', '413', '415', '429', '500', '503'],
       'get /api/v1/students': ['200', '400', '401', '403', '429', '500', '503'],
       'get /api/v1/progress/changes': ['200', '400', '401', '403', '410', '429', '500', '503'],
+      'get /readyz': ['200', '503'],
     }
     for (const [key, statuses] of Object.entries(expected)) {
       const [method, p] = key.split(' ') as [string, string]

@@ -9,7 +9,7 @@ import type { Command } from 'commander'
 import { act } from '../command-action.js'
 import { describeDatabaseFile, openDatabaseFiles, progressText, sqliteDatabase } from '../database-files.js'
 import { defineCommand } from '../options.js'
-import { CliError } from '../output.js'
+import { CliError, plural } from '../output.js'
 import { ProgressLine } from '../progress-bar.js'
 
 export function registerRestore(program: Command): void {
@@ -58,7 +58,6 @@ export function registerRestore(program: Command): void {
         } finally {
           bar.clear()
         }
-        const erased = restored.erasedInReplaced
         return {
           data: { database: target, from: backup, ...restored, ...described.data },
           text: [
@@ -67,21 +66,24 @@ export function registerRestore(program: Command): void {
             ...(restored.forced
               ? ['the replaced database was in use (--force): restart the server now; what it wrote since is lost']
               : ['start the server: it serves the restored database (and applies any pending migrations)']),
-            ...(erased === undefined
-              ? [
-                  'the replaced database could not be read: check the audit log for students erased since the ' +
-                    'backup was taken, and erase them again',
-                ]
-              : erased.length === 0
-                ? []
-                : [
-                    `${erased.length} ${erased.length === 1 ? 'student' : 'students'} erased in the replaced database ` +
-                      'are back (the backup predates their erasure); erase them again with ' +
-                      '`curriculum students erase --file <a CSV with an id column> --yes`:',
-                    ...erased.map((id) => `  ${id}`),
-                  ]),
+            ...erasureLines(restored.erasedInReplaced),
           ],
         }
       }),
     )
+}
+
+/** What to do about students the restore brought back although they had been erased. */
+function erasureLines(erased: readonly string[] | undefined): string[] {
+  if (erased === undefined)
+    return [
+      'the replaced database could not be read: look in its audit log for students erased since the backup ' +
+        'was taken, and erase them again',
+    ]
+  if (erased.length === 0) return []
+  return [
+    `${plural(erased.length, 'student')} erased in the replaced database are back (the backup predates their ` +
+      'erasure); erase them again with `curriculum students erase --file <a CSV with an id column> --yes`:',
+    ...erased.map((id) => `  ${id}`),
+  ]
 }

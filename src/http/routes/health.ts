@@ -92,7 +92,7 @@ export function healthRoutes(
       },
     },
     async () => {
-      const rateLimit = deps.limiters.store()
+      const rateLimit = await deps.limiters.checkStore()
       const refuse = (
         code: 'storage_unavailable' | 'not_ready',
         detail: string,
