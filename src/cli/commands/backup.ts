@@ -32,6 +32,8 @@ export function registerBackup(program: Command): void {
         const options = command.opts<{ verify?: boolean; force?: boolean }>()
         if (options.verify === true) return verify(file)
         const source = await sqliteDatabase(file, 'backup')
+        if (!fs.existsSync(source))
+          throw new CliError(`there is no database at ${source} (DATABASE_URL): nothing to back up`)
         const destination = path.resolve(file)
         if (!fs.existsSync(path.dirname(destination)))
           throw new CliError(`the folder ${path.dirname(destination)} does not exist; nothing was written`)
