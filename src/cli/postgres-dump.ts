@@ -21,7 +21,8 @@ export interface PostgresDumpCommands {
 /**
  * pg_dump and pg_restore commands for `databaseUrl` and the dump `file`. The password is left out
  * (give it in PGPASSWORD or ~/.pgpass), and the service's own `schema` parameter, which libpq does
- * not know, becomes `--schema`.
+ * not know, becomes pg_dump's `--schema`. pg_restore is not given it: the dump holds that schema
+ * only, and restoring with `--schema` would skip creating the schema itself (after a drop, say).
  */
 export function postgresDumpCommands(databaseUrl: string, file: string): PostgresDumpCommands {
   const url = new URL(databaseUrl)
@@ -41,7 +42,6 @@ export function postgresDumpCommands(databaseUrl: string, file: string): Postgre
       '--no-owner',
       '--single-transaction',
       '--exit-on-error',
-      ...onlySchema,
       database,
       shellWord(file),
     ].join(' '),

@@ -15,6 +15,7 @@ import type { Engine, Storage } from './storage.js'
 export type { Engine, Storage } from './storage.js'
 export { sqliteFile } from './sqlite/open-sqlite.js'
 export type { DatabaseFileReport } from './sqlite/database-file.js'
+export type { RestoreReport } from './sqlite/restore.js'
 
 /** Each engine's options; an engine ignores the other's. */
 export type StorageOptions = SqliteOptions & PostgresOptions

@@ -12,8 +12,9 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createOrganisation } from '../../src/storage/access-repository.js'
+import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
+import { readChangeFeed } from '../../src/storage/sync-repository.js'
 import { startServer } from '../server/process.js'
 import { CLI, cli, ensureBuilt, jsonOf, ROOT, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
 
@@ -189,37 +190,109 @@ describe('backup --verify and restore of files that are no sound backup', () => 
 })
 
 describe('curriculum restore', () => {
-  it('replaces the database with the backup, keeps its mode, records the restore in it, and names students erased since', async () => {
+  it('replaces the database with the backup, keeps its mode, and records the restore in it', async () => {
     const { dir, file, databaseUrl } = await seededDatabase()
     const backup = path.join(dir, 'backup.db')
     expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
-    // After the backup: Cleo arrives, Ben is erased.
     await withStorage(databaseUrl, ({ db }) =>
       upsertStudents(db, [{ id: CLEO, firstName: 'Cleo', tier: 'explorer' }], Date.now()),
     )
-    expect((await cli(['students', 'erase', BEN, '--yes'], { databaseUrl })).status).toBe(0)
     fs.chmodSync(file, 0o640)
 
     const result = await cli(['restore', backup, '--json'], { databaseUrl })
     expect(result.status, result.stdout + result.stderr).toBe(0)
-    expect(jsonOf(result)).toMatchObject({
-      ok: true,
-      database: file,
-      from: backup,
-      replaced: true,
-      forced: false,
-      erasedInReplaced: [BEN],
-    })
+    expect(jsonOf(result)).toMatchObject({ ok: true, database: file, from: backup, replaced: true, forced: false })
     expect(students(file)).toEqual([ADA, BEN])
     expect(mode(file)).toBe(0o640)
     const log = auditLog(file)
     expect(log.map((row) => row.action).slice(-2)).toEqual(['database.backup', 'database.restore'])
-    expect(log.at(-1)!.detail.changed).toEqual({ from: backup, replaced: true, forced: false })
+    expect(log.at(-1)!.detail.changed).toMatchObject({ from: backup, replaced: true, forced: false })
     expect(fs.readdirSync(dir).sort()).toEqual(['backup.db', 'curriculum.db'])
     expect(readDatabase(file, (database) => database.pragma('integrity_check', { simple: true }))).toBe('ok')
 
     const text = await cli(['restore', backup], { databaseUrl })
     expect(text.stdout).toContain('start the server: it serves the restored database')
+  })
+
+  it('keeps the disclosure and audit rows written since the backup, lists what it undid, and expires every feed cursor', async () => {
+    const { dir, file, databaseUrl } = await seededDatabase()
+    const keyId = await withStorage(databaseUrl, async ({ db }) => {
+      const [acme] = await db.selectFrom('organisations').select('id').execute()
+      return (await createApiKey(db, { organisationId: acme!.id, name: 'k', scopes: [], expiresAt: null }, Date.now()))
+        .row.id
+    })
+    const backup = path.join(dir, 'backup.db')
+    expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
+    // After the backup: a disclosure, a revocation and an erasure (which notifies Acme through the feed).
+    const disclosureId = await withStorage(databaseUrl, async ({ db }) => {
+      const [acme] = await db.selectFrom('organisations').select('id').execute()
+      const row = { at: new Date().toISOString(), request_id: 'after-the-backup', key_id: keyId }
+      const values = { ...row, organisation_id: acme!.id, student_id: ADA, action: 'progress.read' as const }
+      return (
+        await db
+          .insertInto('disclosures')
+          .values({ ...values, outcome: 'disclosed' })
+          .returning('id')
+          .execute()
+      )[0]!.id
+    })
+    expect((await cli(['key', 'revoke', keyId], { databaseUrl })).status).toBe(0)
+    expect((await cli(['students', 'erase', BEN, '--yes'], { databaseUrl })).status).toBe(0)
+    const handedOut = readDatabase(file, (database) =>
+      Number(
+        (database.prepare(`select version from meta where name = 'student_changes'`).get() as { version: number })
+          .version,
+      ),
+    )
+    expect(handedOut).toBeGreaterThan(0)
+
+    const result = await cli(['restore', backup, '--json'], { databaseUrl })
+    expect(result.status, result.stdout + result.stderr).toBe(0)
+    const document = jsonOf(result)
+    expect(document.history).toEqual({
+      carried: { auditRows: 2, disclosureRows: 1 },
+      undone: [
+        expect.objectContaining({ action: 'key.revoke', target: `key:${keyId}` }),
+        expect.objectContaining({ action: 'students.erase', target: `student:${BEN}` }),
+      ],
+      erased: [BEN],
+      changeCounter: handedOut,
+    })
+    expect(document.changeFeedFloor).toBe(handedOut + 1)
+    const text = await cli(['restore', backup], { databaseUrl })
+    expect(text.stdout).toContain('1 student erased after the backup is back; erase them again')
+    expect(text.stdout).toContain(`  ${BEN}\n`)
+
+    expect(students(file)).toEqual([ADA, BEN])
+    // The second restore kept the first one's row too: it was written after the backup.
+    expect(
+      auditLog(file)
+        .map((row) => row.action)
+        .slice(-5),
+    ).toEqual(['database.backup', 'key.revoke', 'students.erase', 'database.restore', 'database.restore'])
+    await withStorage(databaseUrl, async (storage) => {
+      const kept = await storage.db.selectFrom('disclosures').selectAll().where('id', '=', disclosureId).execute()
+      expect(kept.map((row) => row.request_id)).toEqual(['after-the-backup'])
+      const [acme] = await storage.db.selectFrom('organisations').select('id').execute()
+      const access = { at: Date.now(), requestId: 'r', keyId, organisationId: acme!.id, sandbox: false }
+      // Any cursor from before the restore has expired; one taken now follows the feed.
+      for (const cursor of [0, 1, handedOut])
+        expect(await readChangeFeed(storage.writes, access, cursor, 10)).toBe('expired')
+      expect(await readChangeFeed(storage.writes, access, 'now', 10)).toMatchObject({ changes: [] })
+    })
+  })
+
+  it('carries nothing over from a database that is not a later state of the backup', async () => {
+    const one = await seededDatabase()
+    const other = await seededDatabase()
+    const backup = path.join(one.dir, 'backup.db')
+    expect((await cli(['backup', backup], { databaseUrl: one.databaseUrl })).status).toBe(0)
+    expect((await cli(['org', 'create', '--name', 'Only Elsewhere'], { databaseUrl: other.databaseUrl })).status).toBe(
+      0,
+    )
+    const result = jsonOf(await cli(['restore', backup, '--json'], { databaseUrl: other.databaseUrl }))
+    expect(result.history).toEqual({ notCarried: 'the replaced database is not a later state of this backup' })
+    expect(auditLog(other.file).map((row) => row.action)).not.toContain('organisation.create')
   })
 
   it('refuses a database a running server has open and tells the operator to stop it; --force replaces it anyway', async () => {

@@ -11,6 +11,7 @@ import { describeDatabaseFile, openDatabaseFiles, progressText, sqliteDatabase }
 import { defineCommand } from '../options.js'
 import { CliError, plural } from '../output.js'
 import { ProgressLine } from '../progress-bar.js'
+import type { RestoreReport } from '../../storage/connection.js'
 
 export function registerRestore(program: Command): void {
   defineCommand(
@@ -66,24 +67,44 @@ export function registerRestore(program: Command): void {
             ...(restored.forced
               ? ['the replaced database was in use (--force): restart the server now; what it wrote since is lost']
               : ['start the server: it serves the restored database (and applies any pending migrations)']),
-            ...erasureLines(restored.erasedInReplaced),
+            ...historyLines(restored.history),
+            `the change feed restarts at ${restored.changeFeedFloor}: partners' cursors from before the restore ` +
+              'answer 410 cursor_expired, and they resync',
           ],
         }
       }),
     )
 }
 
-/** What to do about students the restore brought back although they had been erased. */
-function erasureLines(erased: readonly string[] | undefined): string[] {
-  if (erased === undefined)
+/** Undone actions listed in the text at most; --json lists them all. */
+const SHOWN_ACTIONS = 50
+
+/** What the restore kept of the replaced database, what it undid, and what to make again. */
+function historyLines(history: RestoreReport['history']): string[] {
+  if (history === undefined) return []
+  if ('notCarried' in history)
     return [
-      'the replaced database could not be read: look in its audit log for students erased since the backup ' +
-        'was taken, and erase them again',
+      `nothing was carried over from the replaced database: ${history.notCarried}; the disclosure and audit ` +
+        'rows it wrote after the backup are not in the restored one',
     ]
-  if (erased.length === 0) return []
-  return [
-    `${plural(erased.length, 'student')} erased in the replaced database are back (the backup predates their ` +
-      'erasure); erase them again with `curriculum students erase --file <a CSV with an id column> --yes`:',
-    ...erased.map((id) => `  ${id}`),
+  const { carried, undone, erased } = history
+  const lines = [
+    `kept from the replaced database: ${plural(carried.auditRows, 'audit row')} and ` +
+      `${plural(carried.disclosureRows, 'disclosure row')} written after the backup`,
   ]
+  if (undone.length > 0)
+    lines.push(
+      `${plural(undone.length, 'operator action')} recorded after the backup ${undone.length === 1 ? 'is' : 'are'} ` +
+        'undone by the restore (their audit rows are kept); make again those that must stand (erasures, key ' +
+        'revocations, suspensions, agreements ended):',
+      ...undone.slice(0, SHOWN_ACTIONS).map((action) => `  ${action.at}  ${action.action}  ${action.target}`),
+      ...(undone.length > SHOWN_ACTIONS ? [`  ... and ${undone.length - SHOWN_ACTIONS} more (--json lists all)`] : []),
+    )
+  if (erased.length > 0)
+    lines.push(
+      `${plural(erased.length, 'student')} erased after the backup ${erased.length === 1 ? 'is' : 'are'} back; ` +
+        'erase them again with `curriculum students erase --file <a CSV with an id column> --yes`:',
+      ...erased.map((id) => `  ${id}`),
+    )
+  return lines
 }

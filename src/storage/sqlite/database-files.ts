@@ -4,4 +4,5 @@
  */
 export { DatabaseFileError, type DatabaseFileReport, inspectDatabaseFile } from './database-file.js'
 export { backupDatabaseFile, DestinationExistsError } from './online-backup.js'
+export type { CarriedHistory, UndoneAction } from './restore-history.js'
 export { DatabaseInUseError, type RestoreReport, restoreDatabaseFile } from './restore.js'

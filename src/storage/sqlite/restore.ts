@@ -1,27 +1,38 @@
 /**
  * Puts a backup in the place of a SQLite database, atomically: the backup is copied into a
- * temporary file beside the database, its audit row written there, the file flushed to the disk
- * and renamed over the database. Whatever stops it (a crash, a full disk, a kill), the database's
- * name points at the old file or at the whole restored one, never at a part.
+ * temporary file beside the database; the replaced database's history since the backup is carried
+ * over (restore-history.ts), the change feed restarted and the audit row written there; the file is
+ * flushed to the disk and renamed over the database. Whatever stops it (a crash, a full disk, a
+ * kill), the database's name points at the old file or at the whole restored one, never at a part.
  */
 import fs from 'node:fs'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
+import { restartChangeLog } from '../change-feed-retention.js'
 import type { Database } from '../tables.js'
 import { DatabaseFileError, databaseInUse } from './database-file.js'
 import { createPrivateFile, flushFile, publish, removeFiles, temporaryBeside } from './durable-files.js'
+import { type CarriedHistory, carryHistory } from './restore-history.js'
 
 /** Pages copied per step of the backup API, as `backup` copies them. */
 const PAGES_PER_STEP = 1024
-/** Ids looked up per statement, well under SQLite's limit on parameters. */
-const CHUNK = 500
 
 export interface RestoreOptions {
   /** Replace the database even when some process has it open (or nobody can tell). */
   force: boolean
   onProgress?: (copiedPages: number, totalPages: number) => void
   /** Writes the restore's audit row, into the restored database before it takes the database's name. */
-  audit: (db: Kysely<Database>, facts: { replaced: boolean; forced: boolean }) => Promise<void>
+  audit: (db: Kysely<Database>, facts: RestoreFacts) => Promise<void>
+}
+
+/** What the restore's audit row says it did. */
+export interface RestoreFacts {
+  replaced: boolean
+  forced: boolean
+  carried?: CarriedHistory['carried']
+  undoneActions?: number
+  notCarried?: string
+  changeFeedFloor: number
 }
 
 export interface RestoreReport {
@@ -29,46 +40,15 @@ export interface RestoreReport {
   replaced: boolean
   /** It was in use (or could not be checked) and --force replaced it anyway. */
   forced: boolean
-  /**
-   * Students the replaced database's audit log says were erased and that the backup still holds:
-   * the restore brought them back. Undefined when the replaced database could not be read.
-   */
-  erasedInReplaced: string[] | undefined
+  /** What was kept of the replaced database, or why nothing could be; undefined when there was none. */
+  history: CarriedHistory | { notCarried: string } | undefined
+  /** The change feed's new floor: every cursor handed out before the restore answers cursor_expired. */
+  changeFeedFloor: number
 }
 
 /** The database is open in another process (a running server) and --force was not given. */
 export class DatabaseInUseError extends Error {
   override name = 'DatabaseInUseError'
-}
-
-/** The ids of the students erased in `file`, by its audit log; undefined when it cannot be read. */
-function erasedStudents(file: string): string[] | undefined {
-  let database: SQLite.Database | undefined
-  try {
-    database = new SQLite(file, { readonly: true, fileMustExist: true })
-    const rows = database.prepare(`select distinct target from audit_log where action = 'students.erase'`).all() as {
-      target: string
-    }[]
-    return rows.map((row) => row.target.replace(/^student:/, ''))
-  } catch {
-    return undefined
-  } finally {
-    database?.close()
-  }
-}
-
-/** Which of `ids` are students in `db`. */
-async function present(db: Kysely<Database>, ids: readonly string[]): Promise<string[]> {
-  const found: string[] = []
-  for (let from = 0; from < ids.length; from += CHUNK) {
-    const rows = await db
-      .selectFrom('students')
-      .select('id')
-      .where('id', 'in', ids.slice(from, from + CHUNK))
-      .execute()
-    found.push(...rows.map((row) => row.id))
-  }
-  return found
 }
 
 /**
@@ -102,7 +82,6 @@ export async function restoreDatabaseFile(
 ): Promise<RestoreReport> {
   const replaced = fs.existsSync(target)
   const forced = replaced && forcedOverUse(target, options.force)
-  const erased = replaced ? erasedStudents(target) : []
   const before = replaced ? fs.statSync(target) : undefined
   const temporary = temporaryBeside(target, 'restore')
   // The restored file keeps the replaced one's mode (and owner, when run as root), so that the
@@ -121,11 +100,25 @@ export async function restoreDatabaseFile(
     } finally {
       reader.close()
     }
-    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: new SQLite(temporary) }) })
-    let erasedInReplaced: string[] | undefined
+    const copy = new SQLite(temporary)
+    const history = replaced ? carryHistory(copy, target) : undefined
+    const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: copy }) })
+    let changeFeedFloor: number
     try {
-      await options.audit(db, { replaced, forced })
-      erasedInReplaced = erased === undefined ? undefined : await present(db, erased)
+      changeFeedFloor = await restartChangeLog(
+        db,
+        history === undefined || 'notCarried' in history ? undefined : history.changeCounter,
+      )
+      await options.audit(db, {
+        replaced,
+        forced,
+        ...(history === undefined
+          ? {}
+          : 'notCarried' in history
+            ? { notCarried: history.notCarried }
+            : { carried: history.carried, undoneActions: history.undone.length }),
+        changeFeedFloor,
+      })
     } finally {
       await db.destroy()
     }
@@ -133,7 +126,7 @@ export async function restoreDatabaseFile(
     // The replaced file's write-ahead log and its index would be read as the restored file's.
     removeFiles(`${target}-wal`, `${target}-shm`)
     publish(temporary, target, true)
-    return { replaced, forced, erasedInReplaced }
+    return { replaced, forced, history, changeFeedFloor }
   } finally {
     removeFiles(temporary, `${temporary}-journal`)
   }
