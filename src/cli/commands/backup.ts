@@ -35,6 +35,8 @@ export function registerBackup(program: Command): void {
         if (!fs.existsSync(source))
           throw new CliError(`there is no database at ${source} (DATABASE_URL): nothing to back up`)
         const destination = path.resolve(file)
+        if (destination === path.resolve(source))
+          throw new CliError(`${destination} is the database itself; give another file for its backup`)
         if (!fs.existsSync(path.dirname(destination)))
           throw new CliError(`the folder ${path.dirname(destination)} does not exist; nothing was written`)
         const files = await openDatabaseFiles()

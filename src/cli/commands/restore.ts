@@ -4,6 +4,7 @@
  * no server has the database open (storage/sqlite/restore.ts). On PostgreSQL it prints the
  * pg_restore command instead.
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { act } from '../command-action.js'
@@ -33,6 +34,8 @@ export function registerRestore(program: Command): void {
         const target = path.resolve(await sqliteDatabase(file, 'restore'))
         const backup = path.resolve(file)
         if (backup === target) throw new CliError(`${backup} is the database itself; give a backup of it`)
+        if (!fs.existsSync(path.dirname(target)))
+          throw new CliError(`the folder ${path.dirname(target)} (DATABASE_URL) does not exist; nothing was changed`)
         const files = await openDatabaseFiles()
         let report: ReturnType<typeof files.inspectDatabaseFile>
         try {

@@ -144,8 +144,9 @@ function removeEmptySideFiles(files: readonly string[]): void {
 
 /**
  * Whether another connection has `file` open: a running server (it keeps its connections open)
- * or a command. Every SQLite connection to a file in WAL mode holds a shared lock on it while
- * open, so an exclusive lock is refused exactly then; asked without waiting. Locks held by a
+ * or a command. Every SQLite connection to a file in WAL mode (the server always opens its
+ * database so) holds a shared lock on it while open, so an exclusive lock is refused exactly
+ * then; asked without waiting. Locks held by a
  * process end with it, so a crashed server does not count. Throws DatabaseFileError when the file
  * is no database SQLite can open, since then nobody can tell.
  */

@@ -4,7 +4,7 @@
  *
  * The copy is consistent: it is the database as of one moment. The backup API restarts from the
  * first page whenever another connection writes between two of its steps, which under a steady
- * stream of enrolls means it never finishes; so the source connection holds one read transaction
+ * stream of enrolls makes it start over again and again; so the source connection holds one read transaction
  * open across all the steps, and in WAL mode that snapshot stays fixed while the server goes on
  * committing (readers and the writer do not wait for each other). The write-ahead log cannot be
  * checkpointed past the snapshot meanwhile, so it grows by what is written during the backup.

@@ -103,12 +103,16 @@ export async function restoreDatabaseFile(
     const copy = new SQLite(temporary)
     const history = replaced ? carryHistory(copy, target) : undefined
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: copy }) })
-    let changeFeedFloor: number
+    // A backup older than the change log (migration 0006) has none to restart: its numbers start
+    // from the rows the migration counts, which no partner can hold yet.
+    const hasChangeLog = copy.prepare(`select 1 from sqlite_master where name = 'student_changes'`).get() !== undefined
+    let changeFeedFloor = 0
     try {
-      changeFeedFloor = await restartChangeLog(
-        db,
-        history === undefined || 'notCarried' in history ? undefined : history.changeCounter,
-      )
+      if (hasChangeLog)
+        changeFeedFloor = await restartChangeLog(
+          db,
+          history === undefined || 'notCarried' in history ? undefined : history.changeCounter,
+        )
       await options.audit(db, {
         replaced,
         forced,
