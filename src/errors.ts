@@ -150,6 +150,14 @@ export const PROBLEM_CATALOG = {
     title: 'Storage unavailable',
     description: 'The database could not be reached in time; `Retry-After` says when to retry.',
   },
+  not_ready: {
+    status: 503,
+    title: 'Not ready',
+    description:
+      'Only `GET /readyz` answers it: this instance cannot serve yet, because the database does not list ' +
+      'exactly the migrations its code knows; `checks` names the failing check. A load balancer sends ' +
+      'requests to other instances meanwhile.',
+  },
 } as const satisfies Record<string, { status: number; title: string; description: string }>
 
 export type ProblemCode = keyof typeof PROBLEM_CATALOG
@@ -169,6 +177,8 @@ export interface FieldProblem {
 export interface ProblemOptions {
   headers?: Record<string, string>
   errors?: FieldProblem[]
+  /** RFC 9457 extension members beside the standard ones, e.g. the readiness `checks`. */
+  extensions?: Readonly<Record<string, unknown>>
   cause?: unknown
 }
 
@@ -178,6 +188,7 @@ export interface Problem {
   readonly detail: string
   readonly headers?: Readonly<Record<string, string>>
   readonly errors?: readonly FieldProblem[] | undefined
+  readonly extensions?: Readonly<Record<string, unknown>> | undefined
 }
 
 /** A client-facing failure. Thrown anywhere; rendered once, by the error handler, as problem+json. */
@@ -188,6 +199,7 @@ export class ProblemError extends Error implements Problem {
   readonly detail: string
   readonly headers: Readonly<Record<string, string>>
   readonly errors: readonly FieldProblem[] | undefined
+  readonly extensions: Readonly<Record<string, unknown>> | undefined
 
   constructor(code: ProblemCode, detail: string, options: ProblemOptions = {}) {
     super(detail, options.cause === undefined ? undefined : { cause: options.cause })
@@ -196,6 +208,7 @@ export class ProblemError extends Error implements Problem {
     this.detail = detail
     this.headers = options.headers ?? {}
     this.errors = options.errors
+    this.extensions = options.extensions
   }
 }
 

@@ -15,7 +15,7 @@ import type { FastPathStatus } from './http/fast/index.js'
 import { createLogger } from './logger.js'
 import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
-import { migrate } from './storage/migrate.js'
+import { migrate, NewerDatabaseError } from './storage/migrate.js'
 
 /**
  * Worst case the event loop waits on another process's SQLite write lock in a statement outside
@@ -182,9 +182,14 @@ async function main(hooks: StartHooks): Promise<void> {
 /** Starts the server; a failure to start is printed and ends the process. */
 export function run(hooks: StartHooks = {}): void {
   main(hooks).catch((error: unknown) => {
-    process.stderr.write(
-      `failed to start: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}\n`,
-    )
+    // A database newer than the code is the operator's to resolve, not a bug: the message says how.
+    const text =
+      error instanceof NewerDatabaseError
+        ? error.message
+        : error instanceof Error
+          ? (error.stack ?? error.message)
+          : String(error)
+    process.stderr.write(`failed to start: ${text}\n`)
     process.exit(1)
   })
 }

@@ -96,6 +96,7 @@ export function documentedPath(url: string): string | undefined {
       '/api/v1/deletion-attestations',
       '/.well-known/curriculum-signing-keys',
       '/healthz',
+      '/livez',
       '/readyz',
     ].includes(path)
   )

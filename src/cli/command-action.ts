@@ -10,18 +10,24 @@ import { CliError, type CommandResult, reportFailure, writeJson, writeText } fro
 /** Reports an error and sets the exit code: the error's own for a CliError, otherwise 1. */
 export async function reportError(json: boolean, error: unknown): Promise<void> {
   if (error instanceof CliError) {
-    reportFailure(json, error.message, error.problems)
+    reportFailure(json, error.message, error.problems, error.details)
     process.exitCode = error.exitCode
     return
   }
   process.exitCode = 1
   const message = error instanceof Error ? error.message : String(error)
   // Any other error comes from code that has run, so these imports cost nothing more.
-  const [{ ConflictError, NotFoundError }, { isStorageUnavailable }] = await Promise.all([
+  const [{ ConflictError, NotFoundError }, { isStorageUnavailable }, { NewerDatabaseError }] = await Promise.all([
     import('../domain/errors.js'),
     import('../storage/connection.js'),
+    import('../storage/migrate.js'),
   ])
-  if (error instanceof NotFoundError || error instanceof ConflictError || error instanceof ConfigError) {
+  if (
+    error instanceof NotFoundError ||
+    error instanceof ConflictError ||
+    error instanceof ConfigError ||
+    error instanceof NewerDatabaseError
+  ) {
     reportFailure(json, message)
   } else if (isStorageUnavailable(error)) {
     // A locked or unreachable database: worth retrying, and not a bug.

@@ -19,6 +19,8 @@ export class CliError extends Error {
     message: string,
     readonly problems: readonly InputProblem[] = [],
     readonly exitCode = 1,
+    /** Fields for the --json error beside the message, for a script to act on. */
+    readonly details: Readonly<Record<string, unknown>> = {},
   ) {
     super(message)
   }
@@ -53,9 +55,14 @@ export function writeText(text: string | readonly string[]): void {
   if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`)
 }
 
-export function reportFailure(json: boolean, message: string, problems: readonly InputProblem[] = []): void {
+export function reportFailure(
+  json: boolean,
+  message: string,
+  problems: readonly InputProblem[] = [],
+  details: Readonly<Record<string, unknown>> = {},
+): void {
   if (json) {
-    writeJson({ ok: false, error: { message, problems } })
+    writeJson({ ok: false, error: { message, problems, ...details } })
     return
   }
   // Problems are written in chunks: an import with a million bad rows must not build one string.

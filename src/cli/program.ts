@@ -8,6 +8,7 @@
  */
 import { Command } from 'commander'
 import { registerAgreement } from './commands/agreement.js'
+import { registerBackup } from './commands/backup.js'
 import { registerCatalog } from './commands/catalog.js'
 import { registerDisclosures } from './commands/disclosures.js'
 import { registerKey } from './commands/key.js'
@@ -16,6 +17,7 @@ import { registerMigrate } from './commands/migrate.js'
 import { registerOperator } from './commands/operator.js'
 import { registerOrg } from './commands/org.js'
 import { registerProgress } from './commands/progress.js'
+import { registerRestore } from './commands/restore.js'
 import { registerSchools } from './commands/schools.js'
 import { registerStudents } from './commands/students.js'
 
@@ -43,6 +45,8 @@ export function buildProgram(options: { json: boolean }): Command {
     })
     .showHelpAfterError(options.json ? false : '(add --help for usage)')
   registerMigrate(program)
+  registerBackup(program)
+  registerRestore(program)
   registerCatalog(program)
   registerOrg(program)
   registerAgreement(program)

@@ -29,7 +29,14 @@ export interface Session {
   migrated: MigrationReport
 }
 
-export async function withStorage<T>(work: (session: Session) => Promise<T>): Promise<T> {
+/**
+ * `migrate: false` leaves the schema as it is, for the commands that must see it unchanged
+ * (`migrate --dry-run`, `backup`); `migrated` then lists nothing.
+ */
+export async function withStorage<T>(
+  work: (session: Session) => Promise<T>,
+  options: { migrate?: boolean } = {},
+): Promise<T> {
   const config = loadConfig()
   // Loaded here rather than at start: see program.ts.
   const [{ openStorage }, { migrate }] = await Promise.all([
@@ -47,7 +54,10 @@ export async function withStorage<T>(work: (session: Session) => Promise<T>): Pr
     tempCacheKib: STAGING_CACHE_KIB,
   })
   try {
-    const migrated = await migrate(storage, undefined, { agreementDispositionDays: config.agreementDispositionDays })
+    const migrated =
+      options.migrate === false
+        ? { applied: [] }
+        : await migrate(storage, undefined, { agreementDispositionDays: config.agreementDispositionDays })
     return await work({ storage, config, migrated })
   } finally {
     await storage.close()

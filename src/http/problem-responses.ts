@@ -59,14 +59,19 @@ function bodyPrefix(problem: Problem): BodyPrefix {
 
 /** The problem+json body of a problem answered to the request `requestId`. */
 export function problemJson(problem: Problem, requestId: string): string {
-  if (problem.errors !== undefined)
-    return JSON.stringify({ ...problemBody(problem, requestId), errors: [...problem.errors] })
+  if (problem.errors !== undefined || problem.extensions !== undefined)
+    return JSON.stringify({
+      ...problemBody(problem, requestId),
+      ...(problem.errors === undefined ? {} : { errors: [...problem.errors] }),
+      ...problem.extensions,
+    })
   return `${bodyPrefix(problem).text}${JSON.stringify(requestId)}}`
 }
 
 /** The same body as its UTF-8 bytes, which the fast path sends as they are. */
 export function problemBytes(problem: Problem, requestId: string): ByteString {
-  if (problem.errors !== undefined) return byteString(problemJson(problem, requestId))
+  if (problem.errors !== undefined || problem.extensions !== undefined)
+    return byteString(problemJson(problem, requestId))
   const prefix = bodyPrefix(problem)
   prefix.bytes ??= byteString(prefix.text)
   // Only the id is converted (a no-op for the ids made here): the prefix is bytes already.

@@ -134,6 +134,11 @@ export class FallbackLimiter implements RateLimiter {
     )
   }
 
+  /** Falls back now: Redis failed a check made outside this limiter (readiness). */
+  unreachable(error: unknown): void {
+    this.#degrade(error)
+  }
+
   #degrade(error: unknown): void {
     if (!this.#healthy) return
     this.#healthy = false

@@ -31,6 +31,11 @@ export interface Limiters {
   readonly signInFailuresByAddress: RateLimiter
   readonly signUpsByAddress: RateLimiter
   store(): LimiterStore
+  /**
+   * The store after asking Redis (a ping within its command timeout) while it is believed up, so
+   * that readiness never names Redis while it is unreachable and no request has found out yet.
+   */
+  checkStore(): Promise<LimiterStore>
   /** Drops idle in-memory windows; called once a window. */
   sweep(): void
   close(): Promise<void>
@@ -43,7 +48,7 @@ export const SIGN_IN_WINDOW_MS = 15 * 60_000
 export const SIGN_UP_WINDOW_MS = 60 * 60_000
 
 interface Spec {
-  name: keyof Omit<Limiters, 'inProcess' | 'store' | 'sweep' | 'close'>
+  name: keyof Omit<Limiters, 'inProcess' | 'store' | 'checkStore' | 'sweep' | 'close'>
   /** Redis key part, and what the log calls it. */
   key: string
   label: string
@@ -122,6 +127,7 @@ export async function createLimiters(
       signInFailuresByAddress: of('signInFailuresByAddress'),
       signUpsByAddress: of('signUpsByAddress'),
       store: () => 'memory',
+      checkStore: async () => 'memory',
       sweep,
       close: async () => {},
     }
@@ -156,6 +162,11 @@ export async function createLimiters(
     signInFailuresByAddress: of('signInFailuresByAddress'),
     signUpsByAddress: of('signUpsByAddress'),
     store: () => of('requests').store,
+    async checkStore() {
+      const requests = of('requests')
+      if (requests.store === 'redis') await client.ping().catch((error: unknown) => requests.unreachable(error))
+      return requests.store
+    },
     sweep,
     async close() {
       for (const limiter of shared.values()) limiter.close()

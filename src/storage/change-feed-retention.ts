@@ -12,6 +12,14 @@ import type { Kysely } from 'kysely'
 import type { Database } from './tables.js'
 
 const FLOOR = 'student_changes_floor'
+const COUNTER = 'student_changes'
+
+/**
+ * How far past the restored log's last number the numbering restarts when the numbers partners
+ * may hold are unknown (the replaced database was unreadable, or there was none): beyond what any
+ * deployment writes between a backup and its restore, and far within exact integers.
+ */
+const UNKNOWN_CURSORS_MARGIN = 1_000_000_000
 
 /** Rows one transaction deletes at most: on SQLite it holds the only write lock meanwhile. */
 export const PRUNE_BATCH = 500
@@ -77,4 +85,29 @@ export async function pruneChangeLog(db: Kysely<Database>, options: PruneOptions
     deleted += pruned.count
     if (!pruned.more || !(await pause())) return deleted
   }
+}
+
+/**
+ * After a restore from a backup, in the restored database: the log's numbering moves past every
+ * number partners may hold (`handedOut`, the replaced database's last number, or a wide margin when
+ * unknown) and the floor with it, and the rows below go. Every cursor from before the restore then
+ * answers 410 `cursor_expired` and its holder resyncs, since its copy may hold changes the restore
+ * undid; none can silently skip the changes numbered after the restore. Resolves to the new floor.
+ */
+export async function restartChangeLog(db: Kysely<Database>, handedOut: number | undefined): Promise<number> {
+  const row = await db.selectFrom('meta').select('version').where('name', '=', COUNTER).executeTakeFirst()
+  const last = Number(row?.version ?? 0)
+  const floor = handedOut === undefined ? last + UNKNOWN_CURSORS_MARGIN : Math.max(last, handedOut) + 1
+  await db
+    .insertInto('meta')
+    .values({ name: COUNTER, version: floor })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ version: floor }))
+    .execute()
+  await db
+    .insertInto('meta')
+    .values({ name: FLOOR, version: floor })
+    .onConflict((oc) => oc.column('name').doUpdateSet({ version: floor }))
+    .execute()
+  await db.deleteFrom('student_changes').where('seq', '<=', floor).execute()
+  return floor
 }

@@ -13,6 +13,9 @@ import { isSqliteUnavailable } from './sqlite/unavailable.js'
 import type { Engine, Storage } from './storage.js'
 
 export type { Engine, Storage } from './storage.js'
+export { sqliteFile } from './sqlite/open-sqlite.js'
+export type { DatabaseFileReport } from './sqlite/database-file.js'
+export type { RestoreReport } from './sqlite/restore.js'
 
 /** Each engine's options; an engine ignores the other's. */
 export type StorageOptions = SqliteOptions & PostgresOptions
@@ -31,4 +34,9 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
  */
 export function isStorageUnavailable(error: unknown): boolean {
   return error instanceof Error && (isSqliteUnavailable(error) || isPostgresUnavailable(error))
+}
+
+/** SQLite's file operations (backup, verify, restore), for the operator's commands only. */
+export function sqliteDatabaseFiles(): Promise<typeof import('./sqlite/database-files.js')> {
+  return import('./sqlite/database-files.js')
 }

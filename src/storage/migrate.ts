@@ -49,19 +49,68 @@ export interface MigrationReport {
   applied: string[]
 }
 
-/**
- * True when the database lists every migration as applied, the usual case at start: then the
- * migrator (its lock table, lock and reads) is not needed. A table not there yet means no.
- */
-async function allApplied(storage: Storage): Promise<boolean> {
-  const table = storage.schema === undefined ? DEFAULT_MIGRATION_TABLE : `${storage.schema}.${DEFAULT_MIGRATION_TABLE}`
-  try {
-    const { rows } = await sql<{ name: string }>`select name from ${sql.table(table)}`.execute(storage.db)
-    const applied = new Set(rows.map((row) => row.name))
-    return Object.keys(migrations(storage)).every((name) => applied.has(name))
-  } catch {
-    return false
+/** The migrations this code knows, in the order they apply. */
+export function knownMigrations(): string[] {
+  // The migrations' closures are never called here, so no storage is needed to list their names.
+  return Object.keys(migrations({} as Storage))
+}
+
+/** How the migrations a database lists compare with those this code knows. */
+export interface MigrationState {
+  /** Listed by the database, in the order they were applied. */
+  applied: string[]
+  /** Known to this code and not applied yet. */
+  pending: string[]
+  /** Listed by the database and unknown to this code: a newer version migrated it. */
+  unknown: string[]
+}
+
+/** Compares the names a database (or a backup) lists with those this code knows. */
+export function compareMigrations(applied: readonly string[]): MigrationState {
+  const known = knownMigrations()
+  const listed = new Set(applied)
+  const knownSet = new Set(known)
+  return {
+    applied: [...applied],
+    pending: known.filter((name) => !listed.has(name)),
+    unknown: applied.filter((name) => !knownSet.has(name)),
   }
+}
+
+/** Thrown when the database was migrated by a newer version of the service than this one. */
+export class NewerDatabaseError extends Error {
+  override name = 'NewerDatabaseError'
+  constructor(readonly unknown: readonly string[]) {
+    super(
+      `the database lists ${unknown.length === 1 ? 'a migration' : 'migrations'} this version of the ` +
+        `Curriculum API does not know (${unknown.join(', ')}): a newer version migrated it. Nothing was ` +
+        'changed. Run the newer version (upgrade the code), or restore a backup taken before that upgrade ' +
+        '(docs/operating.md, "Upgrades").',
+    )
+  }
+}
+
+/** True when the migration table exists; asked of the catalog so that no failed statement is needed. */
+async function hasMigrationTable(storage: Storage): Promise<boolean> {
+  if (storage.engine === 'postgres') {
+    const table = `${storage.schema === undefined ? '' : `${storage.schema}.`}${DEFAULT_MIGRATION_TABLE}`
+    const { rows } = await sql<{ found: string | null }>`select to_regclass(${table})::text as found`.execute(
+      storage.db,
+    )
+    return rows[0]?.found != null
+  }
+  const { rows } = await sql<{ name: string }>`select name from sqlite_master
+    where type = 'table' and name = ${DEFAULT_MIGRATION_TABLE}`.execute(storage.db)
+  return rows.length > 0
+}
+
+/** The migrations the database lists, against those this code knows (none listed on a new database). */
+export async function migrationState(storage: Storage): Promise<MigrationState> {
+  if (!(await hasMigrationTable(storage))) return compareMigrations([])
+  const table = storage.schema === undefined ? DEFAULT_MIGRATION_TABLE : `${storage.schema}.${DEFAULT_MIGRATION_TABLE}`
+  const { rows } = await sql<{ name: string }>`select name from ${sql.table(table)}
+    order by timestamp, name`.execute(storage.db)
+  return compareMigrations(rows.map((row) => row.name))
 }
 
 /**
@@ -73,7 +122,11 @@ export async function migrate(
   upTo?: string,
   defaults: MigrationDefaults = {},
 ): Promise<MigrationReport> {
-  if (upTo === undefined && (await allApplied(storage))) return { applied: [] }
+  // Also the usual case at start: nothing to apply, so the migrator (its lock table, lock and
+  // reads) is not needed.
+  const state = await migrationState(storage)
+  if (state.unknown.length > 0) throw new NewerDatabaseError(state.unknown)
+  if (upTo === undefined && state.pending.length === 0) return { applied: [] }
   if (storage.schema !== undefined) {
     await sql`create schema if not exists ${sql.id(storage.schema)}`.execute(storage.db)
   }

@@ -40,6 +40,7 @@ describe('OpenAPI document', () => {
         'POST /api/v1/deletion-attestations',
         'GET /.well-known/curriculum-signing-keys',
         'GET /healthz',
+        'GET /livez',
         'GET /readyz',
       ].sort(),
     )
@@ -68,6 +69,7 @@ describe('OpenAPI document', () => {
         '503',
       ],
       'get /.well-known/curriculum-signing-keys': ['200', '503'],
+      'get /readyz': ['200', '503'],
     }
     for (const [key, statuses] of Object.entries(expected)) {
       const [method, p] = key.split(' ') as [string, string]

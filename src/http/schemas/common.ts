@@ -5,6 +5,7 @@
 import { type Static, Type } from 'typebox'
 import { PROBLEM_CODES } from '../../errors.js'
 import { TIER_IDS, type TierId } from '../../domain/tiers.js'
+import { ReadinessChecksSchema } from './health.js'
 
 /** A tier id; `description` says what this particular one means. */
 export function tierId(description = 'Tier identifier.') {
@@ -52,6 +53,7 @@ export const ProblemSchema = Type.Object(
     errors: Type.Optional(
       Type.Array(FieldProblemSchema, { description: 'Each validation problem (code `invalid_request`).' }),
     ),
+    checks: Type.Optional(ReadinessChecksSchema),
   },
   {
     $id: 'Problem',

@@ -1,0 +1,81 @@
+/**
+ * `curriculum backup <file>`: a consistent copy of the SQLite database while the server runs
+ * (storage/sqlite/online-backup.ts); `backup --verify <file>` checks a copy. On PostgreSQL it
+ * prints the pg_dump and pg_restore commands instead (postgres-dump.ts).
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Command } from 'commander'
+import { act } from '../command-action.js'
+import { describeDatabaseFile, openDatabaseFiles, progressText, sqliteDatabase } from '../database-files.js'
+import { defineCommand } from '../options.js'
+import { CliError, type CommandResult } from '../output.js'
+import { ProgressLine } from '../progress-bar.js'
+
+export function registerBackup(program: Command): void {
+  defineCommand(
+    program,
+    'backup <file>',
+    'Back up the SQLite database into <file> while the server runs (never replacing a file without --force); ' +
+      '--verify checks a backup',
+    [
+      'DATABASE_URL=sqlite:data/curriculum.db curriculum backup backups/curriculum-2026-03-02.db',
+      'curriculum backup --verify backups/curriculum-2026-03-02.db',
+    ],
+    { audit: 'database.backup' },
+  )
+    .option('--verify', 'check the backup <file> instead: integrity, schema version and row counts; writes nothing')
+    .option('--force', 'replace <file> if it exists')
+    .action(
+      act(async (command, audit) => {
+        const [file] = command.args as [string]
+        const options = command.opts<{ verify?: boolean; force?: boolean }>()
+        if (options.verify === true) return verify(file)
+        const source = await sqliteDatabase(file, 'backup')
+        if (!fs.existsSync(source))
+          throw new CliError(`there is no database at ${source} (DATABASE_URL): nothing to back up`)
+        const destination = path.resolve(file)
+        if (destination === path.resolve(source))
+          throw new CliError(`${destination} is the database itself; give another file for its backup`)
+        if (!fs.existsSync(path.dirname(destination)))
+          throw new CliError(`the folder ${path.dirname(destination)} does not exist; nothing was written`)
+        const files = await openDatabaseFiles()
+        const bar = new ProgressLine()
+        let report: Awaited<ReturnType<typeof files.backupDatabaseFile>>
+        try {
+          report = await files.backupDatabaseFile(source, destination, {
+            overwrite: options.force === true,
+            onProgress: (copied, total) => bar.update(progressText('backing up', copied, total)),
+            audit: (db) => audit.record(db, 'database', { file: destination }),
+          })
+        } catch (error) {
+          if (error instanceof files.DestinationExistsError || error instanceof files.DatabaseFileError)
+            throw new CliError(error.message)
+          throw error
+        } finally {
+          bar.clear()
+        }
+        const described = await describeDatabaseFile(report)
+        return {
+          data: { file: destination, ...described.data },
+          text: [`backed up ${source} into ${destination} (mode 0600: it holds children's data)`, ...described.text],
+        }
+      }),
+    )
+}
+
+/** Checks a backup without opening the configured database; exits 1 when it could not be restored. */
+async function verify(file: string): Promise<CommandResult> {
+  const files = await openDatabaseFiles()
+  let report: ReturnType<typeof files.inspectDatabaseFile>
+  try {
+    report = files.inspectDatabaseFile(path.resolve(file))
+  } catch (error) {
+    if (error instanceof files.DatabaseFileError) throw new CliError(error.message)
+    throw error
+  }
+  const described = await describeDatabaseFile(report)
+  if (described.refusal !== undefined)
+    throw new CliError(`${described.refusal}\n${described.text.join('\n')}`, [], 1, described.data)
+  return { data: { file: report.file, ...described.data }, text: [`${report.file}: a sound backup`, ...described.text] }
+}

@@ -1,0 +1,113 @@
+/**
+ * `curriculum restore <file>`: puts a backup in the place of the SQLite database, once the
+ * backup has passed its integrity check and its schema is one this version knows, and only while
+ * no server has the database open (storage/sqlite/restore.ts). On PostgreSQL it prints the
+ * pg_restore command instead.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import type { Command } from 'commander'
+import { act } from '../command-action.js'
+import { describeDatabaseFile, openDatabaseFiles, progressText, sqliteDatabase } from '../database-files.js'
+import { defineCommand } from '../options.js'
+import { CliError, plural } from '../output.js'
+import { ProgressLine } from '../progress-bar.js'
+import type { RestoreReport } from '../../storage/connection.js'
+
+export function registerRestore(program: Command): void {
+  defineCommand(
+    program,
+    'restore <file>',
+    'Replace the SQLite database with the backup <file> (stop the server first); checks the backup before',
+    ['DATABASE_URL=sqlite:data/curriculum.db curriculum restore backups/curriculum-2026-03-02.db'],
+    { audit: 'database.restore' },
+  )
+    .option(
+      '--force',
+      'replace the database even while a process has it open (a running server keeps writing into the ' +
+        'replaced file, and that is lost: restart it at once)',
+    )
+    .action(
+      act(async (command, audit) => {
+        const [file] = command.args as [string]
+        const force = command.opts<{ force?: boolean }>().force === true
+        const target = path.resolve(await sqliteDatabase(file, 'restore'))
+        const backup = path.resolve(file)
+        if (backup === target) throw new CliError(`${backup} is the database itself; give a backup of it`)
+        if (!fs.existsSync(path.dirname(target)))
+          throw new CliError(`the folder ${path.dirname(target)} (DATABASE_URL) does not exist; nothing was changed`)
+        const files = await openDatabaseFiles()
+        let report: ReturnType<typeof files.inspectDatabaseFile>
+        try {
+          report = files.inspectDatabaseFile(backup)
+        } catch (error) {
+          if (error instanceof files.DatabaseFileError) throw new CliError(`${error.message}; nothing was changed`)
+          throw error
+        }
+        const described = await describeDatabaseFile(report)
+        if (described.refusal !== undefined)
+          throw new CliError(`${described.refusal}; nothing was changed`, [], 1, described.data)
+        const bar = new ProgressLine()
+        let restored: Awaited<ReturnType<typeof files.restoreDatabaseFile>>
+        try {
+          restored = await files.restoreDatabaseFile(backup, target, {
+            force,
+            onProgress: (copied, total) => bar.update(progressText('restoring', copied, total)),
+            audit: (db, facts) => audit.record(db, 'database', { from: backup, ...facts }),
+          })
+        } catch (error) {
+          if (error instanceof files.DatabaseInUseError || error instanceof files.DatabaseFileError)
+            throw new CliError(error.message)
+          throw error
+        } finally {
+          bar.clear()
+        }
+        return {
+          data: { database: target, from: backup, ...restored, ...described.data },
+          text: [
+            `restored ${backup} into ${target}`,
+            ...described.text,
+            ...(restored.forced
+              ? ['the replaced database was in use (--force): restart the server now; what it wrote since is lost']
+              : ['start the server: it serves the restored database (and applies any pending migrations)']),
+            ...historyLines(restored.history),
+            `the change feed restarts at ${restored.changeFeedFloor}: partners' cursors from before the restore ` +
+              'answer 410 cursor_expired, and they resync',
+          ],
+        }
+      }),
+    )
+}
+
+/** Undone actions listed in the text at most; --json lists them all. */
+const SHOWN_ACTIONS = 50
+
+/** What the restore kept of the replaced database, what it undid, and what to make again. */
+function historyLines(history: RestoreReport['history']): string[] {
+  if (history === undefined) return []
+  if ('notCarried' in history)
+    return [
+      `nothing was carried over from the replaced database: ${history.notCarried}; the disclosure and audit ` +
+        'rows it wrote after the backup are not in the restored one',
+    ]
+  const { carried, undone, erased } = history
+  const lines = [
+    `kept from the replaced database: ${plural(carried.auditRows, 'audit row')} and ` +
+      `${plural(carried.disclosureRows, 'disclosure row')} written after the backup`,
+  ]
+  if (undone.length > 0)
+    lines.push(
+      `${plural(undone.length, 'operator action')} recorded after the backup ${undone.length === 1 ? 'is' : 'are'} ` +
+        'undone by the restore (their audit rows are kept); make again those that must stand (erasures, key ' +
+        'revocations, suspensions, agreements ended):',
+      ...undone.slice(0, SHOWN_ACTIONS).map((action) => `  ${action.at}  ${action.action}  ${action.target}`),
+      ...(undone.length > SHOWN_ACTIONS ? [`  ... and ${undone.length - SHOWN_ACTIONS} more (--json lists all)`] : []),
+    )
+  if (erased.length > 0)
+    lines.push(
+      `${plural(erased.length, 'student')} erased after the backup ${erased.length === 1 ? 'is' : 'are'} back; ` +
+        'erase them again with `curriculum students erase --file <a CSV with an id column> --yes`:',
+      ...erased.map((id) => `  ${id}`),
+    )
+  return lines
+}

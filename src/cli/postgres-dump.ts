@@ -1,0 +1,62 @@
+/**
+ * On PostgreSQL, backups are PostgreSQL's own tools' job (pg_dump and pg_restore: consistent,
+ * online, and restorable into another server or version). `backup` and `restore` print the exact
+ * commands for the configured database instead, and the docs give the same
+ * (docs/operating.md, "Backups and restore").
+ */
+import { CliError } from './output.js'
+
+/** Characters a POSIX shell reads literally, so the word needs no quotes. */
+const PLAIN_WORD = /^[A-Za-z0-9_@%+=:,./-]+$/
+
+export function shellWord(word: string): string {
+  return PLAIN_WORD.test(word) ? word : `'${word.replaceAll("'", `'\\''`)}'`
+}
+
+export interface PostgresDumpCommands {
+  backup: string
+  restore: string
+}
+
+/**
+ * pg_dump and pg_restore commands for `databaseUrl` and the dump `file`. The password is left out
+ * (give it in PGPASSWORD or ~/.pgpass), and the service's own `schema` parameter, which libpq does
+ * not know, becomes pg_dump's `--schema`. pg_restore is not given it: the dump holds that schema
+ * only, and restoring with `--schema` would skip creating the schema itself (after a drop, say).
+ */
+export function postgresDumpCommands(databaseUrl: string, file: string): PostgresDumpCommands {
+  const url = new URL(databaseUrl)
+  const schema = url.searchParams.get('schema')
+  url.searchParams.delete('schema')
+  url.password = ''
+  const database = `--dbname=${shellWord(url.toString())}`
+  const onlySchema = schema === null ? [] : [`--schema=${shellWord(schema)}`]
+  return {
+    backup: ['pg_dump', '--format=custom', '--no-owner', ...onlySchema, database, `--file=${shellWord(file)}`].join(
+      ' ',
+    ),
+    restore: [
+      'pg_restore',
+      '--clean',
+      '--if-exists',
+      '--no-owner',
+      '--single-transaction',
+      '--exit-on-error',
+      database,
+      shellWord(file),
+    ].join(' '),
+  }
+}
+
+/** The answer of `backup` and `restore` on PostgreSQL: nothing done, and the commands that do it. */
+export function usePostgresTools(databaseUrl: string, file: string, command: 'backup' | 'restore'): CliError {
+  const commands = postgresDumpCommands(databaseUrl, file)
+  return new CliError(
+    `DATABASE_URL is a PostgreSQL database: ${command === 'backup' ? 'back it up' : 'restore it'} with ` +
+      `PostgreSQL's own tools (nothing was done). Back up:\n  ${commands.backup}\nRestore (stop the ` +
+      `servers first):\n  ${commands.restore}`,
+    [],
+    1,
+    { commands },
+  )
+}
