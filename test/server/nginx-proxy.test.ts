@@ -42,6 +42,8 @@ interface Call {
   body?: string
   /** The client's own address. */
   from?: string
+  /** The name sent in TLS's server name indication. */
+  servername?: string
 }
 
 describe.skipIf(!HAS_NGINX)(TITLE, () => {
@@ -51,6 +53,7 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
   let ca = ''
   let ports = { https: 0, http: 0, service: 0 }
   let catalogKey = ''
+  let studentKey = ''
   let operator = { email: '', password: '' }
 
   const send = (secure: boolean, call: Call): Promise<Answer> =>
@@ -64,7 +67,7 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
         localAddress: call.from ?? '127.0.0.2',
         headers: { host: `localhost:${port}`, ...call.headers },
         agent: false,
-        ...(secure ? { ca, servername: 'localhost' } : {}),
+        ...(secure ? { ca, servername: call.servername ?? 'localhost' } : {}),
       }
       const request = (secure ? https : http).request(options, (response) => {
         let body = ''
@@ -90,6 +93,7 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
     })
     const out = server.output()
     catalogKey = /Demo catalog key[^\n]*\n\s+(cur_live_\w+)/.exec(out)![1]!
+    studentKey = /Demo student key[^\n]*\n\s+(cur_live_\w+)/.exec(out)![1]!
     operator = {
       email: /Demo operator login: (\S+)/.exec(out)![1]!,
       password: /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!,
@@ -191,10 +195,33 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
     expect(server!.output()).not.toContain('"path":"/metrics')
   })
 
-  it('refuses a name it does not serve', async () => {
+  it('refuses a name it does not serve, over HTTP and in the TLS handshake', async () => {
     const other = await send(false, { path: '/api/v1/tiers', headers: { host: 'elsewhere.example' } }).catch(
       (error: NodeJS.ErrnoException) => error.code,
     )
     expect(other).toBe('ECONNRESET')
+    const handshake = await send(true, { path: '/api/v1/tiers', servername: 'elsewhere.example' }).catch(
+      (error: Error) => error.message,
+    )
+    expect(handshake).toMatch(/unrecognized name/)
+  })
+
+  it("leaves a body over the service's limit to the service's own 413; nginx refuses only past 1 MiB", async () => {
+    const post = (bytes: number) =>
+      send(true, {
+        method: 'POST',
+        path: '/api/v1/tiers',
+        // Not the catalog key: the test before has spent its rate limit.
+        headers: { authorization: `Bearer ${studentKey}`, 'content-type': 'application/json' },
+        body: `"${'x'.repeat(bytes - 2)}"`,
+        from: '127.0.0.5',
+      })
+    const over = await post(5000)
+    expect(over.status).toBe(413)
+    expect(over.headers['content-type']).toMatch(/^application\/problem\+json/)
+    expect(over.body).toContain('at most 4096 bytes')
+    const huge = await post(2 * 1024 * 1024)
+    expect(huge.status).toBe(413)
+    expect(huge.headers['x-request-id']).toBeUndefined()
   })
 })
