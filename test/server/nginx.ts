@@ -77,8 +77,8 @@ export function renderSite(site: string, ports: SitePorts, tlsDir: string, logDi
   text = replaceExactly(text, 'server 127.0.0.1:3000;', `server 127.0.0.1:${ports.service};`, 1)
   // The test machine may have no IPv6: its listen lines go, the IPv4 ones stay.
   text = replaceExactly(text, /^ *listen \[::\]:\d+.*\n/gm, '', 4)
-  text = replaceExactly(text, /listen 443 /g, `listen 127.0.0.1:${ports.https} `, 2)
-  text = replaceExactly(text, /listen 80([ ;])/g, `listen 127.0.0.1:${ports.http}$1`, 2)
+  text = replaceExactly(text, /^( *)listen 443 /gm, `$1listen 127.0.0.1:${ports.https} `, 2)
+  text = replaceExactly(text, /^( *)listen 80([ ;])/gm, `$1listen 127.0.0.1:${ports.http}$2`, 2)
   return text
 }
 
