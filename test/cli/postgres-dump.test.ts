@@ -129,7 +129,7 @@ describe.skipIf(SKIPPED !== undefined)(`pg_dump and pg_restore${SKIPPED ? ` (ski
     } finally {
       await storage.close()
     }
-  })
+  }, 120_000)
 
   it('restores a database of its own (no schema parameter) to what was dumped', async () => {
     const admin = openStorage(POSTGRES_URL)
@@ -156,5 +156,5 @@ describe.skipIf(SKIPPED !== undefined)(`pg_dump and pg_restore${SKIPPED ? ` (ski
       await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.db)
       await admin.close()
     }
-  })
+  }, 120_000)
 })

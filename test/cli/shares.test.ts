@@ -137,7 +137,7 @@ describe('schools and shares', () => {
 
     const listing = await cli(['schools', 'list'], { databaseUrl })
     expect(listing.stdout).toMatch(/Hillside Primary\s+HP-01\s+-\s+2\s+1/)
-  })
+  }, 120_000)
 
   it('shares a list by ids or external ids, lists shares, and ends a school share keeping what a list holds', async () => {
     const databaseUrl = newDatabaseUrl()
@@ -198,7 +198,7 @@ describe('schools and shares', () => {
     const text = await cli(['links', 'shares', '--org', 'Acme Learning'], { databaseUrl })
     expect(text.stdout).toMatch(/^Acme Learning \(.*\): 1 student linked/)
     expect(text.stdout).toMatch(/school\s+Oakwood High\s+0\s+\S+\s+\d{4}-/)
-  })
+  }, 120_000)
 
   it('holds the links of an import in one list share per organisation, named after the file', async () => {
     const databaseUrl = newDatabaseUrl()
@@ -226,7 +226,7 @@ describe('schools and shares', () => {
       ])
     }
     expect(await linked(databaseUrl, beta)).toEqual([uuid(2)])
-  })
+  }, 120_000)
 })
 
 async function listSchools(databaseUrl: string): Promise<[string, number, number][]> {

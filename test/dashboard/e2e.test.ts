@@ -289,7 +289,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     ])
     expect(download.suggestedFilename()).toMatch(new RegExp(`^disclosures-${demoStudent}-\\d{4}-\\d\\d-\\d\\d\\.csv$`))
     const csv = fs.readFileSync((await download.path())!, 'utf8')
-    expect(csv.split('\r\n')[0]).toMatch(/^"at","student_id","action"/)
+    expect(csv.split('\r\n')[0]).toMatch(/^"at","student_id","student_external_id","action"/)
     expect(csv).toContain('"DSA-2026-014","Reading practice: show each learner their next lesson","first_name tier"')
     await operator.goto(url('/dashboard/partner'))
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Not for this account')
