@@ -1,0 +1,422 @@
+/**
+ * One pass of a roster import over the stored data, either counting what it would change (a
+ * preview) or changing it inside the caller's transaction (roster-import.ts).
+ *
+ * Order of the writes, for PostgreSQL: schools, then the erasure's rows, then every student row
+ * (new students, new first names), and only then attendance, links and the change log, batch by
+ * batch. An enroll holds its student's row until it has numbered its change, and numbering holds
+ * the change counter to the commit (student-change-log.ts): once this import has numbered a
+ * change it writes no student row an enroll could hold, so neither waits for the other in a
+ * circle. Students are read and written in batches, with `pause` between them, so that memory
+ * holds one batch beside the export and a server keeps answering meanwhile.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
+import type { NewStudentChange } from '../domain/student-change.js'
+import { TIER_IDS, type TierId } from '../domain/tiers.js'
+import {
+  type Attended,
+  insertSchool,
+  insertStudents,
+  type NewRosterStudent,
+  ROSTER_CHUNK,
+  renameStudent,
+  rosterStudentsAfter,
+  type StoredRosterSchool,
+  schoolsByExternalId,
+  schoolsOfStudents,
+  studentsByExternalId,
+  studentsOfSchool,
+  updateSchool,
+} from '../storage/roster-repository.js'
+import { type Attendance, changeAttendance } from '../storage/school-shares.js'
+import { recordStudentChanges } from '../storage/student-change-log.js'
+import { eraseStudentRows, type PendingErasure, recordErasureNotices } from '../storage/student-removal.js'
+import type { Database } from '../storage/tables.js'
+import { announceStudentChanges } from '../storage/webhook-repository.js'
+import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterStudent } from './oneroster.js'
+import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
+import { ProblemList } from './roster-problems.js'
+
+/** What the service keeps of a roster, as the preview says it. */
+export const KEPT_FIELDS =
+  "Kept of each student: the district's id for it (sourcedId), the first name (preferredGivenName when given, " +
+  'else givenName) and its schools; of each school: its id, name and identifier.'
+export const NEVER_KEPT =
+  'Never stored, logged or shown: family and middle names, e-mail addresses, usernames, phone numbers, birth ' +
+  "dates, demographics and every other field of the export; teachers', parents' and other users' rows."
+
+export interface RosterImportOptions {
+  now: number
+  /** The tier of new students; the first tier (explorer) when not given. Known students keep theirs. */
+  tier?: TierId
+  /** Erase the students a delta marks tobedeleted; without it an apply that would erase refuses. */
+  confirmErase?: boolean
+  /** Awaited after each batch of students: lets a server answer requests meanwhile. */
+  pause?: () => Promise<void>
+  /** Students gone through so far, of `total`, in the current phase. */
+  progress?: (phase: 'students' | 'attendance', done: number, total: number) => void
+}
+
+export interface RosterCounts {
+  students: {
+    new: number
+    /** Known students whose first name or schools change. */
+    changed: number
+    renamed: number
+    changedSchools: number
+    unchanged: number
+    /** Bulk users file: kept students with an external id that the file lacks; they leave their schools. */
+    noLongerPresent: number
+    /** Of those, the ones that still attended a school before this . */
+    leavingAllSchools: number
+    /** Delta: tobedeleted students the service keeps, to be erased. */
+    toErase: number
+    /** Delta: tobedeleted users the service never kept: nothing to do. */
+    removalsNotKept: number
+  }
+  schools: { new: number; changed: number; unchanged: number; leaving: number }
+  /** Student-school pairs made and ended. */
+  attendance: { joining: number; leaving: number }
+}
+
+const USERS = 'users.csv'
+const ROLES = 'roles.csv'
+
+type ActiveStudent = Extract<RosterStudent, { status: 'active' }>
+type ActiveMaybe = Extract<MaybeStudent, { status: 'active' }>
+
+function* chunks<T>(items: readonly T[]): Generator<T[]> {
+  for (let i = 0; i < items.length; i += ROSTER_CHUNK) yield items.slice(i, i + ROSTER_CHUNK)
+}
+
+function emptyCounts(): RosterCounts {
+  return {
+    students: {
+      new: 0,
+      changed: 0,
+      renamed: 0,
+      changedSchools: 0,
+      unchanged: 0,
+      noLongerPresent: 0,
+      leavingAllSchools: 0,
+      toErase: 0,
+      removalsNotKept: 0,
+    },
+    schools: { new: 0, changed: 0, unchanged: 0, leaving: 0 },
+    attendance: { joining: 0, leaving: 0 },
+  }
+}
+
+export class RosterRun {
+  readonly problems = new ProblemList(ONEROSTER_LIMITS.maxProblems)
+  readonly counts = emptyCounts()
+  readonly tier: TierId
+  readonly at: string
+  linksMade = 0
+  linksEnded = 0
+  webhooks = 0
+  erased = 0
+  #schools = new Map<string, StoredRosterSchool>()
+  readonly #exportSchools = new Set<string>()
+  readonly #leavingSchools: string[] = []
+  /** Ids of the students this delta erases. */
+  readonly #erasing = new Set<string>()
+  /** Export students (by sourcedId) whose first name changes: counted as changed in the attendance pass. */
+  readonly #renamed = new Set<string>()
+  #pending: PendingErasure | undefined
+
+  constructor(
+    readonly db: Kysely<Database>,
+    readonly roster: OneRosterExport,
+    readonly options: RosterImportOptions,
+    readonly write: boolean,
+  ) {
+    this.tier = options.tier ?? TIER_IDS[0]
+    this.at = isoAt(options.now)
+  }
+
+  async walk(): Promise<void> {
+    await this.#schoolsPass()
+    await this.#removals()
+    await this.#studentRows()
+    this.#stopOnProblems()
+    await this.#attendance()
+    this.#stopOnProblems()
+    if (this.roster.mode.users === 'bulk') await this.#noLongerPresent()
+    for (const schoolId of this.#leavingSchools) await this.#leaveSchool(schoolId)
+  }
+
+  /** Numbers the erasure's notices: the last write of the transaction. */
+  async numberNotices(): Promise<void> {
+    if (this.#pending !== undefined) await recordErasureNotices(this.db, this.#pending)
+  }
+
+  #stopOnProblems(): void {
+    if (this.write && this.problems.count > 0) throw new RosterImportRefused(this.problems.list, this.problems.more)
+  }
+
+  #knownSchool(sourcedId: string): boolean {
+    return this.#schools.has(sourcedId) || this.#exportSchools.has(sourcedId)
+  }
+
+  async #schoolsPass(): Promise<void> {
+    this.#schools = await schoolsByExternalId(this.db)
+    const counts = this.counts.schools
+    for (const school of this.roster.schools) {
+      const stored = this.#schools.get(school.sourcedId)
+      if (school.status === 'tobedeleted') {
+        if (stored !== undefined) {
+          counts.leaving++
+          this.#leavingSchools.push(stored.id)
+        }
+        continue
+      }
+      this.#exportSchools.add(school.sourcedId)
+      const kept = { name: school.name, identifier: school.identifier }
+      if (stored === undefined) {
+        counts.new++
+        if (this.write) {
+          const id = await insertSchool(this.db, { externalId: school.sourcedId, ...kept }, this.at)
+          this.#schools.set(school.sourcedId, { id, ...kept })
+        }
+      } else if (stored.name !== kept.name || stored.identifier !== kept.identifier) {
+        counts.changed++
+        if (this.write) await updateSchool(this.db, stored.id, kept)
+      } else counts.unchanged++
+    }
+  }
+
+  /** A delta's tobedeleted students and users: those the service keeps are erased. */
+  async #removals(): Promise<void> {
+    const removed = [
+      ...this.roster.students.filter((s) => s.status === 'tobedeleted'),
+      ...this.roster.maybeStudents.filter((s) => s.status === 'tobedeleted'),
+    ]
+    const ids: string[] = []
+    for (const part of chunks(removed)) {
+      const stored = await studentsByExternalId(
+        this.db,
+        part.map((s) => s.sourcedId),
+      )
+      for (const entry of part) {
+        const found = stored.get(entry.sourcedId)
+        if (found === undefined) this.counts.students.removalsNotKept++
+        else if (found.sandbox) this.#sandboxProblem(entry.line)
+        else {
+          ids.push(found.id)
+          this.#erasing.add(found.id)
+        }
+      }
+    }
+    this.counts.students.toErase = ids.length
+    if (!this.write || ids.length === 0) return
+    this.#stopOnProblems()
+    if (this.options.confirmErase !== true) throw new ErasureNotConfirmed(ids.length)
+    this.#pending = await eraseStudentRows(this.db, ids, this.options.now)
+    this.erased = this.#pending.outcome.erased.length
+    this.webhooks += this.#pending.outcome.webhooks
+  }
+
+  #sandboxProblem(line: number): void {
+    this.problems.add({
+      file: USERS,
+      line,
+      field: 'sourcedId',
+      message: 'is the external id of a sandbox (synthetic) student; imports never change sandbox students',
+    })
+  }
+
+  /** New students and new first names: every student row this import writes, before any change is numbered. */
+  async #studentRows(): Promise<void> {
+    const entries: (ActiveStudent | ActiveMaybe)[] = [
+      ...this.roster.students.filter((s): s is ActiveStudent => s.status === 'active'),
+      ...this.roster.maybeStudents.filter((s): s is ActiveMaybe => s.status === 'active'),
+    ]
+    const counts = this.counts.students
+    let done = 0
+    for (const part of chunks(entries)) {
+      const stored = await studentsByExternalId(
+        this.db,
+        part.map((s) => s.sourcedId),
+      )
+      const added: NewRosterStudent[] = []
+      for (const entry of part) {
+        const found = stored.get(entry.sourcedId)
+        const maybe = !('schoolSourcedIds' in entry)
+        if (maybe) {
+          // A user without a student role here: only a student the service keeps is concerned.
+          if (found === undefined) continue
+          if (found.sandbox) this.#sandboxProblem(entry.line)
+          else if ('problem' in entry) this.problems.add(entry.problem)
+          else if (entry.firstName !== found.firstName) {
+            counts.renamed++
+            counts.changed++
+            if (this.write) await renameStudent(this.db, found.id, entry.firstName as string)
+          } else counts.unchanged++
+          continue
+        }
+        const student = entry as ActiveStudent
+        for (const school of student.schoolSourcedIds ?? [])
+          if (!this.#knownSchool(school)) this.#unknownSchool(USERS, student.line, 'orgSourcedIds', school)
+        if (found?.sandbox === true) this.#sandboxProblem(student.line)
+        else if (found === undefined) {
+          counts.new++
+          added.push({ id: randomUUID(), externalId: student.sourcedId, firstName: student.firstName, tier: this.tier })
+        } else if (found.firstName !== student.firstName) {
+          this.#renamed.add(student.sourcedId)
+          counts.renamed++
+          if (this.write) await renameStudent(this.db, found.id, student.firstName)
+        }
+      }
+      if (this.write && this.problems.count === 0) await insertStudents(this.db, added, this.at)
+      this.options.progress?.('students', (done += part.length), entries.length)
+      await this.options.pause?.()
+    }
+  }
+
+  #unknownSchool(file: string, line: number, field: string, school: string): void {
+    this.problems.add({
+      file,
+      line,
+      field,
+      message: `names the school ${JSON.stringify(school)}, which neither this export's orgs.csv nor the service holds`,
+    })
+  }
+
+  /** Each export student's schools against those it attends: joins and leaves, batch by batch. */
+  async #attendance(): Promise<void> {
+    const changes = new Map<string, { school: string; status: 'active' | 'tobedeleted'; line: number }[]>()
+    for (const change of this.roster.schoolChanges) {
+      if (!this.#knownSchool(change.schoolSourcedId))
+        this.#unknownSchool(ROLES, change.line, 'orgSourcedId', change.schoolSourcedId)
+      const list = changes.get(change.studentSourcedId) ?? []
+      list.push({ school: change.schoolSourcedId, status: change.status, line: change.line })
+      changes.set(change.studentSourcedId, list)
+    }
+    const active = this.roster.students.filter((s): s is ActiveStudent => s.status === 'active')
+    const inExport = new Set(this.roster.students.map((s) => s.sourcedId))
+    const ids: string[] = [...active.map((s) => s.sourcedId), ...[...changes.keys()].filter((id) => !inExport.has(id))]
+    const bySourcedId = new Map(active.map((s) => [s.sourcedId, s]))
+    let done = 0
+    for (const part of chunks(ids)) {
+      const stored = await studentsByExternalId(this.db, part)
+      const attended = await schoolsOfStudents(
+        this.db,
+        [...stored.values()].map((s) => s.id),
+      )
+      const joined: Attendance[] = []
+      const left: Attendance[] = []
+      const created: string[] = []
+      for (const sourcedId of part) {
+        const found = stored.get(sourcedId)
+        const student = bySourcedId.get(sourcedId)
+        const own = changes.get(sourcedId)
+        if (found?.sandbox === true || (found !== undefined && this.#erasing.has(found.id))) continue
+        if (found === undefined && student === undefined) {
+          this.problems.add({
+            file: ROLES,
+            line: own![0]!.line,
+            field: 'userSourcedId',
+            message: 'names a student whom neither users.csv nor the service holds',
+          })
+          continue
+        }
+        const isNew = found === undefined || (found.createdAt === this.at && this.write)
+        const have = new Map<string, string>()
+        for (const school of attended.get(found?.id ?? '') ?? [])
+          if (school.externalId !== null) have.set(school.externalId, school.schoolId)
+        const joins: string[] = []
+        const leaves: string[] = []
+        if (student?.schoolSourcedIds != null) {
+          for (const school of student.schoolSourcedIds) if (!have.has(school)) joins.push(school)
+          for (const school of have.keys()) if (!student.schoolSourcedIds.includes(school)) leaves.push(school)
+        }
+        for (const change of own ?? []) {
+          if (change.status === 'active' && !have.has(change.school) && !joins.includes(change.school))
+            joins.push(change.school)
+          if (change.status === 'tobedeleted' && have.has(change.school)) leaves.push(change.school)
+        }
+        this.counts.attendance.joining += joins.length
+        this.counts.attendance.leaving += leaves.length
+        if (isNew) {
+          if (found !== undefined) created.push(found.id)
+        } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
+          this.counts.students.changed++
+          if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
+        } else this.counts.students.unchanged++
+        if (found === undefined || !this.write) continue
+        for (const school of joins) {
+          const id = this.#schools.get(school)?.id
+          if (id !== undefined) joined.push({ studentId: found.id, schoolId: id })
+        }
+        for (const school of leaves) left.push({ studentId: found.id, schoolId: have.get(school)! })
+      }
+      if (this.write && this.problems.count === 0) await this.#applyAttendance(joined, left, created)
+      this.options.progress?.('attendance', (done += part.length), ids.length)
+      await this.options.pause?.()
+    }
+  }
+
+  /** One batch's attendance, then the new students' tier in the change log (and to partners now linked). */
+  async #applyAttendance(joined: Attendance[], left: Attendance[], created: string[]): Promise<void> {
+    const outcome = await changeAttendance(this.db, { joined, left }, this.options.now)
+    this.linksMade += outcome.linked.length
+    this.linksEnded += outcome.unlinked.length
+    this.webhooks += outcome.webhooks
+    const tiers: NewStudentChange[] = created.map((studentId) => ({
+      type: 'tier_changed',
+      studentId,
+      tier: this.tier,
+      changedAt: this.at,
+    }))
+    const linked = new Set(outcome.linked.map((link) => link.studentId))
+    await announceStudentChanges(
+      this.db,
+      tiers.filter((change) => linked.has(change.studentId)),
+      this.options.now,
+    )
+    await recordStudentChanges(this.db, tiers)
+  }
+
+  /** Bulk users file: kept students it lacks leave every school they attend, and stay. */
+  async #noLongerPresent(): Promise<void> {
+    const listed = new Set(this.roster.students.map((s) => s.sourcedId))
+    let after: string | undefined
+    for (;;) {
+      const page = await rosterStudentsAfter(this.db, after, ROSTER_CHUNK)
+      if (page.length === 0) return
+      after = page.at(-1)!.id
+      const missing = page.filter((s) => !listed.has(s.externalId))
+      this.counts.students.noLongerPresent += missing.length
+      const attended = await schoolsOfStudents(
+        this.db,
+        missing.map((s) => s.id),
+      )
+      this.counts.students.leavingAllSchools += attended.size
+      await this.#leave(
+        [...attended].flatMap(([studentId, schools]) =>
+          schools.map((s: Attended) => ({ studentId, schoolId: s.schoolId })),
+        ),
+      )
+    }
+  }
+
+  /** A delta's tobedeleted school: its students leave it; the school stays. */
+  async #leaveSchool(schoolId: string): Promise<void> {
+    let after: string | undefined
+    for (;;) {
+      const students = await studentsOfSchool(this.db, schoolId, after, ROSTER_CHUNK)
+      if (students.length === 0) return
+      after = students.at(-1)
+      await this.#leave(students.filter((id) => !this.#erasing.has(id)).map((studentId) => ({ studentId, schoolId })))
+    }
+  }
+
+  async #leave(left: Attendance[]): Promise<void> {
+    this.counts.attendance.leaving += left.length
+    if (this.write && left.length > 0) await this.#applyAttendance([], left, [])
+    await this.options.pause?.()
+  }
+}
