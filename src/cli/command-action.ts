@@ -10,7 +10,7 @@ import { CliError, type CommandResult, reportFailure, writeJson, writeText } fro
 /** Reports an error and sets the exit code: the error's own for a CliError, otherwise 1. */
 export async function reportError(json: boolean, error: unknown): Promise<void> {
   if (error instanceof CliError) {
-    reportFailure(json, error.message, error.problems)
+    reportFailure(json, error.message, error.problems, error.details)
     process.exitCode = error.exitCode
     return
   }

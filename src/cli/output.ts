@@ -6,9 +6,14 @@
  */
 
 /** A problem with an input, located so that an operator can open the file at that line. */
-export interface InputProblem {
-  file: string
+export interface InputProblem extends ReportedProblem {
   line: number
+}
+
+/** A problem as reported: with its line, or about a whole file (a roster export's missing file). */
+export interface ReportedProblem {
+  file: string
+  line?: number
   field?: string
   message: string
 }
@@ -17,8 +22,10 @@ export class CliError extends Error {
   override name = 'CliError'
   constructor(
     message: string,
-    readonly problems: readonly InputProblem[] = [],
+    readonly problems: readonly ReportedProblem[] = [],
     readonly exitCode = 1,
+    /** More for the JSON document's error (a preview that stopped), shown as text by the command itself. */
+    readonly details: Record<string, unknown> = {},
   ) {
     super(message)
   }
@@ -38,10 +45,9 @@ export interface CommandResult {
   text: string | readonly string[]
 }
 
-export function formatProblemLine(problem: InputProblem): string {
-  return problem.field === undefined
-    ? `${problem.file}:${problem.line}: ${problem.message}`
-    : `${problem.file}:${problem.line}: ${problem.field}: ${problem.message}`
+export function formatProblemLine(problem: ReportedProblem): string {
+  const place = problem.line === undefined ? problem.file : `${problem.file}:${problem.line}`
+  return problem.field === undefined ? `${place}: ${problem.message}` : `${place}: ${problem.field}: ${problem.message}`
 }
 
 export function writeJson(document: unknown): void {
@@ -53,9 +59,14 @@ export function writeText(text: string | readonly string[]): void {
   if (lines.length > 0) process.stdout.write(`${lines.join('\n')}\n`)
 }
 
-export function reportFailure(json: boolean, message: string, problems: readonly InputProblem[] = []): void {
+export function reportFailure(
+  json: boolean,
+  message: string,
+  problems: readonly ReportedProblem[] = [],
+  details: Record<string, unknown> = {},
+): void {
   if (json) {
-    writeJson({ ok: false, error: { message, problems } })
+    writeJson({ ok: false, error: { message, problems, ...details } })
     return
   }
   // Problems are written in chunks: an import with a million bad rows must not build one string.

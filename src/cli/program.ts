@@ -16,13 +16,14 @@ import { registerMigrate } from './commands/migrate.js'
 import { registerOperator } from './commands/operator.js'
 import { registerOrg } from './commands/org.js'
 import { registerProgress } from './commands/progress.js'
+import { registerRoster } from './commands/roster.js'
 import { registerStudents } from './commands/students.js'
 
 export function buildProgram(options: { json: boolean }): Command {
   const program = new Command('curriculum')
     .description(
       'Operate the Curriculum API: database, catalog, organisations, agreements, keys, ' +
-        'student imports and the disclosure log',
+        'student and roster imports and the disclosure log',
     )
     .addHelpText(
       'after',
@@ -47,6 +48,7 @@ export function buildProgram(options: { json: boolean }): Command {
   registerAgreement(program)
   registerKey(program)
   registerStudents(program)
+  registerRoster(program)
   registerLinks(program)
   registerProgress(program)
   registerDisclosures(program)

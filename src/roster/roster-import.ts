@@ -22,7 +22,8 @@ import type { OneRosterExport, RosterProblem } from './oneroster.js'
 import { type RosterCounts, type RosterImportOptions, RosterRun } from './roster-run.js'
 
 export { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
-export { KEPT_FIELDS, NEVER_KEPT, type RosterCounts, type RosterImportOptions } from './roster-run.js'
+export { KEPT_FIELDS, NEVER_KEPT } from './roster-kept.js'
+export type { RosterCounts, RosterImportOptions } from './roster-run.js'
 
 export interface RosterPreview extends RosterCounts {
   version: OneRosterExport['version']
@@ -39,7 +40,8 @@ export interface RosterOutcome extends RosterCounts {
   links: { made: number; ended: number }
   /** Webhook deliveries queued. */
   webhooks: number
-  erased: number
+  /** Ids of the students erased. */
+  erased: string[]
 }
 
 /** What importing `roster` would change, and every problem; writes nothing. */

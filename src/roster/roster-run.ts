@@ -39,14 +39,6 @@ import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterS
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
 import { ProblemList } from './roster-problems.js'
 
-/** What the service keeps of a roster, as the preview says it. */
-export const KEPT_FIELDS =
-  "Kept of each student: the district's id for it (sourcedId), the first name (preferredGivenName when given, " +
-  'else givenName) and its schools; of each school: its id, name and identifier.'
-export const NEVER_KEPT =
-  'Never stored, logged or shown: family and middle names, e-mail addresses, usernames, phone numbers, birth ' +
-  "dates, demographics and every other field of the export; teachers', parents' and other users' rows."
-
 export interface RosterImportOptions {
   now: number
   /** The tier of new students; the first tier (explorer) when not given. Known students keep theirs. */
@@ -117,7 +109,8 @@ export class RosterRun {
   linksMade = 0
   linksEnded = 0
   webhooks = 0
-  erased = 0
+  /** Ids of the students erased. */
+  erased: string[] = []
   #schools = new Map<string, StoredRosterSchool>()
   readonly #exportSchools = new Set<string>()
   readonly #leavingSchools: string[] = []
@@ -215,7 +208,7 @@ export class RosterRun {
     this.#stopOnProblems()
     if (this.options.confirmErase !== true) throw new ErasureNotConfirmed(ids.length)
     this.#pending = await eraseStudentRows(this.db, ids, this.options.now)
-    this.erased = this.#pending.outcome.erased.length
+    this.erased = this.#pending.outcome.erased.map((student) => student.id)
     this.webhooks += this.#pending.outcome.webhooks
   }
 

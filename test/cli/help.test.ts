@@ -58,6 +58,7 @@ describe('curriculum --help', () => {
         'org reinstate',
         'org suspend',
         'progress import',
+        'roster import',
         'students erase',
         'students import',
       ].sort(),

@@ -283,7 +283,7 @@ describe('roster import', () => {
 
     const s1 = (await byExternal('s1'))!
     const outcome = await applyRosterImport(storage.db, roster, { now: later(), confirmErase: true })
-    expect(outcome.erased).toBe(1)
+    expect(outcome.erased).toEqual([s1.id])
     expect(await byExternal('s1')).toBeUndefined()
     expect(await columnsHolding(storage, s1.first_name)).toEqual([])
     expect(await schoolsOf('s2')).toEqual(['sch-north', 'sch-south'])
