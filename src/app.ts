@@ -288,6 +288,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,
     agreementDispositionDays: config.agreementDispositionDays,
+    rosterUploads: { dir: config.rosterUploadDir, maxBytes: config.rosterUploadMaxBytes },
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)

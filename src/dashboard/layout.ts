@@ -40,6 +40,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/operator/applications', 'Applications'),
             link('/dashboard/operator/organisations', 'Organisations'),
             link('/dashboard/operator/students', 'Students'),
+            link('/dashboard/operator/roster', 'Roster import'),
             link('/dashboard/operator/disclosures', 'Disclosure log'),
             link('/dashboard/operator/audit', 'Audit log'),
           ]

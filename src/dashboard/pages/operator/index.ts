@@ -1,6 +1,6 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
- * organisations, their agreements and keys, their students (unlink, erase), the disclosure log and
+ * organisations, their agreements and keys, their students (unlink, erase), roster imports, the disclosure log and
  * the audit log. Every change made here is written to the audit log in the same transaction. Each
  * group is encapsulated: it inherits the dashboard's session, role and CSRF checks and its error
  * pages.
@@ -12,6 +12,7 @@ import { auditPages } from './audit/index.js'
 import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
+import { rosterPages } from './roster/index.js'
 import { studentPages } from './students/index.js'
 import { studentDisclosurePages } from './student-disclosures/index.js'
 
@@ -26,6 +27,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     agreementPages,
     keyPages,
     studentPages,
+    rosterPages,
     disclosurePages,
     studentDisclosurePages,
     auditPages,
