@@ -19,6 +19,7 @@ import type { TierId } from '../domain/tiers.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import type { OneRosterExport, RosterProblem } from './oneroster.js'
+import { RosterImportRefused } from './roster-import-errors.js'
 import { type RosterCounts, type RosterImportOptions, RosterRun } from './roster-run.js'
 
 export { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
@@ -69,20 +70,35 @@ export async function planRosterImport(
  * has a problem and ErasureNotConfirmed when it would erase without `confirmErase`.
  * `beforeCommit` runs in the transaction with the outcome: the audit row goes there.
  *
+ * The comparison with what is stored runs first, outside the transaction, and the transaction
+ * then reads again and writes only the students it found to change: an unchanged student costs
+ * no time while the transaction is open, which on SQLite holds up every other writer. A student
+ * that starts to differ between the two (another import's) is left to the next import.
+ *
  * @example
  * const outcome = await applyRosterImport(db, roster, { now: Date.now() }, (trx, o) => audit(trx, o))
  */
-export function applyRosterImport(
+export async function applyRosterImport(
   db: Kysely<Database>,
   roster: OneRosterExport,
   options: RosterImportOptions,
   beforeCommit?: (trx: Kysely<Database>, outcome: RosterOutcome) => Promise<void>,
 ): Promise<RosterOutcome> {
+  const { progress: _progress, ...quiet } = options
+  const preview = new RosterRun(db, roster, quiet, false)
+  await preview.walk()
+  if (preview.problems.count > 0) throw new RosterImportRefused(preview.problems.list, preview.problems.more)
   return inTransaction(db, async (trx) => {
-    const run = new RosterRun(trx, roster, options, true)
+    const run = new RosterRun(trx, roster, options, true, preview.touched)
     await run.walk()
+    const students = run.counts.students
     const outcome: RosterOutcome = {
       ...run.counts,
+      students: {
+        ...students,
+        unchanged: preview.counts.students.unchanged + students.unchanged,
+        noLongerPresent: preview.counts.students.noLongerPresent,
+      },
       links: { made: run.linksMade, ended: run.linksEnded },
       webhooks: run.webhooks,
       erased: run.erased,

@@ -101,6 +101,16 @@ function emptyCounts(): RosterCounts {
   }
 }
 
+/**
+ * What a preview found to change: the export's students (by sourcedId) that are new or change,
+ * and the kept students a bulk file lacks that still attend a school (by id). An import then
+ * reads and writes only these inside its transaction.
+ */
+export interface Touched {
+  students: Set<string>
+  absent: Set<string>
+}
+
 export class RosterRun {
   readonly problems = new ProblemList(ONEROSTER_LIMITS.maxProblems)
   readonly counts = emptyCounts()
@@ -119,12 +129,16 @@ export class RosterRun {
   /** Export students (by sourcedId) whose first name changes: counted as changed in the attendance pass. */
   readonly #renamed = new Set<string>()
   #pending: PendingErasure | undefined
+  /** Collected by a preview, for the import that follows it. */
+  readonly touched: Touched = { students: new Set(), absent: new Set() }
 
+  /** With `only`, the students gone through are those a preview found to change, and no others. */
   constructor(
     readonly db: Kysely<Database>,
     readonly roster: OneRosterExport,
     readonly options: RosterImportOptions,
     readonly write: boolean,
+    readonly only?: Touched,
   ) {
     this.tier = options.tier ?? TIER_IDS[0]
     this.at = isoAt(options.now)
@@ -226,7 +240,7 @@ export class RosterRun {
     const entries: (ActiveStudent | ActiveMaybe)[] = [
       ...this.roster.students.filter((s): s is ActiveStudent => s.status === 'active'),
       ...this.roster.maybeStudents.filter((s): s is ActiveMaybe => s.status === 'active'),
-    ]
+    ].filter((s) => this.only === undefined || this.only.students.has(s.sourcedId))
     const counts = this.counts.students
     let done = 0
     for (const part of chunks(entries)) {
@@ -244,6 +258,7 @@ export class RosterRun {
           if (found.sandbox) this.#sandboxProblem(entry.line)
           else if ('problem' in entry) this.problems.add(entry.problem)
           else if (entry.firstName !== found.firstName) {
+            this.touched.students.add(entry.sourcedId)
             counts.renamed++
             counts.changed++
             if (this.write) await renameStudent(this.db, found.id, entry.firstName as string)
@@ -256,9 +271,11 @@ export class RosterRun {
         if (found?.sandbox === true) this.#sandboxProblem(student.line)
         else if (found === undefined) {
           counts.new++
+          this.touched.students.add(student.sourcedId)
           added.push({ id: randomUUID(), externalId: student.sourcedId, firstName: student.firstName, tier: this.tier })
         } else if (found.firstName !== student.firstName) {
           this.#renamed.add(student.sourcedId)
+          this.touched.students.add(student.sourcedId)
           counts.renamed++
           if (this.write) await renameStudent(this.db, found.id, student.firstName)
         }
@@ -290,7 +307,10 @@ export class RosterRun {
     }
     const active = this.roster.students.filter((s): s is ActiveStudent => s.status === 'active')
     const inExport = new Set(this.roster.students.map((s) => s.sourcedId))
-    const ids: string[] = [...active.map((s) => s.sourcedId), ...[...changes.keys()].filter((id) => !inExport.has(id))]
+    const ids: string[] = [
+      ...active.map((s) => s.sourcedId),
+      ...[...changes.keys()].filter((id) => !inExport.has(id)),
+    ].filter((id) => this.only === undefined || this.only.students.has(id))
     const bySourcedId = new Map(active.map((s) => [s.sourcedId, s]))
     let done = 0
     for (const part of chunks(ids)) {
@@ -336,6 +356,7 @@ export class RosterRun {
         if (isNew) {
           if (found !== undefined) created.push(found.id)
         } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
+          this.touched.students.add(sourcedId)
           this.counts.students.changed++
           if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
         } else this.counts.students.unchanged++
@@ -375,6 +396,10 @@ export class RosterRun {
 
   /** Bulk users file: kept students it lacks leave every school they attend, and stay. */
   async #noLongerPresent(): Promise<void> {
+    if (this.only !== undefined) {
+      for (const part of chunks([...this.only.absent])) await this.#leaveAll(part)
+      return
+    }
     const listed = new Set(this.roster.students.map((s) => s.sourcedId))
     let after: string | undefined
     for (;;) {
@@ -383,17 +408,20 @@ export class RosterRun {
       after = page.at(-1)!.id
       const missing = page.filter((s) => !listed.has(s.externalId))
       this.counts.students.noLongerPresent += missing.length
-      const attended = await schoolsOfStudents(
-        this.db,
-        missing.map((s) => s.id),
-      )
-      this.counts.students.leavingAllSchools += attended.size
-      await this.#leave(
-        [...attended].flatMap(([studentId, schools]) =>
-          schools.map((s: Attended) => ({ studentId, schoolId: s.schoolId })),
-        ),
-      )
+      await this.#leaveAll(missing.map((s) => s.id))
     }
+  }
+
+  /** Students a bulk file lacks leave every school they attend. */
+  async #leaveAll(studentIds: string[]): Promise<void> {
+    const attended = await schoolsOfStudents(this.db, studentIds)
+    this.counts.students.leavingAllSchools += attended.size
+    for (const id of attended.keys()) this.touched.absent.add(id)
+    await this.#leave(
+      [...attended].flatMap(([studentId, schools]) =>
+        schools.map((s: Attended) => ({ studentId, schoolId: s.schoolId })),
+      ),
+    )
   }
 
   /** A delta's tobedeleted school: its students leave it; the school stays. */
