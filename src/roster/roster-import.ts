@@ -19,7 +19,7 @@ import type { TierId } from '../domain/tiers.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import type { OneRosterExport, RosterProblem } from './oneroster.js'
-import { RosterImportRefused } from './roster-import-errors.js'
+import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
 import { type RosterCounts, type RosterImportOptions, RosterRun } from './roster-run.js'
 
 export { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
@@ -43,6 +43,8 @@ export interface RosterOutcome extends RosterCounts {
   webhooks: number
   /** Ids of the students erased. */
   erased: string[]
+  /** False when importing in batches stopped part-way (see applyRosterImport). */
+  complete: boolean
 }
 
 /** What importing `roster` would change, and every problem; writes nothing. */
@@ -66,14 +68,22 @@ export async function planRosterImport(
 }
 
 /**
- * Imports `roster` in one transaction: every change or none. Throws RosterImportRefused when it
- * has a problem and ErasureNotConfirmed when it would erase without `confirmErase`.
- * `beforeCommit` runs in the transaction with the outcome: the audit row goes there.
+ * Imports `roster`. Throws RosterImportRefused, having written nothing, when it has a problem,
+ * and ErasureNotConfirmed when it would erase without `confirmErase`. `beforeCommit` writes the
+ * audit row: in the transaction, or with the last batch.
  *
- * The comparison with what is stored runs first, outside the transaction, and the transaction
- * then reads again and writes only the students it found to change: an unchanged student costs
- * no time while the transaction is open, which on SQLite holds up every other writer. A student
- * that starts to differ between the two (another import's) is left to the next import.
+ * The comparison with what is stored runs first, outside any transaction, and the writing part
+ * then reads again and writes only the students it found to change, so an unchanged student
+ * costs nothing while a transaction is open. A student that starts to differ in between (another
+ * import's) is left to the next import.
+ *
+ * With `commit: 'one-transaction'` every change commits together or none does. With `batches`
+ * each batch of students commits on its own and a pause follows it: on SQLite a transaction
+ * holds the database's only write lock, and every student request records its disclosure with
+ * it, so one transaction for a district's first import held those requests for seconds (a
+ * command-line import's made them fail with 503; figures: docs/rosters.md). A run that stops
+ * part-way keeps what it wrote, and running the same export again completes it, changing
+ * nothing twice.
  *
  * @example
  * const outcome = await applyRosterImport(db, roster, { now: Date.now() }, (trx, o) => audit(trx, o))
@@ -88,21 +98,38 @@ export async function applyRosterImport(
   const preview = new RosterRun(db, roster, quiet, false)
   await preview.walk()
   if (preview.problems.count > 0) throw new RosterImportRefused(preview.problems.list, preview.problems.more)
+  const erasing = preview.counts.students.toErase
+  if (erasing > 0 && options.confirmErase !== true) throw new ErasureNotConfirmed(erasing)
+  const outcomeOf = (run: RosterRun, complete: boolean): RosterOutcome => ({
+    ...run.counts,
+    students: {
+      ...run.counts.students,
+      unchanged: preview.counts.students.unchanged + run.counts.students.unchanged,
+      noLongerPresent: preview.counts.students.noLongerPresent,
+    },
+    links: { made: run.linksMade, ended: run.linksEnded },
+    webhooks: run.webhooks,
+    erased: run.erased,
+    complete,
+  })
+  if (options.commit === 'batches' && !db.isTransaction) {
+    const run = new RosterRun(db, roster, options, true, preview.touched, true)
+    try {
+      await run.walk()
+    } catch (error) {
+      // What was written stays written, so it is recorded; the error says what stopped it.
+      if (!(error instanceof RosterImportRefused) && beforeCommit !== undefined)
+        await inTransaction(db, (trx) => beforeCommit(trx, outcomeOf(run, false))).catch(() => {})
+      throw error
+    }
+    const outcome = outcomeOf(run, true)
+    if (beforeCommit !== undefined) await inTransaction(db, (trx) => beforeCommit(trx, outcome))
+    return outcome
+  }
   return inTransaction(db, async (trx) => {
     const run = new RosterRun(trx, roster, options, true, preview.touched)
     await run.walk()
-    const students = run.counts.students
-    const outcome: RosterOutcome = {
-      ...run.counts,
-      students: {
-        ...students,
-        unchanged: preview.counts.students.unchanged + students.unchanged,
-        noLongerPresent: preview.counts.students.noLongerPresent,
-      },
-      links: { made: run.linksMade, ended: run.linksEnded },
-      webhooks: run.webhooks,
-      erased: run.erased,
-    }
+    const outcome = outcomeOf(run, true)
     await beforeCommit?.(trx, outcome)
     await run.numberNotices()
     return outcome

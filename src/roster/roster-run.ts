@@ -45,6 +45,12 @@ export interface RosterImportOptions {
   tier?: TierId
   /** Erase the students a delta marks tobedeleted; without it an apply that would erase refuses. */
   confirmErase?: boolean
+  /**
+   * `one-transaction` (the default): every change or none. `batches`: each batch of students
+   * commits on its own, for SQLite, where an open transaction holds the only write lock (see
+   * roster-import.ts).
+   */
+  commit?: 'one-transaction' | 'batches'
   /** Awaited after each batch of students: lets a server answer requests meanwhile. */
   pause?: () => Promise<void>
   /** Students gone through so far, of `total`, in the current phase. */
@@ -73,6 +79,14 @@ export interface RosterCounts {
   attendance: { joining: number; leaving: number }
 }
 
+/** The least pause between two batches: see `#unit`. */
+const MIN_PAUSE_MS = 5
+/** How long a batch should hold SQLite's write lock; its size follows (`#slices`). */
+const TARGET_MS = 20
+const FIRST_BATCH = 200
+const MIN_BATCH = 25
+/** Students erased per batch: each deletes their progress and change-log rows too. */
+const ERASE_BATCH = 100
 const USERS = 'users.csv'
 const ROLES = 'roles.csv'
 
@@ -133,15 +147,69 @@ export class RosterRun {
   readonly touched: Touched = { students: new Set(), absent: new Set() }
 
   /** With `only`, the students gone through are those a preview found to change, and no others. */
+  #current: Kysely<Database>
+  /** Students in the next batch, when importing in batches. */
+  #batchRows = FIRST_BATCH
+
+  /**
+   * `root` is the caller's transaction, or with `batches` the database, each batch of students
+   * then being a transaction of its own (roster-import.ts says when).
+   */
   constructor(
-    readonly db: Kysely<Database>,
+    readonly root: Kysely<Database>,
     readonly roster: OneRosterExport,
     readonly options: RosterImportOptions,
     readonly write: boolean,
     readonly only?: Touched,
+    readonly batches = false,
   ) {
     this.tier = options.tier ?? TIER_IDS[0]
     this.at = isoAt(options.now)
+    this.#current = root
+  }
+
+  /**
+   * `items` a batch at a time. Importing in batches, a batch's size follows the time the last one
+   * held the write lock, towards TARGET_MS (as the student importer's do: cli/write-batch-size.ts);
+   * otherwise ROSTER_CHUNK.
+   */
+  *#slices<T>(items: readonly T[]): Generator<T[]> {
+    for (let from = 0; from < items.length; ) {
+      const size = this.write && this.batches ? this.#batchRows : ROSTER_CHUNK
+      yield items.slice(from, from + size)
+      from += size
+    }
+  }
+
+  /** Where the current batch reads and writes. */
+  get db(): Kysely<Database> {
+    return this.#current
+  }
+
+  /**
+   * One batch: in its own transaction when importing in batches, then a pause as long as it held
+   * the write lock (at least 5 ms) so that other writers get it between batches; otherwise in the
+   * caller's transaction, then `options.pause`.
+   */
+  async #unit(work: () => Promise<void>): Promise<void> {
+    if (!this.write || !this.batches) {
+      await work()
+      await this.options.pause?.()
+      return
+    }
+    const started = performance.now()
+    await this.root.transaction().execute(async (trx) => {
+      this.#current = trx
+      try {
+        await work()
+      } finally {
+        this.#current = this.root
+      }
+    })
+    const held = performance.now() - started
+    const fitting = held > 0 ? (this.#batchRows * TARGET_MS) / held : ROSTER_CHUNK
+    this.#batchRows = Math.round(Math.min(ROSTER_CHUNK, Math.max(MIN_BATCH, Math.min(fitting, this.#batchRows * 2))))
+    await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_PAUSE_MS, held)))
   }
 
   async walk(): Promise<void> {
@@ -168,7 +236,11 @@ export class RosterRun {
     return this.#schools.has(sourcedId) || this.#exportSchools.has(sourcedId)
   }
 
-  async #schoolsPass(): Promise<void> {
+  #schoolsPass(): Promise<void> {
+    return this.#unit(() => this.#schoolRows())
+  }
+
+  async #schoolRows(): Promise<void> {
     this.#schools = await schoolsByExternalId(this.db)
     const counts = this.counts.schools
     for (const school of this.roster.schools) {
@@ -221,9 +293,19 @@ export class RosterRun {
     if (!this.write || ids.length === 0) return
     this.#stopOnProblems()
     if (this.options.confirmErase !== true) throw new ErasureNotConfirmed(ids.length)
-    this.#pending = await eraseStudentRows(this.db, ids, this.options.now)
-    this.erased = this.#pending.outcome.erased.map((student) => student.id)
-    this.webhooks += this.#pending.outcome.webhooks
+    if (!this.batches) {
+      this.#pending = await eraseStudentRows(this.db, ids, this.options.now)
+      this.erased = this.#pending.outcome.erased.map((student) => student.id)
+      this.webhooks += this.#pending.outcome.webhooks
+      return
+    }
+    for (let from = 0; from < ids.length; from += ERASE_BATCH)
+      await this.#unit(async () => {
+        const erasure = await eraseStudentRows(this.db, ids.slice(from, from + ERASE_BATCH), this.options.now)
+        await recordErasureNotices(this.db, erasure)
+        this.erased.push(...erasure.outcome.erased.map((student) => student.id))
+        this.webhooks += erasure.outcome.webhooks
+      })
   }
 
   #sandboxProblem(line: number): void {
@@ -243,46 +325,52 @@ export class RosterRun {
     ].filter((s) => this.only === undefined || this.only.students.has(s.sourcedId))
     const counts = this.counts.students
     let done = 0
-    for (const part of chunks(entries)) {
-      const stored = await studentsByExternalId(
-        this.db,
-        part.map((s) => s.sourcedId),
-      )
-      const added: NewRosterStudent[] = []
-      for (const entry of part) {
-        const found = stored.get(entry.sourcedId)
-        const maybe = !('schoolSourcedIds' in entry)
-        if (maybe) {
-          // A user without a student role here: only a student the service keeps is concerned.
-          if (found === undefined) continue
-          if (found.sandbox) this.#sandboxProblem(entry.line)
-          else if ('problem' in entry) this.problems.add(entry.problem)
-          else if (entry.firstName !== found.firstName) {
-            this.touched.students.add(entry.sourcedId)
+    for (const part of this.#slices(entries)) {
+      await this.#unit(async () => {
+        const stored = await studentsByExternalId(
+          this.db,
+          part.map((s) => s.sourcedId),
+        )
+        const added: NewRosterStudent[] = []
+        for (const entry of part) {
+          const found = stored.get(entry.sourcedId)
+          const maybe = !('schoolSourcedIds' in entry)
+          if (maybe) {
+            // A user without a student role here: only a student the service keeps is concerned.
+            if (found === undefined) continue
+            if (found.sandbox) this.#sandboxProblem(entry.line)
+            else if ('problem' in entry) this.problems.add(entry.problem)
+            else if (entry.firstName !== found.firstName) {
+              this.touched.students.add(entry.sourcedId)
+              counts.renamed++
+              counts.changed++
+              if (this.write) await renameStudent(this.db, found.id, entry.firstName as string)
+            } else counts.unchanged++
+            continue
+          }
+          const student = entry as ActiveStudent
+          for (const school of student.schoolSourcedIds ?? [])
+            if (!this.#knownSchool(school)) this.#unknownSchool(USERS, student.line, 'orgSourcedIds', school)
+          if (found?.sandbox === true) this.#sandboxProblem(student.line)
+          else if (found === undefined) {
+            counts.new++
+            this.touched.students.add(student.sourcedId)
+            added.push({
+              id: randomUUID(),
+              externalId: student.sourcedId,
+              firstName: student.firstName,
+              tier: this.tier,
+            })
+          } else if (found.firstName !== student.firstName) {
+            this.#renamed.add(student.sourcedId)
+            this.touched.students.add(student.sourcedId)
             counts.renamed++
-            counts.changed++
-            if (this.write) await renameStudent(this.db, found.id, entry.firstName as string)
-          } else counts.unchanged++
-          continue
+            if (this.write) await renameStudent(this.db, found.id, student.firstName)
+          }
         }
-        const student = entry as ActiveStudent
-        for (const school of student.schoolSourcedIds ?? [])
-          if (!this.#knownSchool(school)) this.#unknownSchool(USERS, student.line, 'orgSourcedIds', school)
-        if (found?.sandbox === true) this.#sandboxProblem(student.line)
-        else if (found === undefined) {
-          counts.new++
-          this.touched.students.add(student.sourcedId)
-          added.push({ id: randomUUID(), externalId: student.sourcedId, firstName: student.firstName, tier: this.tier })
-        } else if (found.firstName !== student.firstName) {
-          this.#renamed.add(student.sourcedId)
-          this.touched.students.add(student.sourcedId)
-          counts.renamed++
-          if (this.write) await renameStudent(this.db, found.id, student.firstName)
-        }
-      }
-      if (this.write && this.problems.count === 0) await insertStudents(this.db, added, this.at)
+        if (this.write && this.problems.count === 0) await insertStudents(this.db, added, this.at)
+      })
       this.options.progress?.('students', (done += part.length), entries.length)
-      await this.options.pause?.()
     }
   }
 
@@ -313,63 +401,64 @@ export class RosterRun {
     ].filter((id) => this.only === undefined || this.only.students.has(id))
     const bySourcedId = new Map(active.map((s) => [s.sourcedId, s]))
     let done = 0
-    for (const part of chunks(ids)) {
-      const stored = await studentsByExternalId(this.db, part)
-      const attended = await schoolsOfStudents(
-        this.db,
-        [...stored.values()].map((s) => s.id),
-      )
-      const joined: Attendance[] = []
-      const left: Attendance[] = []
-      const created: string[] = []
-      for (const sourcedId of part) {
-        const found = stored.get(sourcedId)
-        const student = bySourcedId.get(sourcedId)
-        const own = changes.get(sourcedId)
-        if (found?.sandbox === true || (found !== undefined && this.#erasing.has(found.id))) continue
-        if (found === undefined && student === undefined) {
-          this.problems.add({
-            file: ROLES,
-            line: own![0]!.line,
-            field: 'userSourcedId',
-            message: 'names a student whom neither users.csv nor the service holds',
-          })
-          continue
+    for (const part of this.#slices(ids)) {
+      await this.#unit(async () => {
+        const stored = await studentsByExternalId(this.db, part)
+        const attended = await schoolsOfStudents(
+          this.db,
+          [...stored.values()].map((s) => s.id),
+        )
+        const joined: Attendance[] = []
+        const left: Attendance[] = []
+        const created: string[] = []
+        for (const sourcedId of part) {
+          const found = stored.get(sourcedId)
+          const student = bySourcedId.get(sourcedId)
+          const own = changes.get(sourcedId)
+          if (found?.sandbox === true || (found !== undefined && this.#erasing.has(found.id))) continue
+          if (found === undefined && student === undefined) {
+            this.problems.add({
+              file: ROLES,
+              line: own![0]!.line,
+              field: 'userSourcedId',
+              message: 'names a student whom neither users.csv nor the service holds',
+            })
+            continue
+          }
+          const isNew = found === undefined || (found.createdAt === this.at && this.write)
+          const have = new Map<string, string>()
+          for (const school of attended.get(found?.id ?? '') ?? [])
+            if (school.externalId !== null) have.set(school.externalId, school.schoolId)
+          const joins: string[] = []
+          const leaves: string[] = []
+          if (student?.schoolSourcedIds != null) {
+            for (const school of student.schoolSourcedIds) if (!have.has(school)) joins.push(school)
+            for (const school of have.keys()) if (!student.schoolSourcedIds.includes(school)) leaves.push(school)
+          }
+          for (const change of own ?? []) {
+            if (change.status === 'active' && !have.has(change.school) && !joins.includes(change.school))
+              joins.push(change.school)
+            if (change.status === 'tobedeleted' && have.has(change.school)) leaves.push(change.school)
+          }
+          this.counts.attendance.joining += joins.length
+          this.counts.attendance.leaving += leaves.length
+          if (isNew) {
+            if (found !== undefined) created.push(found.id)
+          } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
+            this.touched.students.add(sourcedId)
+            this.counts.students.changed++
+            if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
+          } else this.counts.students.unchanged++
+          if (found === undefined || !this.write) continue
+          for (const school of joins) {
+            const id = this.#schools.get(school)?.id
+            if (id !== undefined) joined.push({ studentId: found.id, schoolId: id })
+          }
+          for (const school of leaves) left.push({ studentId: found.id, schoolId: have.get(school)! })
         }
-        const isNew = found === undefined || (found.createdAt === this.at && this.write)
-        const have = new Map<string, string>()
-        for (const school of attended.get(found?.id ?? '') ?? [])
-          if (school.externalId !== null) have.set(school.externalId, school.schoolId)
-        const joins: string[] = []
-        const leaves: string[] = []
-        if (student?.schoolSourcedIds != null) {
-          for (const school of student.schoolSourcedIds) if (!have.has(school)) joins.push(school)
-          for (const school of have.keys()) if (!student.schoolSourcedIds.includes(school)) leaves.push(school)
-        }
-        for (const change of own ?? []) {
-          if (change.status === 'active' && !have.has(change.school) && !joins.includes(change.school))
-            joins.push(change.school)
-          if (change.status === 'tobedeleted' && have.has(change.school)) leaves.push(change.school)
-        }
-        this.counts.attendance.joining += joins.length
-        this.counts.attendance.leaving += leaves.length
-        if (isNew) {
-          if (found !== undefined) created.push(found.id)
-        } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
-          this.touched.students.add(sourcedId)
-          this.counts.students.changed++
-          if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
-        } else this.counts.students.unchanged++
-        if (found === undefined || !this.write) continue
-        for (const school of joins) {
-          const id = this.#schools.get(school)?.id
-          if (id !== undefined) joined.push({ studentId: found.id, schoolId: id })
-        }
-        for (const school of leaves) left.push({ studentId: found.id, schoolId: have.get(school)! })
-      }
-      if (this.write && this.problems.count === 0) await this.#applyAttendance(joined, left, created)
+        if (this.write && this.problems.count === 0) await this.#applyAttendance(joined, left, created)
+      })
       this.options.progress?.('attendance', (done += part.length), ids.length)
-      await this.options.pause?.()
     }
   }
 
@@ -397,7 +486,7 @@ export class RosterRun {
   /** Bulk users file: kept students it lacks leave every school they attend, and stay. */
   async #noLongerPresent(): Promise<void> {
     if (this.only !== undefined) {
-      for (const part of chunks([...this.only.absent])) await this.#leaveAll(part)
+      for (const part of this.#slices([...this.only.absent])) await this.#leaveAll(part)
       return
     }
     const listed = new Set(this.roster.students.map((s) => s.sourcedId))
@@ -413,31 +502,33 @@ export class RosterRun {
   }
 
   /** Students a bulk file lacks leave every school they attend. */
-  async #leaveAll(studentIds: string[]): Promise<void> {
-    const attended = await schoolsOfStudents(this.db, studentIds)
-    this.counts.students.leavingAllSchools += attended.size
-    for (const id of attended.keys()) this.touched.absent.add(id)
-    await this.#leave(
-      [...attended].flatMap(([studentId, schools]) =>
-        schools.map((s: Attended) => ({ studentId, schoolId: s.schoolId })),
-      ),
-    )
+  #leaveAll(studentIds: string[]): Promise<void> {
+    return this.#unit(async () => {
+      const attended = await schoolsOfStudents(this.db, studentIds)
+      this.counts.students.leavingAllSchools += attended.size
+      for (const id of attended.keys()) this.touched.absent.add(id)
+      await this.#leave(
+        [...attended].flatMap(([studentId, schools]) =>
+          schools.map((s: Attended) => ({ studentId, schoolId: s.schoolId })),
+        ),
+      )
+    })
   }
 
   /** A delta's tobedeleted school: its students leave it; the school stays. */
   async #leaveSchool(schoolId: string): Promise<void> {
     let after: string | undefined
-    for (;;) {
-      const students = await studentsOfSchool(this.db, schoolId, after, ROSTER_CHUNK)
-      if (students.length === 0) return
-      after = students.at(-1)
-      await this.#leave(students.filter((id) => !this.#erasing.has(id)).map((studentId) => ({ studentId, schoolId })))
-    }
+    for (let done = false; !done; )
+      await this.#unit(async () => {
+        const students = await studentsOfSchool(this.db, schoolId, after, ROSTER_CHUNK)
+        done = students.length === 0
+        after = students.at(-1)
+        await this.#leave(students.filter((id) => !this.#erasing.has(id)).map((studentId) => ({ studentId, schoolId })))
+      })
   }
 
   async #leave(left: Attendance[]): Promise<void> {
     this.counts.attendance.leaving += left.length
     if (this.write && left.length > 0) await this.#applyAttendance([], left, [])
-    await this.options.pause?.()
   }
 }

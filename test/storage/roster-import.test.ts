@@ -353,3 +353,44 @@ describe('roster import', () => {
     expect(await count('students')).toBeGreaterThanOrEqual(1500)
   }, 60_000)
 })
+
+describe('roster import in batches', () => {
+  let storage: Storage
+  let now = START
+  beforeAll(async () => {
+    storage = await createTestStorage()
+    await seedFixtures(storage, START)
+  })
+  afterAll(async () => storage?.close())
+
+  it('commits batch by batch to the same outcome as one transaction, and again changes nothing', async () => {
+    const batches = { commit: 'batches' as const }
+    const first = await applyRosterImport(storage.db, await exportOf(BULK_11), { now: (now += MINUTE), ...batches })
+    expect(first).toMatchObject({ complete: true, students: { new: 3 }, attendance: { joining: 4 } })
+    const second = await applyRosterImport(storage.db, await exportOf(BULK_12), { now: (now += MINUTE), ...batches })
+    expect(second.students).toMatchObject({ new: 1, changed: 2, noLongerPresent: 1, leavingAllSchools: 1 })
+    await expect(
+      applyRosterImport(storage.db, await exportOf(DELTA_12), { now: (now += MINUTE), ...batches }),
+    ).rejects.toBeInstanceOf(ErasureNotConfirmed)
+    const delta = await applyRosterImport(storage.db, await exportOf(DELTA_12), {
+      now: (now += MINUTE),
+      confirmErase: true,
+      ...batches,
+    })
+    expect(delta.erased).toHaveLength(1)
+    const again = await applyRosterImport(storage.db, await exportOf(BULK_12), { now: (now += MINUTE), ...batches })
+    expect(again.students).toMatchObject({ new: 1, changed: 1, unchanged: 1 })
+    const rows = await storage.db
+      .selectFrom('students')
+      .select(['external_id', 'first_name'])
+      .where('external_id', 'is not', null)
+      .orderBy('external_id')
+      .execute()
+    expect(rows).toEqual([
+      { external_id: 's1', first_name: 'Addie' },
+      { external_id: 's2', first_name: 'Anne' },
+      { external_id: 's3', first_name: 'Zoe' },
+      { external_id: 's4', first_name: 'Omar' },
+    ])
+  })
+})

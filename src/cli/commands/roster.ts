@@ -96,6 +96,8 @@ export function registerRoster(program: Command): void {
               {
                 ...request,
                 confirmErase: options.confirmErase === true,
+                // See applyRosterImport: on SQLite one transaction would hold the server's writes.
+                commit: storage.engine === 'sqlite' ? 'batches' : 'one-transaction',
                 progress: (phase, done, total) => bar.update(`${phase}: ${count(done)}/${count(total)}`),
               },
               (trx, result) =>

@@ -4,8 +4,9 @@
  * then confirm or cancel. The upload waits in a private file (services/roster-uploads.ts) that
  * the import or the cancel removes; the upload, the import and the cancel are audit rows.
  *
- * The import runs in this process, in one transaction: between batches it yields to the event
- * loop, so requests keep being read and answered meanwhile (roster/roster-run.ts).
+ * The preview and the import run in this process and yield to the event loop between batches of
+ * students, so requests keep being answered meanwhile; on SQLite the import commits batch by
+ * batch, on PostgreSQL in one transaction (roster/roster-import.ts says why).
  */
 import multipart from '@fastify/multipart'
 import { TIER_IDS, type TierId } from '../../../../domain/tiers.js'
@@ -57,7 +58,7 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
   sweep()
   const timer = setInterval(sweep, SWEEP_EVERY_MS).unref()
   app.addHook('onClose', async () => clearInterval(timer))
-  // A turn of the event loop between batches: on SQLite every statement runs on this thread.
+  // A turn of the event loop between batches of the preview: on SQLite every statement runs on this thread.
   const pause = storage.engine === 'sqlite' ? () => new Promise<void>((resolve) => setImmediate(resolve)) : undefined
 
   await app.register(multipart, {
@@ -110,7 +111,9 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
     const now = clock.now()
     const file = uploads.fileOf(saved.token)!
     const roster = await readOneRoster(file)
-    const preview = roster.ok ? await planRosterImport(storage.db, roster, { now, tier }) : undefined
+    const preview = roster.ok
+      ? await planRosterImport(storage.db, roster, { now, tier, ...(pause === undefined ? {} : { pause }) })
+      : undefined
     const problems = roster.ok ? preview!.problems : roster.problems
     const more = roster.ok ? preview!.moreProblems : roster.moreProblems
     await recordAudit(
@@ -179,6 +182,7 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
           now,
           tier: upload.tier,
           confirmErase: text(request.body as FormBody, 'erase') === 'yes',
+          commit: storage.engine === 'sqlite' ? 'batches' : 'one-transaction',
           ...(pause === undefined ? {} : { pause }),
         },
         (trx, result) =>
