@@ -20,11 +20,12 @@ import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import type { OneRosterExport, RosterProblem } from './oneroster.js'
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
-import { type RosterCounts, type RosterImportOptions, RosterRun } from './roster-run.js'
+import type { RosterCounts, RosterImportOptions } from './roster-counts.js'
+import { RosterRun } from './roster-run.js'
 
 export { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
 export { KEPT_FIELDS, NEVER_KEPT } from './roster-kept.js'
-export type { RosterCounts, RosterImportOptions } from './roster-run.js'
+export type { RosterCounts, RosterImportOptions } from './roster-counts.js'
 
 export interface RosterPreview extends RosterCounts {
   version: OneRosterExport['version']

@@ -36,55 +36,11 @@ import { eraseStudentRows, type PendingErasure, recordErasureNotices } from '../
 import type { Database } from '../storage/tables.js'
 import { announceStudentChanges } from '../storage/webhook-repository.js'
 import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterStudent } from './oneroster.js'
+import { RosterBatches } from './roster-batches.js'
+import { emptyCounts, type RosterImportOptions, type Touched } from './roster-counts.js'
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
 import { ProblemList } from './roster-problems.js'
 
-export interface RosterImportOptions {
-  now: number
-  /** The tier of new students; the first tier (explorer) when not given. Known students keep theirs. */
-  tier?: TierId
-  /** Erase the students a delta marks tobedeleted; without it an apply that would erase refuses. */
-  confirmErase?: boolean
-  /**
-   * `one-transaction` (the default): every change or none. `batches`: each batch of students
-   * commits on its own, for SQLite, where an open transaction holds the only write lock (see
-   * roster-import.ts).
-   */
-  commit?: 'one-transaction' | 'batches'
-  /** Awaited after each batch of students: lets a server answer requests meanwhile. */
-  pause?: () => Promise<void>
-  /** Students gone through so far, of `total`, in the current phase. */
-  progress?: (phase: 'students' | 'attendance', done: number, total: number) => void
-}
-
-export interface RosterCounts {
-  students: {
-    new: number
-    /** Known students whose first name or schools change. */
-    changed: number
-    renamed: number
-    changedSchools: number
-    unchanged: number
-    /** Bulk users file: kept students with an external id that the file lacks; they leave their schools. */
-    noLongerPresent: number
-    /** Of those, the ones that still attended a school before this . */
-    leavingAllSchools: number
-    /** Delta: tobedeleted students the service keeps, to be erased. */
-    toErase: number
-    /** Delta: tobedeleted users the service never kept: nothing to do. */
-    removalsNotKept: number
-  }
-  schools: { new: number; changed: number; unchanged: number; leaving: number }
-  /** Student-school pairs made and ended. */
-  attendance: { joining: number; leaving: number }
-}
-
-/** The least pause between two batches: see `#unit`. */
-const MIN_PAUSE_MS = 5
-/** How long a batch should hold SQLite's write lock; its size follows (`#slices`). */
-const TARGET_MS = 20
-const FIRST_BATCH = 200
-const MIN_BATCH = 25
 /** Students erased per batch: each deletes their progress and change-log rows too. */
 const ERASE_BATCH = 100
 const USERS = 'users.csv'
@@ -95,34 +51,6 @@ type ActiveMaybe = Extract<MaybeStudent, { status: 'active' }>
 
 function* chunks<T>(items: readonly T[]): Generator<T[]> {
   for (let i = 0; i < items.length; i += ROSTER_CHUNK) yield items.slice(i, i + ROSTER_CHUNK)
-}
-
-function emptyCounts(): RosterCounts {
-  return {
-    students: {
-      new: 0,
-      changed: 0,
-      renamed: 0,
-      changedSchools: 0,
-      unchanged: 0,
-      noLongerPresent: 0,
-      leavingAllSchools: 0,
-      toErase: 0,
-      removalsNotKept: 0,
-    },
-    schools: { new: 0, changed: 0, unchanged: 0, leaving: 0 },
-    attendance: { joining: 0, leaving: 0 },
-  }
-}
-
-/**
- * What a preview found to change: the export's students (by sourcedId) that are new or change,
- * and the kept students a bulk file lacks that still attend a school (by id). An import then
- * reads and writes only these inside its transaction.
- */
-export interface Touched {
-  students: Set<string>
-  absent: Set<string>
 }
 
 export class RosterRun {
@@ -146,14 +74,12 @@ export class RosterRun {
   /** Collected by a preview, for the import that follows it. */
   readonly touched: Touched = { students: new Set(), absent: new Set() }
 
-  /** With `only`, the students gone through are those a preview found to change, and no others. */
-  #current: Kysely<Database>
-  /** Students in the next batch, when importing in batches. */
-  #batchRows = FIRST_BATCH
+  readonly #batches: RosterBatches
 
   /**
    * `root` is the caller's transaction, or with `batches` the database, each batch of students
-   * then being a transaction of its own (roster-import.ts says when).
+   * then being a transaction of its own (roster-import.ts says when). With `only`, the students
+   * gone through are those a preview found to change, and no others.
    */
   constructor(
     readonly root: Kysely<Database>,
@@ -165,51 +91,20 @@ export class RosterRun {
   ) {
     this.tier = options.tier ?? TIER_IDS[0]
     this.at = isoAt(options.now)
-    this.#current = root
-  }
-
-  /**
-   * `items` a batch at a time. Importing in batches, a batch's size follows the time the last one
-   * held the write lock, towards TARGET_MS (as the student importer's do: cli/write-batch-size.ts);
-   * otherwise ROSTER_CHUNK.
-   */
-  *#slices<T>(items: readonly T[]): Generator<T[]> {
-    for (let from = 0; from < items.length; ) {
-      const size = this.write && this.batches ? this.#batchRows : ROSTER_CHUNK
-      yield items.slice(from, from + size)
-      from += size
-    }
+    this.#batches = new RosterBatches(root, write && batches, options.pause)
   }
 
   /** Where the current batch reads and writes. */
   get db(): Kysely<Database> {
-    return this.#current
+    return this.#batches.db
   }
 
-  /**
-   * One batch: in its own transaction when importing in batches, then a pause as long as it held
-   * the write lock (at least 5 ms) so that other writers get it between batches; otherwise in the
-   * caller's transaction, then `options.pause`.
-   */
-  async #unit(work: () => Promise<void>): Promise<void> {
-    if (!this.write || !this.batches) {
-      await work()
-      await this.options.pause?.()
-      return
-    }
-    const started = performance.now()
-    await this.root.transaction().execute(async (trx) => {
-      this.#current = trx
-      try {
-        await work()
-      } finally {
-        this.#current = this.root
-      }
-    })
-    const held = performance.now() - started
-    const fitting = held > 0 ? (this.#batchRows * TARGET_MS) / held : ROSTER_CHUNK
-    this.#batchRows = Math.round(Math.min(ROSTER_CHUNK, Math.max(MIN_BATCH, Math.min(fitting, this.#batchRows * 2))))
-    await new Promise((resolve) => setTimeout(resolve, Math.max(MIN_PAUSE_MS, held)))
+  #slices<T>(items: readonly T[]): Generator<T[]> {
+    return this.#batches.slices(items)
+  }
+
+  #unit(work: () => Promise<void>): Promise<void> {
+    return this.#batches.unit(work)
   }
 
   async walk(): Promise<void> {
