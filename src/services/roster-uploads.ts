@@ -35,10 +35,17 @@ export class RosterUploads {
    */
   async save(stream: Readable, truncated: () => boolean): Promise<SavedUpload> {
     fs.mkdirSync(this.#dir, { recursive: true, mode: 0o700 })
+    // A folder made before, or by hand, is made private too: it holds children's records.
+    if ((fs.statSync(this.#dir).mode & 0o077) !== 0) fs.chmodSync(this.#dir, 0o700)
     const token = randomBytes(32).toString('base64url')
     const file = this.fileOf(token)!
     // wx: never follows or reuses a file that is there already.
-    await pipeline(stream, fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }))
+    try {
+      await pipeline(stream, fs.createWriteStream(file, { flags: 'wx', mode: 0o600 }))
+    } catch (error) {
+      this.remove(token)
+      throw error
+    }
     if (truncated()) {
       this.remove(token)
       return { ok: false, reason: 'too-large' }

@@ -312,6 +312,48 @@ describe('roster import', () => {
     expect(await snapshot()).toEqual(before)
   })
 
+  it("reports a sandbox student's external id, and a kept student's bad first name in a delta", async () => {
+    await storage.db
+      .insertInto('students')
+      .values({
+        id: randomUUID(),
+        external_id: 'sbx-1',
+        first_name: 'Synthia',
+        tier: 'explorer',
+        tier_updated_at: isoAt(now),
+        created_at: isoAt(now),
+        updated_at: null,
+        sandbox: 1,
+      })
+      .execute()
+    const roster = await exportOf({
+      'manifest.csv': manifest('1.2', { orgs: 'absent', users: 'delta', roles: 'delta' }),
+      'users.csv': table(USERS_12_HEADER, [
+        { sourcedId: 'sbx-1', status: 'active', givenName: 'Real', familyName: 'Childname' },
+        // No role in this delta: a user the service may keep (s4 it does, t9 it does not).
+        { sourcedId: 's4', status: 'active', givenName: '', familyName: 'Newcombe' },
+        { sourcedId: 't9', status: 'active', givenName: '', familyName: 'Teacherly' },
+      ]),
+      'roles.csv': table(ROLES_HEADER, [
+        { sourcedId: 'r9', status: 'active', userSourcedId: 'sbx-1', role: 'student', orgSourcedId: 'sch-north' },
+      ]),
+    })
+    const preview = await planRosterImport(storage.db, roster, { now: later() })
+    expect(preview.problems).toEqual([
+      {
+        file: 'users.csv',
+        line: 2,
+        field: 'sourcedId',
+        message: 'is the external id of a sandbox (synthetic) student; imports never change sandbox students',
+      },
+      { file: 'users.csv', line: 3, field: 'givenName', message: expect.any(String) },
+    ])
+    const before = await snapshot()
+    await expect(applyRosterImport(storage.db, roster, { now: later() })).rejects.toBeInstanceOf(RosterImportRefused)
+    expect(await snapshot()).toEqual(before)
+    await storage.db.deleteFrom('students').where('external_id', '=', 'sbx-1').execute()
+  })
+
   it('loses no enroll that races an import', async () => {
     const s2 = (await byExternal('s2'))!
     const current = s2.tier === 'innovator' ? 'builder' : 'innovator'

@@ -63,6 +63,8 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
 
   await app.register(multipart, {
     limits: { fileSize: uploads.maxBytes, files: 1, fields: 3, parts: 4, fieldSize: 1024, headerPairs: 50 },
+    // A file over the limit is cut, then removed with a page of its own (below), rather than thrown.
+    throwFileSizeLimit: false,
   })
 
   app.get('/roster', operator, async (request, reply) => {
@@ -83,16 +85,22 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
     const fields: Record<string, string> = {}
     let saved: Awaited<ReturnType<RosterUploads['save']>> | undefined
     let fileName = ''
-    for await (const part of request.parts()) {
-      if (part.type === 'field') {
-        fields[part.fieldname] = String(part.value)
-        // The token comes first in the form: nothing is written before it is checked.
-        if (part.fieldname === '_csrf') verifyCsrf(request, request.csrfToken, fields._csrf)
-        continue
+    try {
+      for await (const part of request.parts()) {
+        if (part.type === 'field') {
+          fields[part.fieldname] = String(part.value)
+          // The token comes first in the form: nothing is written before it is checked.
+          if (part.fieldname === '_csrf') verifyCsrf(request, request.csrfToken, fields._csrf)
+          continue
+        }
+        if (fields._csrf === undefined) verifyCsrf(request, request.csrfToken, undefined)
+        fileName = part.filename
+        saved = await uploads.save(part.file, () => part.file.truncated)
       }
-      if (fields._csrf === undefined) verifyCsrf(request, request.csrfToken, undefined)
-      fileName = part.filename
-      saved = await uploads.save(part.file, () => part.file.truncated)
+    } catch (error) {
+      // A form cut short or over a limit: the file written so far goes too.
+      if (saved?.ok === true) uploads.remove(saved.token)
+      throw error
     }
     if (fields._csrf === undefined) verifyCsrf(request, request.csrfToken, undefined)
     const tier = (TIER_IDS as readonly string[]).includes(fields.tier ?? '') ? (fields.tier as TierId) : TIER_IDS[0]
