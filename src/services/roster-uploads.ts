@@ -4,6 +4,10 @@
  * operator who uploaded it is given. The file is removed once imported or cancelled, and a sweep
  * removes any left behind (a preview never answered, a server stopped meanwhile): an export holds
  * every personal field of a district's children, so it must not outlive its use.
+ *
+ * Beside it, a small JSON file keeps the upload's state (who uploaded it, the preview's counts,
+ * then the outcome), so that any process sharing the folder (node:cluster workers) can show the
+ * preview and take the confirmation, and a confirmation is taken once (a rename claims it).
  */
 import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
@@ -12,6 +16,9 @@ import { pipeline } from 'node:stream/promises'
 import type { Readable } from 'node:stream'
 
 const TOKEN = /^[A-Za-z0-9_-]{43}$/
+
+/** `pending`: previewed, awaiting confirmation; `claimed`: being imported or cancelled; `done`: imported. */
+export type UploadStage = 'pending' | 'claimed' | 'done'
 
 export type SavedUpload = { ok: true; token: string; bytes: number } | { ok: false; reason: 'too-large' }
 
@@ -53,9 +60,46 @@ export class RosterUploads {
     return { ok: true, token, bytes: fs.statSync(file).size }
   }
 
+  #stateFile(token: string, stage: UploadStage): string | undefined {
+    return TOKEN.test(token) ? path.join(this.#dir, `${token}.${stage}.json`) : undefined
+  }
+
+  /** Writes the upload's state at `stage` (0600; replaced whole, never seen half-written). */
+  writeState(token: string, stage: UploadStage, state: object): void {
+    const file = this.#stateFile(token, stage)!
+    const draft = `${file}.${randomBytes(6).toString('hex')}`
+    fs.writeFileSync(draft, JSON.stringify(state), { flag: 'wx', mode: 0o600 })
+    fs.renameSync(draft, file)
+  }
+
+  /** The upload's state at `stage`, or undefined. */
+  readState<T>(token: string, stage: UploadStage): T | undefined {
+    const file = this.#stateFile(token, stage)
+    if (file === undefined) return undefined
+    try {
+      return JSON.parse(fs.readFileSync(file, 'utf8')) as T
+    } catch {
+      return undefined
+    }
+  }
+
+  /** Takes a pending upload for its import or cancel; undefined when another request took it first. */
+  claim<T>(token: string): T | undefined {
+    const from = this.#stateFile(token, 'pending')
+    if (from === undefined) return undefined
+    const to = this.#stateFile(token, 'claimed')!
+    try {
+      fs.renameSync(from, to)
+    } catch {
+      return undefined
+    }
+    return this.readState<T>(token, 'claimed')
+  }
+
+  /** Removes the export and its pending or claimed state; a `done` state stays until swept. */
   remove(token: string): void {
-    const file = this.fileOf(token)
-    if (file !== undefined) fs.rmSync(file, { force: true })
+    for (const file of [this.fileOf(token), this.#stateFile(token, 'pending'), this.#stateFile(token, 'claimed')])
+      if (file !== undefined) fs.rmSync(file, { force: true })
   }
 
   /** Removes uploads older than `maxAgeMs`; returns how many. */

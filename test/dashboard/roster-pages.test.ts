@@ -76,7 +76,8 @@ describe("the operator's roster import pages", () => {
     removeTempDirs()
   })
 
-  const files = () => (fs.existsSync(dir) ? fs.readdirSync(dir) : [])
+  const files = () => (fs.existsSync(dir) ? fs.readdirSync(dir).sort() : [])
+  const exports = () => files().filter((name) => name.endsWith('.zip'))
   const audit = (action: string) =>
     storage.db.selectFrom('audit_log').selectAll().where('action', '=', action).orderBy('id').execute()
   const students = async () =>
@@ -112,9 +113,11 @@ describe("the operator's roster import pages", () => {
     const posted = await upload(GOOD)
     expect(posted.statusCode).toBe(303)
     const token = posted.headers.location!.split('/').at(-1)!
-    expect(files()).toEqual([`${token}.zip`])
+    // The export, and beside it its state: who uploaded it and the preview's counts.
+    expect(files()).toEqual([`${token}.pending.json`, `${token}.zip`])
     expect(fs.statSync(dir).mode & 0o777).toBe(0o700)
-    expect(fs.statSync(path.join(dir, `${token}.zip`)).mode & 0o777).toBe(0o600)
+    for (const name of files()) expect(fs.statSync(path.join(dir, name)).mode & 0o777).toBe(0o600)
+    expect(fs.readFileSync(path.join(dir, `${token}.pending.json`), 'utf8')).not.toMatch(/Ada|Ben|Surnamington/)
     const preview = await operator.follow(posted)
     expect(preview.statusCode).toBe(200)
     expect(preview.body).toMatch(/New students<\/td><td>2</)
@@ -137,7 +140,8 @@ describe("the operator's roster import pages", () => {
     const token = posted.headers.location!.split('/').at(-1)!
     const confirmed = await operator.post(`${PAGE}/${token}/confirm`)
     expect(confirmed.statusCode).toBe(303)
-    expect(files()).toEqual([])
+    // The export is gone; what the result page shows (counts) stays until swept.
+    expect(files()).toEqual([`${token}.done.json`])
     const result = await operator.follow(confirmed)
     expect(result.body).toContain('The roster was imported')
     expect(result.body).toMatch(/New students<\/td><td>2</)
@@ -156,10 +160,10 @@ describe("the operator's roster import pages", () => {
     expect(bad.body).toContain(
       'users.csv:3: orgSourcedIds: names the org &quot;sch-east&quot;, which orgs.csv does not hold',
     )
-    expect(files()).toEqual([])
+    expect(exports()).toEqual([])
     const large = await upload(Buffer.alloc(1024 * 1024 + 10, 1))
     expect(large.statusCode).toBe(413)
-    expect(files()).toEqual([])
+    expect(exports()).toEqual([])
   })
 
   it('never shows or logs a family name or e-mail address', () => {
@@ -172,8 +176,9 @@ describe("the operator's roster import pages", () => {
     fs.mkdirSync(dir, { recursive: true })
     const file = uploads.fileOf('a'.repeat(43))!
     fs.writeFileSync(file, 'left behind')
-    fs.utimesSync(file, new Date(Date.now() - 2 * 3_600_000), new Date(Date.now() - 2 * 3_600_000))
-    expect(uploads.sweep(Date.now(), 3_600_000)).toBe(1)
+    const old = new Date(Date.now() - 2 * 3_600_000)
+    for (const name of files()) fs.utimesSync(path.join(dir, name), old, old)
+    expect(uploads.sweep(Date.now(), 3_600_000)).toBe(2)
     expect(files()).toEqual([])
     expect(uploads.fileOf('../../etc/passwd')).toBeUndefined()
   })

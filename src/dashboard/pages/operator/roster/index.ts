@@ -9,24 +9,25 @@
  * batch, on PostgreSQL in one transaction (roster/roster-import.ts says why).
  */
 import multipart from '@fastify/multipart'
+import type { FastifyRequest } from 'fastify'
 import { TIER_IDS, type TierId } from '../../../../domain/tiers.js'
 import { readOneRoster } from '../../../../roster/oneroster.js'
 import {
   applyRosterImport,
-  planRosterImport,
   ErasureNotConfirmed,
+  planRosterImport,
   RosterImportRefused,
   type RosterOutcome,
   type RosterPreview,
 } from '../../../../roster/roster-import.js'
 import { RosterUploads } from '../../../../services/roster-uploads.js'
 import { recordAudit } from '../../../../storage/audit-repository.js'
-import { verifyCsrf } from '../../../csrf.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FormBody, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
+import { readUploadForm } from './upload-form.js'
 import { outcomeBody, previewBody, problemsBody, uploadBody } from './views.js'
 
 const operator = { config: { dashboard: 'operator' as const } }
@@ -35,189 +36,144 @@ const PAGE = '/dashboard/operator/roster'
 const UPLOAD_LIFETIME_MS = 60 * 60_000
 const SWEEP_EVERY_MS = 5 * 60_000
 
-interface Pending {
+/** What the upload's state file holds: counts and the operator's choices, never a child's data. */
+interface UploadState {
   accountId: string
   fileName: string
   tier: TierId
   preview: RosterPreview
-  at: number
-  /** Once imported: what it changed, for the result page. */
   outcome?: RosterOutcome
 }
+
+const gone = () =>
+  new DashboardError(404, 'This upload is gone', 'It was imported, cancelled or too old. Upload the export again.')
 
 export const rosterPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context
   const settings = context.rosterUploads ?? { dir: 'data/roster-uploads', maxBytes: 256 * 1024 * 1024 }
   const uploads = new RosterUploads(settings.dir, settings.maxBytes)
-  const pending = new Map<string, Pending>()
-  const sweep = () => {
-    const now = Date.now()
-    uploads.sweep(now, UPLOAD_LIFETIME_MS)
-    for (const [token, upload] of pending) if (now - upload.at > UPLOAD_LIFETIME_MS) pending.delete(token)
-  }
+  const sweep = () => uploads.sweep(Date.now(), UPLOAD_LIFETIME_MS)
   sweep()
   const timer = setInterval(sweep, SWEEP_EVERY_MS).unref()
   app.addHook('onClose', async () => clearInterval(timer))
-  // A turn of the event loop between batches of the preview: on SQLite every statement runs on this thread.
+  // A turn of the event loop between batches: on SQLite every statement runs on this thread.
   const pause = storage.engine === 'sqlite' ? () => new Promise<void>((resolve) => setImmediate(resolve)) : undefined
+  const commit = storage.engine === 'sqlite' ? ('batches' as const) : ('one-transaction' as const)
+  const audit = (
+    request: FastifyRequest,
+    action: string,
+    token: string,
+    detail: Record<string, unknown>,
+    db = storage.db,
+  ) =>
+    recordAudit(db, { actor: auditActor(request), action, target: `roster:${token.slice(0, 8)}`, detail }, clock.now())
+  const tokenOf = (request: FastifyRequest) => String((request.params as { token?: unknown }).token ?? '')
+  /** The upload's state at `stage`, if this operator uploaded it. */
+  const own = (request: FastifyRequest, state: UploadState | undefined) =>
+    state !== undefined && state.accountId === request.account!.id ? state : undefined
 
   await app.register(multipart, {
     limits: { fileSize: uploads.maxBytes, files: 1, fields: 3, parts: 4, fieldSize: 1024, headerPairs: 50 },
-    // A file over the limit is cut, then removed with a page of its own (below), rather than thrown.
+    // A file over the limit is cut, then removed with a page of its own, rather than thrown.
     throwFileSizeLimit: false,
   })
 
   app.get('/roster', operator, async (request, reply) => {
-    const query = request.query as Record<string, unknown>
-    return sendPage(
-      request,
-      reply,
-      'Import a roster',
-      uploadBody(request, uploads.maxBytes, query.cancelled === '1'),
-      200,
-      PAGE,
-    )
+    const cancelled = (request.query as Record<string, unknown>).cancelled === '1'
+    return sendPage(request, reply, 'Import a roster', uploadBody(request, uploads.maxBytes, cancelled), 200, PAGE)
   })
 
   app.post('/roster', { config: { dashboard: 'operator', csrfInHandler: true } }, async (request, reply) => {
-    if (!request.isMultipart())
-      throw new DashboardError(400, 'The form could not be read', 'Send the form from its page in the dashboard.')
-    const fields: Record<string, string> = {}
-    let saved: Awaited<ReturnType<RosterUploads['save']>> | undefined
-    let fileName = ''
-    try {
-      for await (const part of request.parts()) {
-        if (part.type === 'field') {
-          fields[part.fieldname] = String(part.value)
-          // The token comes first in the form: nothing is written before it is checked.
-          if (part.fieldname === '_csrf') verifyCsrf(request, request.csrfToken, fields._csrf)
-          continue
-        }
-        if (fields._csrf === undefined) verifyCsrf(request, request.csrfToken, undefined)
-        fileName = part.filename
-        saved = await uploads.save(part.file, () => part.file.truncated)
-      }
-    } catch (error) {
-      // A form cut short or over a limit: the file written so far goes too.
-      if (saved?.ok === true) uploads.remove(saved.token)
-      throw error
-    }
-    if (fields._csrf === undefined) verifyCsrf(request, request.csrfToken, undefined)
+    const { fields, saved, fileName } = await readUploadForm(request, uploads)
     const tier = (TIER_IDS as readonly string[]).includes(fields.tier ?? '') ? (fields.tier as TierId) : TIER_IDS[0]
     if (saved === undefined || !saved.ok) {
-      const status = saved === undefined ? 400 : 413
-      const body = uploadBody(
-        request,
-        uploads.maxBytes,
-        false,
+      const error =
         saved === undefined
           ? 'Choose the export to upload: a .zip file.'
-          : 'The file is larger than this service accepts.',
-      )
-      return sendPage(request, reply, 'Import a roster', body, status, PAGE)
+          : 'The file is larger than this service accepts.'
+      const body = uploadBody(request, uploads.maxBytes, false, error)
+      return sendPage(request, reply, 'Import a roster', body, saved === undefined ? 400 : 413, PAGE)
     }
-    const now = clock.now()
-    const file = uploads.fileOf(saved.token)!
-    const roster = await readOneRoster(file)
+    const roster = await readOneRoster(uploads.fileOf(saved.token)!)
     const preview = roster.ok
-      ? await planRosterImport(storage.db, roster, { now, tier, ...(pause === undefined ? {} : { pause }) })
+      ? await planRosterImport(storage.db, roster, {
+          now: clock.now(),
+          tier,
+          ...(pause === undefined ? {} : { pause }),
+        })
       : undefined
-    const problems = roster.ok ? preview!.problems : roster.problems
-    const more = roster.ok ? preview!.moreProblems : roster.moreProblems
-    await recordAudit(
-      storage.db,
-      {
-        actor: auditActor(request),
-        action: 'roster.upload',
-        target: `roster:${saved.token.slice(0, 8)}`,
-        detail: {
-          bytes: saved.bytes,
-          problems: problems.length + more,
-          ...(preview === undefined ? {} : { students: preview.students }),
-        },
-      },
-      now,
-    )
+    const problems = preview?.problems ?? (roster.ok ? [] : roster.problems)
+    const more = preview?.moreProblems ?? (roster.ok ? 0 : roster.moreProblems)
+    const counts = preview === undefined ? {} : { students: preview.students }
+    await audit(request, 'roster.upload', saved.token, {
+      bytes: saved.bytes,
+      problems: problems.length + more,
+      ...counts,
+    })
     if (preview === undefined || problems.length > 0) {
       uploads.remove(saved.token)
       return sendPage(request, reply, 'The roster has problems', problemsBody(problems, more), 400, PAGE)
     }
-    pending.set(saved.token, { accountId: request.account!.id, fileName, tier, preview, at: Date.now() })
+    const state: UploadState = { accountId: request.account!.id, fileName, tier, preview }
+    uploads.writeState(saved.token, 'pending', state)
     return reply.redirect(`${PAGE}/${saved.token}`, 303)
   })
 
   app.get('/roster/:token', operator, async (request, reply) => {
-    const token = String((request.params as { token?: unknown }).token ?? '')
-    const upload = pending.get(token)
-    if (upload === undefined || upload.accountId !== request.account!.id) throw gone()
-    if (upload.outcome !== undefined)
-      return sendPage(request, reply, 'Roster imported', outcomeBody(upload.outcome), 200, PAGE)
-    const body = previewBody(request, token, upload.fileName, upload.preview)
+    const token = tokenOf(request)
+    const done = own(request, uploads.readState<UploadState>(token, 'done'))
+    if (done?.outcome !== undefined)
+      return sendPage(request, reply, 'Roster imported', outcomeBody(done.outcome), 200, PAGE)
+    const pending = own(request, uploads.readState<UploadState>(token, 'pending'))
+    if (pending === undefined) throw gone()
+    const body = previewBody(request, token, pending.fileName, pending.preview)
     return sendPage(request, reply, 'Preview of the roster import', body, 200, PAGE)
   })
 
-  const gone = () =>
-    new DashboardError(404, 'This upload is gone', 'It was imported, cancelled or too old. Upload the export again.')
-
-  /** The pending upload of `token`, uploaded by this operator. */
-  function pendingOf(request: { params: unknown; account: { id: string } | null }): { token: string; upload: Pending } {
-    const token = String((request.params as { token?: unknown }).token ?? '')
-    const upload = pending.get(token)
-    if (upload === undefined || upload.accountId !== request.account!.id || upload.outcome !== undefined) throw gone()
+  /** Claims the pending upload of the request's token, if this operator uploaded it: once only. */
+  function claim(request: FastifyRequest): { token: string; upload: UploadState } {
+    const token = tokenOf(request)
+    if (own(request, uploads.readState<UploadState>(token, 'pending')) === undefined) throw gone()
+    const upload = uploads.claim<UploadState>(token)
+    if (upload === undefined) throw gone()
     return { token, upload }
   }
 
   app.post('/roster/:token/confirm', operator, async (request, reply) => {
-    const { token, upload } = pendingOf(request)
-    // One confirm only: a second click, or a second tab, finds the upload gone.
-    pending.delete(token)
-    const now = clock.now()
+    const { token, upload } = claim(request)
     try {
       const roster = await readOneRoster(uploads.fileOf(token)!)
-      if (!roster.ok)
-        return sendPage(
-          request,
-          reply,
-          'The roster has problems',
-          problemsBody(roster.problems, roster.moreProblems),
-          400,
-          PAGE,
-        )
+      if (!roster.ok) {
+        const body = problemsBody(roster.problems, roster.moreProblems)
+        return sendPage(request, reply, 'The roster has problems', body, 400, PAGE)
+      }
       const outcome = await applyRosterImport(
         storage.db,
         roster,
         {
-          now,
+          now: clock.now(),
           tier: upload.tier,
           confirmErase: text(request.body as FormBody, 'erase') === 'yes',
-          commit: storage.engine === 'sqlite' ? 'batches' : 'one-transaction',
+          commit,
           ...(pause === undefined ? {} : { pause }),
         },
         (trx, result) =>
-          recordAudit(
+          audit(
+            request,
+            'roster.import',
+            token,
+            { version: upload.preview.version, kind: upload.preview.kind, tier: upload.tier, ...result },
             trx,
-            {
-              actor: auditActor(request),
-              action: 'roster.import',
-              target: `roster:${token.slice(0, 8)}`,
-              detail: { version: upload.preview.version, kind: upload.preview.kind, tier: upload.tier, ...result },
-            },
-            now,
           ),
       )
       if (outcome.erased.length > 0) await storage.truncateLog()
-      pending.set(token, { ...upload, outcome, at: Date.now() })
+      uploads.writeState(token, 'done', { ...upload, outcome })
       return reply.redirect(`${PAGE}/${token}`, 303)
     } catch (error) {
-      if (error instanceof RosterImportRefused)
-        return sendPage(
-          request,
-          reply,
-          'The roster has problems',
-          problemsBody(error.problems, error.moreProblems),
-          409,
-          PAGE,
-        )
+      if (error instanceof RosterImportRefused) {
+        const body = problemsBody(error.problems, error.moreProblems)
+        return sendPage(request, reply, 'The roster has problems', body, 409, PAGE)
+      }
       if (error instanceof ErasureNotConfirmed)
         throw new DashboardError(409, 'The import now erases students', `${error.message}. Upload the export again.`)
       throw error
@@ -227,14 +183,9 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
   })
 
   app.post('/roster/:token/cancel', operator, async (request, reply) => {
-    const { token } = pendingOf(request)
-    pending.delete(token)
+    const { token } = claim(request)
     uploads.remove(token)
-    await recordAudit(
-      storage.db,
-      { actor: auditActor(request), action: 'roster.cancel', target: `roster:${token.slice(0, 8)}` },
-      clock.now(),
-    )
+    await audit(request, 'roster.cancel', token, {})
     return reply.redirect(`${PAGE}?cancelled=1`, 303)
   })
 }
