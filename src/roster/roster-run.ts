@@ -49,6 +49,9 @@ const ROLES = 'roles.csv'
 type ActiveStudent = Extract<RosterStudent, { status: 'active' }>
 type ActiveMaybe = Extract<MaybeStudent, { status: 'active' }>
 
+/** An export student, or the sourcedId of one a 1.2 delta's roles name without a users.csv row. */
+const idOf = (entry: ActiveStudent | string): string => (typeof entry === 'string' ? entry : entry.sourcedId)
+
 function* chunks<T>(items: readonly T[]): Generator<T[]> {
   for (let i = 0; i < items.length; i += ROSTER_CHUNK) yield items.slice(i, i + ROSTER_CHUNK)
 }
@@ -236,7 +239,7 @@ export class RosterRun {
             if (found.sandbox) this.#sandboxProblem(entry.line)
             else if ('problem' in entry) this.problems.add(entry.problem)
             else if (entry.firstName !== found.firstName) {
-              this.touched.students.add(entry.sourcedId)
+              this.#touch(entry.sourcedId)
               counts.renamed++
               counts.changed++
               if (this.write) await renameStudent(this.db, found.id, entry.firstName as string)
@@ -249,7 +252,7 @@ export class RosterRun {
           if (found?.sandbox === true) this.#sandboxProblem(student.line)
           else if (found === undefined) {
             counts.new++
-            this.touched.students.add(student.sourcedId)
+            this.#touch(student.sourcedId)
             added.push({
               id: randomUUID(),
               externalId: student.sourcedId,
@@ -258,7 +261,7 @@ export class RosterRun {
             })
           } else if (found.firstName !== student.firstName) {
             this.#renamed.add(student.sourcedId)
-            this.touched.students.add(student.sourcedId)
+            this.#touch(student.sourcedId)
             counts.renamed++
             if (this.write) await renameStudent(this.db, found.id, student.firstName)
           }
@@ -267,6 +270,11 @@ export class RosterRun {
       })
       this.options.progress?.('students', (done += part.length), entries.length)
     }
+  }
+
+  /** A preview notes the students it found to change, for the import that follows it. */
+  #touch(sourcedId: string): void {
+    if (!this.write) this.touched.students.add(sourcedId)
   }
 
   #unknownSchool(file: string, line: number, field: string, school: string): void {
@@ -288,15 +296,15 @@ export class RosterRun {
       list.push({ school: change.schoolSourcedId, status: change.status, line: change.line })
       changes.set(change.studentSourcedId, list)
     }
-    const active = this.roster.students.filter((s): s is ActiveStudent => s.status === 'active')
-    const inExport = new Set(this.roster.students.map((s) => s.sourcedId))
-    const ids: string[] = [
-      ...active.map((s) => s.sourcedId),
-      ...[...changes.keys()].filter((id) => !inExport.has(id)),
-    ].filter((id) => this.only === undefined || this.only.students.has(id))
-    const bySourcedId = new Map(active.map((s) => [s.sourcedId, s]))
+    // The export's students, then the students a 1.2 delta's roles name without a users.csv row.
+    const inExport = changes.size === 0 ? undefined : new Set(this.roster.students.map((s) => s.sourcedId))
+    const entries: (ActiveStudent | string)[] = [
+      ...this.roster.students.filter((s): s is ActiveStudent => s.status === 'active'),
+      ...[...changes.keys()].filter((id) => !inExport!.has(id)),
+    ].filter((entry) => this.only === undefined || this.only.students.has(idOf(entry)))
     let done = 0
-    for (const part of this.#slices(ids)) {
+    for (const slice of this.#slices(entries)) {
+      const part = slice.map(idOf)
       await this.#unit(async () => {
         const stored = await studentsByExternalId(this.db, part)
         const attended = await schoolsOfStudents(
@@ -306,9 +314,10 @@ export class RosterRun {
         const joined: Attendance[] = []
         const left: Attendance[] = []
         const created: string[] = []
-        for (const sourcedId of part) {
+        for (const entry of slice) {
+          const sourcedId = idOf(entry)
+          const student = typeof entry === 'string' ? undefined : entry
           const found = stored.get(sourcedId)
-          const student = bySourcedId.get(sourcedId)
           const own = changes.get(sourcedId)
           if (found?.sandbox === true || (found !== undefined && this.#erasing.has(found.id))) continue
           if (found === undefined && student === undefined) {
@@ -340,7 +349,7 @@ export class RosterRun {
           if (isNew) {
             if (found !== undefined) created.push(found.id)
           } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
-            this.touched.students.add(sourcedId)
+            this.#touch(sourcedId)
             this.counts.students.changed++
             if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
           } else this.counts.students.unchanged++
@@ -353,7 +362,7 @@ export class RosterRun {
         }
         if (this.write && this.problems.count === 0) await this.#applyAttendance(joined, left, created)
       })
-      this.options.progress?.('attendance', (done += part.length), ids.length)
+      this.options.progress?.('attendance', (done += part.length), entries.length)
     }
   }
 
@@ -401,7 +410,7 @@ export class RosterRun {
     return this.#unit(async () => {
       const attended = await schoolsOfStudents(this.db, studentIds)
       this.counts.students.leavingAllSchools += attended.size
-      for (const id of attended.keys()) this.touched.absent.add(id)
+      if (!this.write) for (const id of attended.keys()) this.touched.absent.add(id)
       await this.#leave(
         [...attended].flatMap(([studentId, schools]) =>
           schools.map((s: Attended) => ({ studentId, schoolId: s.schoolId })),
