@@ -1,14 +1,14 @@
 /**
  * One pass of a roster import over the stored data, either counting what it would change (a
- * preview) or changing it inside the caller's transaction (roster-import.ts).
+ * preview) or changing it, in the caller's transaction or batch by batch (roster-import.ts).
  *
  * Order of the writes, for PostgreSQL: schools, then the erasure's rows, then every student row
  * (new students, new first names), and only then attendance, links and the change log, batch by
  * batch. An enroll holds its student's row until it has numbered its change, and numbering holds
  * the change counter to the commit (student-change-log.ts): once this import has numbered a
  * change it writes no student row an enroll could hold, so neither waits for the other in a
- * circle. Students are read and written in batches, with `pause` between them, so that memory
- * holds one batch beside the export and a server keeps answering meanwhile.
+ * circle. Students are read and written in batches (roster-batches.ts), so that memory holds one
+ * batch beside the export and a server keeps answering meanwhile.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
