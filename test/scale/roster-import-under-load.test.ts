@@ -1,9 +1,11 @@
 /**
- * A district's first OneRoster import of 100,000 students with `curriculum roster import` while the
+ * A district's first OneRoster import of 50,000 students with `curriculum roster import` while the
  * service serves (SQLite, real processes): every progress read made meanwhile succeeds (the
- * import commits in short batches; one transaction made them fail with 503), and the command's
- * peak memory stays within the bound test/scale/import-under-load.test.ts sets the student
- * importer. Figures: docs/rosters.md.
+ * import commits in short batches; one transaction of 100,000 made them fail with 503), and the
+ * command's peak memory stays within the bound test/scale/import-under-load.test.ts sets the
+ * student importer. Half a district of 100,000: that one takes minutes beside a loaded server;
+ * its figures (bench/roster-import-under-load.mjs and the command on its own) are in
+ * docs/rosters.md.
  */
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
@@ -15,7 +17,7 @@ import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, te
 import { manifest, ORGS_HEADER, ROLES_HEADER, USERS_12_HEADER } from '../roster/roster-export.js'
 import { type RunningServer, startServer } from '../server/process.js'
 
-const STUDENT_COUNT = 100_000
+const STUDENT_COUNT = 50_000
 const SCHOOLS = 40
 const PEAK_RSS = path.resolve(import.meta.dirname, '../support/report-peak-rss.cjs')
 
@@ -123,10 +125,10 @@ describe('roster import under load', () => {
       console.info(`[roster import under load] ${figures}`)
       expect(liveKiB, figures).toBeGreaterThan(0)
       // Beyond Node and its modules (13-16 MiB, import-under-load.test.ts) the command keeps the
-      // export's students as the reader holds them (12.6 MiB for these, roster-memory.test.ts) and
-      // the set of those it changes: 29 MiB measured, more than the student importer's 24 MiB,
-      // which holds no rows. The peak is the student importer's bound.
-      expect(liveKiB! / 1024, figures).toBeLessThan(40)
+      // export's students as the reader holds them (about 6.3 MiB for these, roster-memory.test.ts)
+      // and the set of those it changes: 29 MiB measured for 100,000, more than the student
+      // importer's 24 MiB, which holds no rows. The peak is the student importer's bound.
+      expect(liveKiB! / 1024, figures).toBeLessThan(32)
       expect(peakKiB! / 1024, figures).toBeLessThan(320)
     } finally {
       if (importer !== undefined && importer.exitCode === null && importer.signalCode === null) importer.kill('SIGKILL')
@@ -141,5 +143,5 @@ describe('roster import under load', () => {
       ).n,
     )
     expect(count).toBe(STUDENT_COUNT + 4)
-  }, 240_000)
+  }, 300_000)
 })

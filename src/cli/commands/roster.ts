@@ -90,6 +90,8 @@ export function registerRoster(program: Command): void {
                 { preview: counts },
               )
             }
+            // The preview first, as with --dry-run; the import's own counts follow it.
+            if (!json) writeText(previewLines(preview))
             const outcome = await applyRosterImport(
               storage.db,
               roster,
@@ -112,7 +114,7 @@ export function registerRoster(program: Command): void {
             const log = outcome.erased.length > 0 ? await storage.truncateLog() : 'none'
             const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
             return {
-              data: { source, ...outcome, seconds },
+              data: { source, preview: counts, ...outcome, seconds },
               text: [
                 `imported OneRoster ${preview.version} ${preview.kind} export ${source} in ${seconds} s`,
                 ...countLines(outcome),
