@@ -48,6 +48,8 @@ const ROLES = 'roles.csv'
 
 type ActiveStudent = Extract<RosterStudent, { status: 'active' }>
 type ActiveMaybe = Extract<MaybeStudent, { status: 'active' }>
+/** A 1.2 delta's role change for one student. */
+type SchoolChangeOf = { school: string; status: 'active' | 'tobedeleted'; line: number }
 
 /** An export student, or the sourcedId of one a 1.2 delta's roles name without a users.csv row. */
 const idOf = (entry: ActiveStudent | string): string => (typeof entry === 'string' ? entry : entry.sourcedId)
@@ -113,10 +115,13 @@ export class RosterRun {
   async walk(): Promise<void> {
     await this.#schoolsPass()
     await this.#removals()
-    await this.#studentRows()
-    this.#stopOnProblems()
-    await this.#attendance()
-    this.#stopOnProblems()
+    if (this.write && this.batches) await this.#rowsWithAttendance()
+    else {
+      await this.#studentRows()
+      this.#stopOnProblems()
+      await this.#attendance()
+      this.#stopOnProblems()
+    }
     if (this.roster.mode.users === 'bulk') await this.#noLongerPresent()
     for (const schoolId of this.#leavingSchools) await this.#leaveSchool(schoolId)
   }
@@ -215,61 +220,69 @@ export class RosterRun {
     })
   }
 
-  /** New students and new first names: every student row this import writes, before any change is numbered. */
-  async #studentRows(): Promise<void> {
-    const entries: (ActiveStudent | ActiveMaybe)[] = [
+  /** The export's students and users whose rows an import writes (with `only`, those a preview found to change). */
+  #rowEntries(): (ActiveStudent | ActiveMaybe)[] {
+    return [
       ...this.roster.students.filter((s): s is ActiveStudent => s.status === 'active'),
       ...this.roster.maybeStudents.filter((s): s is ActiveMaybe => s.status === 'active'),
     ].filter((s) => this.only === undefined || this.only.students.has(s.sourcedId))
-    const counts = this.counts.students
+  }
+
+  /** New students and new first names: every student row this import writes, before any change is numbered. */
+  async #studentRows(): Promise<void> {
+    const entries = this.#rowEntries()
     let done = 0
     for (const part of this.#slices(entries)) {
-      await this.#unit(async () => {
-        const stored = await studentsByExternalId(
-          this.db,
-          part.map((s) => s.sourcedId),
-        )
-        const added: NewRosterStudent[] = []
-        for (const entry of part) {
-          const found = stored.get(entry.sourcedId)
-          const maybe = !('schoolSourcedIds' in entry)
-          if (maybe) {
-            // A user without a student role here: only a student the service keeps is concerned.
-            if (found === undefined) continue
-            if (found.sandbox) this.#sandboxProblem(entry.line)
-            else if ('problem' in entry) this.problems.add(entry.problem)
-            else if (entry.firstName !== found.firstName) {
-              this.#touch(entry.sourcedId)
-              counts.renamed++
-              counts.changed++
-              if (this.write) await renameStudent(this.db, found.id, entry.firstName as string)
-            } else counts.unchanged++
-            continue
-          }
-          const student = entry as ActiveStudent
-          for (const school of student.schoolSourcedIds ?? [])
-            if (!this.#knownSchool(school)) this.#unknownSchool(USERS, student.line, 'orgSourcedIds', school)
-          if (found?.sandbox === true) this.#sandboxProblem(student.line)
-          else if (found === undefined) {
-            counts.new++
-            this.#touch(student.sourcedId)
-            added.push({
-              id: randomUUID(),
-              externalId: student.sourcedId,
-              firstName: student.firstName,
-              tier: this.tier,
-            })
-          } else if (found.firstName !== student.firstName) {
-            this.#renamed.add(student.sourcedId)
-            this.#touch(student.sourcedId)
-            counts.renamed++
-            if (this.write) await renameStudent(this.db, found.id, student.firstName)
-          }
-        }
-        if (this.write && this.problems.count === 0) await insertStudents(this.db, added, this.at)
-      })
+      await this.#unit(() => this.#rowsOf(part))
       this.options.progress?.('students', (done += part.length), entries.length)
     }
+  }
+
+  /** One batch of student rows. */
+  async #rowsOf(part: readonly (ActiveStudent | ActiveMaybe)[]): Promise<void> {
+    const counts = this.counts.students
+    const stored = await studentsByExternalId(
+      this.db,
+      part.map((s) => s.sourcedId),
+    )
+    const added: NewRosterStudent[] = []
+    for (const entry of part) {
+      const found = stored.get(entry.sourcedId)
+      const maybe = !('schoolSourcedIds' in entry)
+      if (maybe) {
+        // A user without a student role here: only a student the service keeps is concerned.
+        if (found === undefined) continue
+        if (found.sandbox) this.#sandboxProblem(entry.line)
+        else if ('problem' in entry) this.problems.add(entry.problem)
+        else if (entry.firstName !== found.firstName) {
+          this.#touch(entry.sourcedId)
+          counts.renamed++
+          counts.changed++
+          if (this.write) await renameStudent(this.db, found.id, entry.firstName as string)
+        } else counts.unchanged++
+        continue
+      }
+      const student = entry as ActiveStudent
+      for (const school of student.schoolSourcedIds ?? [])
+        if (!this.#knownSchool(school)) this.#unknownSchool(USERS, student.line, 'orgSourcedIds', school)
+      if (found?.sandbox === true) this.#sandboxProblem(student.line)
+      else if (found === undefined) {
+        counts.new++
+        this.#touch(student.sourcedId)
+        added.push({
+          id: randomUUID(),
+          externalId: student.sourcedId,
+          firstName: student.firstName,
+          tier: this.tier,
+        })
+      } else if (found.firstName !== student.firstName) {
+        this.#renamed.add(student.sourcedId)
+        this.#touch(student.sourcedId)
+        counts.renamed++
+        if (this.write) await renameStudent(this.db, found.id, student.firstName)
+      }
+    }
+    if (this.write && this.problems.count === 0) await insertStudents(this.db, added, this.at)
   }
 
   /** A preview notes the students it found to change, for the import that follows it. */
@@ -286,9 +299,12 @@ export class RosterRun {
     })
   }
 
-  /** Each export student's schools against those it attends: joins and leaves, batch by batch. */
-  async #attendance(): Promise<void> {
-    const changes = new Map<string, { school: string; status: 'active' | 'tobedeleted'; line: number }[]>()
+  /**
+   * The students whose schools an import compares: the export's, then those a 1.2 delta's roles
+   * name without a users.csv row; and the delta's role changes by student.
+   */
+  #attendanceEntries(): { entries: (ActiveStudent | string)[]; changes: Map<string, SchoolChangeOf[]> } {
+    const changes = new Map<string, SchoolChangeOf[]>()
     for (const change of this.roster.schoolChanges) {
       if (!this.#knownSchool(change.schoolSourcedId))
         this.#unknownSchool(ROLES, change.line, 'orgSourcedId', change.schoolSourcedId)
@@ -302,68 +318,97 @@ export class RosterRun {
       ...this.roster.students.filter((s): s is ActiveStudent => s.status === 'active'),
       ...[...changes.keys()].filter((id) => !inExport!.has(id)),
     ].filter((entry) => this.only === undefined || this.only.students.has(idOf(entry)))
+    return { entries, changes }
+  }
+
+  /** Each export student's schools against those it attends: joins and leaves, batch by batch. */
+  async #attendance(): Promise<void> {
+    const { entries, changes } = this.#attendanceEntries()
     let done = 0
     for (const slice of this.#slices(entries)) {
-      const part = slice.map(idOf)
-      await this.#unit(async () => {
-        const stored = await studentsByExternalId(this.db, part)
-        const attended = await schoolsOfStudents(
-          this.db,
-          [...stored.values()].map((s) => s.id),
-        )
-        const joined: Attendance[] = []
-        const left: Attendance[] = []
-        const created: string[] = []
-        for (const entry of slice) {
-          const sourcedId = idOf(entry)
-          const student = typeof entry === 'string' ? undefined : entry
-          const found = stored.get(sourcedId)
-          const own = changes.get(sourcedId)
-          if (found?.sandbox === true || (found !== undefined && this.#erasing.has(found.id))) continue
-          if (found === undefined && student === undefined) {
-            this.problems.add({
-              file: ROLES,
-              line: own![0]!.line,
-              field: 'userSourcedId',
-              message: 'names a student whom neither users.csv nor the service holds',
-            })
-            continue
-          }
-          const isNew = found === undefined || (found.createdAt === this.at && this.write)
-          const have = new Map<string, string>()
-          for (const school of attended.get(found?.id ?? '') ?? [])
-            if (school.externalId !== null) have.set(school.externalId, school.schoolId)
-          const joins: string[] = []
-          const leaves: string[] = []
-          if (student?.schoolSourcedIds != null) {
-            for (const school of student.schoolSourcedIds) if (!have.has(school)) joins.push(school)
-            for (const school of have.keys()) if (!student.schoolSourcedIds.includes(school)) leaves.push(school)
-          }
-          for (const change of own ?? []) {
-            if (change.status === 'active' && !have.has(change.school) && !joins.includes(change.school))
-              joins.push(change.school)
-            if (change.status === 'tobedeleted' && have.has(change.school)) leaves.push(change.school)
-          }
-          this.counts.attendance.joining += joins.length
-          this.counts.attendance.leaving += leaves.length
-          if (isNew) {
-            if (found !== undefined) created.push(found.id)
-          } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
-            this.#touch(sourcedId)
-            this.counts.students.changed++
-            if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
-          } else this.counts.students.unchanged++
-          if (found === undefined || !this.write) continue
-          for (const school of joins) {
-            const id = this.#schools.get(school)?.id
-            if (id !== undefined) joined.push({ studentId: found.id, schoolId: id })
-          }
-          for (const school of leaves) left.push({ studentId: found.id, schoolId: have.get(school)! })
-        }
-        if (this.write && this.problems.count === 0) await this.#applyAttendance(joined, left, created)
-      })
-      this.options.progress?.('attendance', (done += part.length), entries.length)
+      await this.#unit(() => this.#attendanceOf(slice, changes))
+      this.options.progress?.('attendance', (done += slice.length), entries.length)
     }
+  }
+
+  /**
+   * Importing in batches: each batch's student rows and then their attendance in one transaction,
+   * half as many transactions as two passes; the users without a role in this export afterwards.
+   */
+  async #rowsWithAttendance(): Promise<void> {
+    const { entries, changes } = this.#attendanceEntries()
+    let done = 0
+    for (const slice of this.#slices(entries)) {
+      await this.#unit(async () => {
+        await this.#rowsOf(slice.filter((entry): entry is ActiveStudent => typeof entry !== 'string'))
+        this.#stopOnProblems()
+        await this.#attendanceOf(slice, changes)
+        this.#stopOnProblems()
+      })
+      this.options.progress?.('students', (done += slice.length), entries.length)
+    }
+    const others = this.#rowEntries().filter((entry) => !('schoolSourcedIds' in entry))
+    for (const part of this.#slices(others)) await this.#unit(() => this.#rowsOf(part))
+  }
+
+  /** One batch of students' attendance. */
+  async #attendanceOf(slice: readonly (ActiveStudent | string)[], changes: Map<string, SchoolChangeOf[]>) {
+    const part = slice.map(idOf)
+    const stored = await studentsByExternalId(this.db, part)
+    const attended = await schoolsOfStudents(
+      this.db,
+      [...stored.values()].map((s) => s.id),
+    )
+    const joined: Attendance[] = []
+    const left: Attendance[] = []
+    const created: string[] = []
+    for (const entry of slice) {
+      const sourcedId = idOf(entry)
+      const student = typeof entry === 'string' ? undefined : entry
+      const found = stored.get(sourcedId)
+      const own = changes.get(sourcedId)
+      if (found?.sandbox === true || (found !== undefined && this.#erasing.has(found.id))) continue
+      if (found === undefined && student === undefined) {
+        this.problems.add({
+          file: ROLES,
+          line: own![0]!.line,
+          field: 'userSourcedId',
+          message: 'names a student whom neither users.csv nor the service holds',
+        })
+        continue
+      }
+      const isNew = found === undefined || (found.createdAt === this.at && this.write)
+      const have = new Map<string, string>()
+      for (const school of attended.get(found?.id ?? '') ?? [])
+        if (school.externalId !== null) have.set(school.externalId, school.schoolId)
+      const joins: string[] = []
+      const leaves: string[] = []
+      if (student?.schoolSourcedIds != null) {
+        for (const school of student.schoolSourcedIds) if (!have.has(school)) joins.push(school)
+        for (const school of have.keys()) if (!student.schoolSourcedIds.includes(school)) leaves.push(school)
+      }
+      for (const change of own ?? []) {
+        if (change.status === 'active' && !have.has(change.school) && !joins.includes(change.school))
+          joins.push(change.school)
+        if (change.status === 'tobedeleted' && have.has(change.school)) leaves.push(change.school)
+      }
+      this.counts.attendance.joining += joins.length
+      this.counts.attendance.leaving += leaves.length
+      if (isNew) {
+        if (found !== undefined) created.push(found.id)
+      } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
+        this.#touch(sourcedId)
+        this.counts.students.changed++
+        if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
+      } else this.counts.students.unchanged++
+      if (found === undefined || !this.write) continue
+      for (const school of joins) {
+        const id = this.#schools.get(school)?.id
+        if (id !== undefined) joined.push({ studentId: found.id, schoolId: id })
+      }
+      for (const school of leaves) left.push({ studentId: found.id, schoolId: have.get(school)! })
+    }
+    if (this.write && this.problems.count === 0) await this.#applyAttendance(joined, left, created)
   }
 
   /** One batch's attendance, then the new students' tier in the change log (and to partners now linked). */
