@@ -5,6 +5,7 @@
  * same copy), the PostgreSQL + Redis deployment with two workers, and progress reads against
  * dataset size. Prints the table and writes bench/RESULTS.md. See bench/README.md for the knobs.
  */
+import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -361,6 +362,37 @@ async function main() {
     log('progress read against dataset size')
     for (const name of names) scaling.push(await scalingPoint(name, dataset))
     log(scalingTable(scaling))
+  }
+
+  // A district's roster imported through the dashboard while progress is read (docs/rosters.md).
+  if (wanted('roster-import')) {
+    const students = Number(process.env.BENCH_ROSTER_STUDENTS ?? 100_000)
+    log(`roster import: ${students.toLocaleString('en')} students through the dashboard, progress read meanwhile`)
+    const run = spawnSync(
+      process.execPath,
+      [
+        path.join(BENCH_DIR, 'roster-import-under-load.mjs'),
+        String(students),
+        'dashboard',
+        '8',
+        path.dirname(BENCH_DIR),
+      ],
+      { encoding: 'utf8', maxBuffer: 16 << 20 },
+    )
+    const line = run.stdout.trim().split('\n').at(-1) ?? ''
+    if (run.status !== 0 || !line.startsWith('{'))
+      notes.push(`Roster import: failed (${run.stderr.trim().slice(-300)}).`)
+    else {
+      const r = JSON.parse(line)
+      const reads = (x) => `p99 ${x.p99} ms, max ${x.max} ms over ${x.n.toLocaleString('en')} reads`
+      const text =
+        `Roster import (bench/roster-import-under-load.mjs, SQLite, through the dashboard): a first OneRoster 1.2 export of ` +
+        `${r.students.toLocaleString('en')} students (${r.zipMiB} MiB .zip) previewed in ${r.firstImport.previewSeconds.toFixed(1)} s ` +
+        `and imported in ${r.firstImport.applySeconds.toFixed(1)} s, progress reads ${reads(r.firstImport.reads)}; the same ` +
+        `export again ${r.sameExportAgain.applySeconds.toFixed(1)} s, reads ${reads(r.sameExportAgain.reads)}; reads alone ${reads(r.readsAlone)}.`
+      notes.push(text)
+      log(`  ${text}`)
+    }
   }
 
   // Report.

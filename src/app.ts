@@ -302,6 +302,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     webhookAllowLoopback: config.webhookAllowLoopback,
     agreementDispositionDays: config.agreementDispositionDays,
     signingKey,
+    rosterUploads: { dir: config.rosterUploadDir, maxBytes: config.rosterUploadMaxBytes },
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)

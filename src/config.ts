@@ -67,6 +67,10 @@ export interface Config {
   readonly feedRetentionDays: number
   /** Days the disclosure log keeps a row, by whole sealed segments; 0 keeps every row. */
   readonly disclosureRetentionDays: number
+  /** Where the dashboard keeps an uploaded roster export between its preview and its import (mode 0700). */
+  readonly rosterUploadDir: string
+  /** The largest roster export the dashboard accepts, in bytes (ROSTER_UPLOAD_MAX_MIB). */
+  readonly rosterUploadMaxBytes: number
   /** Deadline of one webhook delivery attempt. */
   readonly webhookTimeoutMs: number
   /** Local development and tests only: webhooks may go to loopback addresses (and plain http there). */
@@ -210,6 +214,8 @@ export function loadConfig(env: Env = process.env): Config {
     trustProxy: trustProxy(env),
     seedDemo: boolean(env, 'SEED_DEMO', true),
     catalogDir: path.resolve(env.CATALOG_DIR?.trim() || 'catalog'),
+    rosterUploadDir: path.resolve(env.ROSTER_UPLOAD_DIR?.trim() || 'data/roster-uploads'),
+    rosterUploadMaxBytes: integer(env, 'ROSTER_UPLOAD_MAX_MIB', 256, 1, 4096) * 1024 * 1024,
     changePollMs: integer(env, 'CHANGE_POLL_MS', 1000, 50, 5000),
     agreementDispositionDays: integer(
       env,

@@ -6,9 +6,14 @@
  */
 
 /** A problem with an input, located so that an operator can open the file at that line. */
-export interface InputProblem {
-  file: string
+export interface InputProblem extends ReportedProblem {
   line: number
+}
+
+/** A problem as reported: with its line, or about a whole file (a roster export's missing file). */
+export interface ReportedProblem {
+  file: string
+  line?: number
   field?: string
   message: string
 }
@@ -17,7 +22,7 @@ export class CliError extends Error {
   override name = 'CliError'
   constructor(
     message: string,
-    readonly problems: readonly InputProblem[] = [],
+    readonly problems: readonly ReportedProblem[] = [],
     readonly exitCode = 1,
     /** Fields for the --json error beside the message, for a script to act on. */
     readonly details: Readonly<Record<string, unknown>> = {},
@@ -40,10 +45,9 @@ export interface CommandResult {
   text: string | readonly string[]
 }
 
-export function formatProblemLine(problem: InputProblem): string {
-  return problem.field === undefined
-    ? `${problem.file}:${problem.line}: ${problem.message}`
-    : `${problem.file}:${problem.line}: ${problem.field}: ${problem.message}`
+export function formatProblemLine(problem: ReportedProblem): string {
+  const place = problem.line === undefined ? problem.file : `${problem.file}:${problem.line}`
+  return problem.field === undefined ? `${place}: ${problem.message}` : `${place}: ${problem.field}: ${problem.message}`
 }
 
 export function writeJson(document: unknown): void {
@@ -58,7 +62,7 @@ export function writeText(text: string | readonly string[]): void {
 export function reportFailure(
   json: boolean,
   message: string,
-  problems: readonly InputProblem[] = [],
+  problems: readonly ReportedProblem[] = [],
   details: Readonly<Record<string, unknown>> = {},
 ): void {
   if (json) {

@@ -19,13 +19,14 @@ import { registerOrg } from './commands/org.js'
 import { registerProgress } from './commands/progress.js'
 import { registerRestore } from './commands/restore.js'
 import { registerSchools } from './commands/schools.js'
+import { registerRoster } from './commands/roster.js'
 import { registerStudents } from './commands/students.js'
 
 export function buildProgram(options: { json: boolean }): Command {
   const program = new Command('curriculum')
     .description(
       'Operate the Curriculum API: database, catalog, organisations, agreements, keys, ' +
-        'student imports, schools and shares, and the disclosure log',
+        'student and roster imports, schools and shares, and the disclosure log',
     )
     .addHelpText(
       'after',
@@ -53,6 +54,7 @@ export function buildProgram(options: { json: boolean }): Command {
   registerKey(program)
   registerStudents(program)
   registerSchools(program)
+  registerRoster(program)
   registerLinks(program)
   registerProgress(program)
   registerDisclosures(program)

@@ -59,8 +59,11 @@ export function foreignSender(request: FastifyRequest): string | null {
   return null
 }
 
-/** Throws the dashboard's 403 page unless the request came from our page with the right token. */
-export function verifyCsrf(request: FastifyRequest, expected: string): void {
+/**
+ * Throws the dashboard's 403 page unless the request came from our page with the right token:
+ * the form's `_csrf` field, or `sent` for a multipart form, which reads its fields itself.
+ */
+export function verifyCsrf(request: FastifyRequest, expected: string, sent?: unknown): void {
   const foreign = foreignSender(request)
   if (foreign !== null) {
     request.log.warn({ sender: foreign }, 'dashboard form refused: sent from another origin')
@@ -71,13 +74,13 @@ export function verifyCsrf(request: FastifyRequest, expected: string): void {
         'Open the dashboard yourself and try again there.',
     )
   }
-  const sent = (request.body as Record<string, unknown> | undefined)?._csrf
+  const token = sent ?? (request.body as Record<string, unknown> | undefined)?._csrf
   const want = Buffer.from(expected)
   const ok =
     expected !== '' &&
-    typeof sent === 'string' &&
-    Buffer.byteLength(sent) === want.length &&
-    timingSafeEqual(Buffer.from(sent), want)
+    typeof token === 'string' &&
+    Buffer.byteLength(token) === want.length &&
+    timingSafeEqual(Buffer.from(token), want)
   if (!ok) {
     throw new DashboardError(
       403,

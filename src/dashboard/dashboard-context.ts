@@ -20,6 +20,11 @@ declare module 'fastify' {
     dashboard?: Access
     /** The page shows children's data: it opens only from this dashboard (cross-site-navigation.ts). */
     studentData?: true
+    /**
+     * A multipart form (a file upload), whose CSRF token is its first field: the handler checks it
+     * with `verifyCsrf` before reading the file, instead of the session hook, which has no body yet.
+     */
+    csrfInHandler?: true
   }
 }
 
@@ -37,6 +42,8 @@ export interface DashboardDeps {
   maxWebhookEndpoints: number
   /** WEBHOOK_ALLOW_LOOPBACK: endpoints on loopback accepted (local development and tests). */
   webhookAllowLoopback: boolean
+  /** ROSTER_UPLOAD_DIR and ROSTER_UPLOAD_MAX_MIB: where uploaded roster exports wait, and their largest size. */
+  rosterUploads?: { dir: string; maxBytes: number }
   /** AGREEMENT_DISPOSITION_DAYS: the disposition period a new agreement's form starts with (default 30). */
   agreementDispositionDays?: number
   /** The key that signs certificates of deletion (services/signing-keys.ts); loaded from storage unless given. */

@@ -42,6 +42,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/operator/schools', 'Schools'),
             link('/dashboard/operator/ended-agreements', 'Ended agreements'),
             link('/dashboard/operator/students', 'Students'),
+            link('/dashboard/operator/roster', 'Roster import'),
             link('/dashboard/operator/disclosures', 'Disclosure log'),
             link('/dashboard/operator/audit', 'Audit log'),
           ]

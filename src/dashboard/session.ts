@@ -64,7 +64,8 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
         request.csrfToken = csrfToken(secret, { kind: 'session', token: token! })
       } else visitorToken(request, reply)
       // Every state-changing method (RFC 9110 section 9.2.1); the dashboard's forms only POST.
-      if (!SAFE_METHODS.has(request.method)) verifyCsrf(request, request.csrfToken)
+      if (!SAFE_METHODS.has(request.method) && request.routeOptions.config.csrfInHandler !== true)
+        verifyCsrf(request, request.csrfToken)
     },
     async signIn(request, reply, account) {
       const token = await createSession(db, account.id, clock.now(), SESSION_LIFETIME_MS)

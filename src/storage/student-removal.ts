@@ -127,79 +127,102 @@ export function eraseStudents(
   now: number,
   beforeNotices?: (trx: Db, outcome: ErasureOutcome) => Promise<void>,
 ): Promise<ErasureOutcome> {
-  const unique = [...new Set(ids)]
   return inTransaction(db, async (trx) => {
-    const stored = new Map<string, number>()
-    for (const part of chunks(unique))
-      for (const row of await trx.selectFrom('students').select(['id', 'sandbox']).where('id', 'in', part).execute())
-        stored.set(row.id, Number(row.sandbox))
-    const sandbox = unique.filter((id) => stored.get(id) === 1)
-    if (sandbox.length > 0) throw new SandboxStudentError(sandbox)
-    const present = unique.filter((id) => stored.has(id))
-    const outcome: ErasureOutcome = {
-      erased: [],
-      missing: unique.filter((id) => !stored.has(id)),
-      changes: 0,
-      cancelledDeliveries: 0,
-      webhooks: 0,
-    }
-    if (present.length === 0) return outcome
-
-    const links = new Map<string, string[]>(present.map((id) => [id, []]))
-    const progress = new Map<string, number>(present.map((id) => [id, 0]))
-    for (const part of chunks(present)) {
-      await trx.deleteFrom('share_students').where('student_id', 'in', part).execute()
-      await trx.deleteFrom('student_schools').where('student_id', 'in', part).execute()
-      for (const row of await trx
-        .deleteFrom('student_organisations')
-        .where('student_id', 'in', part)
-        .returning(['student_id', 'organisation_id'])
-        .execute())
-        links.get(row.student_id)!.push(row.organisation_id)
-      for (const row of await trx
-        .deleteFrom('progress')
-        .where('student_id', 'in', part)
-        .returning('student_id')
-        .execute())
-        progress.set(row.student_id, progress.get(row.student_id)! + 1)
-      await trx.deleteFrom('students').where('id', 'in', part).execute()
-    }
-    for (const part of chunks(present)) {
-      const changes = await trx
-        .deleteFrom('student_changes')
-        .where('student_id', 'in', part)
-        // Earlier notices hold the id only, and an organisation may not have read its own yet.
-        .where('organisation_id', 'is', null)
-        .executeTakeFirst()
-      outcome.changes += Number(changes.numDeletedRows)
-      const cancelled = await trx
-        .updateTable('webhook_deliveries')
-        .set({ state: 'not_sent', next_attempt_at: null, lease_until: null, last_error: ERASED_REASON })
-        .where('student_id', 'in', part)
-        .where('state', '=', 'pending')
-        .where('event_type', 'not in', NOTICE_EVENTS)
-        .executeTakeFirst()
-      outcome.cancelledDeliveries += Number(cancelled.numUpdatedRows)
-      // The bodies held the student's tier and progress, and an answer may echo them.
-      await trx
-        .updateTable('webhook_deliveries')
-        .set({ payload: '{"erased":true}', last_response: null })
-        .where('student_id', 'in', part)
-        .where('event_type', 'not in', NOTICE_EVENTS)
-        .execute()
-    }
-    for (const id of present)
-      outcome.erased.push({ id, organisations: links.get(id)!.sort(), progress: progress.get(id)! })
-    const notices = outcome.erased.flatMap((student) =>
-      student.organisations.map((organisationId) => ({ studentId: student.id, organisationId })),
-    )
-    outcome.webhooks = await announceStudentNotices(trx, 'student.deleted', notices, now)
-    await beforeNotices?.(trx, outcome)
-    const changedAt = isoAt(now)
-    await recordStudentChanges(
-      trx,
-      notices.map((notice) => ({ type: 'student_deleted' as const, ...notice, changedAt })),
-    )
-    return outcome
+    const erasure = await eraseStudentRows(trx, ids, now)
+    await beforeNotices?.(trx, erasure.outcome)
+    await recordErasureNotices(trx, erasure)
+    return erasure.outcome
   })
+}
+
+/** An erasure whose rows are gone and whose notices are still to be numbered. */
+export interface PendingErasure {
+  outcome: ErasureOutcome
+  notices: readonly { studentId: string; organisationId: string }[]
+  now: number
+}
+
+/**
+ * The writes of an erasure, for a caller that erases inside a larger transaction `trx` (a roster
+ * import) and numbers the notices with `recordErasureNotices` after its own writes: the number
+ * holds the change counter to the commit (student-change-log.ts). Webhooks are queued here.
+ */
+export async function eraseStudentRows(trx: Db, ids: readonly string[], now: number): Promise<PendingErasure> {
+  if (!trx.isTransaction) throw new Error('eraseStudentRows must run inside a transaction')
+  const unique = [...new Set(ids)]
+  const stored = new Map<string, number>()
+  for (const part of chunks(unique))
+    for (const row of await trx.selectFrom('students').select(['id', 'sandbox']).where('id', 'in', part).execute())
+      stored.set(row.id, Number(row.sandbox))
+  const sandbox = unique.filter((id) => stored.get(id) === 1)
+  if (sandbox.length > 0) throw new SandboxStudentError(sandbox)
+  const present = unique.filter((id) => stored.has(id))
+  const outcome: ErasureOutcome = {
+    erased: [],
+    missing: unique.filter((id) => !stored.has(id)),
+    changes: 0,
+    cancelledDeliveries: 0,
+    webhooks: 0,
+  }
+  if (present.length === 0) return { outcome, notices: [], now }
+
+  const links = new Map<string, string[]>(present.map((id) => [id, []]))
+  const progress = new Map<string, number>(present.map((id) => [id, 0]))
+  for (const part of chunks(present)) {
+    await trx.deleteFrom('share_students').where('student_id', 'in', part).execute()
+    await trx.deleteFrom('student_schools').where('student_id', 'in', part).execute()
+    for (const row of await trx
+      .deleteFrom('student_organisations')
+      .where('student_id', 'in', part)
+      .returning(['student_id', 'organisation_id'])
+      .execute())
+      links.get(row.student_id)!.push(row.organisation_id)
+    for (const row of await trx
+      .deleteFrom('progress')
+      .where('student_id', 'in', part)
+      .returning('student_id')
+      .execute())
+      progress.set(row.student_id, progress.get(row.student_id)! + 1)
+    await trx.deleteFrom('students').where('id', 'in', part).execute()
+  }
+  for (const part of chunks(present)) {
+    const changes = await trx
+      .deleteFrom('student_changes')
+      .where('student_id', 'in', part)
+      // Earlier notices hold the id only, and an organisation may not have read its own yet.
+      .where('organisation_id', 'is', null)
+      .executeTakeFirst()
+    outcome.changes += Number(changes.numDeletedRows)
+    const cancelled = await trx
+      .updateTable('webhook_deliveries')
+      .set({ state: 'not_sent', next_attempt_at: null, lease_until: null, last_error: ERASED_REASON })
+      .where('student_id', 'in', part)
+      .where('state', '=', 'pending')
+      .where('event_type', 'not in', NOTICE_EVENTS)
+      .executeTakeFirst()
+    outcome.cancelledDeliveries += Number(cancelled.numUpdatedRows)
+    // The bodies held the student's tier and progress, and an answer may echo them.
+    await trx
+      .updateTable('webhook_deliveries')
+      .set({ payload: '{"erased":true}', last_response: null })
+      .where('student_id', 'in', part)
+      .where('event_type', 'not in', NOTICE_EVENTS)
+      .execute()
+  }
+  for (const id of present)
+    outcome.erased.push({ id, organisations: links.get(id)!.sort(), progress: progress.get(id)! })
+  const notices = outcome.erased.flatMap((student) =>
+    student.organisations.map((organisationId) => ({ studentId: student.id, organisationId })),
+  )
+  outcome.webhooks = await announceStudentNotices(trx, 'student.deleted', notices, now)
+  return { outcome, notices, now }
+}
+
+/** Numbers an erasure's `student_deleted` notices: the caller's last write but other log rows. */
+export async function recordErasureNotices(trx: Db, erasure: PendingErasure): Promise<void> {
+  const changedAt = isoAt(erasure.now)
+  await recordStudentChanges(
+    trx,
+    erasure.notices.map((notice) => ({ type: 'student_deleted' as const, ...notice, changedAt })),
+  )
 }

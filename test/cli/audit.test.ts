@@ -16,6 +16,7 @@ import { type ImportChange, runImport } from '../../src/cli/import-runner.js'
 import { buildProgram } from '../../src/cli/program.js'
 import { hashApiKey } from '../../src/domain/api-key.js'
 import { createApiKey, createOrganisation, recordAgreement } from '../../src/storage/access-repository.js'
+import { manifest, ORGS_HEADER, table, USERS_11_HEADER, writeFolder } from '../roster/roster-export.js'
 import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
 import { recordAudit } from '../../src/storage/audit-repository.js'
 import type { AuditRow } from '../../src/storage/tables.js'
@@ -68,8 +69,24 @@ const MEMBERS_CSV = `studentId,school\n${ADA},Hillside Primary\n${BEN},Hillside 
 const CLUB_CSV = `student\n${ADA}\n`
 const STDIN_PASSWORD = 'quiet-harbour-lantern-47'
 
+/** A district's roster export (OneRoster 1.1, bulk): one school, one student. */
+const ROSTER_FILES = {
+  'manifest.csv': manifest('1.1', { orgs: 'bulk', users: 'bulk' }),
+  'orgs.csv': table(ORGS_HEADER, [{ sourcedId: 'sch-1', name: 'North Elementary', type: 'school' }]),
+  'users.csv': table(USERS_11_HEADER, [
+    { sourcedId: 'stu-1', role: 'student', orgSourcedIds: 'sch-1', givenName: 'Cleo', familyName: 'Surname' },
+  ]),
+}
+
 /** Every changing command. */
 const CHANGING: Case[] = [
+  {
+    stage: 1,
+    argv: ['roster', 'import', 'roster'],
+    action: 'roster.import',
+    target: () => 'roster:roster',
+    changed: () => ({ version: '1.1', kind: 'bulk' }),
+  },
   {
     stage: 1,
     argv: ['migrate'],
@@ -375,6 +392,8 @@ describe('the audit log of the command line', () => {
     fs.writeFileSync(path.join(dir, 'progress.csv'), PROGRESS_CSV)
     fs.writeFileSync(path.join(dir, 'members.csv'), MEMBERS_CSV)
     fs.writeFileSync(path.join(dir, 'club.csv'), CLUB_CSV)
+    fs.mkdirSync(path.join(dir, 'roster'))
+    writeFolder(ROSTER_FILES, path.join(dir, 'roster'))
     const secrets: Secrets = { values: [] }
     let prefix = ''
     let seen = (await auditRows(databaseUrl)).length

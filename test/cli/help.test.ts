@@ -70,6 +70,7 @@ describe('curriculum --help', () => {
         'schools add',
         'schools list',
         'schools members import',
+        'roster import',
         'students erase',
         'students import',
       ].sort(),

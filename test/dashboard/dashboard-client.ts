@@ -93,6 +93,41 @@ export class DashboardClient {
     return response
   }
 
+  /**
+   * Posts a multipart form as a browser sends a file upload: the fields in the order given
+   * (`_csrf` first unless set, or left out with null), then the file.
+   */
+  async postFile(
+    url: string,
+    fields: Record<string, string | null>,
+    file: { field: string; name: string; data: Buffer },
+  ): Promise<LightMyRequestResponse> {
+    const boundary = '----dashboardtest7MA4YWxkTrZu0gW'
+    const all = { _csrf: fields._csrf === undefined ? await this.csrf() : fields._csrf, ...fields }
+    const parts: Buffer[] = []
+    for (const [name, value] of Object.entries(all)) {
+      if (value === null) continue
+      parts.push(Buffer.from(`--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`))
+    }
+    parts.push(
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="${file.field}"; filename="${file.name}"\r\n` +
+          'Content-Type: application/zip\r\n\r\n',
+      ),
+      file.data,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    )
+    const response = await this.#app.inject({
+      method: 'POST',
+      url,
+      headers: { cookie: this.#cookieHeader(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      payload: Buffer.concat(parts),
+      remoteAddress: this.#ip,
+    })
+    this.#remember(response)
+    return response
+  }
+
   /** Follows a 303 to a dashboard page, as a browser would; any other response as it is. */
   async follow(response: LightMyRequestResponse): Promise<LightMyRequestResponse> {
     const location = response.headers.location

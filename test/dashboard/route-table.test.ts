@@ -36,6 +36,8 @@ const ROUTES = [
   'GET /dashboard/operator/organisations/:id/students/:studentId/unlink operator student',
   'GET /dashboard/operator/organisations/:id/suspend operator',
   'GET /dashboard/operator/schools operator',
+  'GET /dashboard/operator/roster operator',
+  'GET /dashboard/operator/roster/:token operator',
   'GET /dashboard/operator/students operator student',
   'GET /dashboard/operator/students/:id/disclosures operator student',
   'GET /dashboard/operator/students/:id/disclosures.csv operator student',
@@ -67,6 +69,9 @@ const ROUTES = [
   'POST /dashboard/operator/organisations/:id/students/:studentId/unlink operator',
   'POST /dashboard/operator/organisations/:id/suspend operator',
   'POST /dashboard/operator/schools operator',
+  'POST /dashboard/operator/roster operator',
+  'POST /dashboard/operator/roster/:token/cancel operator',
+  'POST /dashboard/operator/roster/:token/confirm operator',
   'POST /dashboard/operator/students/erase operator',
   'POST /dashboard/partner/application partner',
   'POST /dashboard/partner/deletion/:agreementId/attest partner',
@@ -123,7 +128,7 @@ describe('dashboard route table', () => {
     expect([...routes].sort()).toEqual([...ROUTES].sort())
   })
 
-  // The two others are the pages of one organisation and one endpoint, reached with an empty id.
+  // The three others are the pages of one organisation, one roster upload and one endpoint, reached with an empty id.
   it('answers a page address with a trailing slash only where a route matches it', async () => {
     const pages = ROUTES.filter((route) => route.startsWith('GET ') && !route.includes(':'))
     const statuses = await Promise.all(
@@ -135,6 +140,7 @@ describe('dashboard route table', () => {
     expect(statuses.filter((status) => !status.endsWith(' 404'))).toEqual([
       '/dashboard/ 303',
       '/dashboard/operator/organisations/ 303',
+      '/dashboard/operator/roster/ 303',
       '/dashboard/partner/webhooks/ 303',
     ])
   })

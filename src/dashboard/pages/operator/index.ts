@@ -1,9 +1,9 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
  * organisations, their agreements (and what follows their end), keys and shares, their students
- * (unlink, erase), the schools, the disclosure log and the audit log. Every change made here is
- * written to the audit log in the same transaction. Each group is encapsulated: it inherits the
- * dashboard's session, role and CSRF checks and its error pages.
+ * (unlink, erase), the schools, roster imports, the disclosure log and the audit log. Every change
+ * made here is written to the audit log in the same transaction. Each group is encapsulated: it
+ * inherits the dashboard's session, role and CSRF checks and its error pages.
  */
 import type { PagePlugin } from '../../dashboard-context.js'
 import { agreementPages } from './agreements/index.js'
@@ -15,6 +15,7 @@ import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
 import { schoolPages } from './schools/index.js'
 import { sharePages } from './shares/index.js'
+import { rosterPages } from './roster/index.js'
 import { studentPages } from './students/index.js'
 import { studentDisclosurePages } from './student-disclosures/index.js'
 
@@ -32,6 +33,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     sharePages,
     studentPages,
     schoolPages,
+    rosterPages,
     disclosurePages,
     studentDisclosurePages,
     auditPages,

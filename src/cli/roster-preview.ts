@@ -1,0 +1,45 @@
+/**
+ * A roster import's preview and outcome as lines for the operator (`curriculum roster import`).
+ * Counts and ids only: nothing of a child but what the service keeps is ever at hand here.
+ */
+import type { RosterCounts, RosterPreview } from '../roster/roster-import.js'
+import { KEPT_FIELDS, NEVER_KEPT } from '../roster/roster-kept.js'
+import { plural } from './output.js'
+
+/** The counts, then what a bulk file's absent students and a delta's removals come to. */
+export function countLines(counts: RosterCounts): string[] {
+  const { students, schools, attendance } = counts
+  const lines = [
+    `students: ${students.new.toLocaleString('en-US')} new, ${students.changed.toLocaleString('en-US')} changed ` +
+      `(${students.renamed.toLocaleString('en-US')} first name, ${students.changedSchools.toLocaleString('en-US')} ` +
+      `schools), ${students.unchanged.toLocaleString('en-US')} unchanged, ` +
+      `${students.noLongerPresent.toLocaleString('en-US')} no longer present`,
+    `schools: ${schools.new.toLocaleString('en-US')} new, ${schools.changed.toLocaleString('en-US')} changed, ` +
+      `${schools.unchanged.toLocaleString('en-US')} unchanged, ${schools.leaving.toLocaleString('en-US')} removed ` +
+      '(their students leave them; the schools stay)',
+    `attendance: ${plural(attendance.joining, 'student joins', 'students join')} a school, ` +
+      `${plural(attendance.leaving, 'student leaves', 'students leave')} one`,
+  ]
+  if (students.noLongerPresent > 0)
+    lines.push(
+      `${plural(students.noLongerPresent, 'student')} the users file lacks: kept, and leaving every school ` +
+        `(${students.leavingAllSchools.toLocaleString('en-US')} still attend one, so their school-share links end); ` +
+        'to erase them, list their ids and run `curriculum students erase --file <ids.csv>`',
+    )
+  if (students.toErase > 0 || students.removalsNotKept > 0)
+    lines.push(
+      `to erase (tobedeleted in the delta): ${plural(students.toErase, 'student')}` +
+        (students.removalsNotKept > 0
+          ? `; ${plural(students.removalsNotKept, 'other user')} marked tobedeleted never kept here`
+          : ''),
+    )
+  return lines
+}
+
+export function previewLines(preview: RosterPreview): string[] {
+  return [
+    `OneRoster ${preview.version} ${preview.kind} export; new students get the tier ${preview.tier}`,
+    ...countLines(preview),
+    `${KEPT_FIELDS} ${NEVER_KEPT}`,
+  ]
+}

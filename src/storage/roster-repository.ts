@@ -1,0 +1,182 @@
+/**
+ * The queries of a roster import (roster/roster-import.ts): students and schools found by the id
+ * the district's system gives them (`external_id`), which schools students attend, and the rows
+ * an import adds or renames. Attendance itself changes only through school-shares.ts, which
+ * also makes and ends the links that school shares imply.
+ */
+import { randomUUID } from 'node:crypto'
+import type { Kysely } from 'kysely'
+import type { TierId } from '../domain/tiers.js'
+import type { Database } from './tables.js'
+
+type Db = Kysely<Database>
+
+/** Ids per statement: under both engines' bound-parameter limits with room to spare. */
+export const ROSTER_CHUNK = 500
+
+export interface StoredRosterSchool {
+  id: string
+  name: string
+  identifier: string | null
+}
+
+export interface StoredRosterStudent {
+  id: string
+  externalId: string
+  firstName: string
+  sandbox: boolean
+  createdAt: string
+}
+
+/** Every school with an external id, by it: a district has hundreds, not millions. */
+export async function schoolsByExternalId(db: Db): Promise<Map<string, StoredRosterSchool>> {
+  const rows = await db
+    .selectFrom('schools')
+    .select(['id', 'name', 'identifier', 'external_id'])
+    .where('external_id', 'is not', null)
+    .execute()
+  return new Map(rows.map((row) => [row.external_id!, { id: row.id, name: row.name, identifier: row.identifier }]))
+}
+
+/** Adds a school with a new id; returns the id. */
+export async function insertSchool(
+  trx: Db,
+  school: { externalId: string; name: string; identifier: string | null },
+  at: string,
+): Promise<string> {
+  const id = randomUUID()
+  await trx
+    .insertInto('schools')
+    .values({ id, name: school.name, identifier: school.identifier, external_id: school.externalId, created_at: at })
+    .execute()
+  return id
+}
+
+export async function updateSchool(trx: Db, id: string, school: { name: string; identifier: string | null }) {
+  await trx
+    .updateTable('schools')
+    .set({ name: school.name, identifier: school.identifier })
+    .where('id', '=', id)
+    .execute()
+}
+
+/** The stored students among `externalIds` (at most ROSTER_CHUNK), by external id. */
+export async function studentsByExternalId(
+  db: Db,
+  externalIds: readonly string[],
+): Promise<Map<string, StoredRosterStudent>> {
+  const found = new Map<string, StoredRosterStudent>()
+  if (externalIds.length === 0) return found
+  const rows = await db
+    .selectFrom('students')
+    .select(['id', 'external_id', 'first_name', 'sandbox', 'created_at'])
+    .where('external_id', 'in', externalIds)
+    .execute()
+  for (const row of rows)
+    found.set(row.external_id!, {
+      id: row.id,
+      externalId: row.external_id!,
+      firstName: row.first_name,
+      sandbox: Number(row.sandbox) === 1,
+      createdAt: row.created_at,
+    })
+  return found
+}
+
+/** A school a student attends: its id, and its external id (null for a school made by hand). */
+export interface Attended {
+  schoolId: string
+  externalId: string | null
+}
+
+/** The schools each of `studentIds` (at most ROSTER_CHUNK) attends. */
+export async function schoolsOfStudents(db: Db, studentIds: readonly string[]): Promise<Map<string, Attended[]>> {
+  const found = new Map<string, Attended[]>()
+  if (studentIds.length === 0) return found
+  const rows = await db
+    .selectFrom('student_schools as ss')
+    .innerJoin('schools as s', 's.id', 'ss.school_id')
+    .select(['ss.student_id', 'ss.school_id', 's.external_id'])
+    .where('ss.student_id', 'in', studentIds)
+    .execute()
+  for (const row of rows) {
+    const list = found.get(row.student_id) ?? []
+    list.push({ schoolId: row.school_id, externalId: row.external_id })
+    found.set(row.student_id, list)
+  }
+  return found
+}
+
+/** Real students with an external id, in id order after `after`, `limit` at a time. */
+export async function rosterStudentsAfter(
+  db: Db,
+  after: string | undefined,
+  limit: number,
+): Promise<{ id: string; externalId: string }[]> {
+  let query = db
+    .selectFrom('students')
+    .select(['id', 'external_id'])
+    .where('external_id', 'is not', null)
+    .where('sandbox', '=', 0)
+    .orderBy('id')
+    .limit(limit)
+  if (after !== undefined) query = query.where('id', '>', after)
+  return (await query.execute()).map((row) => ({ id: row.id, externalId: row.external_id! }))
+}
+
+/** The students attending `schoolId`, in id order after `after`, `limit` at a time. */
+export async function studentsOfSchool(
+  db: Db,
+  schoolId: string,
+  after: string | undefined,
+  limit: number,
+): Promise<string[]> {
+  let query = db
+    .selectFrom('student_schools')
+    .select('student_id')
+    .where('school_id', '=', schoolId)
+    .orderBy('student_id')
+    .limit(limit)
+  if (after !== undefined) query = query.where('student_id', '>', after)
+  return (await query.execute()).map((row) => row.student_id)
+}
+
+export interface NewRosterStudent {
+  id: string
+  externalId: string
+  firstName: string
+  tier: TierId
+}
+
+/** Adds real students (at most ROSTER_CHUNK); their tier's change-log rows are the caller's. */
+export async function insertStudents(trx: Db, rows: readonly NewRosterStudent[], at: string): Promise<void> {
+  if (rows.length === 0) return
+  await trx
+    .insertInto('students')
+    .values(
+      rows.map((row) => ({
+        id: row.id,
+        external_id: row.externalId,
+        first_name: row.firstName,
+        tier: row.tier,
+        tier_updated_at: at,
+        updated_at: at,
+        created_at: at,
+        sandbox: 0,
+      })),
+    )
+    .execute()
+}
+
+/**
+ * A real student's new first name. The tier and its time are left alone: a name is not in the
+ * change log, and an enroll racing the import keeps the tier it set.
+ */
+export async function renameStudent(trx: Db, id: string, firstName: string): Promise<void> {
+  await trx
+    .updateTable('students')
+    .set({ first_name: firstName })
+    .where('id', '=', id)
+    .where('sandbox', '=', 0)
+    .execute()
+}
