@@ -38,6 +38,9 @@ export function startTracing(): Spans {
   const sdk = new NodeSDK({
     serviceName: process.env.OTEL_SERVICE_NAME?.trim() || SERVICE_NAME,
     traceExporter: new RedactingExporter(),
+    // Traces only: left unset, the SDK would also export metrics and logs to the same endpoint.
+    metricReaders: [],
+    logRecordProcessors: [],
     instrumentations: [
       // No header is recorded (headersToSpanAttributes is left unset), so no Authorization value.
       new HttpInstrumentation(),

@@ -9,9 +9,29 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import path from 'node:path'
 import { pathToFileURL } from 'node:url'
+import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { CATALOG_DIR, tempDir } from '../helper.js'
+import { openStorage } from '../../src/storage/connection.js'
+import { CATALOG_DIR, freshDatabaseUrl, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from './process.js'
+
+const ENGINES = [
+  { engine: 'sqlite', url: () => freshDatabaseUrl('') },
+  ...(process.env.TEST_POSTGRES_URL
+    ? [{ engine: 'postgres', url: () => freshDatabaseUrl(process.env.TEST_POSTGRES_URL) }]
+    : []),
+]
+
+/** Drops the PostgreSQL schema a server made for itself (a SQLite file goes with its folder). */
+async function dropSchema(url: string): Promise<void> {
+  if (!url.startsWith('postgres')) return
+  const storage = openStorage(url)
+  try {
+    await sql`drop schema if exists ${sql.id(storage.schema!)} cascade`.execute(storage.db)
+  } finally {
+    await storage.close()
+  }
+}
 
 interface OtlpValue {
   stringValue?: string
@@ -140,68 +160,80 @@ describe('traces', () => {
     expect(loaded.filter((url) => url.includes('@opentelemetry'))).toEqual([])
   }, 60_000)
 
-  it('exports one trace per enroll, with its storage span, and no first name or key in any attribute', async () => {
-    const dir = tempDir()
-    const recorder = moduleRecorder(dir)
-    const receiver = await otlpReceiver()
-    let server: RunningServer | undefined
-    try {
-      server = await startServer({
-        DATABASE_URL: `sqlite:${path.join(dir, 'traced.db')}`,
-        CATALOG_DIR,
-        OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        NODE_OPTIONS: recorder.nodeOptions,
-      })
-      expect(server.output()).toContain('traces on')
-      expect(server.output()).toContain('fast path off: OTEL_EXPORTER_OTLP_ENDPOINT is set')
-      const fixtures = demoFixtures(server.output())
-      expect(await enroll(server, fixtures)).toBe(200)
+  it.each(ENGINES)(
+    'exports one trace per enroll, with its storage span, and no first name or key in any attribute ($engine)',
+    async ({ engine, url }) => {
+      const dir = tempDir()
+      const recorder = moduleRecorder(dir)
+      const receiver = await otlpReceiver()
+      const databaseUrl = url()
+      let server: RunningServer | undefined
+      try {
+        server = await startServer({
+          DATABASE_URL: databaseUrl,
+          CATALOG_DIR,
+          OTEL_EXPORTER_OTLP_ENDPOINT: receiver.url,
+          OTEL_BSP_SCHEDULE_DELAY: '100',
+          NODE_OPTIONS: recorder.nodeOptions,
+        })
+        expect(server.output()).toContain('traces on')
+        expect(server.output()).toContain('fast path off: OTEL_EXPORTER_OTLP_ENDPOINT is set')
+        const fixtures = demoFixtures(server.output())
+        expect(await enroll(server, fixtures)).toBe(200)
 
-      const enrollSpan = await until(15_000, () =>
-        receiver
-          .spans()
-          .find((span) =>
-            span.attributes.some((a) =>
-              strings(a.value).some((s) => s.endsWith(`/students/${fixtures.studentId}/enroll`)),
+        const enrollSpan = await until(15_000, () =>
+          receiver
+            .spans()
+            .find((span) =>
+              span.attributes.some((a) =>
+                strings(a.value).some((s) => s.endsWith(`/students/${fixtures.studentId}/enroll`)),
+              ),
             ),
-          ),
-      )
-      const trace = await until(15_000, () => {
-        const spans = receiver.spans().filter((span) => span.traceId === enrollSpan.traceId)
-        return spans.some((span) => span.name.startsWith('storage.')) ? spans : undefined
-      })
-      const server_ = trace.find((span) => span.kind === 2 && span.parentSpanId === undefined)
-      expect(server_?.spanId).toBe(enrollSpan.spanId)
-      const byId = new Map(trace.map((span) => [span.spanId, span]))
-      const isBelow = (span: OtlpSpan, ancestor: OtlpSpan): boolean => {
-        const parent = span.parentSpanId ? byId.get(span.parentSpanId) : undefined
-        return parent !== undefined && (parent === ancestor || isBelow(parent, ancestor))
-      }
-      const storage = trace.filter((span) => span.name.startsWith('storage.'))
-      expect(storage.some((span) => isBelow(span, server_!))).toBe(true)
-      expect(trace.some((span) => span.name === 'admission' && isBelow(span, server_!))).toBe(true)
+        )
+        const trace = await until(15_000, () => {
+          const spans = receiver.spans().filter((span) => span.traceId === enrollSpan.traceId)
+          return spans.some((span) => span.name.startsWith('storage.')) ? spans : undefined
+        })
+        const server_ = trace.find((span) => span.kind === 2 && span.parentSpanId === undefined)
+        expect(server_?.spanId).toBe(enrollSpan.spanId)
+        const byId = new Map(trace.map((span) => [span.spanId, span]))
+        const isBelow = (span: OtlpSpan, ancestor: OtlpSpan): boolean => {
+          const parent = span.parentSpanId ? byId.get(span.parentSpanId) : undefined
+          return parent !== undefined && (parent === ancestor || isBelow(parent, ancestor))
+        }
+        const storage = trace.filter((span) => span.name.startsWith('storage.'))
+        expect(storage.some((span) => isBelow(span, server_!))).toBe(true)
+        expect(trace.some((span) => span.name === 'admission' && isBelow(span, server_!))).toBe(true)
+        // PostgreSQL's own client spans (the pg instrumentation) below the storage span.
+        if (engine === 'postgres')
+          expect(trace.some((span) => span.name.startsWith('pg.') && storage.some((s) => isBelow(span, s)))).toBe(true)
 
-      // Every attribute of every span and resource exported, this trace's and any other's.
-      const everything = receiver.requests.flatMap((request) =>
-        request.resourceSpans.flatMap((rs) => [
-          ...rs.resource.attributes,
-          ...rs.scopeSpans.flatMap((s) =>
-            s.spans.flatMap((span) => [...span.attributes, ...(span.events ?? []).flatMap((e) => e.attributes ?? [])]),
-          ),
-        ]),
-      )
-      const values = everything.flatMap((attribute) => [attribute.key, ...strings(attribute.value)])
-      expect(values.length).toBeGreaterThan(10)
-      expect(values.filter((value) => value.includes(fixtures.firstName))).toEqual([])
-      expect(values.filter((value) => value.includes(fixtures.studentKey) || /cur_(live|test)_/.test(value))).toEqual(
-        [],
-      )
-      expect(values.filter((value) => /authorization/i.test(value))).toEqual([])
-    } finally {
-      await server?.stop()
-      await receiver.close()
-    }
-    expect(recorder.loaded().some((url) => url.includes('@opentelemetry/sdk-node'))).toBe(true)
-  }, 60_000)
+        // Every attribute of every span and resource exported, this trace's and any other's.
+        const everything = receiver.requests.flatMap((request) =>
+          request.resourceSpans.flatMap((rs) => [
+            ...rs.resource.attributes,
+            ...rs.scopeSpans.flatMap((s) =>
+              s.spans.flatMap((span) => [
+                ...span.attributes,
+                ...(span.events ?? []).flatMap((e) => e.attributes ?? []),
+              ]),
+            ),
+          ]),
+        )
+        const values = everything.flatMap((attribute) => [attribute.key, ...strings(attribute.value)])
+        expect(values.length).toBeGreaterThan(10)
+        expect(values.filter((value) => value.includes(fixtures.firstName))).toEqual([])
+        expect(values.filter((value) => value.includes(fixtures.studentKey) || /cur_(live|test)_/.test(value))).toEqual(
+          [],
+        )
+        expect(values.filter((value) => /authorization/i.test(value))).toEqual([])
+      } finally {
+        await server?.stop()
+        await receiver.close()
+        await dropSchema(databaseUrl)
+      }
+      expect(recorder.loaded().some((url) => url.includes('@opentelemetry/sdk-node'))).toBe(true)
+    },
+    60_000,
+  )
 })
