@@ -5,7 +5,10 @@
  * the same dist/; the three settings are started in turn, round by round, so they share the
  * machine's load.
  *
- *   npm run build && node bench/tracing-cost.mjs [--rounds 5] [--requests 2000]
+ *   npm run build && node bench/tracing-cost.mjs [--rounds 5] [--requests 2000] [--baseline <dir>]
+ *
+ * `--baseline` names another checkout, built, whose dist/server.js is started untraced as a
+ * fourth setting: the same code before tracing existed, to show what an untraced server pays.
  *
  * Requests: GET /api/v1/tiers and POST /api/v1/students/:id/enroll with the demo keys, eight
  * at a time over kept-alive connections, after a quarter as many unmeasured; the figure is the server process's CPU time (user and
@@ -23,7 +26,11 @@ import { median } from './lib/scratch-database.mjs'
 import { serviceEnv, startServer } from './lib/server-process.mjs'
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '5' }, requests: { type: 'string', default: '2000' } },
+  options: {
+    rounds: { type: 'string', default: '5' },
+    requests: { type: 'string', default: '2000' },
+    baseline: { type: 'string' },
+  },
 })
 const ROUNDS = Number(values.rounds)
 const REQUESTS = Number(values.requests)
@@ -43,12 +50,15 @@ const base = {
   RATE_LIMIT: '1000000',
   OTEL_EXPORTER_OTLP_ENDPOINT: '',
 }
-const MODES = {
-  untraced: {},
-  'untraced, FAST_PATH=off': { FAST_PATH: 'off' },
-  traced: { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl },
-}
 const script = path.join(DIST, 'server.js')
+const MODES = {
+  untraced: { env: {}, script },
+  'untraced, FAST_PATH=off': { env: { FAST_PATH: 'off' }, script },
+  traced: { env: { OTEL_EXPORTER_OTLP_ENDPOINT: sinkUrl }, script },
+  ...(values.baseline === undefined
+    ? {}
+    : { 'baseline, untraced': { env: {}, script: path.resolve(values.baseline, 'dist', 'server.js') } }),
+}
 
 /** The demo data, seeded by one start; its keys and student come from the banner it prints. */
 async function seed() {
@@ -87,9 +97,9 @@ try {
     for (const mode of order) {
       const server = await startServer({
         label: mode,
-        env: serviceEnv({ ...base, ...MODES[mode] }),
+        env: serviceEnv({ ...base, ...MODES[mode].env }),
         cpu: SERVER_CPU,
-        script,
+        script: MODES[mode].script,
       })
       try {
         const tiersRequest = () =>
