@@ -32,8 +32,8 @@ export interface Spans {
  */
 let installed: Spans | undefined
 
-/** Called once, before storage is opened and the app is built. */
-export function installSpans(spans: Spans): void {
+/** Called once, before storage is opened and the app is built; undefined uninstalls (tests). */
+export function installSpans(spans: Spans | undefined): void {
   installed = spans
 }
 

@@ -46,6 +46,8 @@ describe('own spans', () => {
     fixtures = await seedFixtures(storage, T0)
   })
   afterAll(async () => {
+    // Were this file's modules shared with another's, that one would start untraced again.
+    installSpans(undefined)
     await receiver.stop()
     await storage.close()
   })
