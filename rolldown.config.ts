@@ -11,12 +11,14 @@
  *
  * Left outside the bundle, loaded from node_modules as before: the native SQLite driver,
  * drivers loaded only when configured (pg, ioredis; storage/postgres/open-postgres.ts and
- * redis-client.ts require them at run time), and pino with the modules its transports start as
- * worker threads by file name (pino-pretty on a terminal).
+ * redis-client.ts require them at run time), pino with the modules its transports start as
+ * worker threads by file name (pino-pretty on a terminal), and OpenTelemetry, which only
+ * observability/tracing.ts loads, outside the bundle, so that an untraced start never reads it
+ * (a test watches the modules loaded).
  */
 import { defineConfig } from 'rolldown'
 
-const EXTERNAL = /^(node:|(better-sqlite3|pg|ioredis|pino|pino-pretty|thread-stream|sonic-boom)(\/|$))/
+const EXTERNAL = /^(node:|@opentelemetry\/|(better-sqlite3|pg|ioredis|pino|pino-pretty|thread-stream|sonic-boom)(\/|$))/
 
 const NODE = { platform: 'node', tsconfig: 'tsconfig.build.json', transform: { target: 'es2023' } } as const
 

@@ -106,6 +106,11 @@ export interface Config {
    * `off`: every request goes through the router.
    */
   readonly fastPath: 'auto' | 'off'
+  /**
+   * `OTEL_EXPORTER_OTLP_ENDPOINT` is set: the entry has started OpenTelemetry
+   * (observability/tracing.ts), which reads that variable and the other OTEL_* ones itself.
+   */
+  readonly tracing: boolean
 }
 
 export class ConfigError extends Error {
@@ -243,5 +248,6 @@ export function loadConfig(env: Env = process.env): Config {
     heapGrowingPercent: integer(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
     compileCacheDir: compileCacheDir(env),
     fastPath: oneOf(env, 'FAST_PATH', 'auto', ['auto', 'off'] as const),
+    tracing: (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() ?? '') !== '',
   })
 }

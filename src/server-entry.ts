@@ -1,7 +1,8 @@
 /**
- * `node dist/server.js`: turns on Node's compile cache (compile-cache.ts), then loads the server
+ * `node dist/server.js`: turns on Node's compile cache (compile-cache.ts), starts OpenTelemetry
+ * when OTEL_EXPORTER_OTLP_ENDPOINT is set (observability/tracing.ts), then loads the server
  * bundle and starts it. Kept apart from the bundle and small, since only code loaded after the
- * cache is on can come from it.
+ * cache is on can come from it, and only modules required after tracing starts are instrumented.
  */
 import { createRequire } from 'node:module'
 import path from 'node:path'
@@ -10,8 +11,9 @@ import { enableCompileCache } from './compile-cache.js'
 import { type Config, loadConfig } from './config.js'
 import { setHeapGrowth } from './heap-growth.js'
 
-/** A variable, so that the entry's bundler leaves loading it to run time. */
+/** Variables, so that the entry's bundler leaves loading them to run time. */
 const SERVER_BUNDLE = './server-bundle.cjs'
+const TRACING = './observability/tracing.js'
 
 let config: Config | undefined
 try {
@@ -22,5 +24,10 @@ try {
 // V8 keys cached code by the values of its flags: set this one before anything comes from the cache.
 if (config !== undefined) setHeapGrowth(config.heapGrowingPercent)
 const compileCache = enableCompileCache(config?.compileCacheDir, path.dirname(fileURLToPath(import.meta.url)))
+// Read here rather than from the configuration, which is undefined when it is invalid: the
+// server then reports that, traced or not.
+const spans = process.env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim()
+  ? ((await import(TRACING)) as typeof import('./observability/tracing.js')).startTracing()
+  : undefined
 const server: typeof import('./server.js') = createRequire(import.meta.url)(SERVER_BUNDLE)
-server.run({ compileCache })
+server.run({ compileCache, ...(spans === undefined ? {} : { spans }) })

@@ -13,6 +13,7 @@ import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
 import type { FastPathStatus } from './http/fast/index.js'
 import { createLogger } from './logger.js'
+import { installSpans, type Spans } from './observability/tracing-spans.js'
 import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate, NewerDatabaseError } from './storage/migrate.js'
@@ -68,6 +69,8 @@ async function prepareDatabase(storage: Storage, config: Config, log: ReturnType
 export interface StartHooks {
   /** The compile cache the entry turned on, or why not (compile-cache.ts). */
   compileCache?: CompileCache
+  /** OpenTelemetry, which the entry started when OTEL_EXPORTER_OTLP_ENDPOINT is set (observability/tracing.ts). */
+  spans?: Spans
 }
 
 function reportCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
@@ -119,6 +122,8 @@ async function serve(
     app
       .close()
       .then(() => storage.close())
+      // The last spans (this request's, the close's) are sent before the process ends.
+      .then(() => hooks.spans?.shutdown())
       .then(() => process.exit(0))
       .catch((error: unknown) => {
         log.error({ err: error }, 'error while closing')
@@ -161,6 +166,11 @@ async function main(hooks: StartHooks): Promise<void> {
   const config = readConfig()
   const log = createLogger(config.logLevel)
   reportCompileCache(hooks, log)
+  // Before storage opens and the app is built: both wrap their seams only if spans are installed.
+  if (hooks.spans !== undefined) {
+    installSpans(hooks.spans)
+    if (cluster.isPrimary) log.info({ traces: 'on' }, 'traces on: exported to OTEL_EXPORTER_OTLP_ENDPOINT')
+  }
   if (cluster.isPrimary && config.workers > 1) {
     // The primary only prepares the database; each worker opens its own connection.
     const storage = open(config)

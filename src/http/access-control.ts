@@ -21,7 +21,8 @@ import { hasScope, type Scope } from '../domain/scopes.js'
 import { type Problem, ProblemError } from '../errors.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import type { WriteQueue } from '../storage/write-queue.js'
-import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM } from './admission.js'
+import { activeSpans, type Spans } from '../observability/tracing-spans.js'
+import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM, type MaybePromise, type Verdict } from './admission.js'
 import { takeVerdict } from './hand-over.js'
 import { sendProblem } from './problem-responses.js'
 import { rateLimitHeaders } from './rate-limit-headers.js'
@@ -42,7 +43,7 @@ export interface AccessControlOptions extends AdmissionOptions {
 }
 
 export function createAuthentication(options: AccessControlOptions) {
-  const admission = new Admission(options)
+  const admit = admitter(new Admission(options), activeSpans())
   const { clock, policy } = options
 
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
@@ -51,7 +52,7 @@ export function createAuthentication(options: AccessControlOptions) {
     // on every route, and the not-found handler answers it 404.
     if (request.method === 'OPTIONS') return undefined
     // The fast path may have taken the decision already and left the rest to the router.
-    const verdict = takeVerdict(request.raw) ?? (await admission.admit(request.ip, request.headers.authorization))
+    const verdict = takeVerdict(request.raw) ?? (await admit(request.ip, request.headers.authorization))
     if (verdict.rate !== undefined) reply.headers(rateLimitHeaders(verdict.rate, policy, clock.now()))
     // Set on refusals after identification too, for the access log; a refused request never
     // reaches a handler.
@@ -60,6 +61,25 @@ export function createAuthentication(options: AccessControlOptions) {
     if (verdict.key !== undefined) await recordRefusal(request, verdict.key, verdict.problem.code, options)
     return sendProblem(request, reply, verdict.problem)
   }
+}
+
+type Admit = (address: string, authorization: string | undefined) => MaybePromise<Verdict>
+
+/**
+ * `admission.admit`, inside an `admission` span that names its outcome when tracing is on; the
+ * plain method otherwise, so that an untraced request calls nothing more.
+ */
+function admitter(admission: Admission, spans: Spans | undefined): Admit {
+  if (spans === undefined) return (address, authorization) => admission.admit(address, authorization)
+  return (address, authorization) =>
+    spans.run('admission', {}, (notes) => {
+      const note = (verdict: Verdict) => {
+        notes.set('admission.outcome', verdict.admitted ? 'admitted' : verdict.problem.code)
+        return verdict
+      }
+      const verdict = admission.admit(address, authorization)
+      return verdict instanceof Promise ? verdict.then(note) : note(verdict)
+    })
 }
 
 /**

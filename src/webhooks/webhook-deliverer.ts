@@ -15,6 +15,7 @@ import type { Clock } from '../clock.js'
 import { ENDPOINT_CONCURRENCY } from '../domain/webhook-events.js'
 import { signatureHeader } from '../domain/webhook-signature.js'
 import type { Storage } from '../storage/connection.js'
+import { activeSpans, type SpanNotes } from '../observability/tracing-spans.js'
 import { claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox.js'
 import { signingSecrets } from '../storage/webhook-endpoint-repository.js'
 import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
@@ -130,7 +131,7 @@ export class WebhookDeliverer {
         }),
       )
       for (const delivery of due) {
-        const sending = this.#deliver(delivery).finally(() => {
+        const sending = this.#traced(delivery).finally(() => {
           this.#sending.delete(sending)
           // Its slot is free: take the next delivery now rather than at the next interval.
           if (!this.#stopping.signal.aborted) void this.claim()
@@ -145,7 +146,14 @@ export class WebhookDeliverer {
     return started
   }
 
-  async #deliver(delivery: DueDelivery): Promise<void> {
+  /** One delivery, in a `webhook.delivery` span (a trace of its own) when tracing is on. */
+  #traced(delivery: DueDelivery): Promise<void> {
+    const spans = activeSpans()
+    if (spans === undefined) return this.#deliver(delivery)
+    return spans.run('webhook.delivery', { 'webhook.id': delivery.id }, (notes) => this.#deliver(delivery, notes))
+  }
+
+  async #deliver(delivery: DueDelivery, notes?: SpanNotes): Promise<void> {
     const { storage, clock, timeoutMs, log } = this.#options
     const now = clock.now()
     const timestamp = Math.floor(now / 1000)
@@ -165,6 +173,8 @@ export class WebhookDeliverer {
     } catch (error) {
       attempt = { ok: false, status: null, latencyMs: 0, error: String(error), response: '', bodySent: false }
     }
+    notes?.set('webhook.outcome', attempt.ok ? 'delivered' : 'failed')
+    if (attempt.status !== null) notes?.set('http.response.status_code', attempt.status)
     try {
       await storage.writes.transaction((trx) => recordAttempt(trx, delivery, attempt, clock.now(), timeoutMs))
     } catch (err) {

@@ -73,10 +73,13 @@ export type FastPathStatus =
  * as the socket gives it; otherwise every request goes through the router.
  */
 export function fastPathStatus(
-  config: Pick<Config, 'fastPath' | 'trustProxy'>,
+  config: Pick<Config, 'fastPath' | 'trustProxy' | 'tracing'>,
   limits: InProcessLimits | undefined,
 ): FastPathStatus {
   if (config.fastPath === 'off') return { on: false, why: 'FAST_PATH is off' }
+  // Traced requests all take the router, the one path whose spans the trace test checks.
+  if (config.tracing)
+    return { on: false, why: 'OTEL_EXPORTER_OTLP_ENDPOINT is set: traced requests go through the router' }
   if (config.trustProxy !== false)
     return {
       on: false,

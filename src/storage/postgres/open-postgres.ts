@@ -10,6 +10,7 @@ import type { Storage } from '../storage.js'
 import type { Database } from '../tables.js'
 import { advisoryLocks } from './advisory-locks.js'
 import { directWriteQueue } from './direct-writes.js'
+import { tracedWrites } from '../../observability/tracing-spans.js'
 import { nameStatements } from './named-statements.js'
 
 export interface PostgresOptions {
@@ -60,7 +61,7 @@ export function openPostgres(url: string, options: PostgresOptions): Storage {
     db,
     engine: 'postgres',
     schema,
-    writes: directWriteQueue(db),
+    writes: tracedWrites(directWriteQueue(db), 'postgres'),
     reader: undefined,
     keyLookups: db,
     locks: advisoryLocks,

@@ -13,6 +13,7 @@ import type { Database } from '../tables.js'
 import type { TransactionLocks } from '../transaction.js'
 import { type Checkpointer, startCheckpointer } from './checkpointer.js'
 import { groupCommitWriteQueue } from './group-commit.js'
+import { tracedWrites } from '../../observability/tracing-spans.js'
 import { ImmediateSqliteDialect } from './immediate-transactions.js'
 import { inRowOrder } from './row-order.js'
 import { withStatementCache } from './statement-cache.js'
@@ -143,7 +144,7 @@ export function openSqlite(url: string, options: SqliteOptions): SqliteStorage {
     db,
     engine: 'sqlite',
     schema: undefined,
-    writes: groupCommitWriteQueue(db, database),
+    writes: tracedWrites(groupCommitWriteQueue(db, database), 'sqlite'),
     reader: readConnection === undefined ? undefined : sqliteSyncReader(readConnection),
     get readConnection() {
       return readConnection?.()
