@@ -102,6 +102,12 @@ export interface Config {
    * `off`: every request goes through the router.
    */
   readonly fastPath: 'auto' | 'off'
+  /** Bearer token for `GET /metrics` on the main port; undefined: not served there. */
+  readonly metricsToken: string | undefined
+  /** A separate port serving only `/metrics` (on HOST); undefined: none. */
+  readonly metricsPort: number | undefined
+  /** Whether metrics are collected: on when a token or a port says where to read them, unless METRICS=off. */
+  readonly metrics: boolean
 }
 
 export class ConfigError extends Error {
@@ -187,8 +193,30 @@ function compileCacheDir(env: Env): string | undefined {
   return path.resolve(raw || 'data/compile-cache')
 }
 
+/** At least 32 characters: a scrape token guards what the service is doing, and is never typed by hand. */
+const MIN_METRICS_TOKEN = 32
+
+function metricsToken(env: Env): string | undefined {
+  const raw = env.METRICS_TOKEN?.trim()
+  if (raw === undefined || raw === '') return undefined
+  if (raw.length < MIN_METRICS_TOKEN || !/^[\x21-\x7e]+$/.test(raw))
+    throw new ConfigError(
+      `METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN} printable characters without spaces (openssl rand -hex 32)`,
+    )
+  return raw
+}
+
+function metricsPort(env: Env, port: number): number | undefined {
+  if ((env.METRICS_PORT ?? '').trim() === '') return undefined
+  const value = integer(env, 'METRICS_PORT', 0, 0, 65535)
+  if (value === port && port !== 0) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port})`)
+  return value
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
+  const token = metricsToken(env)
+  const scrapePort = metricsPort(env, port)
   return Object.freeze({
     port,
     host: env.HOST?.trim() || '127.0.0.1',
@@ -237,5 +265,10 @@ export function loadConfig(env: Env = process.env): Config {
     heapGrowingPercent: integer(env, 'HEAP_GROWING_PERCENT', 100, 0, 1000),
     compileCacheDir: compileCacheDir(env),
     fastPath: oneOf(env, 'FAST_PATH', 'auto', ['auto', 'off'] as const),
+    metricsToken: token,
+    metricsPort: scrapePort,
+    metrics:
+      oneOf(env, 'METRICS', 'auto', ['auto', 'off'] as const) === 'auto' &&
+      (token !== undefined || scrapePort !== undefined),
   })
 }

@@ -15,6 +15,7 @@ import type { Clock } from '../clock.js'
 import { ENDPOINT_CONCURRENCY } from '../domain/webhook-events.js'
 import { signatureHeader } from '../domain/webhook-signature.js'
 import type { Storage } from '../storage/connection.js'
+import { recordDelivery } from '../observability/metrics-channels.js'
 import { claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox.js'
 import { signingSecrets } from '../storage/webhook-endpoint-repository.js'
 import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
@@ -165,6 +166,7 @@ export class WebhookDeliverer {
     } catch (error) {
       attempt = { ok: false, status: null, latencyMs: 0, error: String(error), response: '', bodySent: false }
     }
+    recordDelivery(attempt.ok ? 'delivered' : attempt.status === null ? 'unreachable' : 'refused')
     try {
       await storage.writes.transaction((trx) => recordAttempt(trx, delivery, attempt, clock.now(), timeoutMs))
     } catch (err) {
