@@ -74,7 +74,10 @@ export async function listenForScrapes(
         response.writeHead(200, { 'content-type': contentType, 'cache-control': 'no-store' })
         response.end(request.method === 'HEAD' ? undefined : text)
       },
-      () => response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' }).end('metrics unavailable\n'),
+      (error: unknown) => {
+        response.writeHead(500, { 'content-type': 'text/plain; charset=utf-8' })
+        response.end(`metrics unavailable: ${error instanceof Error ? error.message : String(error)}\n`)
+      },
     )
   })
   // A scraper holds its connection between scrapes; none should keep the process from closing.

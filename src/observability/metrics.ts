@@ -159,6 +159,8 @@ export class Metrics {
       name: 'change_feed_rows',
       help: 'Rows in the change feed (student_changes), from its first to its last sequence number.',
       registers: [registry],
+      // Every worker reads the same database: the workers' answers are one figure, not shares.
+      aggregator: 'max',
       async collect() {
         const row = await sql<{ size: number | string | null }>`
           select max(seq) - min(seq) + 1 as size from student_changes`
@@ -171,6 +173,7 @@ export class Metrics {
       name: 'webhook_outbox_pending',
       help: 'Webhook deliveries waiting to be sent or retried.',
       registers: [registry],
+      aggregator: 'max',
       async collect() {
         const row = await storage.db
           .selectFrom('webhook_deliveries')
