@@ -20,6 +20,7 @@ import {
   refusalChannel,
   requestChannel,
 } from './metrics-channels.js'
+import { LATENCY_BUCKETS, RequestMetrics } from './metrics-requests.js'
 
 /** The services whose state is read at each scrape. */
 export interface WatchedServices {
@@ -27,8 +28,6 @@ export interface WatchedServices {
   readonly limiters: Limiters
 }
 
-/** Seconds; from a cached catalog read (well under a millisecond) to a slow storage write. */
-const LATENCY_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5]
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
 const STORES = ['redis', 'memory', 'memory-fallback'] as const
 
@@ -46,33 +45,11 @@ export class Metrics {
     this.#engine = storage.engine
     collectDefaultMetrics({ register: registry })
 
-    const requests = new Counter({
-      name: 'http_requests_total',
-      help: 'HTTP requests answered, by route template, method and status class, on both request paths.',
-      labelNames: ['route', 'method', 'status_class'] as const,
-      registers: [registry],
-    })
-    const durations = new Histogram({
-      name: 'http_request_duration_seconds',
-      help: 'Time from the request to its answer, by route template, method and status class.',
-      labelNames: ['route', 'method', 'status_class'] as const,
-      buckets: LATENCY_BUCKETS,
-      registers: [registry],
-    })
-    // One child per label set, looked up by a joined key: labels() hashes its arguments each call.
-    const children = new Map<string, { count: Counter; duration: Histogram }>()
-    this.#on(requestChannel, (event: RequestEvent) => {
-      const statusClass = STATUS_CLASSES[Math.floor(event.status / 100)] ?? 'other'
-      const id = `${event.route} ${event.method} ${statusClass}`
-      let child = children.get(id)
-      if (child === undefined) {
-        const labels = [event.route, event.method, statusClass]
-        child = { count: requests.labels(...labels) as Counter, duration: durations.labels(...labels) as Histogram }
-        children.set(id, child)
-      }
-      child.count.inc()
-      child.duration.observe(event.seconds)
-    })
+    const requests = new RequestMetrics()
+    requests.register(registry)
+    this.#on(requestChannel, (event: RequestEvent) =>
+      requests.record(event.route, event.method, event.status, event.seconds),
+    )
 
     const refusals = new Counter({
       name: 'http_refusals_total',
@@ -221,8 +198,6 @@ export class Metrics {
     this.#unsubscribe.push(() => channel.unsubscribe(subscriber))
   }
 }
-
-const STATUS_CLASSES = ['other', '1xx', '2xx', '3xx', '4xx', '5xx']
 
 /** A counter whose value a service keeps; the registry reads it at each scrape. */
 function scrapedCounter(registry: Registry, name: string, help: string, read: () => number): void {

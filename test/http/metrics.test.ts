@@ -118,6 +118,8 @@ describe('GET /metrics with METRICS_TOKEN', () => {
     ).toBe(true)
     expect(moved(`storage_write_duration_seconds_count{engine="${t.storage.engine}"}`)).toBeGreaterThanOrEqual(2)
     expect(moved('http_refusals_total{code="student_not_found"}')).toBe(1)
+    if (t.storage.engine === 'sqlite') expect(moved('sqlite_group_commit_batch_size_count')).toBeGreaterThanOrEqual(1)
+    expect(moved('key_cache_hits_total')).toBeGreaterThanOrEqual(1)
   })
 
   it('keeps the series bounded and free of ids, keys and names, however many students are asked for', async () => {
