@@ -105,7 +105,8 @@ async function serve(
   hooks: StartHooks,
 ): Promise<void> {
   // A worker's GET /metrics answers for all workers, which only the primary sees.
-  const app = await buildApp({ config, storage, logger: log, ...(cluster.isWorker ? { scrape: askPrimary() } : {}) })
+  const relayed = cluster.isWorker && config.metrics ? { scrape: askPrimary() } : {}
+  const app = await buildApp({ config, storage, logger: log, ...relayed })
   reportFastPath(app.services.fastPath, log)
   const metrics = app.services.metrics
   if (metrics !== undefined && cluster.isWorker) shareWithPrimary(metrics.registry)
