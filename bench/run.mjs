@@ -1,8 +1,8 @@
 /**
  * `npm run bench`: build, make sure wrk is there, generate (or reuse) the dataset, then measure
- * the ceiling, the catalog scenarios on SQLite with the service on one core, the 401 path,
- * progress reads and enrolls at each disclosure-log size (with the bare reference server on the
- * same copy), the PostgreSQL + Redis deployment with two workers, and progress reads against
+ * the ceiling, the catalog scenarios on SQLite with the service on one core, metrics on vs off
+ * (metrics-cost.mjs), the 401 path, progress reads and enrolls at each disclosure-log size (with
+ * the bare reference server on the same copy), the PostgreSQL + Redis deployment with two workers, and progress reads against
  * dataset size. Prints the table and writes bench/RESULTS.md. See bench/README.md for the knobs.
  */
 import { spawnSync } from 'node:child_process'
@@ -256,6 +256,20 @@ async function main() {
         `Hammer: requests of the one key accepted (200) over warm-up and measured run: ${accepted} (its limit is 100 in any 60 s, less what the fill had used); every other answer was 429 rate_limited.`,
       )
     }
+  }
+
+  // Metrics on against off, rounds interleaved: the cost of counting every answer (metrics-cost.mjs).
+  if (wanted('metrics-cost')) {
+    log('metrics on vs off, catalog, one core, interleaved rounds')
+    const { metricsCost, metricsCostTable, METRICS_TARGET, recordCost } = await import('./metrics-cost.mjs')
+    const keysFile = path.join(path.dirname(dataset.database), 'metrics-cost-keys.txt')
+    fs.writeFileSync(keysFile, `${fs.readFileSync(dataset.keys, 'utf8').split('\n').slice(0, 2000).join('\n')}\n`)
+    const results = await metricsCost({ database: dataset.database, keysFile, log })
+    log(metricsCostTable(results))
+    const worst = Math.min(...results.map((r) => r.ratio))
+    notes.push(
+      `Metrics on / off, catalog req/s per CPU (median of ${results[0].rounds} interleaved rounds): ${results.map((r) => `${r.id} ${r.ratio.toFixed(3)}`).join(', ')}; target >= ${METRICS_TARGET}${worst >= METRICS_TARGET ? '' : ' (MISSED)'}; one counted answer costs ${(await recordCost()).toFixed(0)} ns of CPU.`,
+    )
   }
 
   if (wanted('bad-key-401')) {

@@ -64,6 +64,9 @@ import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition
 import { signingKeySource } from './services/signing-keys.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
+import { recordRequest } from './observability/metrics-channels.js'
+import type { Metrics } from './observability/metrics.js'
+import { metricsRoute, type Scrape } from './observability/metrics-route.js'
 import type { Storage } from './storage/connection.js'
 
 export interface AppOptions {
@@ -83,6 +86,11 @@ export interface AppOptions {
    * two of their steps).
    */
   pollChanges?: boolean
+  /**
+   * What `GET /metrics` answers, instead of this process's own registry: with WORKERS=n, the
+   * metrics of all workers together, gathered by the primary (server.ts).
+   */
+  scrape?: Scrape
 }
 
 export interface AppServices {
@@ -98,6 +106,8 @@ export interface AppServices {
   readonly webhooks: WebhookDeliverer
   /** Whether hot requests are answered before the router (http/fast/), or why not. */
   readonly fastPath: FastPathStatus
+  /** This process's metrics, when they are on (METRICS_TOKEN or METRICS_PORT, and not METRICS=off). */
+  readonly metrics: Metrics | undefined
 }
 
 declare module 'fastify' {
@@ -130,7 +140,12 @@ function answerFast(
 const MAX_PARAM_LENGTH = 300
 
 export async function buildApp(options: AppOptions): Promise<TypedApp> {
-  const { config, storage } = options
+  const { config } = options
+  // Loaded only with metrics on: prom-client loads OpenTelemetry's API as it starts.
+  const metering = config.metrics ? await import('./observability/metrics.js') : undefined
+  const metrics = metering === undefined ? undefined : new metering.Metrics(options.storage)
+  // Everything the app builds sees the storage whose writes are timed, when metrics are on.
+  const storage = metrics === undefined ? options.storage : metering!.meteredStorage(options.storage, metrics)
   const clock = options.clock ?? systemClock
   // Set once the services exist; until then (and when off) every request goes to Fastify.
   let fastPath: FastPath | undefined
@@ -209,6 +224,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     allowLoopback: config.webhookAllowLoopback,
   })
   const fastPathState = fastPathStatus(config, limiters.inProcess)
+  metrics?.watch({ keys, limiters })
   app.decorate('services', {
     catalog,
     keys,
@@ -220,6 +236,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     disposer,
     webhooks,
     fastPath: fastPathState,
+    metrics,
   })
   app.decorateRequest('principal', null)
 
@@ -284,6 +301,16 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     })
   }
 
+  // Both request paths count their answers with recordRequest; this is the router's call.
+  if (metrics !== undefined) {
+    app.addHook('onResponse', (request, reply, done) => {
+      recordRequest(request.routeOptions.url ?? 'unmatched', request.method, reply.statusCode, reply.elapsedTime)
+      done()
+    })
+    if (config.metricsToken !== undefined)
+      metricsRoute(app, config.metricsToken, options.scrape ?? (() => metrics.scrape()))
+  }
+
   await app.register(apiV1, { prefix: API_PREFIX, access, storage, catalog, clock })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   const signingKey = signingKeySource(storage.db)
@@ -323,6 +350,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   usageTimer.unref()
   sweepTimer.unref()
   app.addHook('onClose', async () => {
+    metrics?.close()
     changes.stop()
     await sealer.stop()
     await pruner.stop()

@@ -111,6 +111,12 @@ export interface Config {
    * (observability/tracing.ts), which reads that variable and the other OTEL_* ones itself.
    */
   readonly tracing: boolean
+  /** Bearer token for `GET /metrics` on the main port; undefined: not served there. */
+  readonly metricsToken: string | undefined
+  /** A separate port serving only `/metrics` (on HOST); undefined: none. */
+  readonly metricsPort: number | undefined
+  /** Whether metrics are collected: on when a token or a port says where to read them, unless METRICS=off. */
+  readonly metrics: boolean
 }
 
 export class ConfigError extends Error {
@@ -196,8 +202,30 @@ function compileCacheDir(env: Env): string | undefined {
   return path.resolve(raw || 'data/compile-cache')
 }
 
+/** At least 32 characters: a scrape token guards what the service is doing, and is never typed by hand. */
+const MIN_METRICS_TOKEN = 32
+
+function metricsToken(env: Env): string | undefined {
+  const raw = env.METRICS_TOKEN?.trim()
+  if (raw === undefined || raw === '') return undefined
+  if (raw.length < MIN_METRICS_TOKEN || !/^[\x21-\x7e]+$/.test(raw))
+    throw new ConfigError(
+      `METRICS_TOKEN must be at least ${MIN_METRICS_TOKEN} printable characters without spaces (openssl rand -hex 32)`,
+    )
+  return raw
+}
+
+function metricsPort(env: Env, port: number): number | undefined {
+  if ((env.METRICS_PORT ?? '').trim() === '') return undefined
+  const value = integer(env, 'METRICS_PORT', 0, 0, 65535)
+  if (value === port && port !== 0) throw new ConfigError(`METRICS_PORT must differ from PORT (both ${port})`)
+  return value
+}
+
 export function loadConfig(env: Env = process.env): Config {
   const port = integer(env, 'PORT', 3000, 0, 65535)
+  const token = metricsToken(env)
+  const scrapePort = metricsPort(env, port)
   return Object.freeze({
     port,
     host: env.HOST?.trim() || '127.0.0.1',
@@ -249,5 +277,10 @@ export function loadConfig(env: Env = process.env): Config {
     compileCacheDir: compileCacheDir(env),
     fastPath: oneOf(env, 'FAST_PATH', 'auto', ['auto', 'off'] as const),
     tracing: (env.OTEL_EXPORTER_OTLP_ENDPOINT?.trim() ?? '') !== '',
+    metricsToken: token,
+    metricsPort: scrapePort,
+    metrics:
+      oneOf(env, 'METRICS', 'auto', ['auto', 'off'] as const) === 'auto' &&
+      (token !== undefined || scrapePort !== undefined),
   })
 }

@@ -17,6 +17,7 @@ import { installSpans, type Spans } from './observability/tracing-spans.js'
 import { openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate, NewerDatabaseError } from './storage/migrate.js'
+import { listenForScrapes, type Scrape } from './observability/metrics-route.js'
 
 /**
  * Worst case the event loop waits on another process's SQLite write lock in a statement outside
@@ -105,8 +106,18 @@ async function serve(
   log: ReturnType<typeof createLogger>,
   hooks: StartHooks,
 ): Promise<void> {
-  const app = await buildApp({ config, storage, logger: log })
+  // A worker's GET /metrics answers for all workers, which only the primary sees.
+  // Loaded only with metrics on: prom-client loads OpenTelemetry's API as it starts.
+  const relay = config.metrics ? await import('./observability/metrics-cluster.js') : undefined
+  const relayed = cluster.isWorker && relay !== undefined ? { scrape: relay.askPrimary() } : {}
+  const app = await buildApp({ config, storage, logger: log, ...relayed })
   reportFastPath(app.services.fastPath, log)
+  const metrics = app.services.metrics
+  if (metrics !== undefined && cluster.isWorker) relay?.shareWithPrimary(metrics.registry)
+  const scrapes =
+    metrics !== undefined && cluster.isPrimary && config.metricsPort !== undefined
+      ? await serveScrapes(config, () => metrics.scrape(), log)
+      : undefined
   if (app.services.catalog.current.lessonTotal === 0) {
     log.warn('the catalog is empty; import one with: npx curriculum catalog import')
   }
@@ -121,6 +132,7 @@ async function serve(
     log.info({ signal }, 'closing: finishing in-flight requests')
     app
       .close()
+      .then(() => scrapes?.close())
       .then(() => storage.close())
       // The last spans (this request's, the close's) are sent before the process ends.
       .then(() => hooks.spans?.shutdown())
@@ -138,8 +150,30 @@ async function serve(
   saveCompileCache(hooks, log)
 }
 
-function supervise(config: Config, log: ReturnType<typeof createLogger>): void {
+/** The listener of METRICS_PORT, on HOST, which serves `/metrics` only. */
+async function serveScrapes(
+  config: Config,
+  scrape: Scrape,
+  log: ReturnType<typeof createLogger>,
+): Promise<{ close(): Promise<void> }> {
+  const listener = await listenForScrapes(config.metricsPort!, config.host, scrape)
+  log.info({ metricsPort: listener.port }, `metrics at http://${config.host}:${listener.port}/metrics`)
+  return listener
+}
+
+function reportMetrics(config: Config, log: ReturnType<typeof createLogger>): void {
+  if (!config.metrics) log.info({ metrics: 'off' }, 'metrics off: set METRICS_TOKEN or METRICS_PORT to serve /metrics')
+  else if (config.metricsToken !== undefined) log.info({ metrics: 'on' }, 'metrics at /metrics (METRICS_TOKEN)')
+}
+
+function supervise(config: Config, log: ReturnType<typeof createLogger>, gathered: Scrape | undefined): void {
   let stopping = false
+  const scrapes =
+    gathered !== undefined && config.metricsPort !== undefined ? serveScrapes(config, gathered, log) : undefined
+  scrapes?.catch((error: unknown) => {
+    log.error({ err: error }, 'could not listen on METRICS_PORT')
+    process.exit(1)
+  })
   const fork = () => cluster.fork().on('online', () => log.debug('worker online'))
   for (let i = 0; i < config.workers; i++) fork()
   cluster.on('exit', (worker, code, signal) => {
@@ -171,6 +205,7 @@ async function main(hooks: StartHooks): Promise<void> {
     installSpans(hooks.spans)
     if (cluster.isPrimary) log.info({ traces: 'on' }, 'traces on: exported to OTEL_EXPORTER_OTLP_ENDPOINT')
   }
+  if (cluster.isPrimary) reportMetrics(config, log)
   if (cluster.isPrimary && config.workers > 1) {
     // The primary only prepares the database; each worker opens its own connection.
     const storage = open(config)
@@ -179,7 +214,9 @@ async function main(hooks: StartHooks): Promise<void> {
     } finally {
       await storage.close()
     }
-    supervise(config, log)
+    // Gathered before the first fork, so that no worker's question finds nobody listening.
+    const gathered = config.metrics ? (await import('./observability/metrics-cluster.js')).gatherWorkers() : undefined
+    supervise(config, log, gathered)
     saveCompileCache(hooks, log)
     return
   }

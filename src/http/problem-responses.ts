@@ -13,6 +13,7 @@ import {
   problemType,
 } from '../errors.js'
 import { isStorageUnavailable } from '../storage/connection.js'
+import { recordProblem } from '../observability/metrics-channels.js'
 import { type ByteString, byteString } from './byte-string.js'
 import { StorageFailureLog } from './storage-failure-log.js'
 import type { ProblemBody } from './schemas/common.js'
@@ -27,7 +28,9 @@ const STORAGE_RETRY_AFTER_SECONDS = 2
  * an Error collects a stack trace, which costs more than the rest of such a request.
  */
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply {
-  reply.code(PROBLEM_CATALOG[problem.code].status)
+  const status = PROBLEM_CATALOG[problem.code].status
+  reply.code(status)
+  recordProblem(problem.code, status)
   if (problem.headers !== undefined) for (const name in problem.headers) reply.header(name, problem.headers[name])
   return reply.type(PROBLEM_CONTENT_TYPE).send(problemJson(problem, request.id))
 }

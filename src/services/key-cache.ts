@@ -70,6 +70,7 @@ export class KeyCache {
   #generation = 0
   readonly #organisations = new SharedOrganisations()
   #storageLookups = 0
+  #hits = 0
 
   constructor(options: KeyCacheOptions) {
     this.#db = options.db
@@ -93,11 +94,15 @@ export class KeyCache {
     const slot = this.#slotByHash.get(hash)
     if (slot !== undefined) {
       if (now - this.#loadedAt[slot]! >= this.#maxAgeMs) this.#refresh(hash, slot, now)
+      this.#hits++
       return this.#records[slot]!
     }
     const unknownUntil = this.#unknown.get(hash)
     if (unknownUntil === undefined) return undefined
-    if (now < unknownUntil) return null
+    if (now < unknownUntil) {
+      this.#hits++
+      return null
+    }
     this.#unknown.delete(hash)
     return undefined
   }
@@ -265,6 +270,11 @@ export class KeyCache {
   /** Unknown hashes cached. */
   get unknownSize(): number {
     return this.#unknown.size
+  }
+
+  /** Answers given from the cache so far (a known key, or a hash known to be no key). */
+  get hits(): number {
+    return this.#hits
   }
 
   /** Storage reads made so far; tests use it to tell a cache hit from a miss. */

@@ -23,6 +23,7 @@ import {
 } from '../domain/disclosure.js'
 import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
 import { preparedQuery } from './prepared-query.js'
+import { recordDisclosures as announceDisclosures } from '../observability/metrics-channels.js'
 
 export { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureOutcome }
 
@@ -73,6 +74,7 @@ export async function recordDisclosure(
     action,
     outcome,
   )
+  announceDisclosures(action, outcome, 1)
 }
 
 /** Rows per INSERT: 7 values each, well under SQLite's 32,766 parameters and PostgreSQL's 65,535. */
@@ -106,6 +108,7 @@ export async function recordDisclosures(
       )
       .execute()
   }
+  announceDisclosures(action, outcome, studentIds.length)
 }
 
 export interface DisclosureFilter {

@@ -16,6 +16,7 @@ import { ENDPOINT_CONCURRENCY } from '../domain/webhook-events.js'
 import { signatureHeader } from '../domain/webhook-signature.js'
 import type { Storage } from '../storage/connection.js'
 import { activeSpans, type SpanNotes } from '../observability/tracing-spans.js'
+import { recordDelivery } from '../observability/metrics-channels.js'
 import { claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox.js'
 import { signingSecrets } from '../storage/webhook-endpoint-repository.js'
 import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
@@ -175,6 +176,7 @@ export class WebhookDeliverer {
     }
     notes?.set('webhook.outcome', attempt.ok ? 'delivered' : 'failed')
     if (attempt.status !== null) notes?.set('http.response.status_code', attempt.status)
+    recordDelivery(attempt.ok ? 'delivered' : attempt.status === null ? 'unreachable' : 'refused')
     try {
       await storage.writes.transaction((trx) => recordAttempt(trx, delivery, attempt, clock.now(), timeoutMs))
     } catch (err) {

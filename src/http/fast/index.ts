@@ -44,6 +44,7 @@ import { problemBytes } from '../problem-responses.js'
 import { type RateState, rateLimitHeaders } from '../rate-limit-headers.js'
 import type { ByteString } from '../byte-string.js'
 import { EXPOSED_HEADERS } from '../response-basics.js'
+import { recordProblem, recordRequest, requestsObserved } from '../../observability/metrics-channels.js'
 
 /** What admission uses (with limiters that answer at once), plus the catalog and the access log. */
 export interface FastPathOptions extends LocalAdmissionOptions {
@@ -104,6 +105,15 @@ const LESSONS_URL = `${API_PREFIX}/lessons`
 const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`${LESSONS_URL}?tier=${tier}`, tier]))
 const LESSON_PREFIX = `${LESSONS_URL}/`
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
+/** The router's templates for what the fast path answers, so that both paths count under one name. */
+const LESSON_ROUTE = `${LESSON_PREFIX}*`
+const PROGRESS_ROUTE = `${API_PREFIX}/students/:id/progress`
+const ENROLL_ROUTE = `${API_PREFIX}/students/:id/enroll`
+
+/** When a request started, if anything (the access log, the request metrics) needs it. */
+function startTime(accessLog: FastifyBaseLogger | undefined): number {
+  return accessLog === undefined && !requestsObserved() ? 0 : performance.now()
+}
 
 export function createFastPath(options: FastPathOptions): FastPath {
   const { catalog, clock, policy, accessLog, storage } = options
@@ -147,6 +157,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     headers['content-length'] = String(body.length)
     const status = PROBLEM_CATALOG[problem.code].status
     send(response, status, headers, body)
+    recordProblem(problem.code, status)
     return status
   }
 
@@ -192,22 +203,23 @@ export function createFastPath(options: FastPathOptions): FastPath {
     now: number,
     started: number,
     outcome: Promise<StudentOutcome>,
+    template: string,
     toRouter = () => {
       handOver(request, { verdict })
       route()
     },
   ): void {
     const { key, rate } = verdict
-    const answered = outcome.then((outcome) => {
+    const written = outcome.then((outcome) => {
       if (outcome === undefined) return toRouter()
       const status =
         'body' in outcome
           ? sendJson(response, outcome.requestId, outcome.body, rate, now)
           : sendProblem(response, outcome.requestId, outcome.problem, rate, now)
-      if (accessLog !== undefined) logLine(request, outcome.requestId, status, started, key.keyId)
+      answered(request, outcome.requestId, status, started, key.keyId, template)
     })
     // As answerFast does for the synchronous part: a bug in writing ends this connection, not the process.
-    answered.catch(() => response.destroy())
+    written.catch(() => response.destroy())
   }
 
   /**
@@ -237,21 +249,25 @@ export function createFastPath(options: FastPathOptions): FastPath {
         if (tier === undefined) return toRouter()
         // The change is dated when its body has arrived, as the route dates it.
         const outcome = enroll.answer(id, tier, verdict.key, clock.now())
-        settle(request, response, route, verdict, now, started, outcome, toRouter)
+        settle(request, response, route, verdict, now, started, outcome, ENROLL_ROUTE, toRouter)
       } catch {
         response.destroy()
       }
     })
   }
 
-  function logLine(
+  /** After an answer is written: its access-log line and its count, as the router's onResponse hooks do. */
+  function answered(
     request: IncomingMessage,
     requestId: string,
     status: number,
     started: number,
     keyId: string | undefined,
+    template: string,
   ): void {
-    logAccess(accessLog!, {
+    if (requestsObserved()) recordRequest(template, request.method!, status, performance.now() - started)
+    if (accessLog === undefined) return
+    logAccess(accessLog, {
       reqId: requestId,
       method: request.method!,
       url: request.url!,
@@ -273,7 +289,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     const id = enrolled(request)
     const address = request.socket.remoteAddress
     if (id === undefined || address === undefined) return false
-    const started = accessLog === undefined ? 0 : performance.now()
+    const started = startTime(accessLog)
     const now = clock.now()
     const verdict = admission.admit(address, request.headers.authorization, now)
     if (verdict === undefined || !mayAnswer(request, verdict, enroll, now)) return false
@@ -291,7 +307,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
     const address = request.socket.remoteAddress
     if (address === undefined) return false
-    const started = accessLog === undefined ? 0 : performance.now()
+    const started = startTime(accessLog)
     // A key that needs a storage lookup leaves the request to the router, nothing recorded.
     const now = clock.now()
     const verdict = admission.admit(address, headers.authorization, now)
@@ -299,15 +315,17 @@ export function createFastPath(options: FastPathOptions): FastPath {
     if (studentId !== undefined) {
       // A progress read (progress.ts): the answer comes once its disclosure is committed.
       if (!mayAnswer(request, verdict, progress!, now)) return false
-      settle(request, response, route, verdict, now, started, progress!.answer(studentId, verdict.key, now))
+      const outcome = progress!.answer(studentId, verdict.key, now)
+      settle(request, response, route, verdict, now, started, outcome, PROGRESS_ROUTE)
       return true
     }
     if (representation === undefined) return false // (for the type: one of the two is set)
     const requestId = randomUUID()
+    const template = url.startsWith(LESSON_PREFIX) ? LESSON_ROUTE : url === TIERS_URL ? TIERS_URL : LESSONS_URL
     if (!verdict.admitted) {
       const status = sendProblem(response, requestId, verdict.problem, verdict.rate, now)
       // A refusal after identification names the key, as the router's log line does.
-      if (accessLog !== undefined) logLine(request, requestId, status, started, verdict.key?.keyId)
+      answered(request, requestId, status, started, verdict.key?.keyId, template)
       return true
     }
     const notModified = matchesIfNoneMatch(headers['if-none-match'], representation.etag)
@@ -321,7 +339,7 @@ export function createFastPath(options: FastPathOptions): FastPath {
       out['content-length'] = representation.contentLength
       send(response, 200, out, representation.bytes)
     }
-    if (accessLog !== undefined) logLine(request, requestId, notModified ? 304 : 200, started, verdict.key.keyId)
+    answered(request, requestId, notModified ? 304 : 200, started, verdict.key.keyId, template)
     return true
   }
 }

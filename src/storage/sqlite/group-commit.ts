@@ -14,6 +14,7 @@
  */
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
+import { recordBatch } from '../../observability/metrics-channels.js'
 import { runsDirectly } from '../prepared-query.js'
 import type { Database } from '../tables.js'
 import type { WriteQueue } from '../write-queue.js'
@@ -86,6 +87,7 @@ export function groupCommitWriteQueue(
     if (batch === pending) pending = []
     if (pending.length > 0) setImmediate(flush)
     else scheduled = false
+    recordBatch(batch.length)
     const outcomes: Array<{ ok: true; value: unknown } | { ok: false; error: unknown }> = []
     try {
       await db.transaction().execute(async (trx) => {
