@@ -10,6 +10,8 @@ import type { Database } from './tables.js'
 
 export interface LinkedStudent {
   id: string
+  /** The student's id in the district's system, when a roster gave one. */
+  externalId: string | null
   tier: TierId
   linkedAt: string
 }
@@ -23,7 +25,7 @@ export async function linkedStudents(
   const rows = await db
     .selectFrom('student_organisations as so')
     .innerJoin('students as s', 's.id', 'so.student_id')
-    .select(['s.id', 's.tier', 'so.created_at'])
+    .select(['s.id', 's.external_id', 's.tier', 'so.created_at'])
     .where('so.organisation_id', '=', organisationId)
     .$if(page.after !== undefined, (q) => q.where('so.student_id', '>', page.after!))
     .orderBy('so.student_id')
@@ -32,7 +34,12 @@ export async function linkedStudents(
   const more = rows.length > page.limit
   if (more) rows.length = page.limit
   return {
-    students: rows.map((row) => ({ id: row.id, tier: row.tier, linkedAt: row.created_at })),
+    students: rows.map((row) => ({
+      id: row.id,
+      externalId: row.external_id,
+      tier: row.tier,
+      linkedAt: row.created_at,
+    })),
     next: more ? rows.at(-1)!.id : null,
   }
 }

@@ -5,6 +5,7 @@
  * ids the district gives.
  */
 import type { Kysely } from 'kysely'
+import { linkedStudents } from './linked-students.js'
 import type { Database, ShareKind } from './tables.js'
 
 type Db = Kysely<Database>
@@ -85,17 +86,7 @@ export async function sharedStudents(
   organisationId: string,
   page: { after?: string; limit: number },
 ): Promise<{ students: SharedStudent[]; next: string | null }> {
-  const rows = await db
-    .selectFrom('student_organisations as so')
-    .innerJoin('students as s', 's.id', 'so.student_id')
-    .select(['s.id', 's.external_id', 'so.created_at'])
-    .where('so.organisation_id', '=', organisationId)
-    .$if(page.after !== undefined, (q) => q.where('so.student_id', '>', page.after!))
-    .orderBy('so.student_id')
-    .limit(page.limit + 1)
-    .execute()
-  const more = rows.length > page.limit
-  if (more) rows.length = page.limit
+  const { students: rows, next } = await linkedStudents(db, organisationId, page)
   const reasons = new Map<string, ShareReason[]>()
   if (rows.length > 0) {
     const held = await db
@@ -120,11 +111,11 @@ export async function sharedStudents(
   return {
     students: rows.map((row) => ({
       id: row.id,
-      externalId: row.external_id,
-      linkedAt: row.created_at,
+      externalId: row.externalId,
+      linkedAt: row.linkedAt,
       reasons: reasons.get(row.id) ?? [],
     })),
-    next: more ? rows.at(-1)!.id : null,
+    next,
   }
 }
 
