@@ -15,6 +15,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { startServer } from './lib/server-process.mjs'
 
 const students = Number(process.argv[2] ?? 10_000)
 const entries = Number(process.argv[3] ?? 10)
@@ -100,34 +101,20 @@ await storage.close()
 const file = path.join(dir, 'leaving.csv')
 fs.writeFileSync(file, `id\n${ids.join('\n')}\n`)
 
-const server = spawn(process.execPath, [path.join(root, 'dist/server.js')], {
+const server = await startServer({
+  label: 'server',
+  script: path.join(root, 'dist/server.js'),
   env: {
     ...process.env,
     DATABASE_URL: url,
-    PORT: '0',
     HOST: '127.0.0.1',
     SEED_DEMO: 'false',
     RATE_LIMIT: '1000000',
     ORGANISATION_RATE_LIMIT: '1000000',
     LOG_LEVEL: 'info',
   },
-  stdio: ['ignore', 'pipe', 'pipe'],
 })
-let serverOut = ''
-server.stderr.on('data', (c) => (serverOut += c))
-const base = await new Promise((resolve, reject) => {
-  const look = (c) => {
-    serverOut += c
-    const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(serverOut)
-    if (m) {
-      server.stdout.off('data', look)
-      server.stdout.resume()
-      resolve(m[1])
-    }
-  }
-  server.stdout.on('data', look)
-  server.on('exit', () => reject(new Error(serverOut)))
-})
+const base = server.baseUrl
 
 const headers = { authorization: `Bearer ${key}` }
 let statuses = {}
@@ -190,8 +177,7 @@ try {
   )
 } finally {
   running = false
-  server.kill('SIGTERM')
-  await new Promise((r) => server.on('exit', r))
+  await server.stop()
   fs.rmSync(dir, { recursive: true, force: true })
   const schema = new URL(url).searchParams.get('schema')
   if (url.startsWith('postgres') && schema !== null) {

@@ -15,6 +15,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { startServer } from './lib/server-process.mjs'
 import { writeRosterExport } from './lib/oneroster-export.mjs'
 
 const students = Number(process.argv[2] ?? 100_000)
@@ -61,11 +62,12 @@ await createAccount(
 )
 await storage.close()
 
-const server = spawn(process.execPath, [path.join(root, 'dist/server.js')], {
+const server = await startServer({
+  label: 'server',
+  script: path.join(root, 'dist/server.js'),
   env: {
     ...process.env,
     DATABASE_URL: url,
-    PORT: '0',
     HOST: '127.0.0.1',
     SEED_DEMO: 'false',
     RATE_LIMIT: '1000000',
@@ -73,23 +75,8 @@ const server = spawn(process.execPath, [path.join(root, 'dist/server.js')], {
     LOG_LEVEL: 'info',
     ROSTER_UPLOAD_DIR: path.join(dir, 'uploads'),
   },
-  stdio: ['ignore', 'pipe', 'pipe'],
 })
-let serverOut = ''
-server.stderr.on('data', (c) => (serverOut += c))
-const base = await new Promise((resolve, reject) => {
-  const look = (c) => {
-    serverOut += c
-    const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(serverOut)
-    if (m) {
-      server.stdout.off('data', look)
-      server.stdout.resume()
-      resolve(m[1])
-    }
-  }
-  server.stdout.on('data', look)
-  server.on('exit', () => reject(new Error(serverOut)))
-})
+const base = server.baseUrl
 
 /** A signed-in operator's cookies and the CSRF token of its forms. */
 async function signIn() {
@@ -214,8 +201,7 @@ try {
   )
 } finally {
   running = false
-  server.kill('SIGTERM')
-  await new Promise((r) => server.on('exit', r))
+  await server.stop()
   fs.rmSync(dir, { recursive: true, force: true })
   const schema = new URL(url).searchParams.get('schema')
   if (url.startsWith('postgres') && schema !== null) {
