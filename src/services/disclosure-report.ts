@@ -18,6 +18,12 @@ import { csvRecord } from './csv-cell.js'
 export const REPORT_FORMATS = ['csv', 'json'] as const
 export type ReportFormat = (typeof REPORT_FORMATS)[number]
 
+/** The media type a report of each format is served with. */
+export const REPORT_CONTENT_TYPES: Readonly<Record<ReportFormat, string>> = {
+  csv: 'text/csv; charset=utf-8',
+  json: 'application/json; charset=utf-8',
+}
+
 export type ReportSubject =
   | { kind: 'student'; student: ReportStudent }
   | {

@@ -7,7 +7,7 @@ import { listDisclosures, pageDisclosures } from '../../../../storage/disclosure
 import { listOrganisationsByName } from '../../../../storage/access-repository.js'
 import { Readable } from 'node:stream'
 import { csvCell } from '../../../../services/csv-cell.js'
-import { REPORT_FORMATS, reportChunks } from '../../../../services/disclosure-report.js'
+import { REPORT_CONTENT_TYPES, REPORT_FORMATS, reportChunks } from '../../../../services/disclosure-report.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { recordAudit } from '../../../../storage/audit-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
@@ -21,8 +21,6 @@ const studentPage = { config: { dashboard: 'operator' as const, studentData: tru
 /** Rows per page of the disclosure log, and at most in one CSV export (newest first). */
 const DISCLOSURE_PAGE = 200
 const CSV_EXPORT_LIMIT = 100_000
-
-const TYPES = { csv: 'text/csv; charset=utf-8', json: 'application/json; charset=utf-8' } as const
 
 export const disclosurePages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context
@@ -75,7 +73,7 @@ export const disclosurePages: PagePlugin = async (app, { context }) => {
         generatedAt: new Date(now).toISOString(),
       }
       reply
-        .type(TYPES[format])
+        .type(REPORT_CONTENT_TYPES[format])
         .header(
           'content-disposition',
           `attachment; filename="disclosures-${new Date(now).toISOString().slice(0, 10)}.${format}"`,

@@ -8,7 +8,7 @@
 import { Readable } from 'node:stream'
 import { NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
-import { type ReportFormat, reportChunks } from '../../../../services/disclosure-report.js'
+import { REPORT_CONTENT_TYPES, reportChunks } from '../../../../services/disclosure-report.js'
 import { recordAudit } from '../../../../storage/audit-repository.js'
 import { describedDisclosures, type ReportRow, reportStudent } from '../../../../storage/disclosure-report.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
@@ -20,11 +20,6 @@ const studentPage = { config: { dashboard: 'operator' as const, studentData: tru
 
 /** Records per page, oldest first. */
 const PAGE = 200
-
-const TYPES: Record<ReportFormat, string> = {
-  csv: 'text/csv; charset=utf-8',
-  json: 'application/json; charset=utf-8',
-}
 
 /** The student an address names, in the stored (lower-case) form; 404 for anything but a UUID. */
 function studentParam(params: unknown): string {
@@ -62,7 +57,7 @@ export const studentDisclosurePages: PagePlugin = async (app, { context }) => {
       const now = clock.now()
       const day = new Date(now).toISOString().slice(0, 10)
       reply
-        .type(TYPES[format])
+        .type(REPORT_CONTENT_TYPES[format])
         .header('content-disposition', `attachment; filename="disclosures-${studentId}-${day}.${format}"`)
       // A HEAD request (Fastify answers it with this handler) is shown nothing, so nothing is read or audited.
       if (request.method === 'HEAD') return reply.send()
