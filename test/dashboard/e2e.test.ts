@@ -14,7 +14,14 @@ import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { cli, jsonOf, withStorage } from '../cli/cli-harness.js'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
-import { hasChromium, launchBrowser, screenshot, seriousViolations, textOf } from '../support/browser.js'
+import {
+  hasChromium,
+  launchBrowser,
+  screenshot,
+  describeViolations,
+  seriousViolations,
+  textOf,
+} from '../support/browser.js'
 
 describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   const databaseUrl = `sqlite:${path.join(tempDir(), 'dashboard.db')}`
@@ -35,10 +42,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   async function check(page: Page, name: string): Promise<void> {
     await screenshot(page, name)
     const violations = await seriousViolations(page)
-    expect(
-      violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-      `${name}: accessibility`,
-    ).toEqual([])
+    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
   }
 
   beforeAll(async () => {

@@ -18,7 +18,14 @@ import { createAccount } from '../../src/storage/account-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { CATALOG_DIR, createTestStorage, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
-import { hasChromium, launchBrowser, screenshot, seriousViolations, textOf } from '../support/browser.js'
+import {
+  hasChromium,
+  launchBrowser,
+  screenshot,
+  describeViolations,
+  seriousViolations,
+  textOf,
+} from '../support/browser.js'
 
 const DAY = 86_400_000
 const PARTNER = { email: 'privacy@orchard.example', password: 'a long and memorable phrase' }
@@ -38,10 +45,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
     await checker.context().addCookies(await context.cookies())
     await checker.goto(page.url())
     const violations = await seriousViolations(checker)
-    expect(
-      violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-      `${name}: accessibility`,
-    ).toEqual([])
+    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
   }
 
   async function signIn(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {

@@ -12,7 +12,14 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { manifest, ORGS_HEADER, ROLES_HEADER, table, USERS_12_HEADER, zipBytes } from '../roster/roster-export.js'
 import { type RunningServer, startServer } from '../server/process.js'
-import { hasChromium, launchBrowser, screenshot, seriousViolations, textOf } from '../support/browser.js'
+import {
+  hasChromium,
+  launchBrowser,
+  screenshot,
+  describeViolations,
+  seriousViolations,
+  textOf,
+} from '../support/browser.js'
 
 const FAMILY = 'Familyroster'
 
@@ -52,10 +59,7 @@ describe.skipIf(!hasChromium())('importing a roster in a browser', () => {
       await checker.goto(page.url())
     }
     const violations = await seriousViolations(checker)
-    expect(
-      violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-      `${name}: accessibility`,
-    ).toEqual([])
+    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
   }
 
   beforeAll(async () => {

@@ -10,7 +10,14 @@ import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
-import { hasChromium, launchBrowser, screenshot, seriousViolations, textOf } from '../support/browser.js'
+import {
+  hasChromium,
+  launchBrowser,
+  screenshot,
+  describeViolations,
+  seriousViolations,
+  textOf,
+} from '../support/browser.js'
 
 describe.skipIf(!hasChromium())('schools and shares in a browser', () => {
   let server: RunningServer
@@ -28,10 +35,7 @@ describe.skipIf(!hasChromium())('schools and shares in a browser', () => {
     await checker.context().addCookies(await operatorContext.cookies())
     await checker.goto(operator.url())
     const violations = await seriousViolations(checker)
-    expect(
-      violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`),
-      `${name}: accessibility`,
-    ).toEqual([])
+    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
   }
 
   /** The text of the first match, its line breaks and runs of spaces read as one space. */

@@ -42,6 +42,11 @@ export interface AxeViolation {
 }
 
 /** Serious and critical axe-core violations on the page as it is now. */
+/** Each violation as one line a failing assertion shows: the rule, its help and where. */
+export function describeViolations(violations: readonly AxeViolation[]): string[] {
+  return violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
+}
+
 export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol, so the page's strict CSP does not apply to it.
   await page.evaluate(axeSource)
