@@ -4,7 +4,7 @@
  * self time, mapped to src/*.ts lines, counted over the measured run only.
  *
  *   node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--disclosure-rows 2M] [--top 25]
- *                          [--keys 2000]
+ *                          [--keys 2000] [--env NAME=value ...]
  *
  * --disclosure-rows runs the server on the bench's copy of the dataset whose disclosure log holds
  * that many rows (lib/disclosure-dataset.mjs), as the benchmark does for progress and enroll;
@@ -46,12 +46,14 @@ const { values, positionals } = parseArgs({
     top: { type: 'string', default: '25' },
     // As bench/compare.mjs measures: only the first N keys, with the per-key limit lifted.
     keys: { type: 'string' },
+    // A service setting for the profiled server (e.g. --env METRICS_TOKEN=...), repeatable.
+    env: { type: 'string', multiple: true, default: [] },
   },
 })
 const scenarioId = positionals[0]
 if (!SCENARIOS.includes(scenarioId)) {
   console.error(
-    `usage: node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--disclosure-rows 2M] [--top 25]\nscenarios: ${SCENARIOS.join(', ')}`,
+    `usage: node bench/profile.mjs <scenario> [--no-build] [--cold] [--dataset rows-2m] [--disclosure-rows 2M] [--top 25] [--keys N] [--env NAME=value]\nscenarios: ${SCENARIOS.join(', ')}`,
   )
   process.exit(2)
 }
@@ -96,6 +98,9 @@ const env = serviceEnv({
   DATABASE_URL: `sqlite:${files.database}`,
   ...(scenarioId === 'bad-key-401' ? { AUTH_FAILURE_LIMIT: '1000000' } : {}),
   ...(values.keys !== undefined ? { RATE_LIMIT: '1000000' } : {}),
+  ...Object.fromEntries(
+    values.env.map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  ),
 })
 // The profile's timestamps and process.hrtime share CLOCK_MONOTONIC (microseconds here).
 const nowUs = () => Number(process.hrtime.bigint() / 1000n)

@@ -122,7 +122,7 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
     // The service's own id reaches the client; the one the client chose is not believed.
     const requestId = String(tiers.headers['x-request-id'])
     expect(requestId).toMatch(/^[0-9a-f-]{36}$/)
-    expect(nginx!.accessLog()).toContain(`request_id=${requestId}`)
+    expect(await nginx!.accessLogWith(new RegExp(`request_id=${requestId}`))).toContain(`request_id=${requestId}`)
     // The service's line is written once the response has gone: waited for, not assumed.
     await server!.waitForOutput((out) => out.includes(`"reqId":"${requestId}"`), 5000)
     expect(server!.output()).not.toContain('chosen-by-the-client')
@@ -191,7 +191,8 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
       expect(metrics.headers['x-request-id'], url).toBeUndefined()
       expect(metrics.headers['content-type']).toMatch(/^text\/html/)
     }
-    expect(nginx!.accessLog()).toMatch(/"GET \/metrics HTTP\/1\.1" 404 .* upstream=- /)
+    const logged = /"GET \/metrics HTTP\/1\.1" 404 .* upstream=- /
+    expect(await nginx!.accessLogWith(logged)).toMatch(logged)
     expect(server!.output()).not.toContain('"path":"/metrics')
   })
 

@@ -85,6 +85,11 @@ export function renderSite(site: string, ports: SitePorts, tlsDir: string, logDi
 export interface RunningNginx {
   dir: string
   accessLog(): string
+  /**
+   * The access log once it has a line matching `pattern`: nginx writes a request's line after the
+   * response has gone, so a client that has its answer may read the log before it is there.
+   */
+  accessLogWith(pattern: RegExp, timeoutMs?: number): Promise<string>
   errorLog(): string
   stop(): Promise<void>
 }
@@ -121,9 +126,12 @@ export async function startNginx(dir: string, site: string): Promise<RunningNgin
     const full = path.join(dir, 'logs', file)
     return fs.existsSync(full) ? fs.readFileSync(full, 'utf8') : ''
   }
-  // Ready once the master has written its pid file and a worker took the listening sockets.
+  // Ready once the master has written its own pid, which it does after opening the listening
+  // sockets. `nginx -t` leaves an empty pid file behind, so the file's presence alone says nothing.
+  const pidFile = path.join(dir, 'nginx.pid')
+  const written = () => fs.existsSync(pidFile) && fs.readFileSync(pidFile, 'utf8').trim() === String(child.pid)
   const started = Date.now()
-  while (!fs.existsSync(path.join(dir, 'nginx.pid'))) {
+  while (!written()) {
     if (child.exitCode !== null) throw new Error(`nginx exited:\n${out}${read('error.log')}`)
     if (Date.now() - started > 10_000) {
       child.kill('SIGKILL')
@@ -134,6 +142,14 @@ export async function startNginx(dir: string, site: string): Promise<RunningNgin
   return {
     dir,
     accessLog: () => read('curriculum-api.access.log'),
+    async accessLogWith(pattern, timeoutMs = 5000) {
+      const until = Date.now() + timeoutMs
+      for (;;) {
+        const log = read('curriculum-api.access.log')
+        if (pattern.test(log) || Date.now() > until) return log
+        await new Promise((resolve) => setTimeout(resolve, 20))
+      }
+    },
     errorLog: () => read('error.log') + read('curriculum-api.error.log'),
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return
