@@ -53,10 +53,11 @@ export function freshDatabaseUrl(base = process.env.TEST_DATABASE_URL): string {
 
 /** A migrated database with the sample catalog. */
 export async function createTestStorage(
-  options: { catalog?: boolean; url?: string; mmapBytes?: number; busyTimeoutMs?: number } = {},
+  options: { catalog?: boolean; url?: string; mmapBytes?: number; busyTimeoutMs?: number; beginWaitMs?: number } = {},
 ): Promise<Storage> {
   const opened = openStorage(options.url ?? freshDatabaseUrl(), {
     busyTimeoutMs: options.busyTimeoutMs ?? 1000,
+    ...(options.beginWaitMs === undefined ? {} : { beginWaitMs: options.beginWaitMs }),
     ...(options.mmapBytes === undefined ? {} : { mmapBytes: options.mmapBytes }),
   })
   // A PostgreSQL test schema is dropped when the test closes its storage.

@@ -91,7 +91,8 @@ describe('fast path', () => {
   }
 
   beforeAll(async () => {
-    storage = await createTestStorage()
+    // Requests refused while a test holds the lock wait a fifth of a second for it, not two.
+    storage = await createTestStorage({ beginWaitMs: 200 })
     fixtures = await seedFixtures(storage, clock.now())
     slow = await start(false)
     fast = await start(true)

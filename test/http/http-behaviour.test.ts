@@ -171,8 +171,8 @@ describe('failures on our side', () => {
       const setup = await createTestStorage({ url })
       const fixtures = await seedFixtures(setup, START)
       await setup.close()
-      // A short busy timeout so the test does not wait long for the lock.
-      const fast = openStorage(url, { busyTimeoutMs: 20 })
+      // A short busy timeout and wait for the lock, so the test does not wait long for it.
+      const fast = openStorage(url, { busyTimeoutMs: 20, beginWaitMs: 100 })
       const clock = new ManualClock(START)
       const server = await listeningApp({
         config: testConfig({ RATE_LIMIT: '1000' }),

@@ -276,5 +276,23 @@ describe.runIf(process.env.TEST_DATABASE_URL === undefined)(
         .execute()
       expect(rows.map((row) => row.value)).toEqual(['busy-9'])
     })
+
+    it('fails them after beginWaitMs instead, where the storage was opened with one', async () => {
+      const short = sqliteOf(await createTestStorage({ catalog: false, busyTimeoutMs: 1000, beginWaitMs: 100 }))
+      const held = new SQLite(short.readConnection!.name)
+      held.exec('begin immediate')
+      try {
+        const started = performance.now()
+        await expect(short.writes.transaction(insert(1))).rejects.toMatchObject({
+          code: expect.stringMatching(/^SQLITE_BUSY/),
+        })
+        // Two seconds without the option (the test above).
+        expect(performance.now() - started).toBeLessThan(1000)
+      } finally {
+        held.exec('rollback')
+        held.close()
+        await short.close()
+      }
+    })
   },
 )

@@ -42,11 +42,11 @@ class ImmediateSqliteDriver extends SqliteDriver {
   readonly #database: SQLite.Database
   readonly #busyTimeoutMs: number
   readonly #beginWaitMs: number
-  constructor(settings: SqliteDialectConfig, database: SQLite.Database, busyTimeoutMs: number) {
+  constructor(settings: SqliteDialectConfig, database: SQLite.Database, busyTimeoutMs: number, beginWaitMs?: number) {
     super(settings)
     this.#database = database
     this.#busyTimeoutMs = busyTimeoutMs
-    this.#beginWaitMs = Math.max(busyTimeoutMs, BEGIN_WAIT_MS)
+    this.#beginWaitMs = beginWaitMs ?? Math.max(busyTimeoutMs, BEGIN_WAIT_MS)
   }
   override async beginTransaction(): Promise<void> {
     const deadline = performance.now() + this.#beginWaitMs
@@ -94,14 +94,20 @@ export class ImmediateSqliteDialect extends SqliteDialect {
   readonly #settings: SqliteDialectConfig
   readonly #database: SQLite.Database
   readonly #busyTimeoutMs: number
-  /** `database` is the raw connection: it begins transactions and is asked whether one is open. */
-  constructor(settings: SqliteDialectConfig, database: SQLite.Database, busyTimeoutMs: number) {
+  readonly #beginWaitMs: number | undefined
+  /**
+   * `database` is the raw connection: it begins transactions and is asked whether one is open.
+   * `beginWaitMs`: how long BEGIN keeps trying for the write lock; the longer of the busy timeout
+   * and 2 s when not given.
+   */
+  constructor(settings: SqliteDialectConfig, database: SQLite.Database, busyTimeoutMs: number, beginWaitMs?: number) {
     super(settings)
     this.#settings = settings
     this.#database = database
     this.#busyTimeoutMs = busyTimeoutMs
+    this.#beginWaitMs = beginWaitMs
   }
   override createDriver(): SqliteDriver {
-    return new ImmediateSqliteDriver(this.#settings, this.#database, this.#busyTimeoutMs)
+    return new ImmediateSqliteDriver(this.#settings, this.#database, this.#busyTimeoutMs, this.#beginWaitMs)
   }
 }

@@ -23,6 +23,11 @@ import { sqliteSyncReader } from './sync-reader.js'
 export interface SqliteOptions {
   /** SQLite: how long a writer waits for another process's write lock before failing (ms). */
   busyTimeoutMs?: number
+  /**
+   * SQLite: how long a transaction keeps trying for the write lock, serving other work between
+   * tries, before it fails (ms); the longer of the busy timeout and 2 s by default.
+   */
+  beginWaitMs?: number
   synchronous?: 'NORMAL' | 'FULL'
   /**
    * SQLite: checkpoint the WAL on a worker thread instead of inside commits on the event loop
@@ -126,7 +131,12 @@ export function openSqlite(url: string, options: SqliteOptions): SqliteStorage {
     checkpointerTimer.unref()
   }
   const db = new Kysely<Database>({
-    dialect: new ImmediateSqliteDialect({ database: withStatementCache(database) }, database, busyTimeoutMs),
+    dialect: new ImmediateSqliteDialect(
+      { database: withStatementCache(database) },
+      database,
+      busyTimeoutMs,
+      options.beginWaitMs,
+    ),
   })
   // In memory there is one connection, and nothing for a second one to read.
   let readConnection: (() => SQLite.Database) | undefined
