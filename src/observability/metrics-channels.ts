@@ -1,32 +1,41 @@
 /**
- * What the service announces for its metrics, through node:diagnostics_channel: the modules that
- * do the work call these small functions, and metrics.ts subscribes when metrics are on. With no
- * subscriber each call is one property read, so code that announces costs nothing measurable
- * when metrics are off, and no module below the app needs to be handed a registry.
+ * What the service announces for its metrics: the modules that do the work call these small
+ * functions, and metrics.ts listens when metrics are on. Everything but answered requests goes
+ * through node:diagnostics_channel, where a call with no subscriber is one property read, so no
+ * module below the app needs to be handed a registry. Answered requests, the one announcement made
+ * on every request, go to a plain list of recorders instead, with no event object and no channel
+ * between (docs/performance.md, "Metrics").
  *
  * Labels are chosen here, from closed sets (route templates, problem codes, actions), never from
  * what a request carried: a student id, a key or a name never reaches a channel.
  */
 import diagnostics from 'node:diagnostics_channel'
 
-/** One answered HTTP request, from either request path. */
-export interface RequestEvent {
-  /** The route template (`/api/v1/students/:id/progress`), or `unmatched`: never the raw URL. */
-  readonly route: string
-  readonly method: string
-  readonly status: number
-  readonly seconds: number
-}
+/**
+ * Counts one answered HTTP request: its route template (`/api/v1/students/:id/progress`, or
+ * `unmatched`: never the raw URL), method, status and seconds taken.
+ */
+export type RequestRecorder = (route: string, method: string, status: number, seconds: number) => void
 
-export const requestChannel = diagnostics.channel('curriculum.http.request')
+const requestRecorders: RequestRecorder[] = []
+
 export const refusalChannel = diagnostics.channel('curriculum.http.refusal')
 export const disclosureChannel = diagnostics.channel('curriculum.disclosure.written')
 export const batchChannel = diagnostics.channel('curriculum.storage.group-commit')
 export const deliveryChannel = diagnostics.channel('curriculum.webhook.delivery')
 
+/** Adds a recorder of answered requests; returns the function that removes it. */
+export function observeRequests(recorder: RequestRecorder): () => void {
+  requestRecorders.push(recorder)
+  return () => {
+    const index = requestRecorders.indexOf(recorder)
+    if (index >= 0) requestRecorders.splice(index, 1)
+  }
+}
+
 /** Whether anyone counts requests: the paths read the clock for it only then. */
 export function requestsObserved(): boolean {
-  return requestChannel.hasSubscribers
+  return requestRecorders.length > 0
 }
 
 /**
@@ -34,9 +43,8 @@ export function requestsObserved(): boolean {
  * @example recordRequest('/api/v1/tiers', 'GET', 200, performance.now() - started)
  */
 export function recordRequest(route: string, method: string, status: number, elapsedMs: number): void {
-  if (!requestChannel.hasSubscribers) return
-  const event: RequestEvent = { route, method, status, seconds: elapsedMs / 1000 }
-  requestChannel.publish(event)
+  const seconds = elapsedMs / 1000
+  for (let i = 0; i < requestRecorders.length; i++) requestRecorders[i]!(route, method, status, seconds)
 }
 
 /** A problem answer; only refusals (401, 403, 404, 429) are counted, by their code. */

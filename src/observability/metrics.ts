@@ -16,9 +16,8 @@ import {
   type DisclosureEvent,
   deliveryChannel,
   disclosureChannel,
-  type RequestEvent,
+  observeRequests,
   refusalChannel,
-  requestChannel,
 } from './metrics-channels.js'
 import { LATENCY_BUCKETS, RequestMetrics } from './metrics-requests.js'
 
@@ -47,8 +46,8 @@ export class Metrics {
 
     const requests = new RequestMetrics()
     requests.register(registry)
-    this.#on(requestChannel, (event: RequestEvent) =>
-      requests.record(event.route, event.method, event.status, event.seconds),
+    this.#unsubscribe.push(
+      observeRequests((route, method, status, seconds) => requests.record(route, method, status, seconds)),
     )
 
     const refusals = new Counter({
