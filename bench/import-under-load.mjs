@@ -12,6 +12,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { startServer } from './lib/server-process.mjs'
 
 const rows = Number(process.argv[2] ?? 1_000_000)
 const root = path.resolve(process.argv[3] ?? '.')
@@ -50,34 +51,20 @@ for (let i = 0; i < rows; i++)
   if (!out.write(`${randomUUID()},Sam,${tiers[i % 3]}\n`)) await new Promise((r) => out.once('drain', r))
 await new Promise((r) => out.end(r))
 
-const server = spawn(process.execPath, [path.join(root, 'dist/server.js')], {
+const server = await startServer({
+  label: 'server',
+  script: path.join(root, 'dist/server.js'),
   env: {
     ...process.env,
     DATABASE_URL: url,
-    PORT: '0',
     HOST: '127.0.0.1',
     SEED_DEMO: 'false',
     RATE_LIMIT: '1000000',
-    LOG_LEVEL: 'info',
+    // The organisation's own limit too: every answer here should be the service's, not a 429.
+    ORGANISATION_RATE_LIMIT: '1000000',
   },
-  stdio: ['ignore', 'pipe', 'pipe'],
 })
-// The address is in the "Server listening" line (info); the access log after it is dropped.
-let serverOut = ''
-server.stderr.on('data', (c) => (serverOut += c))
-const base = await new Promise((resolve, reject) => {
-  const look = (c) => {
-    serverOut += c
-    const m = /listening at (http:\/\/127\.0\.0\.1:\d+)/i.exec(serverOut)
-    if (m) {
-      server.stdout.off('data', look)
-      server.stdout.resume()
-      resolve(m[1])
-    }
-  }
-  server.stdout.on('data', look)
-  server.on('exit', () => reject(new Error(serverOut)))
-})
+const base = server.baseUrl
 
 try {
   const started = performance.now()
@@ -132,7 +119,6 @@ try {
     }),
   )
 } finally {
-  server.kill('SIGTERM')
-  await new Promise((r) => server.on('exit', r))
+  await server.stop()
   fs.rmSync(dir, { recursive: true, force: true })
 }
