@@ -94,6 +94,9 @@ export default defineConfig(async () => {
           test: {
             ...shared,
             name: 'sqlite',
+            // As the other two projects: every test builds its own app and database, so the
+            // files can share a worker's modules instead of importing the app again for each.
+            isolate: false,
             include: ['test/**/*.test.ts'],
             globalSetup: ['test/global-setup.ts'],
             env: { ...env, TEST_REQUEST_PATH: FAST_UNLESS_ASKED },
