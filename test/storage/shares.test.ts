@@ -3,7 +3,8 @@
  * who joins later is linked, one who leaves is unlinked and the organisation told); a student
  * held by two shares stays linked until the last ends; two racing shares of one school give one;
  * a share made while a student joins the school holds that student; sandboxes are refused; and
- * after every change a link to a partner exists exactly while a share in force holds it.
+ * after every change a link to a partner exists exactly while a share in force holds it, also when
+ * a share of more students than one statement takes ends.
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -329,6 +330,46 @@ describe('shares', () => {
     // Without shares given, a call makes its own.
     await linkStudents(storage.db, [{ studentId: uuid(37), organisationId: eta }], later())
     expect((await listShares(storage.db, eta)).map((s) => s.label)).toEqual(['Linked by import', 'links.csv'])
+    await expectSharesHoldEveryLink(storage.db)
+  })
+
+  it('ends a share of more students than one statement takes, unlinking exactly those no other share holds', async () => {
+    const iota = (await createOrganisation(storage.db, 'Iota Learning', later())).id
+    const school = await createSchool(storage.db, { name: 'Large North' }, later())
+    // More than two of endUnsharedLinks' 500-student statements, and not a multiple of them.
+    const ids = Array.from({ length: 1201 }, (_, i) => uuid(10_000 + i))
+    await upsertStudents(
+      storage.db,
+      ids.map((id) => ({ id, firstName: 'Sam', tier: 'explorer' as const })),
+      later(),
+    )
+    await attend(ids.map((studentId) => ({ studentId, schoolId: school.id })))
+    const { share } = await shareSchool(
+      storage.db,
+      { organisationId: iota, schoolId: school.id, createdBy: null },
+      later(),
+    )
+    // Every third student is also on a list: those stay linked when the school's share ends.
+    const listed = ids.filter((_, i) => i % 3 === 0)
+    await shareList(
+      storage.db,
+      { organisationId: iota, studentIds: listed, label: 'Reading group', createdBy: null },
+      later(),
+    )
+    const ended = await endShare(storage.db, share.id, later())
+    const unlisted = ids.filter((_, i) => i % 3 !== 0)
+    expect(ended).toMatchObject({ ended: true, released: ids.length, webhooks: 0 })
+    expect(ended.unlinked.map((link) => link.studentId).sort()).toEqual(unlisted)
+    expect(await linked(iota)).toEqual(listed)
+    // One notice each (more than the helper's first page of changes holds).
+    const told = await storage.db
+      .selectFrom('student_changes')
+      .select('student_id')
+      .where('organisation_id', '=', iota)
+      .where('kind', '=', 'student_unlinked')
+      .orderBy('student_id')
+      .execute()
+    expect(told.map((row) => row.student_id)).toEqual(unlisted)
     await expectSharesHoldEveryLink(storage.db)
   })
 })
