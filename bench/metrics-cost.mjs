@@ -1,11 +1,11 @@
 /**
  * What metrics cost a catalog request: the service with metrics on (METRICS_TOKEN set, every
  * answer counted and timed) against the same build with them off, both running at once on the
- * same core, each loaded by its own wrk on the other core. Measured side by side, both share
- * whatever else the machine does at that moment: measured one after the other, the same build's
- * req/s moved by 10 to 30 % between rounds, more than the 5 % being measured. Each round gives
- * each side's req/s per CPU-second of its server and their ratio; the figure is the median of the
- * rounds' ratios. `--interleaved` measures one server at a time, alternating, as before.
+ * same core, each loaded by its own wrk on the other core: side by side, both share whatever else
+ * the machine does at that moment, which rounds measured one after the other did not, by more than
+ * the cost being measured (docs/performance.md, "Metrics"). Each round gives each side's req/s per
+ * CPU-second of its server and their ratio; the figure is the median of the rounds' ratios.
+ * `--interleaved` measures one server at a time, alternating, as before.
  *
  *   node bench/metrics-cost.mjs [--rounds 9] [--seconds 5] [--only tiers,lesson] [--interleaved]
  *

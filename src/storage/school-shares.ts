@@ -156,8 +156,8 @@ export async function endUnsharedLinks(
     students.add(link.studentId)
     byOrganisation.set(link.organisationId, students)
   }
-  // A few statements per 500 students rather than two per student: ending a 10,000-student
-  // share holds SQLite's write lock that much less (docs/performance.md).
+  // Two statements per chunk of students rather than two per student, as ending a large share
+  // holds SQLite's write lock all the while (docs/performance.md, "Ending a share").
   const ended = new Set<string>()
   for (const [organisationId, students] of byOrganisation)
     for (const part of chunks([...students])) {
