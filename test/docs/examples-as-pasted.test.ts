@@ -16,27 +16,15 @@
  * of every source is listed, with its status and the body it got.
  */
 import { mkdtempSync, readFileSync } from 'node:fs'
-import net from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { ROOT, startServer } from '../server/process.js'
+import { freePort } from '../support/services.js'
 import { BrowserClient, type Page } from './browser-client.js'
 import { type ExampleRun, failureReport, runExample } from './run-example.js'
 import { curlCommandsOfText, examplesOfHtml, examplesOfMarkdown, type ShellExample } from './shell-examples.js'
-
-/** A port nothing listens on now; the README's examples get it in place of 3000. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 async function runAll(examples: ShellExample[], variables: Record<string, string>): Promise<ExampleRun[]> {
   const home = mkdtempSync(path.join(os.tmpdir(), 'examples-home-'))

@@ -13,7 +13,8 @@ import http from 'node:http'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
-import { freePort, NGINX, type RunningNginx, renderSite, SITE, selfSignedCertificate, startNginx } from './nginx.js'
+import { freePort } from '../support/services.js'
+import { NGINX, type RunningNginx, renderSite, SITE, selfSignedCertificate, startNginx } from './nginx.js'
 import { ROOT, type RunningServer, startServer } from './process.js'
 
 const HAS_NGINX = fs.existsSync(NGINX)

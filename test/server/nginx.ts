@@ -8,23 +8,11 @@
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
-import net from 'node:net'
 import path from 'node:path'
 import { ROOT } from './process.js'
 
 export const NGINX = '/usr/sbin/nginx'
 export const SITE = path.join(ROOT, 'deploy/nginx-curriculum-api.conf')
-
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = net.createServer()
-    probe.once('error', reject)
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as net.AddressInfo
-      probe.close(() => resolve(port))
-    })
-  })
-}
 
 /** A self-signed certificate for `localhost` and 127.0.0.1; returns the PEM of the certificate. */
 export function selfSignedCertificate(dir: string): string {
