@@ -64,18 +64,39 @@ function environment(options: CliOptions): NodeJS.ProcessEnv {
 
 /** Runs the CLI; resolves with its exit status and output, whatever the status. */
 export function cli(args: readonly string[], options: CliOptions): Promise<CliResult> {
-  return new Promise((resolve) => {
-    const child = execFile(
-      process.execPath,
-      [CLI, ...args],
-      { cwd: options.cwd ?? ROOT, env: environment(options), encoding: 'utf8', maxBuffer: 64 << 20 },
-      (error, stdout, stderr) => {
-        const status = error === null ? 0 : typeof error.code === 'number' ? error.code : -1
-        resolve({ status, stdout, stderr })
-      },
-    )
-    if (options.input !== undefined) child.stdin?.end(options.input)
+  return startCli(args, options).exited
+}
+
+/** The CLI running in the background, for tests that load the server meanwhile. */
+export interface RunningCli {
+  /** Its exit status and output, once it has exited. */
+  readonly exited: Promise<CliResult>
+  /** Kills it if it is still running (for a test's `finally`). */
+  stop(): void
+}
+
+/** Starts the CLI, with `nodeArgs` before its script (e.g. `--require` a probe). */
+export function startCli(args: readonly string[], options: CliOptions & { nodeArgs?: readonly string[] }): RunningCli {
+  const child = execFile(process.execPath, [...(options.nodeArgs ?? []), CLI, ...args], {
+    cwd: options.cwd ?? ROOT,
+    env: environment(options),
+    encoding: 'utf8',
+    maxBuffer: 64 << 20,
   })
+  let stdout = ''
+  let stderr = ''
+  child.stdout!.on('data', (chunk: string) => (stdout += chunk))
+  child.stderr!.on('data', (chunk: string) => (stderr += chunk))
+  const exited = new Promise<CliResult>((resolve) =>
+    child.once('close', (code) => resolve({ status: code ?? -1, stdout, stderr })),
+  )
+  if (options.input !== undefined) child.stdin?.end(options.input)
+  return {
+    exited,
+    stop() {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL')
+    },
+  }
 }
 
 /** The one JSON document a --json run printed; fails the test if stdout holds anything else. */

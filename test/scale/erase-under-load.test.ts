@@ -7,7 +7,6 @@
  * is a figure of bench/erase-under-load.mjs, 10,000 students on a machine doing nothing else: the
  * suite shares its cores with another test file, and timing it here only measured that.
  */
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
@@ -15,7 +14,7 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { inTransaction } from '../../src/storage/transaction.js'
-import { CLI } from '../cli/cli-harness.js'
+import { type RunningCli, startCli } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 
@@ -75,7 +74,7 @@ describe('erasing a school under load', () => {
     fs.writeFileSync(file, `id\n${ids.join('\n')}\n`)
 
     let server: RunningServer | undefined
-    let eraser: ReturnType<typeof spawn> | undefined
+    let eraser: RunningCli | undefined
     const latencies: number[] = []
     const answeredAt: number[] = []
     const statuses: number[] = []
@@ -106,27 +105,20 @@ describe('erasing a school under load', () => {
       const clients = Array.from({ length: CLIENTS }, () => client())
       await new Promise((resolve) => setTimeout(resolve, ALONE_MS))
       eraseStarted = performance.now()
-      eraser = spawn(process.execPath, [CLI, 'students', 'erase', '--file', file, '--yes', '--json'], {
-        env: { PATH: process.env.PATH, DATABASE_URL: url },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      })
-      let stdout = ''
-      let stderr = ''
-      eraser.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-      eraser.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const exited = new Promise<number | null>((resolve) => eraser!.once('exit', (code) => resolve(code)))
-      void exited.then(() => {
+      eraser = startCli(['students', 'erase', '--file', file, '--yes', '--json'], { databaseUrl: url })
+      void eraser.exited.then(() => {
         eraseEnded = performance.now()
         running = false
       })
       await Promise.all(clients)
-      expect(await exited, stderr).toBe(0)
+      const { status, stdout, stderr } = await eraser.exited
+      expect(status, stderr).toBe(0)
       const outcome = JSON.parse(stdout)
       expect(outcome).toMatchObject({ ok: true, erased: STUDENT_COUNT, links: STUDENT_COUNT * 1.5 })
       // At most 500 students a batch on SQLite.
       expect(outcome.batches).toBeGreaterThanOrEqual(STUDENT_COUNT / 500)
     } finally {
-      if (eraser !== undefined && eraser.exitCode === null && eraser.signalCode === null) eraser.kill('SIGKILL')
+      eraser?.stop()
       await server?.stop()
     }
     expect(statuses.length).toBeGreaterThan(100)

@@ -5,13 +5,12 @@
  * requests failed with 503), and the import's memory stays bounded because rows are staged in
  * a temporary table rather than held.
  */
-import { spawn } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { CLI } from '../cli/cli-harness.js'
+import { type RunningCli, startCli } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 
@@ -39,7 +38,7 @@ describe('student import under load', () => {
     )
 
     let server: RunningServer | undefined
-    let importer: ReturnType<typeof spawn> | undefined
+    let importer: RunningCli | undefined
     try {
       server = await startServer({
         DATABASE_URL: url,
@@ -48,17 +47,12 @@ describe('student import under load', () => {
         ORGANISATION_RATE_LIMIT: '1000000',
       })
       const baseUrl = server.baseUrl
-      importer = spawn(process.execPath, ['--require', PEAK_RSS, CLI, 'students', 'import', file, '--json'], {
-        env: { PATH: process.env.PATH, DATABASE_URL: url },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      importer = startCli(['students', 'import', file, '--json'], {
+        databaseUrl: url,
+        nodeArgs: ['--require', PEAK_RSS],
       })
-      let stdout = ''
-      let stderr = ''
-      importer.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-      importer.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const exited = new Promise<number | null>((resolve) => importer!.once('exit', (code) => resolve(code)))
       let running = true
-      void exited.then(() => (running = false))
+      void importer.exited.then(() => (running = false))
 
       // Eight clients, half reading progress (a disclosure row each), half enrolling.
       const statuses: number[] = []
@@ -82,7 +76,8 @@ describe('student import under load', () => {
         }
       }
       await Promise.all(Array.from({ length: 8 }, (_, i) => client(i)))
-      expect(await exited, stderr).toBe(0)
+      const { status, stdout, stderr } = await importer.exited
+      expect(status, stderr).toBe(0)
       expect(JSON.parse(stdout)).toMatchObject({ ok: true, rows: ROWS })
 
       expect(errors, server.output().slice(-2000)).toEqual([])
@@ -102,7 +97,7 @@ describe('student import under load', () => {
       // more room than Node 20 did (docs/performance.md, "Import memory").
       expect(peakKiB! / 1024, memory).toBeLessThan(320)
     } finally {
-      if (importer !== undefined && importer.exitCode === null && importer.signalCode === null) importer.kill('SIGKILL')
+      importer?.stop()
       await server?.stop()
     }
     const count = Number(

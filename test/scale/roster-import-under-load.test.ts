@@ -7,12 +7,11 @@
  * takes minutes beside a loaded server; its figures (bench/roster-import-under-load.mjs and the
  * command on its own) are in docs/rosters.md.
  */
-import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { CLI } from '../cli/cli-harness.js'
+import { type RunningCli, startCli } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { manifest, ORGS_HEADER, ROLES_HEADER, USERS_12_HEADER } from '../roster/roster-export.js'
 import { type RunningServer, startServer } from '../server/process.js'
@@ -76,7 +75,7 @@ describe('roster import under load', () => {
     writeExport(folder)
 
     let server: RunningServer | undefined
-    let importer: ReturnType<typeof spawn> | undefined
+    let importer: RunningCli | undefined
     try {
       server = await startServer({
         DATABASE_URL: url,
@@ -85,17 +84,12 @@ describe('roster import under load', () => {
         ORGANISATION_RATE_LIMIT: '1000000',
       })
       const baseUrl = server.baseUrl
-      importer = spawn(process.execPath, ['--require', PEAK_RSS, CLI, 'roster', 'import', folder, '--json'], {
-        env: { PATH: process.env.PATH, DATABASE_URL: url },
-        stdio: ['ignore', 'pipe', 'pipe'],
+      importer = startCli(['roster', 'import', folder, '--json'], {
+        databaseUrl: url,
+        nodeArgs: ['--require', PEAK_RSS],
       })
-      let stdout = ''
-      let stderr = ''
-      importer.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
-      importer.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
-      const exited = new Promise<number | null>((resolve) => importer!.once('exit', (code) => resolve(code)))
       let running = true
-      void exited.then(() => (running = false))
+      void importer.exited.then(() => (running = false))
       const statuses: number[] = []
       const latencies: number[] = []
       const client = async () => {
@@ -110,7 +104,8 @@ describe('roster import under load', () => {
         }
       }
       await Promise.all(Array.from({ length: 4 }, () => client()))
-      expect(await exited, stderr).toBe(0)
+      const { status, stdout, stderr } = await importer.exited
+      expect(status, stderr).toBe(0)
       const outcome = JSON.parse(stdout)
       expect(outcome).toMatchObject({ ok: true, students: { new: STUDENT_COUNT }, schools: { new: SCHOOLS } })
       expect(statuses.length).toBeGreaterThan(20)
@@ -131,7 +126,7 @@ describe('roster import under load', () => {
       expect(liveKiB! / 1024, figures).toBeLessThan(32)
       expect(peakKiB! / 1024, figures).toBeLessThan(320)
     } finally {
-      if (importer !== undefined && importer.exitCode === null && importer.signalCode === null) importer.kill('SIGKILL')
+      importer?.stop()
       await server?.stop()
     }
     const count = Number(
