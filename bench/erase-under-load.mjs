@@ -15,7 +15,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { startServer } from './lib/server-process.mjs'
+import { partnerWithKey, startUnlimitedServer } from './lib/under-load.mjs'
 
 const students = Number(process.argv[2] ?? 10_000)
 const entries = Number(process.argv[3] ?? 10)
@@ -28,7 +28,7 @@ const READ = '11111111-1111-4111-8111-111111111111'
 
 const { openStorage } = await dist('storage/connection.js')
 const { migrate } = await dist('storage/migrate.js')
-const { createOrganisation, recordAgreement, createApiKey } = await dist('storage/access-repository.js')
+const { createOrganisation, recordAgreement } = await dist('storage/access-repository.js')
 const { upsertStudents, linkStudents, upsertProgress } = await dist('storage/student-import-repository.js')
 const { replaceCatalog } = await dist('storage/catalog-repository.js')
 const { readCatalogDir } = await dist('catalog/catalog-files.js')
@@ -40,17 +40,15 @@ const catalog = readCatalogDir(path.join(root, 'catalog'))
 await replaceCatalog(storage.db, catalog.catalog)
 const lessons = catalog.catalog.lessons.map((lesson) => lesson.slug)
 const now = Date.now()
-const school = await createOrganisation(storage.db, 'School district', now)
+const { organisation: school, key } = await partnerWithKey(root, storage.db, {
+  name: 'School district',
+  scopes: ['students:read'],
+  now,
+})
 const partner = await createOrganisation(storage.db, 'Second partner', now)
-for (const org of [school, partner])
-  await recordAgreement(
-    storage.db,
-    { organisationId: org.id, signedAt: now - 1000, expiresAt: now + 86_400_000, documentRef: 'DSA' },
-    now,
-  )
-const { key } = await createApiKey(
+await recordAgreement(
   storage.db,
-  { organisationId: school.id, name: 'k', scopes: ['students:read'], expiresAt: null },
+  { organisationId: partner.id, signedAt: now - 1000, expiresAt: now + 86_400_000, documentRef: 'DSA' },
   now,
 )
 // A subscribed endpoint: each erased student's notice is a delivery too (none is sent here).
@@ -101,19 +99,7 @@ await storage.close()
 const file = path.join(dir, 'leaving.csv')
 fs.writeFileSync(file, `id\n${ids.join('\n')}\n`)
 
-const server = await startServer({
-  label: 'server',
-  script: path.join(root, 'dist/server.js'),
-  env: {
-    ...process.env,
-    DATABASE_URL: url,
-    HOST: '127.0.0.1',
-    SEED_DEMO: 'false',
-    RATE_LIMIT: '1000000',
-    ORGANISATION_RATE_LIMIT: '1000000',
-    LOG_LEVEL: 'info',
-  },
-})
+const server = await startUnlimitedServer(root, url, { LOG_LEVEL: 'info' })
 const base = server.baseUrl
 
 const headers = { authorization: `Bearer ${key}` }

@@ -12,7 +12,7 @@ import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { startServer } from './lib/server-process.mjs'
+import { partnerWithKey, startUnlimitedServer } from './lib/under-load.mjs'
 
 const rows = Number(process.argv[2] ?? 1_000_000)
 const root = path.resolve(process.argv[3] ?? '.')
@@ -23,22 +23,15 @@ const STUDENT = '11111111-1111-4111-8111-111111111111'
 
 const { openStorage } = await dist('storage/connection.js')
 const { migrate } = await dist('storage/migrate.js')
-const { createOrganisation, recordAgreement, createApiKey } = await dist('storage/access-repository.js')
 const { upsertStudents, linkStudents } = await dist('storage/student-import-repository.js')
 const storage = openStorage(url)
 await migrate(storage)
 const now = Date.now()
-const org = await createOrganisation(storage.db, 'Acme', now)
-await recordAgreement(
-  storage.db,
-  { organisationId: org.id, signedAt: now - 1000, expiresAt: now + 86_400_000, documentRef: 'DSA' },
+const { organisation: org, key } = await partnerWithKey(root, storage.db, {
+  name: 'Acme',
+  scopes: ['students:read', 'students:write'],
   now,
-)
-const { key } = await createApiKey(
-  storage.db,
-  { organisationId: org.id, name: 'k', scopes: ['students:read', 'students:write'], expiresAt: null },
-  now,
-)
+})
 await upsertStudents(storage.db, [{ id: STUDENT, firstName: 'Ada', tier: 'explorer' }], now)
 await linkStudents(storage.db, [{ studentId: STUDENT, organisationId: org.id }], now)
 await storage.close()
@@ -51,19 +44,7 @@ for (let i = 0; i < rows; i++)
   if (!out.write(`${randomUUID()},Sam,${tiers[i % 3]}\n`)) await new Promise((r) => out.once('drain', r))
 await new Promise((r) => out.end(r))
 
-const server = await startServer({
-  label: 'server',
-  script: path.join(root, 'dist/server.js'),
-  env: {
-    ...process.env,
-    DATABASE_URL: url,
-    HOST: '127.0.0.1',
-    SEED_DEMO: 'false',
-    RATE_LIMIT: '1000000',
-    // The organisation's own limit too: every answer here should be the service's, not a 429.
-    ORGANISATION_RATE_LIMIT: '1000000',
-  },
-})
+const server = await startUnlimitedServer(root, url)
 const base = server.baseUrl
 
 try {

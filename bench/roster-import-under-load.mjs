@@ -15,7 +15,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { startServer } from './lib/server-process.mjs'
+import { partnerWithKey, startUnlimitedServer } from './lib/under-load.mjs'
 import { writeRosterExport } from './lib/oneroster-export.mjs'
 
 const students = Number(process.argv[2] ?? 100_000)
@@ -34,7 +34,6 @@ const exportSeconds = (performance.now() - started) / 1000
 
 const { openStorage } = await dist('storage/connection.js')
 const { migrate } = await dist('storage/migrate.js')
-const { createOrganisation, recordAgreement, createApiKey } = await dist('storage/access-repository.js')
 const { upsertStudents, linkStudents } = await dist('storage/student-import-repository.js')
 const { createAccount } = await dist('storage/account-repository.js')
 const { hashPassword } = await dist('domain/passwords.js')
@@ -42,17 +41,11 @@ const { hashPassword } = await dist('domain/passwords.js')
 const storage = openStorage(url)
 await migrate(storage)
 const now = Date.now()
-const partner = await createOrganisation(storage.db, 'Partner', now)
-await recordAgreement(
-  storage.db,
-  { organisationId: partner.id, signedAt: now - 1000, expiresAt: now + 86_400_000, documentRef: 'DSA' },
+const { organisation: partner, key } = await partnerWithKey(root, storage.db, {
+  name: 'Partner',
+  scopes: ['students:read'],
   now,
-)
-const { key } = await createApiKey(
-  storage.db,
-  { organisationId: partner.id, name: 'k', scopes: ['students:read'], expiresAt: null },
-  now,
-)
+})
 await upsertStudents(storage.db, [{ id: READ, firstName: 'Ada', tier: 'explorer' }], now)
 await linkStudents(storage.db, [{ studentId: READ, organisationId: partner.id }], now)
 await createAccount(
@@ -62,19 +55,9 @@ await createAccount(
 )
 await storage.close()
 
-const server = await startServer({
-  label: 'server',
-  script: path.join(root, 'dist/server.js'),
-  env: {
-    ...process.env,
-    DATABASE_URL: url,
-    HOST: '127.0.0.1',
-    SEED_DEMO: 'false',
-    RATE_LIMIT: '1000000',
-    ORGANISATION_RATE_LIMIT: '1000000',
-    LOG_LEVEL: 'info',
-    ROSTER_UPLOAD_DIR: path.join(dir, 'uploads'),
-  },
+const server = await startUnlimitedServer(root, url, {
+  LOG_LEVEL: 'info',
+  ROSTER_UPLOAD_DIR: path.join(dir, 'uploads'),
 })
 const base = server.baseUrl
 
