@@ -20,6 +20,7 @@ import {
   screenshot,
   describeViolations,
   seriousViolations,
+  signIn,
   textOf,
 } from '../support/browser.js'
 
@@ -72,9 +73,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     // Sign-up says the same whether or not the address had an account: sign in to continue.
     expect(await textOf(partner.getByRole('status'))).toContain('If this address is new')
     await check(partner, '01b-signed-up')
-    await partner.getByLabel('E-mail address').fill(partnerEmail)
-    await partner.getByLabel('Password').fill(partnerPassword)
-    await partner.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(partner, partnerEmail, partnerPassword)
     expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Welcome')
     const testKey = await partner.getByLabel(/API key/).inputValue()
     expect(testKey).toMatch(/^cur_test_/)
@@ -128,9 +127,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   it('the operator approves the application and records an agreement', async () => {
     await operator.goto(url('/dashboard/login'))
     await check(operator, '06-sign-in')
-    await operator.getByLabel('E-mail address').fill(operatorEmail)
-    await operator.getByLabel('Password').fill(operatorPassword)
-    await operator.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(operator, operatorEmail, operatorPassword)
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
     await check(operator, '07-review-queue')
     const card = operator.locator('section.card', { hasText: 'Acme Learning' })
@@ -331,9 +328,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true })
     const page = await phone.newPage()
     await page.goto(url('/dashboard/login'))
-    await page.getByLabel('E-mail address').fill(partnerEmail)
-    await page.getByLabel('Password').fill(partnerPassword)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(page, partnerEmail, partnerPassword)
     expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Overview')
     await check(page, '15-phone-overview')
     // Nothing wider than the screen but the tables, which scroll inside their own box.

@@ -24,6 +24,7 @@ import {
   screenshot,
   describeViolations,
   seriousViolations,
+  signIn,
   textOf,
 } from '../support/browser.js'
 
@@ -48,13 +49,11 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
     expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
   }
 
-  async function signIn(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
+  async function signedInPage(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
     const page = await context.newPage()
     page.setDefaultTimeout(10_000)
     await page.goto(url('/dashboard/login'))
-    await page.getByLabel('E-mail address').fill(who.email)
-    await page.getByLabel('Password').fill(who.password)
-    await page.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(page, who.email, who.password)
     return page
   }
 
@@ -115,7 +114,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
 
   it('the partner sees what to delete, downloads the ids and attests after confirming', async () => {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
-    const partner = await signIn(context, PARTNER)
+    const partner = await signedInPage(context, PARTNER)
     await partner.goto(url('/dashboard/partner'))
     expect(await textOf(partner.locator('main'))).toMatch(/Agreement DSA-ORCHARD-1 ended on .*: delete\s+what your/)
     await check(partner, context, '30-partner-deletion-notice')
@@ -143,7 +142,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
 
   it('the operator sees the attestation and downloads a certificate that verifies', async () => {
     const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
-    const operator = await signIn(context, OPERATOR)
+    const operator = await signedInPage(context, OPERATOR)
     await operator.getByRole('link', { name: 'Ended agreements' }).click()
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Ended agreements')
     const row = operator.locator('tbody tr', { hasText: 'DSA-ORCHARD-1' })

@@ -18,6 +18,7 @@ import {
   screenshot,
   describeViolations,
   seriousViolations,
+  signIn,
   textOf,
 } from '../support/browser.js'
 
@@ -86,9 +87,7 @@ describe.skipIf(!hasChromium())('importing a roster in a browser', () => {
     operator.setDefaultTimeout(10_000)
     checker.setDefaultTimeout(10_000)
     await operator.goto(url('/dashboard/login'))
-    await operator.getByLabel('E-mail address').fill(email)
-    await operator.getByLabel('Password').fill(password)
-    await operator.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(operator, email, password)
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
   }, 60_000)
 

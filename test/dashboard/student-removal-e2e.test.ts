@@ -16,6 +16,7 @@ import {
   screenshot,
   describeViolations,
   seriousViolations,
+  signIn,
   textOf,
 } from '../support/browser.js'
 
@@ -56,9 +57,7 @@ describe.skipIf(!hasChromium())('unlinking and erasing students in a browser', (
     checker = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage()
     operator.setDefaultTimeout(10_000)
     await operator.goto(url('/dashboard/login'))
-    await operator.getByLabel('E-mail address').fill(email)
-    await operator.getByLabel('Password').fill(password)
-    await operator.getByRole('button', { name: 'Sign in' }).click()
+    await signIn(operator, email, password)
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
   }, 60_000)
 

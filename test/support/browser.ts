@@ -70,3 +70,10 @@ export async function textOf(locator: import('playwright-core').Locator): Promis
   await locator.first().waitFor({ timeout: 10_000 })
   return (await locator.first().textContent())?.trim() ?? ''
 }
+
+/** Signs in on the dashboard's sign-in form, which `page` is showing. */
+export async function signIn(page: Page, email: string, password: string): Promise<void> {
+  await page.getByLabel('E-mail address').fill(email)
+  await page.getByLabel('Password').fill(password)
+  await page.getByRole('button', { name: 'Sign in' }).click()
+}
