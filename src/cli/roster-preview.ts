@@ -2,7 +2,7 @@
  * A roster import's preview and outcome as lines for the operator (`curriculum roster import`).
  * Counts and ids only: nothing of a child but what the service keeps is ever at hand here.
  */
-import type { RosterCounts, RosterPreview } from '../roster/roster-import.js'
+import type { RosterCounts, RosterCoverage, RosterPreview } from '../roster/roster-import.js'
 import { KEPT_FIELDS, NEVER_KEPT } from '../roster/roster-kept.js'
 import { plural } from './output.js'
 
@@ -22,8 +22,8 @@ export function countLines(counts: RosterCounts): string[] {
   ]
   if (students.noLongerPresent > 0)
     lines.push(
-      `${plural(students.noLongerPresent, 'student')} the users file lacks: kept, and leaving every school ` +
-        `(${students.leavingAllSchools.toLocaleString('en-US')} still attend one, so their school-share links end); ` +
+      `${plural(students.noLongerPresent, 'student')} of these schools the users file lacks: kept, and leaving ` +
+        `the schools it lists (${students.leavingAllSchools.toLocaleString('en-US')} then attend no school); ` +
         'to erase them, list their ids and run `curriculum students erase --file <ids.csv>`',
     )
   if (students.toErase > 0 || students.removalsNotKept > 0)
@@ -36,9 +36,42 @@ export function countLines(counts: RosterCounts): string[] {
   return lines
 }
 
+/** What the export speaks for: its source, its districts, each school with who joins and leaves, and the links each partner loses. */
+export function coverageLines(coverage: RosterCoverage): string[] {
+  const { source, districts, schools, partners } = coverage
+  const named = [source.systemName, source.systemCode === null ? null : `code ${source.systemCode}`].filter(
+    (part) => part !== null,
+  )
+  const lines = [
+    named.length === 0
+      ? 'source system: not named by manifest.csv (source.systemCode, source.systemName)'
+      : `source system: ${named.join(', ')}`,
+  ]
+  if (districts.length > 0)
+    lines.push(
+      `district: ${districts.map((d) => (d.name === '' ? d.sourcedId : `${d.name} (${d.sourcedId})`)).join(', ')}`,
+    )
+  lines.push(
+    `schools this export speaks for (${schools.length.toLocaleString('en-US')}; students of other schools are not touched):`,
+  )
+  for (const school of schools)
+    lines.push(
+      `  ${school.name} (${school.sourcedId}): ${plural(school.joining, 'student joins', 'students join')}, ` +
+        `${plural(school.leaving, 'student leaves', 'students leave')}${school.removed ? ' (removed by the delta)' : ''}`,
+    )
+  lines.push(
+    partners.length === 0
+      ? 'partner links ending: none'
+      : `partner links ending: ${partners.map((p) => `${p.name} ${p.links.toLocaleString('en-US')}`).join(', ')} ` +
+          '(each partner is told to delete what it holds of those students)',
+  )
+  return lines
+}
+
 export function previewLines(preview: RosterPreview): string[] {
   return [
     `OneRoster ${preview.version} ${preview.kind} export; new students get the tier ${preview.tier}`,
+    ...coverageLines(preview.coverage),
     ...countLines(preview),
     `${KEPT_FIELDS} ${NEVER_KEPT}`,
   ]

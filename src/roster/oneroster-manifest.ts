@@ -3,8 +3,11 @@
  * row. It gives the specification's version (`oneroster.version`, 1.1 or 1.2; `manifest.version`
  * is 1.0 in both) and, for each file, `file.<name>` = bulk (the file lists everything), delta
  * (the file lists changes, each row marked active or tobedeleted) or absent (no such file).
+ * `source.systemCode` and `source.systemName` name the system the export came from: the import
+ * keeps them, and never lets one source's export change another's schools.
  */
 import { cell, readTable } from './roster-csv.js'
+import { labelProblem } from './roster-fields.js'
 import type { RosterFile } from './roster-files.js'
 import type { ProblemList } from './roster-problems.js'
 
@@ -16,8 +19,15 @@ export type FileMode = 'bulk' | 'delta' | 'absent'
 /** The files this reader reads, by the manifest property that gives each one's mode. */
 export type RosterFileName = 'orgs' | 'users' | 'roles'
 
+/** The system an export came from, as its manifest names it; null where it does not. */
+export interface RosterSource {
+  systemCode: string | null
+  systemName: string | null
+}
+
 export interface Manifest {
   version: OneRosterVersion
+  source: RosterSource
   /** roles.csv only exists from 1.2 on; it is absent in 1.1. */
   modes: Record<RosterFileName, FileMode>
   /** The manifest line of each property read, for problems about how the modes fit together. */
@@ -76,8 +86,16 @@ export async function readManifest(file: RosterFile, problems: ProblemList): Pro
   const orgs = mode('orgs')
   const users = mode('users')
   const roles = version === '1.2' ? mode('roles') : 'absent'
+  const named = (name: string): string | null => {
+    const found = properties.get(name)
+    if (found === undefined || found.value === '') return null
+    const issue = labelProblem(found.value)
+    if (issue !== null) problems.add({ file: MANIFEST, line: found.line, field: 'value', message: `${name} ${issue}` })
+    return found.value
+  }
+  const source = { systemCode: named('source.systemCode'), systemName: named('source.systemName') }
   if (problems.count > before || version === null || orgs === null || users === null || roles === null) return null
   const lines: Record<string, number> = {}
   for (const [name, { line }] of properties) lines[name] = line
-  return { version, modes: { orgs, users, roles }, lines }
+  return { version, source, modes: { orgs, users, roles }, lines }
 }

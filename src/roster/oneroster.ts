@@ -19,16 +19,31 @@ import { firstNameProblem } from '../domain/first-name.js'
 import { cell, readTable, type Columns, type TableRow, type TableSpec } from './roster-csv.js'
 import { detach, idProblem, labelProblem, StringPool } from './roster-fields.js'
 import { openExport, type RosterFile } from './roster-files.js'
-import { MANIFEST, readManifest, type FileMode, type Manifest, type OneRosterVersion } from './oneroster-manifest.js'
+import {
+  MANIFEST,
+  readManifest,
+  type FileMode,
+  type Manifest,
+  type OneRosterVersion,
+  type RosterSource,
+} from './oneroster-manifest.js'
 import { ProblemList, type RosterProblem } from './roster-problems.js'
 
-export type { FileMode, OneRosterVersion } from './oneroster-manifest.js'
+export type { FileMode, OneRosterVersion, RosterSource } from './oneroster-manifest.js'
 export { formatRosterProblem, type RosterProblem } from './roster-problems.js'
 
 export type RecordStatus = 'active' | 'tobedeleted'
 
 export type RosterSchool =
-  | { status: 'active'; sourcedId: string; name: string; identifier: string | null; line: number }
+  | {
+      status: 'active'
+      sourcedId: string
+      name: string
+      identifier: string | null
+      /** The sourcedId of its parent org when that is a district in this orgs.csv. */
+      district: string | null
+      line: number
+    }
   /** A delta's school to remove: its students are unlinked from it. */
   | { status: 'tobedeleted'; sourcedId: string; line: number }
 
@@ -71,6 +86,10 @@ export interface OneRosterExport {
   version: OneRosterVersion
   /** Each file's mode from the manifest; roles is absent in 1.1, which has no roles.csv. */
   mode: { orgs: FileMode; users: FileMode; roles: FileMode }
+  /** The system the export came from, as its manifest names it. */
+  source: RosterSource
+  /** The orgs of type district in orgs.csv. */
+  districts: { sourcedId: string; name: string }[]
   schools: RosterSchool[]
   students: RosterStudent[]
   schoolChanges: SchoolChange[]
@@ -127,6 +146,9 @@ const STUDENT = 'student'
 interface Org {
   sourcedId: string
   school: boolean
+  district: boolean
+  /** parentSourcedId as given, or null. */
+  parent: string | null
   line: number
 }
 
@@ -213,6 +235,7 @@ function checkModes(manifest: Manifest, file: (name: string) => RosterFile, prob
 class RosterReader {
   readonly #orgs = new Map<string, Org>()
   readonly #schools: RosterSchool[] = []
+  readonly #districts: { sourcedId: string; name: string }[] = []
   /** 1.1 and 1.2 delta students by sourcedId, as they are returned. */
   readonly #students = new Map<string, RosterStudent>()
   /** 1.2 bulk students by sourcedId while roles.csv and users.csv are read. */
@@ -288,7 +311,7 @@ class RosterReader {
   read(file: keyof typeof FILES, bytes: AsyncIterable<Uint8Array>): Promise<boolean> {
     const { limits, problems } = this
     if (file === 'orgs') {
-      const spec = this.#spec(file, ['sourcedId', 'name', 'type'], ['identifier'])
+      const spec = this.#spec(file, ['sourcedId', 'name', 'type'], ['identifier', 'parentSourcedId'])
       return readTable(FILES.orgs, bytes, spec, limits, problems, (row, columns) => this.#org(row, columns))
     }
     if (file === 'roles') {
@@ -303,7 +326,10 @@ class RosterReader {
     return readTable(FILES.users, bytes, spec, limits, problems, (row, columns) => this.#user12(row, columns))
   }
 
-  #org(row: TableRow, columns: Columns<'sourcedId' | 'name' | 'type' | 'identifier' | 'status'>): boolean {
+  #org(
+    row: TableRow,
+    columns: Columns<'sourcedId' | 'name' | 'type' | 'identifier' | 'parentSourcedId' | 'status'>,
+  ): boolean {
     const file = FILES.orgs
     const id = cell(row, columns.sourcedId)
     const idIssue = idProblem(id)
@@ -317,9 +343,20 @@ class RosterReader {
       this.#report(file, row, 'sourcedId', `the same org as on line ${first.line}`)
       return true
     }
-    const org: Org = { sourcedId: this.#ids.get(id), school: type === 'school', line: row.line }
+    const parent = cell(row, columns.parentSourcedId).trim()
+    const org: Org = {
+      sourcedId: this.#ids.get(id),
+      school: type === 'school',
+      district: type === 'district',
+      parent: parent === '' ? null : this.#ids.get(parent),
+      line: row.line,
+    }
     this.#orgs.set(org.sourcedId, org)
     if (this.#tooMany(file, row, this.#orgs.size, this.limits.maxOrgs, 'orgs')) return false
+    if (org.district && status === 'active') {
+      const name = cell(row, columns.name).trim()
+      this.#districts.push({ sourcedId: org.sourcedId, name: labelProblem(name) === null ? detach(name) : '' })
+    }
     if (!org.school) {
       this.#skipped.nonSchoolOrgs++
       return true
@@ -340,6 +377,7 @@ class RosterReader {
         sourcedId: org.sourcedId,
         name: detach(name),
         identifier: identifier === '' ? null : detach(identifier),
+        district: null,
         line: row.line,
       })
     return true
@@ -556,10 +594,18 @@ class RosterReader {
         message: 'holds no student (no row whose role is student): a bulk export lists every student',
       })
     if (this.problems.count > 0) return null
+    // A school's district is known once the whole of orgs.csv is: a parent may come after it.
+    for (const school of this.#schools) {
+      if (school.status !== 'active') continue
+      const parent = this.#orgs.get(school.sourcedId)?.parent
+      if (parent != null && this.#orgs.get(parent)?.district === true) school.district = parent
+    }
     return {
       ok: true,
       version,
       mode: { ...modes },
+      source: { ...this.manifest.source },
+      districts: this.#districts,
       schools: this.#schools,
       students,
       schoolChanges: this.#changes,

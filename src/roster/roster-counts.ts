@@ -29,9 +29,12 @@ export interface RosterCounts {
     renamed: number
     changedSchools: number
     unchanged: number
-    /** Bulk users file: kept students with an external id that the file lacks; they leave their schools. */
+    /**
+     * Bulk users file: kept students that the file lacks and that attend a school it lists; they
+     * leave the schools it lists.
+     */
     noLongerPresent: number
-    /** Of those, the ones that still attended a school before this import. */
+    /** Of those, the ones that attend no other school afterwards. */
     leavingAllSchools: number
     /** Delta: tobedeleted students the service keeps, to be erased. */
     toErase: number
@@ -59,6 +62,23 @@ export function emptyCounts(): RosterCounts {
     schools: { new: 0, changed: 0, unchanged: 0, leaving: 0 },
     attendance: { joining: 0, leaving: 0 },
   }
+}
+
+/** A school an export speaks for, and how many of its students join and leave it. */
+export interface SchoolCoverage {
+  sourcedId: string
+  name: string
+  joining: number
+  leaving: number
+  /** A delta's tobedeleted school: every student leaves it; the school stays. */
+  removed: boolean
+}
+
+/** Links to one partner organisation that the import ends (or, in a preview, would end). */
+export interface PartnerLinksEnding {
+  organisationId: string
+  name: string
+  links: number
 }
 
 /**

@@ -6,9 +6,11 @@
  * Schools are matched by their sourcedId (`schools.external_id`) and students by theirs
  * (`students.external_id`). A new student gets a new id, its first name and the import's tier;
  * a known one keeps its tier, and its first name follows the file. Attendance changes only
- * through school-shares.ts, so that the links school shares imply follow it. A bulk users file
- * lists every student: one it lacks leaves all its schools and is otherwise kept (erasing it is
- * `curriculum students erase --file`). A delta's tobedeleted students are erased as
+ * through school-shares.ts, so that the links school shares imply follow it. An export speaks only
+ * for the schools it lists, from its source system (roster-run.ts): a bulk users file lists every
+ * student of those schools, and one it lacks leaves them (its other schools are another export's)
+ * and is otherwise kept (erasing it is `curriculum students erase --file`). A school another
+ * source system keeps is a problem. A delta's tobedeleted students are erased as
  * student-removal.ts erases, and only when the caller confirms it.
  *
  * Nothing but ids, first names and school names reaches the database, and problems never quote a
@@ -16,18 +18,29 @@
  */
 import type { Kysely } from 'kysely'
 import type { TierId } from '../domain/tiers.js'
+import { organisationNames } from '../storage/roster-repository.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
-import type { OneRosterExport, RosterProblem } from './oneroster.js'
+import type { OneRosterExport, RosterProblem, RosterSource } from './oneroster.js'
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
-import type { RosterCounts, RosterImportOptions } from './roster-counts.js'
+import type { PartnerLinksEnding, RosterCounts, RosterImportOptions, SchoolCoverage } from './roster-counts.js'
 import { RosterRun } from './roster-run.js'
 
 export { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
 export { KEPT_FIELDS, NEVER_KEPT } from './roster-kept.js'
-export type { RosterCounts, RosterImportOptions } from './roster-counts.js'
+export type { PartnerLinksEnding, RosterCounts, RosterImportOptions, SchoolCoverage } from './roster-counts.js'
+
+/** What an export speaks for: its source system, its districts and its schools, each with who joins and leaves. */
+export interface RosterCoverage {
+  source: RosterSource
+  districts: OneRosterExport['districts']
+  schools: SchoolCoverage[]
+  /** Links each partner organisation loses, most first. */
+  partners: PartnerLinksEnding[]
+}
 
 export interface RosterPreview extends RosterCounts {
+  coverage: RosterCoverage
   version: OneRosterExport['version']
   kind: 'bulk' | 'delta'
   mode: OneRosterExport['mode']
@@ -38,6 +51,7 @@ export interface RosterPreview extends RosterCounts {
 }
 
 export interface RosterOutcome extends RosterCounts {
+  coverage: RosterCoverage
   /** Links to partner organisations made and ended through school shares. */
   links: { made: number; ended: number }
   /** Webhook deliveries queued. */
@@ -57,6 +71,7 @@ export async function planRosterImport(
   const run = new RosterRun(db, roster, options, false)
   await run.walk()
   return {
+    coverage: await coverageOf(db, run),
     version: roster.version,
     kind: roster.mode.users === 'bulk' ? 'bulk' : 'delta',
     mode: roster.mode,
@@ -101,7 +116,8 @@ export async function applyRosterImport(
   if (preview.problems.count > 0) throw new RosterImportRefused(preview.problems.list, preview.problems.more)
   const erasing = preview.counts.students.toErase
   if (erasing > 0 && options.confirmErase !== true) throw new ErasureNotConfirmed(erasing)
-  const outcomeOf = (run: RosterRun, complete: boolean): RosterOutcome => ({
+  const outcomeOf = async (run: RosterRun, complete: boolean): Promise<RosterOutcome> => ({
+    coverage: { ...(await coverageOf(run.root, run)), schools: preview.coverage() },
     ...run.counts,
     students: {
       ...run.counts.students,
@@ -120,19 +136,33 @@ export async function applyRosterImport(
     } catch (error) {
       // What was written stays written, so it is recorded; the error says what stopped it.
       if (!(error instanceof RosterImportRefused) && beforeCommit !== undefined)
-        await inTransaction(db, (trx) => beforeCommit(trx, outcomeOf(run, false))).catch(() => {})
+        await inTransaction(db, async (trx) => beforeCommit(trx, await outcomeOf(run, false))).catch(() => {})
       throw error
     }
-    const outcome = outcomeOf(run, true)
+    const outcome = await outcomeOf(run, true)
     if (beforeCommit !== undefined) await inTransaction(db, (trx) => beforeCommit(trx, outcome))
     return outcome
   }
   return inTransaction(db, async (trx) => {
     const run = new RosterRun(trx, roster, options, true, preview.touched)
     await run.walk()
-    const outcome = outcomeOf(run, true)
+    const outcome = await outcomeOf(run, true)
     await beforeCommit?.(trx, outcome)
     await run.numberNotices()
     return outcome
   })
+}
+
+/** The run's schools and source, with the partners whose links end named. */
+async function coverageOf(db: Kysely<Database>, run: RosterRun): Promise<RosterCoverage> {
+  const ending = run.linksEndedByOrganisation
+  const names = await organisationNames(db, [...ending.keys()])
+  return {
+    source: run.roster.source,
+    districts: run.roster.districts,
+    schools: run.coverage(),
+    partners: [...ending]
+      .map(([organisationId, links]) => ({ organisationId, name: names.get(organisationId) ?? organisationId, links }))
+      .sort((a, b) => b.links - a.links || a.name.localeCompare(b.name)),
+  }
 }

@@ -15,8 +15,10 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
+import { linksEndedBy } from '../storage/links-ending.js'
 import {
   type Attended,
+  claimStudents,
   insertSchool,
   insertStudents,
   type NewRosterStudent,
@@ -30,14 +32,14 @@ import {
   studentsOfSchool,
   updateSchool,
 } from '../storage/roster-repository.js'
-import { type Attendance, changeAttendance } from '../storage/school-shares.js'
+import { type Attendance, changeAttendance, type Link } from '../storage/school-shares.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
 import { eraseStudentRows, type PendingErasure, recordErasureNotices } from '../storage/student-removal.js'
 import type { Database } from '../storage/tables.js'
 import { announceStudentChanges } from '../storage/webhook-repository.js'
 import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterStudent } from './oneroster.js'
 import { RosterBatches } from './roster-batches.js'
-import { emptyCounts, type RosterImportOptions, type Touched } from './roster-counts.js'
+import { emptyCounts, type RosterImportOptions, type SchoolCoverage, type Touched } from './roster-counts.js'
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
 import { ProblemList } from './roster-problems.js'
 
@@ -45,6 +47,7 @@ import { ProblemList } from './roster-problems.js'
 const ERASE_BATCH = 100
 const USERS = 'users.csv'
 const ROLES = 'roles.csv'
+const ORGS = 'orgs.csv'
 
 type ActiveStudent = Extract<RosterStudent, { status: 'active' }>
 type ActiveMaybe = Extract<MaybeStudent, { status: 'active' }>
@@ -68,6 +71,15 @@ export class RosterRun {
   webhooks = 0
   /** Ids of the students erased. */
   erased: string[] = []
+  /**
+   * The source system the export speaks for: its manifest's `source.systemCode`, else
+   * `source.systemName`; null when it names neither.
+   */
+  readonly source: string | null
+  /** Links to partner organisations ended (or, in a preview, that would end), by organisation id. */
+  readonly linksEndedByOrganisation = new Map<string, number>()
+  /** The schools the export speaks for, by sourcedId, with who joins and leaves each. */
+  readonly #coverage = new Map<string, SchoolCoverage>()
   #schools = new Map<string, StoredRosterSchool>()
   readonly #exportSchools = new Set<string>()
   readonly #leavingSchools: string[] = []
@@ -96,6 +108,7 @@ export class RosterRun {
   ) {
     this.tier = options.tier ?? TIER_IDS[0]
     this.at = isoAt(options.now)
+    this.source = roster.source.systemCode ?? roster.source.systemName ?? null
     this.#batches = new RosterBatches(root, write && batches, options.pause)
   }
 
@@ -139,6 +152,55 @@ export class RosterRun {
     return this.#schools.has(sourcedId) || this.#exportSchools.has(sourcedId)
   }
 
+  /** A school another source system keeps: no export of this source may change it or its students' place in it. */
+  #foreign(school: StoredRosterSchool | undefined): boolean {
+    return school?.source != null && this.source !== null && school.source !== this.source
+  }
+
+  /**
+   * Whether this export speaks for the school: a bulk orgs file for exactly the schools it lists,
+   * a delta for those it lists and those its own source keeps.
+   */
+  #inScope(sourcedId: string): boolean {
+    if (this.#exportSchools.has(sourcedId)) return true
+    if (this.roster.mode.orgs === 'bulk') return false
+    const stored = this.#schools.get(sourcedId)
+    return stored !== undefined && stored.source === this.source
+  }
+
+  /** The school's line in the preview, made when first needed. */
+  #covered(sourcedId: string): SchoolCoverage {
+    let line = this.#coverage.get(sourcedId)
+    if (line === undefined) {
+      line = {
+        sourcedId,
+        name: this.#schools.get(sourcedId)?.name ?? sourcedId,
+        joining: 0,
+        leaving: 0,
+        removed: false,
+      }
+      this.#coverage.set(sourcedId, line)
+    }
+    return line
+  }
+
+  /** The schools this export speaks for, in the export's order, with who joins and leaves each. */
+  coverage(): SchoolCoverage[] {
+    return [...this.#coverage.values()]
+  }
+
+  #foreignProblem(file: string, line: number, field: string, school: StoredRosterSchool, sourcedId: string): void {
+    this.problems.add({
+      file,
+      line,
+      field,
+      message:
+        `names the school ${JSON.stringify(sourcedId)}, which the service keeps from the source system ` +
+        `${JSON.stringify(school.source)}, not this export's ${JSON.stringify(this.source)}: an export changes only ` +
+        "its own source's schools and their students (docs/rosters.md, several districts)",
+    })
+  }
+
   #schoolsPass(): Promise<void> {
     return this.#unit(() => this.#schoolRows())
   }
@@ -148,25 +210,42 @@ export class RosterRun {
     const counts = this.counts.schools
     for (const school of this.roster.schools) {
       const stored = this.#schools.get(school.sourcedId)
+      if (this.#foreign(stored)) {
+        this.#foreignProblem(ORGS, school.line, 'sourcedId', stored!, school.sourcedId)
+        continue
+      }
       if (school.status === 'tobedeleted') {
         if (stored !== undefined) {
           counts.leaving++
-          this.#leavingSchools.push(stored.id)
+          this.#covered(school.sourcedId).removed = true
+          this.#leavingSchools.push(school.sourcedId)
         }
         continue
       }
       this.#exportSchools.add(school.sourcedId)
-      const kept = { name: school.name, identifier: school.identifier }
+      this.#covered(school.sourcedId).name = school.name
+      // The first export of a known source to list a school claims it; its district follows the file.
+      const kept = {
+        name: school.name,
+        identifier: school.identifier,
+        source: this.source ?? stored?.source ?? null,
+        district: school.district ?? stored?.district ?? null,
+      }
       if (stored === undefined) {
         counts.new++
         if (this.write) {
           const id = await insertSchool(this.db, { externalId: school.sourcedId, ...kept }, this.at)
           this.#schools.set(school.sourcedId, { id, ...kept })
         }
-      } else if (stored.name !== kept.name || stored.identifier !== kept.identifier) {
-        counts.changed++
-        if (this.write) await updateSchool(this.db, stored.id, kept)
-      } else counts.unchanged++
+        continue
+      }
+      if (stored.name !== kept.name || stored.identifier !== kept.identifier) counts.changed++
+      else counts.unchanged++
+      const same = (Object.keys(kept) as (keyof typeof kept)[]).every((field) => stored[field] === kept[field])
+      if (this.write && !same) {
+        await updateSchool(this.db, stored.id, kept)
+        this.#schools.set(school.sourcedId, { id: stored.id, ...kept })
+      }
     }
   }
 
@@ -264,7 +343,7 @@ export class RosterRun {
       }
       const student = entry as ActiveStudent
       for (const school of student.schoolSourcedIds ?? [])
-        if (!this.#knownSchool(school)) this.#unknownSchool(USERS, student.line, 'orgSourcedIds', school)
+        this.#checkSchool(USERS, student.line, 'orgSourcedIds', school)
       if (found?.sandbox === true) this.#sandboxProblem(student.line)
       else if (found === undefined) {
         counts.new++
@@ -274,6 +353,7 @@ export class RosterRun {
           externalId: student.sourcedId,
           firstName: student.firstName,
           tier: this.tier,
+          source: this.source,
         })
       } else if (found.firstName !== student.firstName) {
         this.#renamed.add(student.sourcedId)
@@ -288,6 +368,14 @@ export class RosterRun {
   /** A preview notes the students it found to change, for the import that follows it. */
   #touch(sourcedId: string): void {
     if (!this.write) this.touched.students.add(sourcedId)
+  }
+
+  /** A school a student row names must be one this export may change. */
+  #checkSchool(file: string, line: number, field: string, school: string): void {
+    const stored = this.#schools.get(school)
+    if (!this.#knownSchool(school)) this.#unknownSchool(file, line, field, school)
+    else if (!this.#exportSchools.has(school) && this.#foreign(stored))
+      this.#foreignProblem(file, line, field, stored!, school)
   }
 
   #unknownSchool(file: string, line: number, field: string, school: string): void {
@@ -306,8 +394,7 @@ export class RosterRun {
   #attendanceEntries(): { entries: (ActiveStudent | string)[]; changes: Map<string, SchoolChangeOf[]> } {
     const changes = new Map<string, SchoolChangeOf[]>()
     for (const change of this.roster.schoolChanges) {
-      if (!this.#knownSchool(change.schoolSourcedId))
-        this.#unknownSchool(ROLES, change.line, 'orgSourcedId', change.schoolSourcedId)
+      this.#checkSchool(ROLES, change.line, 'orgSourcedId', change.schoolSourcedId)
       const list = changes.get(change.studentSourcedId) ?? []
       list.push({ school: change.schoolSourcedId, status: change.status, line: change.line })
       changes.set(change.studentSourcedId, list)
@@ -362,6 +449,7 @@ export class RosterRun {
     const joined: Attendance[] = []
     const left: Attendance[] = []
     const created: string[] = []
+    const claimed: string[] = []
     for (const entry of slice) {
       const sourcedId = idOf(entry)
       const student = typeof entry === 'string' ? undefined : entry
@@ -383,17 +471,23 @@ export class RosterRun {
         if (school.externalId !== null) have.set(school.externalId, school.schoolId)
       const joins: string[] = []
       const leaves: string[] = []
+      // Only the schools this export speaks for: a student another district's school also lists keeps it.
       if (student?.schoolSourcedIds != null) {
         for (const school of student.schoolSourcedIds) if (!have.has(school)) joins.push(school)
-        for (const school of have.keys()) if (!student.schoolSourcedIds.includes(school)) leaves.push(school)
+        for (const school of have.keys())
+          if (!student.schoolSourcedIds.includes(school) && this.#inScope(school)) leaves.push(school)
       }
       for (const change of own ?? []) {
         if (change.status === 'active' && !have.has(change.school) && !joins.includes(change.school))
           joins.push(change.school)
-        if (change.status === 'tobedeleted' && have.has(change.school)) leaves.push(change.school)
+        if (change.status === 'tobedeleted' && have.has(change.school) && this.#inScope(change.school))
+          leaves.push(change.school)
       }
       this.counts.attendance.joining += joins.length
       this.counts.attendance.leaving += leaves.length
+      for (const school of joins) this.#covered(school).joining++
+      for (const school of leaves) this.#covered(school).leaving++
+      if (found !== undefined && this.source !== null && found.source === null) claimed.push(found.id)
       if (isNew) {
         if (found !== undefined) created.push(found.id)
       } else if (joins.length + leaves.length > 0 || this.#renamed.has(sourcedId)) {
@@ -401,14 +495,31 @@ export class RosterRun {
         this.counts.students.changed++
         if (joins.length + leaves.length > 0) this.counts.students.changedSchools++
       } else this.counts.students.unchanged++
-      if (found === undefined || !this.write) continue
+      if (found === undefined) continue
       for (const school of joins) {
         const id = this.#schools.get(school)?.id
         if (id !== undefined) joined.push({ studentId: found.id, schoolId: id })
       }
       for (const school of leaves) left.push({ studentId: found.id, schoolId: have.get(school)! })
     }
-    if (this.write && this.problems.count === 0) await this.#applyAttendance(joined, left, created)
+    if (!this.write) await this.#countLinksEnding(joined, left)
+    else if (this.problems.count === 0) {
+      await claimStudents(this.db, claimed, this.source!)
+      await this.#applyAttendance(joined, left, created)
+    }
+  }
+
+  /** A preview counts the partner links the change would end. */
+  async #countLinksEnding(joined: Attendance[], left: Attendance[]): Promise<void> {
+    this.#countLinks(await linksEndedBy(this.db, { joined, left }))
+  }
+
+  #countLinks(links: readonly Link[]): void {
+    for (const link of links)
+      this.linksEndedByOrganisation.set(
+        link.organisationId,
+        (this.linksEndedByOrganisation.get(link.organisationId) ?? 0) + 1,
+      )
   }
 
   /** One batch's attendance, then the new students' tier in the change log (and to partners now linked). */
@@ -416,6 +527,7 @@ export class RosterRun {
     const outcome = await changeAttendance(this.db, { joined, left }, this.options.now)
     this.linksMade += outcome.linked.length
     this.linksEnded += outcome.unlinked.length
+    this.#countLinks(outcome.unlinked)
     this.webhooks += outcome.webhooks
     const tiers: NewStudentChange[] = created.map((studentId) => ({
       type: 'tier_changed',
@@ -432,10 +544,13 @@ export class RosterRun {
     await recordStudentChanges(this.db, tiers)
   }
 
-  /** Bulk users file: kept students it lacks leave every school they attend, and stay. */
+  /**
+   * Bulk users file: kept students it lacks leave the schools this export speaks for, and stay;
+   * the schools of other exports (another district, region or source) they attend are kept.
+   */
   async #noLongerPresent(): Promise<void> {
     if (this.only !== undefined) {
-      for (const part of this.#slices([...this.only.absent])) await this.#leaveAll(part)
+      for (const part of this.#slices([...this.only.absent])) await this.#leaveCovered(part)
       return
     }
     const listed = new Set(this.roster.students.map((s) => s.sourcedId))
@@ -444,40 +559,49 @@ export class RosterRun {
       const page = await rosterStudentsAfter(this.db, after, ROSTER_CHUNK)
       if (page.length === 0) return
       after = page.at(-1)!.id
-      const missing = page.filter((s) => !listed.has(s.externalId))
-      this.counts.students.noLongerPresent += missing.length
-      await this.#leaveAll(missing.map((s) => s.id))
+      await this.#leaveCovered(page.filter((s) => !listed.has(s.externalId)).map((s) => s.id))
     }
   }
 
-  /** Students a bulk file lacks leave every school they attend. */
-  #leaveAll(studentIds: string[]): Promise<void> {
+  /** Students a bulk file lacks leave the schools it lists; counted once each. */
+  #leaveCovered(studentIds: string[]): Promise<void> {
     return this.#unit(async () => {
       const attended = await schoolsOfStudents(this.db, studentIds)
-      this.counts.students.leavingAllSchools += attended.size
-      if (!this.write) for (const id of attended.keys()) this.touched.absent.add(id)
-      await this.#leave(
-        [...attended].flatMap(([studentId, schools]) =>
-          schools.map((s: Attended) => ({ studentId, schoolId: s.schoolId })),
-        ),
-      )
+      const left: Attendance[] = []
+      for (const [studentId, schools] of attended) {
+        const covered = schools.filter((s: Attended) => s.externalId !== null && this.#inScope(s.externalId))
+        if (covered.length === 0) continue
+        if (this.only === undefined) this.counts.students.noLongerPresent++
+        if (covered.length === schools.length) this.counts.students.leavingAllSchools++
+        if (!this.write) this.touched.absent.add(studentId)
+        for (const school of covered) {
+          this.#covered(school.externalId!).leaving++
+          left.push({ studentId, schoolId: school.schoolId })
+        }
+      }
+      await this.#leave(left)
     })
   }
 
   /** A delta's tobedeleted school: its students leave it; the school stays. */
-  async #leaveSchool(schoolId: string): Promise<void> {
+  async #leaveSchool(sourcedId: string): Promise<void> {
+    const schoolId = this.#schools.get(sourcedId)!.id
     let after: string | undefined
     for (let done = false; !done; )
       await this.#unit(async () => {
         const students = await studentsOfSchool(this.db, schoolId, after, ROSTER_CHUNK)
         done = students.length === 0
         after = students.at(-1)
-        await this.#leave(students.filter((id) => !this.#erasing.has(id)).map((studentId) => ({ studentId, schoolId })))
+        const leaving = students.filter((id) => !this.#erasing.has(id))
+        this.#covered(sourcedId).leaving += leaving.length
+        await this.#leave(leaving.map((studentId) => ({ studentId, schoolId })))
       })
   }
 
   async #leave(left: Attendance[]): Promise<void> {
     this.counts.attendance.leaving += left.length
-    if (this.write && left.length > 0) await this.#applyAttendance([], left, [])
+    if (left.length === 0) return
+    if (this.write) await this.#applyAttendance([], left, [])
+    else await this.#countLinksEnding([], left)
   }
 }

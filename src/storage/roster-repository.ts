@@ -14,10 +14,18 @@ type Db = Kysely<Database>
 /** Ids per statement: under both engines' bound-parameter limits with room to spare. */
 export const ROSTER_CHUNK = 500
 
-export interface StoredRosterSchool {
-  id: string
+/** A school as an import compares it: what the export gives, and where it came from. */
+export interface RosterSchoolFields {
   name: string
   identifier: string | null
+  /** The source system that keeps it; null when not known. */
+  source: string | null
+  /** The sourcedId of its district org; null when not known. */
+  district: string | null
+}
+
+export interface StoredRosterSchool extends RosterSchoolFields {
+  id: string
 }
 
 export interface StoredRosterStudent {
@@ -26,36 +34,61 @@ export interface StoredRosterStudent {
   firstName: string
   sandbox: boolean
   createdAt: string
+  source: string | null
 }
 
 /** Every school with an external id, by it: a district has hundreds, not millions. */
 export async function schoolsByExternalId(db: Db): Promise<Map<string, StoredRosterSchool>> {
   const rows = await db
     .selectFrom('schools')
-    .select(['id', 'name', 'identifier', 'external_id'])
+    .select(['id', 'name', 'identifier', 'external_id', 'source', 'district_external_id'])
     .where('external_id', 'is not', null)
     .execute()
-  return new Map(rows.map((row) => [row.external_id!, { id: row.id, name: row.name, identifier: row.identifier }]))
+  return new Map(
+    rows.map((row) => [
+      row.external_id!,
+      {
+        id: row.id,
+        name: row.name,
+        identifier: row.identifier,
+        source: row.source,
+        district: row.district_external_id,
+      },
+    ]),
+  )
 }
 
 /** Adds a school with a new id; returns the id. */
 export async function insertSchool(
   trx: Db,
-  school: { externalId: string; name: string; identifier: string | null },
+  school: RosterSchoolFields & { externalId: string },
   at: string,
 ): Promise<string> {
   const id = randomUUID()
   await trx
     .insertInto('schools')
-    .values({ id, name: school.name, identifier: school.identifier, external_id: school.externalId, created_at: at })
+    .values({
+      id,
+      name: school.name,
+      identifier: school.identifier,
+      external_id: school.externalId,
+      source: school.source,
+      district_external_id: school.district,
+      created_at: at,
+    })
     .execute()
   return id
 }
 
-export async function updateSchool(trx: Db, id: string, school: { name: string; identifier: string | null }) {
+export async function updateSchool(trx: Db, id: string, school: RosterSchoolFields) {
   await trx
     .updateTable('schools')
-    .set({ name: school.name, identifier: school.identifier })
+    .set({
+      name: school.name,
+      identifier: school.identifier,
+      source: school.source,
+      district_external_id: school.district,
+    })
     .where('id', '=', id)
     .execute()
 }
@@ -69,7 +102,7 @@ export async function studentsByExternalId(
   if (externalIds.length === 0) return found
   const rows = await db
     .selectFrom('students')
-    .select(['id', 'external_id', 'first_name', 'sandbox', 'created_at'])
+    .select(['id', 'external_id', 'first_name', 'sandbox', 'created_at', 'source'])
     .where('external_id', 'in', externalIds)
     .execute()
   for (const row of rows)
@@ -79,6 +112,7 @@ export async function studentsByExternalId(
       firstName: row.first_name,
       sandbox: Number(row.sandbox) === 1,
       createdAt: row.created_at,
+      source: row.source,
     })
   return found
 }
@@ -146,6 +180,8 @@ export interface NewRosterStudent {
   externalId: string
   firstName: string
   tier: TierId
+  /** The source system of the roster that lists the student first; null when not known. */
+  source: string | null
 }
 
 /** Adds real students (at most ROSTER_CHUNK); their tier's change-log rows are the caller's. */
@@ -158,6 +194,7 @@ export async function insertStudents(trx: Db, rows: readonly NewRosterStudent[],
         id: row.id,
         external_id: row.externalId,
         first_name: row.firstName,
+        source: row.source,
         tier: row.tier,
         tier_updated_at: at,
         updated_at: at,
@@ -179,4 +216,17 @@ export async function renameStudent(trx: Db, id: string, firstName: string): Pro
     .where('id', '=', id)
     .where('sandbox', '=', 0)
     .execute()
+}
+
+/** Students (at most ROSTER_CHUNK) whose source is not known yet take `source`: the first roster of a known source to list them. */
+export async function claimStudents(trx: Db, ids: readonly string[], source: string): Promise<void> {
+  if (ids.length === 0) return
+  await trx.updateTable('students').set({ source }).where('id', 'in', ids).where('source', 'is', null).execute()
+}
+
+/** The names of `ids` (at most ROSTER_CHUNK partner organisations), for a preview. */
+export async function organisationNames(db: Db, ids: readonly string[]): Promise<Map<string, string>> {
+  if (ids.length === 0) return new Map()
+  const rows = await db.selectFrom('organisations').select(['id', 'name']).where('id', 'in', ids).execute()
+  return new Map(rows.map((row) => [row.id, row.name]))
 }

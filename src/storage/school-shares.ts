@@ -191,13 +191,13 @@ export async function endUnsharedLinks(
   return { unlinked, webhooks }
 }
 
-interface ActiveShare {
+export interface ActiveShare {
   id: string
   organisationId: string
 }
 
 /** The school shares in force of each of `schoolIds`. */
-async function activeSchoolShares(trx: Db, schoolIds: readonly string[]): Promise<Map<string, ActiveShare[]>> {
+export async function activeSchoolShares(trx: Db, schoolIds: readonly string[]): Promise<Map<string, ActiveShare[]>> {
   const bySchool = new Map<string, ActiveShare[]>()
   const unique = [...new Set(schoolIds)]
   if (unique.length === 0) return bySchool

@@ -46,7 +46,15 @@ export async function createSchool(db: Db, school: NewSchool, now: number): Prom
   return inTransaction(db, async (trx) => {
     const existing = await trx.selectFrom('schools').select('id').where('name', '=', name).executeTakeFirst()
     if (existing !== undefined) throw new ConflictError(`a school named "${name}" exists already (${existing.id})`)
-    const row: SchoolRow = { id: randomUUID(), name, external_id: null, identifier, created_at: isoAt(now) }
+    const row: SchoolRow = {
+      id: randomUUID(),
+      name,
+      external_id: null,
+      identifier,
+      created_at: isoAt(now),
+      source: null,
+      district_external_id: null,
+    }
     await trx.insertInto('schools').values(row).execute()
     return row
   })

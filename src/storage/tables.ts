@@ -110,6 +110,8 @@ export interface StudentsTable {
   updated_at: string | null
   /** The student's sourcedId in the district's system (OneRoster), unique; null when not given. */
   external_id: GeneratedAs<string | null>
+  /** The source system of the roster that first listed the student (migration 0014); null when not known. */
+  source: GeneratedAs<string | null>
 }
 
 export interface SchoolsTable {
@@ -120,6 +122,10 @@ export interface SchoolsTable {
   /** The school's own code (OneRoster `identifier`), shown beside its name. */
   identifier: string | null
   created_at: string
+  /** The source system of the roster that keeps the school (migration 0014); null when not known. */
+  source: GeneratedAs<string | null>
+  /** The sourcedId of the school's district org in that roster; null when not known. */
+  district_external_id: GeneratedAs<string | null>
 }
 
 export interface StudentSchoolsTable {

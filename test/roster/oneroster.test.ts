@@ -41,9 +41,26 @@ const ORGS = table(ORGS_HEADER, [
 ])
 
 const SCHOOLS = [
-  { status: 'active', sourcedId: 'sch-north', name: 'North Elementary', identifier: 'NE-01', line: 3 },
-  { status: 'active', sourcedId: 'sch-south', name: 'South Middle', identifier: null, line: 4 },
+  {
+    status: 'active',
+    sourcedId: 'sch-north',
+    name: 'North Elementary',
+    identifier: 'NE-01',
+    district: 'district-1',
+    line: 3,
+  },
+  {
+    status: 'active',
+    sourcedId: 'sch-south',
+    name: 'South Middle',
+    identifier: null,
+    district: 'district-1',
+    line: 4,
+  },
 ]
+/** The manifest's source (roster-export.ts) and orgs.csv's district. */
+const SOURCE = { systemCode: 'SIS-1', systemName: 'District SIS' }
+const DISTRICTS = [{ sourcedId: 'district-1', name: 'Springfield District' }]
 
 function bulk11(users: readonly Row[], extra: Files = {}): Files {
   return {
@@ -156,6 +173,8 @@ describe('OneRoster 1.1 bulk', () => {
       ok: true,
       version: '1.1',
       mode: { orgs: 'bulk', users: 'bulk', roles: 'absent' },
+      source: SOURCE,
+      districts: DISTRICTS,
       schools: SCHOOLS,
       students: STUDENTS_11,
       schoolChanges: [],
@@ -200,6 +219,8 @@ describe('OneRoster 1.2 bulk', () => {
       ok: true,
       version: '1.2',
       mode: { orgs: 'bulk', users: 'bulk', roles: 'bulk' },
+      source: SOURCE,
+      districts: DISTRICTS,
       schools: SCHOOLS,
       students: [
         { status: 'active', sourcedId: 's1', firstName: 'Alex', schoolSourcedIds: ['sch-north', 'sch-south'], line: 3 },
@@ -285,8 +306,10 @@ describe('OneRoster deltas', () => {
       ok: true,
       version: '1.2',
       mode: { orgs: 'delta', users: 'delta', roles: 'delta' },
+      source: SOURCE,
+      districts: [{ sourcedId: 'district-2', name: 'D2' }],
       schools: [
-        { status: 'active', sourcedId: 'sch-west', name: 'West', identifier: null, line: 2 },
+        { status: 'active', sourcedId: 'sch-west', name: 'West', identifier: null, district: null, line: 2 },
         { status: 'tobedeleted', sourcedId: 'sch-south', line: 3 },
       ],
       students: [

@@ -5,7 +5,7 @@
 import type { FastifyRequest } from 'fastify'
 import { TIER_IDS } from '../../../../domain/tiers.js'
 import { formatRosterProblem, type RosterProblem } from '../../../../roster/oneroster.js'
-import type { RosterCounts, RosterOutcome, RosterPreview } from '../../../../roster/roster-import.js'
+import type { RosterCounts, RosterCoverage, RosterOutcome, RosterPreview } from '../../../../roster/roster-import.js'
 import { KEPT_FIELDS, NEVER_KEPT } from '../../../../roster/roster-kept.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
@@ -62,15 +62,53 @@ function countsTable(counts: RosterCounts, caption: string): Html {
   })
 }
 
+/** The export's source and districts, then its schools with who joins and leaves each, then the links each partner loses. */
+function coverageSection(coverage: RosterCoverage, ending: boolean): Html {
+  const { source, districts, schools, partners } = coverage
+  const named = [source.systemName, source.systemCode === null ? null : `code ${source.systemCode}`].filter(
+    (part) => part !== null,
+  )
+  const system =
+    named.length === 0
+      ? html`The export's manifest names no source system (<code>source.systemCode</code>).`
+      : html`Source system: <strong>${named.join(', ')}</strong>.`
+  const district =
+    districts.length === 0
+      ? ''
+      : html` District: ${districts.map((d) => (d.name === '' ? d.sourcedId : `${d.name} (${d.sourcedId})`)).join(', ')}.`
+  const links =
+    partners.length === 0
+      ? html`<p>No partner's links end${ending ? '' : ' with this import'}.</p>`
+      : scrollTable({
+          caption: ending ? 'Partner links that end' : 'Partner links ended',
+          headings: ['Partner', ending ? 'Links that end' : 'Links ended'],
+          rows: partners.map((p) => tableRow([p.name, n(p.links)])),
+        })
+  return html`<p>${system}${district} The import speaks for these ${n(schools.length)} schools only: students of
+other schools, districts and sources are not touched.</p>
+${scrollTable({
+  caption: 'Schools this export speaks for',
+  headings: ['School', 'Id in the export', 'Students joining', 'Students leaving'],
+  rows: schools.map((s) =>
+    tableRow([s.removed ? `${s.name} (removed by the delta)` : s.name, s.sourcedId, n(s.joining), n(s.leaving)]),
+  ),
+})}
+<h2>${ending ? 'Partners whose links end' : 'Partners whose links ended'}</h2>
+<p>A link ends when a student leaves the last shared school, or share, through which a partner sees them; the
+partner is told to delete what it holds of that student.</p>
+${links}`
+}
+
 export function previewBody(request: FastifyRequest, token: string, fileName: string, preview: RosterPreview): Html {
   const { students } = preview
   const erase = students.toErase
+  const ending = preview.coverage.partners.reduce((sum, p) => sum + p.links, 0)
   const absent =
     students.noLongerPresent === 0
       ? ''
-      : html`<p>${n(students.noLongerPresent)} students the users file lacks are kept, and leave every school
-they attend, so the links school shares made for them end. To erase them, list their ids in a file and run
-<code>curriculum students erase --file ids.csv</code>.</p>`
+      : html`<p>${n(students.noLongerPresent)} students of these schools the users file lacks are kept, and leave
+the schools it lists (their other schools are kept), so the links those schools' shares made for them end. To
+erase them, list their ids in a file and run <code>curriculum students erase --file ids.csv</code>.</p>`
   const erasing =
     erase === 0
       ? ''
@@ -79,13 +117,18 @@ they attend, so the links school shares made for them end. To erase them, list t
   return html`<p>Nothing is written until you confirm. <strong>${fileName}</strong>: OneRoster ${preview.version},
 ${preview.kind}; new students get the tier <strong>${preview.tier}</strong>. No problem was found.</p>
 ${countsTable(preview, 'What the import would change')}
+${coverageSection(preview.coverage, true)}
 ${absent}${erasing}${kept}
 <div class="row">
 <form method="post" action="${PAGE}/${token}/confirm">
   ${csrfField(request)}
   ${erase === 0 ? '' : html`<input type="hidden" name="erase" value="yes">`}
-  <button type="submit"${erase === 0 ? '' : html` class="danger"`}>${
-    erase === 0 ? 'Confirm the import' : `Import and erase ${n(erase)} ${erase === 1 ? 'student' : 'students'}`
+  <button type="submit"${erase === 0 && ending === 0 ? '' : html` class="danger"`}>${
+    erase > 0
+      ? `Import and erase ${n(erase)} ${erase === 1 ? 'student' : 'students'}`
+      : ending > 0
+        ? `Import and end ${n(ending)} partner ${ending === 1 ? 'link' : 'links'}`
+        : 'Confirm the import'
   }</button>
 </form>
 <form method="post" action="${PAGE}/${token}/cancel">
@@ -106,6 +149,7 @@ ${more > 0 ? html`<p>And ${n(more)} more problems not shown.</p>` : ''}
 export function outcomeBody(outcome: RosterOutcome): Html {
   return html`<p class="notice" role="status">The roster was imported. The uploaded file is removed.</p>
 ${countsTable(outcome, 'What the import changed')}
+${coverageSection(outcome.coverage, false)}
 <p>Links to partners: ${n(outcome.links.made)} made, ${n(outcome.links.ended)} ended (each partner told);
 ${n(outcome.erased.length)} students erased; ${n(outcome.webhooks)} webhook deliveries queued.</p>
 <p><a href="${PAGE}">Import another roster</a> · <a href="/dashboard/operator/audit">Audit log</a></p>`
