@@ -4,6 +4,7 @@
  */
 import type { RosterCounts, RosterCoverage, RosterPreview } from '../roster/roster-import.js'
 import { KEPT_FIELDS, NEVER_KEPT } from '../roster/roster-kept.js'
+import { districtsLabel, sourceLabel } from '../roster/roster-source.js'
 import { plural } from './output.js'
 
 /** The counts, then what a bulk file's absent students and a delta's removals come to. */
@@ -36,28 +37,26 @@ export function countLines(counts: RosterCounts): string[] {
   return lines
 }
 
-/** What the export speaks for: its source, its districts, each school with who joins and leaves, and the links each partner loses. */
+/**
+ * What the export speaks for: its source, its districts, each school with who joins and leaves,
+ * and the links each partner loses.
+ */
 export function coverageLines(coverage: RosterCoverage): string[] {
   const { source, districts, schools, partners } = coverage
-  const named = [source.systemName, source.systemCode === null ? null : `code ${source.systemCode}`].filter(
-    (part) => part !== null,
-  )
+  const named = sourceLabel(source)
   const lines = [
-    named.length === 0
+    named === null
       ? 'source system: not named by manifest.csv (source.systemCode, source.systemName)'
-      : `source system: ${named.join(', ')}`,
+      : `source system: ${named}`,
   ]
-  if (districts.length > 0)
-    lines.push(
-      `district: ${districts.map((d) => (d.name === '' ? d.sourcedId : `${d.name} (${d.sourcedId})`)).join(', ')}`,
-    )
-  lines.push(
-    `schools this export speaks for (${schools.length.toLocaleString('en-US')}; students of other schools are not touched):`,
-  )
+  if (districts.length > 0) lines.push(`district: ${districtsLabel(districts)}`)
+  const total = schools.length.toLocaleString('en-US')
+  lines.push(`schools this export speaks for (${total}; students of other schools are not touched):`)
   for (const school of schools)
     lines.push(
       `  ${school.name} (${school.sourcedId}): ${plural(school.joining, 'student joins', 'students join')}, ` +
-        `${plural(school.leaving, 'student leaves', 'students leave')}${school.removed ? ' (removed by the delta)' : ''}`,
+        plural(school.leaving, 'student leaves', 'students leave') +
+        (school.removed ? ' (removed by the delta)' : ''),
     )
   lines.push(
     partners.length === 0

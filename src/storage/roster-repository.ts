@@ -218,7 +218,10 @@ export async function renameStudent(trx: Db, id: string, firstName: string): Pro
     .execute()
 }
 
-/** Students (at most ROSTER_CHUNK) whose source is not known yet take `source`: the first roster of a known source to list them. */
+/**
+ * Students (at most ROSTER_CHUNK) whose source is not known yet take `source`: the first roster of
+ * a known source to list them.
+ */
 export async function claimStudents(trx: Db, ids: readonly string[], source: string): Promise<void> {
   if (ids.length === 0) return
   await trx.updateTable('students').set({ source }).where('id', 'in', ids).where('source', 'is', null).execute()

@@ -65,6 +65,9 @@ export interface SchoolSummary {
   name: string
   externalId: string | null
   identifier: string | null
+  /** The source system of the roster that keeps it, and its district there; null when not known. */
+  source: string | null
+  district: string | null
   createdAt: string
   /** Students who attend it. */
   students: number
@@ -94,6 +97,8 @@ export async function listSchools(db: Db): Promise<SchoolSummary[]> {
     name: row.name,
     externalId: row.external_id,
     identifier: row.identifier,
+    source: row.source,
+    district: row.district_external_id,
     createdAt: row.created_at,
     students: studentCounts.get(row.id) ?? 0,
     shares: shareCounts.get(row.id) ?? 0,

@@ -136,7 +136,7 @@ describe('schools and shares', () => {
     expect(await listSchools(databaseUrl)).toEqual([[school.id, 2, 1]])
 
     const listing = await cli(['schools', 'list'], { databaseUrl })
-    expect(listing.stdout).toMatch(/Hillside Primary\s+HP-01\s+-\s+2\s+1/)
+    expect(listing.stdout).toMatch(/Hillside Primary\s+HP-01\s+-\s+-\s+2\s+1/)
   }, 120_000)
 
   it('shares a list by ids or external ids, lists shares, and ends a school share keeping what a list holds', async () => {

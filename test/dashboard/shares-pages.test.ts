@@ -69,7 +69,9 @@ describe("the operator's schools and shares pages", () => {
     expect(added.statusCode).toBe(303)
     const page = await operator.follow(added)
     expect(page.body).toContain('School Hillside Primary was added')
-    expect(page.body).toMatch(/<td>Hillside Primary<\/td><td>HP<\/td><td><\/td><td>0<\/td><td>0<\/td>/)
+    expect(page.body).toMatch(
+      /<td>Hillside Primary<\/td><td>HP<\/td><td><\/td><td>added here<\/td><td>0<\/td><td>0<\/td>/,
+    )
     const [row] = await audit('schools.add')
     expect(row).toMatchObject({ actor: 'account:ops@example.org', target: expect.stringMatching(/^school:/) })
     expect(JSON.parse(row!.detail)).toEqual({ name: 'Hillside Primary', identifier: 'HP' })

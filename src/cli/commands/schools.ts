@@ -148,8 +148,16 @@ export function registerSchools(program: Command): void {
           schools.length === 0
             ? 'no schools'
             : table(
-                ['ID', 'NAME', 'IDENTIFIER', 'EXTERNAL ID', 'STUDENTS', 'SHARES'],
-                schools.map((s) => [s.id, s.name, s.identifier, s.externalId, String(s.students), String(s.shares)]),
+                ['ID', 'NAME', 'IDENTIFIER', 'EXTERNAL ID', 'SOURCE', 'STUDENTS', 'SHARES'],
+                schools.map((s) => [
+                  s.id,
+                  s.name,
+                  s.identifier,
+                  s.externalId,
+                  s.source,
+                  String(s.students),
+                  String(s.shares),
+                ]),
               ),
       }
     }),

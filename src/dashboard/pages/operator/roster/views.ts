@@ -7,6 +7,7 @@ import { TIER_IDS } from '../../../../domain/tiers.js'
 import { formatRosterProblem, type RosterProblem } from '../../../../roster/oneroster.js'
 import type { RosterCounts, RosterCoverage, RosterOutcome, RosterPreview } from '../../../../roster/roster-import.js'
 import { KEPT_FIELDS, NEVER_KEPT } from '../../../../roster/roster-kept.js'
+import { districtsLabel, sourceLabel } from '../../../../roster/roster-source.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { scrollTable, tableRow } from '../../../views/table.js'
@@ -62,20 +63,18 @@ function countsTable(counts: RosterCounts, caption: string): Html {
   })
 }
 
-/** The export's source and districts, then its schools with who joins and leaves each, then the links each partner loses. */
+/**
+ * The export's source and districts, then its schools with who joins and leaves each, then the
+ * links each partner loses.
+ */
 function coverageSection(coverage: RosterCoverage, ending: boolean): Html {
   const { source, districts, schools, partners } = coverage
-  const named = [source.systemName, source.systemCode === null ? null : `code ${source.systemCode}`].filter(
-    (part) => part !== null,
-  )
+  const named = sourceLabel(source)
   const system =
-    named.length === 0
+    named === null
       ? html`The export's manifest names no source system (<code>source.systemCode</code>).`
-      : html`Source system: <strong>${named.join(', ')}</strong>.`
-  const district =
-    districts.length === 0
-      ? ''
-      : html` District: ${districts.map((d) => (d.name === '' ? d.sourcedId : `${d.name} (${d.sourcedId})`)).join(', ')}.`
+      : html`Source system: <strong>${named}</strong>.`
+  const district = districts.length === 0 ? '' : html` District: ${districtsLabel(districts)}.`
   const links =
     partners.length === 0
       ? html`<p>No partner's links end${ending ? '' : ' with this import'}.</p>`

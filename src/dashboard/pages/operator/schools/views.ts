@@ -25,12 +25,25 @@ export function schoolsBody(
 <code>curriculum schools members import</code> or a roster import, and share it from an organisation's page.</p>`
   const table = scrollTable({
     caption: 'Schools',
-    headings: ['School', 'Identifier', 'External id', 'Students', 'Shares in force', 'Added (UTC)'],
+    headings: [
+      'School',
+      'Identifier',
+      'External id',
+      'Source (district)',
+      'Students',
+      'Shares in force',
+      'Added (UTC)',
+    ],
     rows: schools.map((s) =>
       tableRow([
         s.name,
         s.identifier ?? '',
         s.externalId ?? '',
+        s.source === null
+          ? s.externalId === null
+            ? 'added here'
+            : 'not known'
+          : `${s.source}${s.district === null ? '' : ` (${s.district})`}`,
         String(s.students),
         String(s.shares),
         utcDay(s.createdAt),
