@@ -16,6 +16,8 @@ import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { RosterUploads } from '../../src/services/roster-uploads.js'
 import { createAccount } from '../../src/storage/account-repository.js'
+import { createOrganisation } from '../../src/storage/access-repository.js'
+import { shareSchool } from '../../src/storage/shares.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage, START, tempDir, testConfig } from '../helper.js'
 import { manifest, ORGS_HEADER, removeTempDirs, table, USERS_11_HEADER, zipBytes } from '../roster/roster-export.js'
@@ -89,6 +91,14 @@ describe("the operator's roster import pages", () => {
           .executeTakeFirstOrThrow()
       ).n,
     )
+  const linked = async (organisationId: string) =>
+    (
+      await storage.db
+        .selectFrom('student_organisations')
+        .select('student_id')
+        .where('organisation_id', '=', organisationId)
+        .execute()
+    ).length
   const upload = (data: Buffer, fields: Record<string, string | null> = {}, client = operator) =>
     client.postFile(PAGE, fields, { field: 'export', name: 'district.zip', data })
 
@@ -152,6 +162,31 @@ describe("the operator's roster import pages", () => {
     expect(row!.actor).toBe(`account:${OPERATOR.email}`)
     expect(JSON.parse(row!.detail!)).toMatchObject({ students: { new: 2 }, tier: 'innovator' })
     expect((await operator.post(`${PAGE}/${token}/confirm`)).statusCode).toBe(404)
+  })
+
+  it("says on the confirmation page the export's source and schools, and per partner how many links end", async () => {
+    const organisation = await createOrganisation(storage.db, 'Acme Learning', clock.now())
+    const north = await storage.db
+      .selectFrom('schools')
+      .select('id')
+      .where('external_id', '=', 'sch-north')
+      .executeTakeFirstOrThrow()
+    await shareSchool(
+      storage.db,
+      { organisationId: organisation.id, schoolId: north.id, createdBy: 'test' },
+      clock.now(),
+    )
+    const posted = await upload(exportZip([student('s1', 'Ada', 'sch-north')]))
+    const token = posted.headers.location!.split('/').at(-1)!
+    const preview = await operator.follow(posted)
+    expect(preview.statusCode).toBe(200)
+    expect(preview.body).toContain('Source system: <strong>District SIS, code SIS-1</strong>')
+    expect(preview.body).toMatch(/<td>North Elementary<\/td><td>sch-north<\/td><td>0<\/td><td>1<\/td>/)
+    expect(preview.body).toMatch(/<td>Acme Learning<\/td><td>1<\/td>/)
+    expect(preview.body).toContain('Import and end 1 partner link')
+    expect(await linked(organisation.id)).toBe(2)
+    await operator.post(`${PAGE}/${token}/cancel`)
+    expect(await linked(organisation.id)).toBe(2)
   })
 
   it('lists every problem and removes the upload; refuses a file over the limit', async () => {
