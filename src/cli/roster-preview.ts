@@ -56,7 +56,8 @@ export function coverageLines(coverage: RosterCoverage): string[] {
     lines.push(
       `  ${school.name} (${school.sourcedId}): ${plural(school.joining, 'student joins', 'students join')}, ` +
         plural(school.leaving, 'student leaves', 'students leave') +
-        (school.removed ? ' (removed by the delta)' : ''),
+        (school.removed ? ' (removed by the delta)' : '') +
+        (school.withoutStudents ? ' (listed without students: its students are left as they are)' : ''),
     )
   lines.push(
     partners.length === 0

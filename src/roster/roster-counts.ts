@@ -72,6 +72,11 @@ export interface SchoolCoverage {
   leaving: number
   /** A delta's tobedeleted school: every student leaves it; the school stays. */
   removed: boolean
+  /**
+   * Listed by a bulk export none of whose students attends it: the export does not speak for its
+   * students, who stay as they are (a region's export may list every school of the district).
+   */
+  withoutStudents: boolean
 }
 
 /** Links to one partner organisation that the import ends (or, in a preview, would end). */

@@ -82,6 +82,8 @@ export class RosterRun {
   readonly #coverage = new Map<string, SchoolCoverage>()
   #schools = new Map<string, StoredRosterSchool>()
   readonly #exportSchools = new Set<string>()
+  /** Bulk users file: the schools its students attend; a school it lists without students is left alone. */
+  readonly #attended = new Set<string>()
   readonly #leavingSchools: string[] = []
   /** Ids of the students this delta erases. */
   readonly #erasing = new Set<string>()
@@ -158,10 +160,12 @@ export class RosterRun {
   }
 
   /**
-   * Whether this export speaks for the school: a bulk orgs file for exactly the schools it lists,
-   * a delta for those it lists and those its own source keeps.
+   * Whether this export speaks for the school: a bulk users file for the schools it lists that its
+   * students attend (a region's export may list every school of its district), a delta for those
+   * it lists and those its own source keeps.
    */
   #inScope(sourcedId: string): boolean {
+    if (this.roster.mode.users === 'bulk') return this.#exportSchools.has(sourcedId) && this.#attended.has(sourcedId)
     if (this.#exportSchools.has(sourcedId)) return true
     if (this.roster.mode.orgs === 'bulk') return false
     const stored = this.#schools.get(sourcedId)
@@ -178,6 +182,7 @@ export class RosterRun {
         joining: 0,
         leaving: 0,
         removed: false,
+        withoutStudents: false,
       }
       this.#coverage.set(sourcedId, line)
     }
@@ -207,6 +212,9 @@ export class RosterRun {
 
   async #schoolRows(): Promise<void> {
     this.#schools = await schoolsByExternalId(this.db)
+    if (this.roster.mode.users === 'bulk')
+      for (const student of this.roster.students)
+        if (student.status === 'active') for (const school of student.schoolSourcedIds ?? []) this.#attended.add(school)
     const counts = this.counts.schools
     for (const school of this.roster.schools) {
       const stored = this.#schools.get(school.sourcedId)
@@ -223,7 +231,9 @@ export class RosterRun {
         continue
       }
       this.#exportSchools.add(school.sourcedId)
-      this.#covered(school.sourcedId).name = school.name
+      const line = this.#covered(school.sourcedId)
+      line.name = school.name
+      line.withoutStudents = this.roster.mode.users === 'bulk' && !this.#attended.has(school.sourcedId)
       // The first export of a known source to list a school claims it; its district follows the file.
       const kept = {
         name: school.name,

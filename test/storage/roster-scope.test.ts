@@ -237,8 +237,15 @@ describe('roster imports of several districts and regions', () => {
     expect(preview.coverage.districts).toEqual([{ sourcedId: 'district-a', name: 'district-a office' }])
     // a1 moves to Middle, a2 is gone, a4 is new at Elementary.
     expect(preview.coverage.schools).toEqual([
-      { sourcedId: 'a-elem', name: 'Ashford Elementary', joining: 1, leaving: 2, removed: false },
-      { sourcedId: 'a-mid', name: 'Ashford Middle', joining: 1, leaving: 0, removed: false },
+      {
+        sourcedId: 'a-elem',
+        name: 'Ashford Elementary',
+        joining: 1,
+        leaving: 2,
+        removed: false,
+        withoutStudents: false,
+      },
+      { sourcedId: 'a-mid', name: 'Ashford Middle', joining: 1, leaving: 0, removed: false, withoutStudents: false },
     ])
     expect(preview.coverage.partners).toEqual([{ organisationId: fixtures.orgs.acme, name: 'Acme Learning', links: 2 }])
     expect(preview.students).toMatchObject({ noLongerPresent: 1, leavingAllSchools: 1, new: 1 })
@@ -292,25 +299,21 @@ describe('roster imports of several districts and regions', () => {
     expect(after.notices).toBe(both.notices)
   })
 
-  it("alternates two regions' exports of one district, twice, and ends no link", async () => {
+  it("alternates two regions' exports of one district, twice, and ends no link, each listing all its schools", async () => {
+    // Each region's export lists every school of the district, as district-wide orgs.csv files do,
+    // and only its own region's students.
+    const schools: [string, string][] = [
+      ['r-north', 'North Region School'],
+      ['r-south', 'South Region School'],
+    ]
     const north = await exportOf(
-      bulk12(
-        'SIS-R',
-        'district-r',
-        [['r-north', 'North Region School']],
-        [
-          { id: 'rn1', name: 'Ava', schools: ['r-north'] },
-          { id: 'rn2', name: 'Ben', schools: ['r-north'] },
-        ],
-      ),
+      bulk12('SIS-R', 'district-r', schools, [
+        { id: 'rn1', name: 'Ava', schools: ['r-north'] },
+        { id: 'rn2', name: 'Ben', schools: ['r-north'] },
+      ]),
     )
     const south = await exportOf(
-      bulk12(
-        'SIS-R',
-        'district-r',
-        [['r-south', 'South Region School']],
-        [{ id: 'rs1', name: 'Cy', schools: ['r-south'] }],
-      ),
+      bulk12('SIS-R', 'district-r', schools, [{ id: 'rs1', name: 'Cy', schools: ['r-south'] }]),
     )
     await applyRosterImport(storage.db, north, { now: later() })
     await applyRosterImport(storage.db, south, { now: later() })
@@ -327,6 +330,25 @@ describe('roster imports of several districts and regions', () => {
     const settled = await state()
     expect(settled.bySchool['r-north']).toEqual(['rn1', 'rn2'])
     expect(settled.bySchool['r-south']).toEqual(['rs1'])
+    const preview = await planRosterImport(storage.db, north, { now: later() })
+    expect(preview.coverage.schools).toEqual([
+      {
+        sourcedId: 'r-north',
+        name: 'North Region School',
+        joining: 0,
+        leaving: 0,
+        removed: false,
+        withoutStudents: false,
+      },
+      {
+        sourcedId: 'r-south',
+        name: 'South Region School',
+        joining: 0,
+        leaving: 0,
+        removed: false,
+        withoutStudents: true,
+      },
+    ])
     for (const roster of [north, south, north, south]) {
       const outcome = await applyRosterImport(storage.db, roster, { now: later() })
       expect(outcome.links).toEqual({ made: 0, ended: 0 })

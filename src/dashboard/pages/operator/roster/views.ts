@@ -89,7 +89,16 @@ ${scrollTable({
   caption: 'Schools this export speaks for',
   headings: ['School', 'Id in the export', 'Students joining', 'Students leaving'],
   rows: schools.map((s) =>
-    tableRow([s.removed ? `${s.name} (removed by the delta)` : s.name, s.sourcedId, n(s.joining), n(s.leaving)]),
+    tableRow([
+      s.removed
+        ? `${s.name} (removed by the delta)`
+        : s.withoutStudents
+          ? `${s.name} (listed without students: they are left as they are)`
+          : s.name,
+      s.sourcedId,
+      n(s.joining),
+      n(s.leaving),
+    ]),
   ),
 })}
 <h2>${ending ? 'Partners whose links end' : 'Partners whose links ended'}</h2>
