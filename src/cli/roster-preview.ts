@@ -27,6 +27,11 @@ export function countLines(counts: RosterCounts): string[] {
         `the schools it lists (${students.leavingAllSchools.toLocaleString('en-US')} then attend no school); ` +
         'to erase them, list their ids and run `curriculum students erase --file <ids.csv>`',
     )
+  if (students.keptByAnotherSource > 0)
+    lines.push(
+      `${plural(students.keptByAnotherSource, 'student')} another source system listed first (a transfer, or ` +
+        'schools of two districts): their schools here follow this export, their first name that source',
+    )
   if (students.toErase > 0 || students.removalsNotKept > 0)
     lines.push(
       `to erase (tobedeleted in the delta): ${plural(students.toErase, 'student')}` +

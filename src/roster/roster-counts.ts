@@ -40,6 +40,11 @@ export interface RosterCounts {
     toErase: number
     /** Delta: tobedeleted users the service never kept: nothing to do. */
     removalsNotKept: number
+    /**
+     * Students the export lists whom another source system listed first (a transfer): their
+     * schools here follow this export, their first name that source.
+     */
+    keptByAnotherSource: number
   }
   schools: { new: number; changed: number; unchanged: number; leaving: number }
   /** Student-school pairs made and ended. */
@@ -58,6 +63,7 @@ export function emptyCounts(): RosterCounts {
       leavingAllSchools: 0,
       toErase: 0,
       removalsNotKept: 0,
+      keptByAnotherSource: 0,
     },
     schools: { new: 0, changed: 0, unchanged: 0, leaving: 0 },
     attendance: { joining: 0, leaving: 0 },

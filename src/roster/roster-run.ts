@@ -26,6 +26,7 @@ import {
   renameStudent,
   rosterStudentsAfter,
   type StoredRosterSchool,
+  type StoredRosterStudent,
   schoolsByExternalId,
   schoolsOfStudents,
   studentsByExternalId,
@@ -343,6 +344,7 @@ export class RosterRun {
         if (found === undefined) continue
         if (found.sandbox) this.#sandboxProblem(entry.line)
         else if ('problem' in entry) this.problems.add(entry.problem)
+        else if (this.#otherSource(found)) counts.unchanged++
         else if (entry.firstName !== found.firstName) {
           this.#touch(entry.sourcedId)
           counts.renamed++
@@ -365,6 +367,8 @@ export class RosterRun {
           tier: this.tier,
           source: this.source,
         })
+      } else if (this.#otherSource(found)) {
+        counts.keptByAnotherSource++
       } else if (found.firstName !== student.firstName) {
         this.#renamed.add(student.sourcedId)
         this.#touch(student.sourcedId)
@@ -373,6 +377,15 @@ export class RosterRun {
       }
     }
     if (this.write && this.problems.count === 0) await insertStudents(this.db, added, this.at)
+  }
+
+  /**
+   * A student another source system listed first (a transfer, or a child at schools of two
+   * districts): its first name follows that source, so two districts' imports never rename it
+   * back and forth.
+   */
+  #otherSource(found: StoredRosterStudent): boolean {
+    return found.source !== null && this.source !== null && found.source !== this.source
   }
 
   /** A preview notes the students it found to change, for the import that follows it. */

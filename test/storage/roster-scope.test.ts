@@ -261,8 +261,9 @@ describe('roster imports of several districts and regions', () => {
 
   it("keeps a transfer student in both districts' schools, and leaving one district keeps the other", async () => {
     const students = (extra: Student[]) => [...B_STUDENTS, ...extra]
+    // District B's system spells the child's first name its own way: district A's, which listed them first, stays.
     const b = await exportOf(
-      bulk11('SIS-B', 'district-b', B_SCHOOLS, students([{ id: 'a3', name: 'Lena', schools: ['b-elem'] }])),
+      bulk11('SIS-B', 'district-b', B_SCHOOLS, students([{ id: 'a3', name: 'Lenny', schools: ['b-elem'] }])),
     )
     const a = await exportOf(
       bulk12('SIS-A', 'district-a', A_SCHOOLS, [
@@ -271,7 +272,15 @@ describe('roster imports of several districts and regions', () => {
         { id: 'a4', name: 'Noor', schools: ['a-elem'] },
       ]),
     )
+    const joining = await planRosterImport(storage.db, b, { now: later() })
+    expect(joining.students).toMatchObject({ keptByAnotherSource: 1, renamed: 0, changedSchools: 1 })
     await applyRosterImport(storage.db, b, { now: later() })
+    const a3 = await storage.db
+      .selectFrom('students')
+      .select(['first_name', 'source'])
+      .where('external_id', '=', 'a3')
+      .executeTakeFirstOrThrow()
+    expect(a3).toEqual({ first_name: 'Lena', source: 'SIS-A' })
     const both = await state()
     expect(both.bySchool['a-mid']).toEqual(['a1', 'a3'])
     expect(both.bySchool['b-elem']).toEqual(['a3', 'b1', 'b2'])

@@ -53,6 +53,7 @@ function countsTable(counts: RosterCounts, caption: string): Html {
       tableRow(['Unchanged students', n(students.unchanged)]),
       tableRow(['Students no longer present (kept; they leave their schools)', n(students.noLongerPresent)]),
       tableRow(['Students to erase (tobedeleted in a delta)', n(students.toErase)]),
+      tableRow(['Students another source listed first (their first name follows it)', n(students.keptByAnotherSource)]),
       tableRow(['New schools', n(schools.new)]),
       tableRow(['Changed schools', n(schools.changed)]),
       tableRow(['Unchanged schools', n(schools.unchanged)]),
