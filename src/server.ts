@@ -14,7 +14,7 @@ import { type Config, ConfigError, loadConfig } from './config.js'
 import type { FastPathStatus } from './http/fast/index.js'
 import { createLogger } from './logger.js'
 import { installSpans, type Spans } from './observability/tracing-spans.js'
-import { openStorage, type Storage } from './storage/connection.js'
+import { databaseFilesOpenToOthers, openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate, NewerDatabaseError } from './storage/migrate.js'
 import { listenForScrapes, type Scrape } from './observability/metrics-route.js'
@@ -52,6 +52,16 @@ function open(config: Config, serving = false): Storage {
     timeoutMs: config.storageTimeoutMs,
     poolSize: config.dbPoolSize,
   })
+}
+
+/** Names the database files other users can read or write: they hold secrets and children's names. */
+function reportDatabaseFileModes(config: Config, log: ReturnType<typeof createLogger>): void {
+  const open = databaseFilesOpenToOthers(config.databaseUrl)
+  if (open.length === 0) return
+  log.warn(
+    { databaseFiles: open },
+    `database files readable or writable by other users: ${open.join(', ')}; make them the owner's alone: chmod 600 ${open.join(' ')}`,
+  )
 }
 
 /** Migrations and the demo seed, done once, before any request is served. */
@@ -210,6 +220,8 @@ async function main(hooks: StartHooks): Promise<void> {
     // The primary only prepares the database; each worker opens its own connection.
     const storage = open(config)
     try {
+      // While the database is open, so that its -wal and -shm are there to be looked at too.
+      reportDatabaseFileModes(config, log)
       await prepareDatabase(storage, config, log)
     } finally {
       await storage.close()
@@ -222,7 +234,10 @@ async function main(hooks: StartHooks): Promise<void> {
   }
   // One process: the connection that serves also migrates and seeds (one open, not two).
   const storage = open(config, true)
-  if (cluster.isPrimary) await prepareDatabase(storage, config, log)
+  if (cluster.isPrimary) {
+    reportDatabaseFileModes(config, log)
+    await prepareDatabase(storage, config, log)
+  }
   await serve(storage, config, log, hooks)
 }
 
