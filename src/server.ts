@@ -88,7 +88,8 @@ function reportCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogg
   const cache = hooks.compileCache
   // Workers were started with the same settings as their primary, which has said it already.
   if (cache === undefined || !cluster.isPrimary) return
-  if (cache.enabled) log.debug({ compileCache: cache.directory }, 'compile cache on')
+  if (cache.enabled)
+    log.debug({ compileCache: cache.directory, access: cache.access }, `compile cache on (${cache.access})`)
   else log[cache.refused ? 'warn' : 'info']({ compileCache: 'off' }, `compile cache off: ${cache.reason}`)
 }
 
@@ -102,8 +103,9 @@ function reportFastPath(status: FastPathStatus, log: ReturnType<typeof createLog
 function saveCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
   const cache = hooks.compileCache
   // Right after the first turn of serving, not at exit: a server stopped soon after it starts (a
-  // deploy checked and rolled back, a test) or killed has still made the next start faster.
-  if (cache?.enabled)
+  // deploy checked and rolled back, a test) or killed has still made the next start faster. A
+  // read-only cache was filled at install, and is never written by the service.
+  if (cache?.enabled && cache.access === 'read-write')
     setImmediate(() => {
       cache.flush()
       log.debug({ compileCache: cache.directory }, 'compile cache saved')
