@@ -5,7 +5,7 @@
  * can write, or from one filled at install that it can read but neither write nor replace
  * (src/compile-cache-folder.ts, scripts/fill-compile-cache.mjs).
  */
-import { execFileSync, spawnSync } from 'node:child_process'
+import { execFileSync, spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -133,6 +133,35 @@ const READ_ONLY_TITLE =
     ? 'a compile cache filled at install (skipped: run as root, with a user nobody, to start the server as another user)'
     : 'a compile cache filled at install'
 
+/**
+ * Runs scripts/fill-compile-cache.mjs for nobody in a process group of its own, so that it and the
+ * servers it starts are all stopped however it ends.
+ */
+async function runFill(
+  node: string,
+  cache: string,
+): Promise<{ status: number | null; stdout: string; stderr: string }> {
+  const child = spawn(node, [path.join(ROOT, 'scripts/fill-compile-cache.mjs'), cache, 'nobody'], {
+    env: { ...process.env, CATALOG_DIR },
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: true,
+  })
+  let stdout = ''
+  let stderr = ''
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()))
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()))
+  try {
+    const status = await new Promise<number | null>((resolve) => child.on('close', (code) => resolve(code)))
+    return { status, stdout, stderr }
+  } finally {
+    try {
+      process.kill(-child.pid!, 'SIGKILL')
+    } catch {
+      // All gone already.
+    }
+  }
+}
+
 describe.skipIf(NOBODY === undefined)(READ_ONLY_TITLE, () => {
   let server: RunningServer | undefined
   afterEach(async () => {
@@ -152,10 +181,7 @@ describe.skipIf(NOBODY === undefined)(READ_ONLY_TITLE, () => {
       fs.chmodSync(node, 0o755)
     }
     const cache = path.join(dir, 'compile-cache')
-    const fill = spawnSync(node, [path.join(ROOT, 'scripts/fill-compile-cache.mjs'), cache, 'nobody'], {
-      encoding: 'utf8',
-      env: { ...process.env, CATALOG_DIR },
-    })
+    const fill = await runFill(node, cache)
     expect(fill.status, fill.stdout + fill.stderr).toBe(0)
     expect(fill.stdout).toContain("a start as nobody read the server's compiled code from it")
     for (const file of [
