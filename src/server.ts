@@ -14,7 +14,7 @@ import { type Config, ConfigError, loadConfig } from './config.js'
 import type { FastPathStatus } from './http/fast/index.js'
 import { createLogger } from './logger.js'
 import { installSpans, type Spans } from './observability/tracing-spans.js'
-import { openStorage, type Storage } from './storage/connection.js'
+import { databaseFilesOpenToOthers, openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate, NewerDatabaseError } from './storage/migrate.js'
 import { listenForScrapes, type Scrape } from './observability/metrics-route.js'
@@ -54,6 +54,16 @@ function open(config: Config, serving = false): Storage {
   })
 }
 
+/** Names the database files other users can read or write: they hold secrets and children's names. */
+function reportDatabaseFileModes(config: Config, log: ReturnType<typeof createLogger>): void {
+  const open = databaseFilesOpenToOthers(config.databaseUrl)
+  if (open.length === 0) return
+  log.warn(
+    { databaseFiles: open },
+    `database files readable or writable by other users: ${open.join(', ')}; make them the owner's alone: chmod 600 ${open.join(' ')}`,
+  )
+}
+
 /** Migrations and the demo seed, done once, before any request is served. */
 async function prepareDatabase(storage: Storage, config: Config, log: ReturnType<typeof createLogger>): Promise<void> {
   const migrated = await migrate(storage, undefined, { agreementDispositionDays: config.agreementDispositionDays })
@@ -78,7 +88,8 @@ function reportCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogg
   const cache = hooks.compileCache
   // Workers were started with the same settings as their primary, which has said it already.
   if (cache === undefined || !cluster.isPrimary) return
-  if (cache.enabled) log.debug({ compileCache: cache.directory }, 'compile cache on')
+  if (cache.enabled)
+    log.debug({ compileCache: cache.directory, access: cache.access }, `compile cache on (${cache.access})`)
   else log[cache.refused ? 'warn' : 'info']({ compileCache: 'off' }, `compile cache off: ${cache.reason}`)
 }
 
@@ -92,8 +103,9 @@ function reportFastPath(status: FastPathStatus, log: ReturnType<typeof createLog
 function saveCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
   const cache = hooks.compileCache
   // Right after the first turn of serving, not at exit: a server stopped soon after it starts (a
-  // deploy checked and rolled back, a test) or killed has still made the next start faster.
-  if (cache?.enabled)
+  // deploy checked and rolled back, a test) or killed has still made the next start faster. A
+  // read-only cache was filled at install, and is never written by the service.
+  if (cache?.enabled && cache.access === 'read-write')
     setImmediate(() => {
       cache.flush()
       log.debug({ compileCache: cache.directory }, 'compile cache saved')
@@ -210,6 +222,8 @@ async function main(hooks: StartHooks): Promise<void> {
     // The primary only prepares the database; each worker opens its own connection.
     const storage = open(config)
     try {
+      // While the database is open, so that its -wal and -shm are there to be looked at too.
+      reportDatabaseFileModes(config, log)
       await prepareDatabase(storage, config, log)
     } finally {
       await storage.close()
@@ -222,7 +236,10 @@ async function main(hooks: StartHooks): Promise<void> {
   }
   // One process: the connection that serves also migrates and seeds (one open, not two).
   const storage = open(config, true)
-  if (cluster.isPrimary) await prepareDatabase(storage, config, log)
+  if (cluster.isPrimary) {
+    reportDatabaseFileModes(config, log)
+    await prepareDatabase(storage, config, log)
+  }
   await serve(storage, config, log, hooks)
 }
 

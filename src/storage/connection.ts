@@ -8,7 +8,8 @@
  */
 import { isPostgresUnavailable } from './postgres/unavailable.js'
 import { openPostgres, type PostgresOptions } from './postgres/open-postgres.js'
-import { openSqlite, type SqliteOptions } from './sqlite/open-sqlite.js'
+import { openSqlite, type SqliteOptions, sqliteFile } from './sqlite/open-sqlite.js'
+import { filesOpenToOthers } from './sqlite/private-files.js'
 import { isSqliteUnavailable } from './sqlite/unavailable.js'
 import type { Engine, Storage } from './storage.js'
 
@@ -34,6 +35,16 @@ export function openStorage(url: string, options: StorageOptions = {}): Storage 
  */
 export function isStorageUnavailable(error: unknown): boolean {
   return error instanceof Error && (isSqliteUnavailable(error) || isPostgresUnavailable(error))
+}
+
+/**
+ * The database's files that users other than their owner can read or write: SQLite's file, `-wal`
+ * and `-shm` (none in memory or on PostgreSQL, whose files are the database server's).
+ */
+export function databaseFilesOpenToOthers(url: string): string[] {
+  if (engineOf(url) === 'postgres') return []
+  const file = sqliteFile(url)
+  return file === ':memory:' ? [] : filesOpenToOthers(file)
 }
 
 /** SQLite's file operations (backup, verify, restore), for the operator's commands only. */

@@ -195,20 +195,21 @@ describe('backup --verify and restore of files that are no sound backup', () => 
 })
 
 describe('curriculum restore', () => {
-  it('replaces the database with the backup, keeps its mode, and records the restore in it', async () => {
+  it('replaces the database with the backup, readable by its owner alone, and records the restore in it', async () => {
     const { dir, file, databaseUrl } = await seededDatabase()
     const backup = path.join(dir, 'backup.db')
     expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
     await withStorage(databaseUrl, ({ db }) =>
       upsertStudents(db, [{ id: CLEO, firstName: 'Cleo', tier: 'explorer' }], Date.now()),
     )
+    // A database someone made readable by a group: the restored one is not.
     fs.chmodSync(file, 0o640)
 
     const result = await cli(['restore', backup, '--json'], { databaseUrl })
     expect(result.status, result.stdout + result.stderr).toBe(0)
     expect(jsonOf(result)).toMatchObject({ ok: true, database: file, from: backup, replaced: true, forced: false })
     expect(students(file)).toEqual([ADA, BEN])
-    expect(mode(file)).toBe(0o640)
+    expect(mode(file)).toBe(0o600)
     const log = auditLog(file)
     expect(log.map((row) => row.action).slice(-2)).toEqual(['database.backup', 'database.restore'])
     expect(log.at(-1)!.detail.changed).toMatchObject({ from: backup, replaced: true, forced: false })

@@ -1,7 +1,9 @@
 /**
  * `npm start` on an empty database: migrate, seed the demo, print demo keys once; later
- * starts leave the data alone. Run as a real process on a real socket.
+ * starts leave the data alone; the database's files are the service's user's alone, and a
+ * start names those that are not. Run as a real process on a real socket.
  */
+import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
@@ -45,6 +47,40 @@ describe('the server process', () => {
     // The first start's data is still there: its keys still work.
     expect((await get('/api/v1/tiers', catalogKey!)).status).toBe(200)
     expect((await get(`/api/v1/students/${studentId}/progress`, studentKey!)).status).toBe(200)
+  })
+
+  /** The files of the database, with their permission bits. */
+  const modes = (file: string) =>
+    Object.fromEntries([file, `${file}-wal`, `${file}-shm`].map((name) => [name, fs.statSync(name).mode & 0o777]))
+  /** Starts the server with the umask most systems give (0022), under which files are born 0644. */
+  const startWithUsualUmask = (env: Record<string, string>) => {
+    const previous = process.umask(0o022)
+    try {
+      return startServer(env)
+    } finally {
+      process.umask(previous)
+    }
+  }
+
+  it("creates the database, its -wal and its -shm readable by the service's user alone", async () => {
+    const file = path.join(tempDir(), 'private.db')
+    server = await startWithUsualUmask({ DATABASE_URL: `sqlite:${file}`, CATALOG_DIR })
+    expect(modes(file)).toEqual({ [file]: 0o600, [`${file}-wal`]: 0o600, [`${file}-shm`]: 0o600 })
+    expect(server.output()).not.toContain('readable or writable by other users')
+  })
+
+  it('names at start the database files other users can read, and the chmod that closes them', async () => {
+    const file = path.join(tempDir(), 'open.db')
+    const env = { DATABASE_URL: `sqlite:${file}`, CATALOG_DIR, SEED_DEMO: 'false' }
+    server = await startWithUsualUmask(env)
+    expect(await server.stop('SIGTERM')).toBe(0)
+    // As the files of a database made by an earlier version were: 0644.
+    for (const name of [file, `${file}-wal`, `${file}-shm`]) fs.chmodSync(name, 0o644)
+    server = await startWithUsualUmask(env)
+    const files = `${file}, ${file}-wal, ${file}-shm`
+    expect(server.output()).toContain(`database files readable or writable by other users: ${files}`)
+    expect(server.output()).toContain(`chmod 600 ${file} ${file}-wal ${file}-shm`)
+    expect(server.output()).toMatch(/"level":40[^\n]*readable or writable by other users/)
   })
 
   it('refuses a bad configuration with a clear message', async () => {

@@ -13,6 +13,14 @@ import http from 'node:http'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
+import {
+  ENROLLMENTS_11_HEADER,
+  manifest,
+  ORGS_HEADER,
+  table,
+  USERS_11_HEADER,
+  zipBytes,
+} from '../roster/roster-export.js'
 import { freePort } from '../support/services.js'
 import { NGINX, type RunningNginx, renderSite, SITE, selfSignedCertificate, startNginx } from './nginx.js'
 import { ROOT, type RunningServer, startServer } from './process.js'
@@ -40,7 +48,7 @@ interface Call {
   method?: string
   path: string
   headers?: Record<string, string>
-  body?: string
+  body?: string | Buffer
   /** The client's own address. */
   from?: string
   /** The name sent in TLS's server name indication. */
@@ -89,6 +97,7 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
       CATALOG_DIR,
       HOST: shippedEnv('HOST'),
       TRUST_PROXY: shippedEnv('TRUST_PROXY'),
+      ROSTER_UPLOAD_DIR: path.join(dir, 'roster-uploads'),
       RATE_LIMIT: '5',
       AUTH_FAILURE_LIMIT: '3',
     })
@@ -154,11 +163,14 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
     expect(answer!.headers['x-request-id']).toBe((JSON.parse(answer!.body) as { requestId: string }).requestId)
   })
 
-  it('signs an operator in to the dashboard with __Host- cookies marked Secure', async () => {
-    const login = await send(true, { path: '/dashboard/login' })
+  /** The origin a browser names: the dashboard's check compares it with the proxied host and scheme. */
+  const origin = () => `https://localhost:${ports.https}`
+
+  /** Signs the demo operator in through nginx, as a browser does; returns the sign-in's answer. */
+  const signIn = async (from?: string) => {
+    const login = await send(true, { path: '/dashboard/login', ...(from ? { from } : {}) })
     expect(login.status).toBe(200)
     const visitor = String(login.headers['set-cookie'])
-    expect(visitor).toMatch(/^__Host-cur_csrf=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/)
     const csrf = /name="_csrf" value="([^"]+)"/.exec(login.body)![1]!
     const signedIn = await send(true, {
       method: 'POST',
@@ -166,15 +178,23 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
       headers: {
         'content-type': 'application/x-www-form-urlencoded',
         cookie: visitor.split(';')[0]!,
-        // The origin a browser names: the dashboard's check compares it with the proxied host and scheme.
-        origin: `https://localhost:${ports.https}`,
+        origin: origin(),
       },
       body: new URLSearchParams({ email: operator.email, password: operator.password, _csrf: csrf }).toString(),
+      ...(from ? { from } : {}),
     })
     expect(signedIn.status, signedIn.body).toBe(303)
     const session = (signedIn.headers['set-cookie'] ?? []).find((cookie) => cookie.startsWith('__Host-cur_session='))
+    return { login, signedIn, session: session! }
+  }
+
+  it('signs an operator in to the dashboard with __Host- cookies marked Secure', async () => {
+    const { login, signedIn, session } = await signIn()
+    expect(String(login.headers['set-cookie'])).toMatch(
+      /^__Host-cur_csrf=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; Secure$/,
+    )
     expect(session).toMatch(/^__Host-cur_session=[\w-]+; Path=\/; HttpOnly; SameSite=Lax; (Max-Age=\d+; )?Secure$/)
-    const home = await send(true, { path: signedIn.headers.location!, headers: { cookie: session!.split(';')[0]! } })
+    const home = await send(true, { path: signedIn.headers.location!, headers: { cookie: session.split(';')[0]! } })
     expect(home.status).toBe(200)
   })
 
@@ -225,5 +245,83 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
     const huge = await post(2 * 1024 * 1024)
     expect(huge.status).toBe(413)
     expect(huge.headers['x-request-id']).toBeUndefined()
+  })
+
+  it("takes a roster export of several MiB on the upload page and shows the service's preview", async () => {
+    const cookie = (await signIn('127.0.0.6')).session.split(';')[0]!
+    const page = await send(true, { path: '/dashboard/operator/roster', headers: { cookie }, from: '127.0.0.6' })
+    expect(page.status).toBe(200)
+    const csrf = /name="_csrf" value="([^"]+)"/.exec(page.body)![1]!
+    // A district's export: 2,000 students and, as real exports have, a large enrollments.csv,
+    // which the service does not read. Stored, not deflated, so that it is as large on the wire.
+    const students = Array.from({ length: 2000 }, (_, i) => ({
+      sourcedId: `stu-${i}`,
+      role: 'student',
+      orgSourcedIds: 'sch-north',
+      // A first name is letters only: the number spelled in letters.
+      givenName: `Kid${i.toString(26).replace(/./g, (d) => String.fromCharCode(97 + Number.parseInt(d, 26)))}`,
+      familyName: 'Surname',
+    }))
+    const enrollments = Array.from({ length: 60_000 }, (_, i) => ({
+      sourcedId: `enr-${i}`,
+      status: 'active',
+      dateLastModified: '2026-08-20T08:00:00.000Z',
+      classSourcedId: `class-${i % 400}-mathematics-period-${i % 7}`,
+      schoolSourcedId: 'sch-north',
+      userSourcedId: `stu-${i % 2000}`,
+      role: 'student',
+      primary: 'false',
+      beginDate: '2026-08-25',
+      endDate: '2027-06-15',
+    }))
+    const files = {
+      'manifest.csv': manifest('1.1', { orgs: 'bulk', users: 'bulk', enrollments: 'bulk' }),
+      'orgs.csv': table(ORGS_HEADER, [{ sourcedId: 'sch-north', name: 'North Elementary', type: 'school' }]),
+      'users.csv': table(USERS_11_HEADER, students),
+      'enrollments.csv': table(ENROLLMENTS_11_HEADER, enrollments),
+    }
+    const zip = zipBytes(Object.entries(files).map(([name, data]) => ({ name, data, method: 'stored' as const })))
+    expect(zip.length).toBeGreaterThan(4 * 1024 * 1024)
+    // As a browser sends the form: the CSRF token first, then the tier, then the file.
+    const boundary = '----nginxproxytest0upload'
+    const field = (name: string, value: string) =>
+      `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\n\r\n${value}\r\n`
+    const body = Buffer.concat([
+      Buffer.from(field('_csrf', csrf) + field('tier', 'explorer')),
+      Buffer.from(
+        `--${boundary}\r\nContent-Disposition: form-data; name="export"; filename="district.zip"\r\n` +
+          'Content-Type: application/zip\r\n\r\n',
+      ),
+      zip,
+      Buffer.from(`\r\n--${boundary}--\r\n`),
+    ])
+    const uploaded = await send(true, {
+      method: 'POST',
+      path: '/dashboard/operator/roster',
+      headers: {
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+        'content-length': String(body.length),
+        cookie,
+        origin: origin(),
+      },
+      body,
+      from: '127.0.0.6',
+    })
+    expect(uploaded.status, uploaded.body.slice(uploaded.body.indexOf('<main'), 2000)).toBe(303)
+    const preview = await send(true, { path: uploaded.headers.location!, headers: { cookie }, from: '127.0.0.6' })
+    expect(preview.status).toBe(200)
+    expect(preview.body).toContain('Preview of the roster import')
+    expect(preview.body).toMatch(/New students<\/td><td[^>]*>2,000</)
+
+    // The import's other pages keep the site's 1 MiB, as does the rest of the site.
+    const confirm = await send(true, {
+      method: 'POST',
+      path: `${uploaded.headers.location!}/confirm`,
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie, origin: origin() },
+      body: `_csrf=${'x'.repeat(2 * 1024 * 1024)}`,
+      from: '127.0.0.6',
+    })
+    expect(confirm.status).toBe(413)
+    expect(confirm.headers['x-request-id']).toBeUndefined()
   })
 })

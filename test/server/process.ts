@@ -28,12 +28,15 @@ export async function startServer(
    * to a non-blocking pipe without retrying, and lost once the pipe is full; a file loses none.
    */
   stderrFile?: string,
+  /** Another user to run as, and a Node binary that user can run (this one may be in root's home). */
+  runAs?: { uid: number; gid: number; node: string },
 ): Promise<RunningServer> {
   const stderr = stderrFile === undefined ? 'pipe' : fs.openSync(stderrFile, 'w')
-  const child = spawn(process.execPath, [script], {
+  const child = spawn(runAs?.node ?? process.execPath, [script], {
     cwd: ROOT,
     env: { ...process.env, PORT: '0', HOST: '127.0.0.1', LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', stderr],
+    ...(runAs === undefined ? {} : { uid: runAs.uid, gid: runAs.gid }),
     // A process group of its own, so that killAll reaches the workers a primary forked.
     detached: true,
   })

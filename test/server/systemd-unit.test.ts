@@ -1,7 +1,8 @@
 /**
  * The shipped unit (deploy/curriculum-api.service) passes `systemd-analyze verify`, with this
  * checkout in place of /opt/curriculum-api and this Node in place of /usr/bin/node, so that the
- * check covers the command the unit starts, and keeps its hardening (`systemd-analyze security`).
+ * check covers the command the unit starts, and keeps its hardening (`systemd-analyze security`);
+ * the compile cache the shipped environment names is one the unit lets the service read only.
  *
  * Skipped, with the reason in its title, where systemd-analyze is not installed.
  */
@@ -61,5 +62,22 @@ describe.skipIf(!HAS_ANALYZE)(TITLE, () => {
     for (const line of ['NoNewPrivileges=yes', 'ProtectSystem=strict', 'PrivateTmp=yes', 'UMask=0077'])
       expect(UNIT).toContain(`\n${line}\n`)
     expect(UNIT).toContain('\nReadWritePaths=/opt/curriculum-api/data\n')
+  })
+})
+
+describe('the shipped environment with the unit', () => {
+  const env = fs.readFileSync(path.join(ROOT, 'deploy/curriculum-api.env'), 'utf8')
+
+  it('keeps the compile cache where the service cannot write: outside every ReadWritePaths, under ProtectSystem=strict', () => {
+    const cache = /^COMPILE_CACHE_DIR=(.*)$/m.exec(env)?.[1]
+    expect(cache, 'deploy/curriculum-api.env sets COMPILE_CACHE_DIR').toBeDefined()
+    expect(path.isAbsolute(cache!)).toBe(true)
+    expect(UNIT).toMatch(/^ProtectSystem=strict$/m)
+    const writable = [...UNIT.matchAll(/^ReadWritePaths=(.*)$/gm)].flatMap((match) => match[1]!.split(/\s+/))
+    expect(writable.length).toBeGreaterThan(0)
+    for (const folder of writable) {
+      const relative = path.relative(folder.replace(/^-/, ''), cache!)
+      expect(relative.startsWith('..') || path.isAbsolute(relative), `${cache} is under ${folder}`).toBe(true)
+    }
   })
 })

@@ -13,14 +13,14 @@ export function temporaryBeside(file: string, purpose: 'backup' | 'restore'): st
 }
 
 /**
- * Creates `file`, empty, readable and writable by its owner alone (or with `mode`): backups and
- * databases hold children's data. Fails if it exists.
+ * Creates `file`, empty, readable and writable by its owner alone: backups and databases hold
+ * children's data. Fails if it exists.
  */
-export function createPrivateFile(file: string, mode = 0o600): void {
-  const fd = fs.openSync(file, 'wx', mode)
+export function createPrivateFile(file: string): void {
+  const fd = fs.openSync(file, 'wx', 0o600)
   try {
-    // The umask may have taken bits away from `mode`; set exactly the mode asked for.
-    fs.fchmodSync(fd, mode)
+    // A umask can only take bits away; set exactly 0600 all the same, whatever the umask did.
+    fs.fchmodSync(fd, 0o600)
   } finally {
     fs.closeSync(fd)
   }

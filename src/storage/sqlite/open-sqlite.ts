@@ -15,6 +15,7 @@ import { type Checkpointer, startCheckpointer } from './checkpointer.js'
 import { groupCommitWriteQueue } from './group-commit.js'
 import { tracedWrites } from '../../observability/tracing-spans.js'
 import { ImmediateSqliteDialect } from './immediate-transactions.js'
+import { createDatabaseFile } from './private-files.js'
 import { inRowOrder } from './row-order.js'
 import { withStatementCache } from './statement-cache.js'
 import { truncateWal } from './wal-truncation.js'
@@ -93,7 +94,10 @@ const singleWriterLocks: TransactionLocks = {
 
 export function openSqlite(url: string, options: SqliteOptions): SqliteStorage {
   const file = sqliteFile(url)
-  if (file !== ':memory:') fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+  if (file !== ':memory:') {
+    fs.mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+    createDatabaseFile(file)
+  }
   const database = new SQLite(file)
   database.pragma('journal_mode = WAL')
   // NORMAL in WAL mode: a committed transaction survives a crash of this process (the WAL is

@@ -84,9 +84,9 @@ export async function restoreDatabaseFile(
   const forced = replaced && forcedOverUse(target, options.force)
   const before = replaced ? fs.statSync(target) : undefined
   const temporary = temporaryBeside(target, 'restore')
-  // The restored file keeps the replaced one's mode (and owner, when run as root), so that the
-  // server's user can still open it.
-  createPrivateFile(temporary, before === undefined ? 0o600 : before.mode & 0o777)
+  // The restored file is the owner's alone, whatever the replaced one's mode was, and keeps the
+  // replaced one's owner when run as root, so that the server's user can still open it.
+  createPrivateFile(temporary)
   try {
     if (before !== undefined && process.getuid?.() === 0) fs.chownSync(temporary, before.uid, before.gid)
     const reader = new SQLite(backup, { readonly: true, fileMustExist: true })
