@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 /**
- * The `curriculum` operator command. Exit codes: 0 done, 1 failed, 2 wrong command line.
+ * The `curriculum` operator command. Exit codes: 0 done, 1 failed, 2 wrong command line, 3 not
+ * confirmed (a change that ends access, refused or asked without a terminal: confirm.ts).
  */
 import { CommanderError } from 'commander'
 import { reportError } from './command-action.js'

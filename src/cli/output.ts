@@ -2,7 +2,7 @@
  * How commands answer. With --json, stdout carries exactly one JSON document, success or
  * failure, so a script can always parse it; otherwise stdout carries text for people and
  * errors go to stderr. Exit codes: 0 done, 1 failed (bad data, conflict, not found), 2 the
- * command line itself was wrong.
+ * command line itself was wrong, 3 a change that ends access was not confirmed (confirm.ts).
  */
 
 /** A problem with an input, located so that an operator can open the file at that line. */

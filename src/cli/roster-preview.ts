@@ -81,3 +81,26 @@ export function previewLines(preview: RosterPreview): string[] {
     `${KEPT_FIELDS} ${NEVER_KEPT}`,
   ]
 }
+
+/** Whether importing ends anything: a student leaving a school (and the links a school share held), or an erasure. */
+export function endsAccess(counts: RosterCounts): boolean {
+  return counts.attendance.leaving > 0 || counts.students.toErase > 0
+}
+
+/** What the import ends, in one line, for the question before it writes. */
+export function endingLine(preview: RosterPreview): string {
+  const { attendance, students, coverage } = preview
+  const links = coverage.partners.reduce((total, partner) => total + partner.links, 0)
+  const parts = [
+    ...(attendance.leaving > 0
+      ? [
+          `${plural(attendance.leaving, 'student leaves', 'students leave')} a school, ending ` +
+            (links === 0
+              ? 'no partner link'
+              : `${plural(links, 'partner link')} (${coverage.partners.map((p) => `${p.name} ${p.links}`).join(', ')})`),
+        ]
+      : []),
+    ...(students.toErase > 0 ? [`${plural(students.toErase, 'student')} erased for good`] : []),
+  ]
+  return `this import ends: ${parts.join('; ')}`
+}

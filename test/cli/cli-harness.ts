@@ -3,9 +3,11 @@
  * fresh SQLite file per test.
  */
 import { execFile } from 'node:child_process'
+import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
+import { sql } from 'kysely'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { migrate } from '../../src/storage/migrate.js'
 
@@ -35,6 +37,42 @@ export function newDatabaseUrl(): string {
   return `sqlite:${path.join(tempDir(), 'cli.db')}`
 }
 
+const schemas: string[] = []
+
+/**
+ * The engines a test may run the CLI on: SQLite, and PostgreSQL when TEST_POSTGRES_URL names one
+ * (a schema of its own per database, dropped by dropSchemas).
+ */
+export const ENGINES: readonly (readonly [string, () => string])[] = [
+  ['SQLite', newDatabaseUrl],
+  ...(process.env.TEST_POSTGRES_URL
+    ? [
+        [
+          'PostgreSQL',
+          () => {
+            // As test/helper.ts's freshDatabaseUrl, whose module would load the whole app here.
+            const url = new URL(process.env.TEST_POSTGRES_URL!)
+            url.searchParams.set('schema', `t_${randomBytes(6).toString('hex')}`)
+            schemas.push(url.toString())
+            return url.toString()
+          },
+        ] as const,
+      ]
+    : []),
+]
+
+/** Drops the PostgreSQL schemas this test file made; call from afterAll. */
+export async function dropSchemas(): Promise<void> {
+  for (const url of schemas.splice(0)) {
+    const storage = openStorage(url, { busyTimeoutMs: 5000 })
+    try {
+      await sql`drop schema if exists ${sql.id(storage.schema!)} cascade`.execute(storage.db)
+    } finally {
+      await storage.close()
+    }
+  }
+}
+
 export interface CliResult {
   status: number
   stdout: string
@@ -51,7 +89,7 @@ export interface CliOptions {
   input?: string
 }
 
-function environment(options: CliOptions): NodeJS.ProcessEnv {
+export function environment(options: CliOptions): NodeJS.ProcessEnv {
   // A small, explicit environment: the developer's own DATABASE_URL or CATALOG_DIR must not leak in.
   return {
     PATH: process.env.PATH,

@@ -1,9 +1,11 @@
 /**
  * `curriculum roster import`: the preview, --dry-run writing nothing, every bad row as
  * file:line: field: message with nothing written, a delta that would erase stopping until
- * --confirm-erase, one audit row of counts, and no family name in any output.
+ * --confirm-erase, an import that takes students out of schools asking first (--yes without a
+ * terminal), one audit row of counts, and no family name in any output.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { createOrganisation } from '../../src/storage/access-repository.js'
 import {
   manifest,
   ORGS_HEADER,
@@ -13,12 +15,24 @@ import {
   writeFolder,
   writeZip,
 } from '../roster/roster-export.js'
-import { cli, countRows, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, withStorage } from './cli-harness.js'
+import {
+  cli,
+  countRows,
+  dropSchemas,
+  ENGINES,
+  ensureBuilt,
+  jsonOf,
+  newDatabaseUrl,
+  removeTempDirs,
+  withStorage,
+} from './cli-harness.js'
+import { expectConfirmation } from './confirmation-checks.js'
 
 beforeAll(ensureBuilt)
-afterAll(() => {
+afterAll(async () => {
   removeTempDirs()
   removeExports()
+  await dropSchemas()
 })
 
 const ORGS = table(ORGS_HEADER, [
@@ -104,21 +118,74 @@ describe('curriculum roster import', () => {
     expect((await countRows(databaseUrl)).students).toBe(0)
   })
 
-  it('stops a delta that would erase until --confirm-erase, saying how many', async () => {
+  it('stops a delta that would erase until --confirm-erase and --yes, saying how many', async () => {
     const databaseUrl = newDatabaseUrl()
     expect((await cli(['roster', 'import', writeFolder(BULK)], { databaseUrl })).status).toBe(0)
     const delta = writeFolder(DELTA)
-    const stopped = await cli(['roster', 'import', delta, '--json'], { databaseUrl })
+    const stopped = await cli(['roster', 'import', delta, '--yes', '--json'], { databaseUrl })
     expect(stopped.status).toBe(1)
     expect(jsonOf(stopped)).toMatchObject({ ok: false, error: { preview: { students: { toErase: 1 } } } })
     expect(jsonOf(stopped).error.message).toContain('would erase 1 student (tobedeleted); nothing was imported')
     expect(jsonOf(stopped).error.message).toContain('--confirm-erase')
     expect((await countRows(databaseUrl)).students).toBe(2)
 
-    const erased = await cli(['roster', 'import', delta, '--confirm-erase', '--json'], { databaseUrl })
+    // --confirm-erase allows the erasure; without a terminal, writing it takes --yes as well.
+    const unconfirmed = await cli(['roster', 'import', delta, '--confirm-erase'], { databaseUrl })
+    expect(unconfirmed.status).toBe(3)
+    expect(unconfirmed.stdout).toContain('this import ends: 1 student erased for good')
+    expect(unconfirmed.stderr).toMatch(/nothing was written: to import it, run it again with --yes/)
+    expect((await countRows(databaseUrl)).students).toBe(2)
+
+    const erased = await cli(['roster', 'import', delta, '--confirm-erase', '--yes', '--json'], { databaseUrl })
     expect(erased.status, erased.stderr).toBe(0)
     expect(jsonOf(erased).erased).toHaveLength(1)
     expect((await countRows(databaseUrl)).students).toBe(1)
     expect(await auditRows(databaseUrl)).toHaveLength(2)
   })
+})
+
+/** The same district's export with Ada missing, as a cut-short users.csv would be: she leaves North Elementary. */
+const MOVED = {
+  'manifest.csv': manifest('1.1', { orgs: 'bulk', users: 'bulk' }),
+  'orgs.csv': ORGS,
+  'users.csv': table(USERS_11_HEADER, [student('s2', 'Ben', 'sch-north,sch-south')]),
+}
+
+describe.each(ENGINES)('curriculum roster import on %s', (_engine, databaseUrlOf) => {
+  it('asks before an import that takes students out of shared schools, and writes only when confirmed', async () => {
+    const moved = writeFolder(MOVED)
+    await expectConfirmation({
+      argv: ['roster', 'import', moved],
+      async arrange() {
+        const databaseUrl = databaseUrlOf()
+        await withStorage(databaseUrl, ({ db }) => createOrganisation(db, 'Acme Learning', Date.now()))
+        // A first import only adds: it writes without asking, as a script runs it.
+        const first = await cli(['roster', 'import', writeFolder(BULK), '--json'], { databaseUrl })
+        expect(first.status, first.stdout + first.stderr).toBe(0)
+        const shared = await cli(['links', 'add', '--org', 'Acme Learning', '--school', 'North Elementary'], {
+          databaseUrl,
+        })
+        expect(shared.status, shared.stderr).toBe(0)
+        return databaseUrl
+      },
+      state: (databaseUrl) =>
+        withStorage(databaseUrl, async ({ db }) => ({
+          attending: await db
+            .selectFrom('student_schools')
+            .select(['student_id', 'school_id'])
+            .orderBy('student_id')
+            .orderBy('school_id')
+            .execute(),
+          linked: await db
+            .selectFrom('student_organisations')
+            .select(['student_id', 'organisation_id'])
+            .orderBy('student_id')
+            .execute(),
+          imports: (await db.selectFrom('audit_log').select('id').where('action', '=', 'roster.import').execute())
+            .length,
+        })),
+      preview:
+        /1 no longer present[\s\S]*this import ends: 1 student leaves a school, ending 1 partner link \(Acme Learning 1\)/,
+    })
+  }, 180_000)
 })

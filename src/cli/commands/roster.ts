@@ -2,18 +2,20 @@
  * `curriculum roster import <folder-or-zip>`: a district's OneRoster 1.1 or 1.2 CSV export, bulk
  * or delta (roster/oneroster.ts reads it, roster/roster-import.ts imports it). It always shows
  * the preview first; `--dry-run` stops there, and a delta that would erase students stops there
- * too unless `--confirm-erase` says to erase them. The import is one transaction with its audit
- * row, which holds counts and ids only.
+ * too unless `--confirm-erase` says to erase them. An import that takes students out of schools or
+ * erases asks first (confirm.ts): a wrong folder would end a district's sharing. The import is one
+ * transaction with its audit row, which holds counts and ids only.
  */
 import path from 'node:path'
 import { type Command, Option } from 'commander'
 import { systemClock } from '../../clock.js'
 import { TIER_IDS, type TierId } from '../../domain/tiers.js'
 import { act } from '../command-action.js'
+import { confirmChange, withConfirmation } from '../confirm.js'
 import { defineCommand, defineGroup } from '../options.js'
 import { CliError, plural, writeText } from '../output.js'
 import { count, ProgressLine } from '../progress-bar.js'
-import { countLines, previewLines } from '../roster-preview.js'
+import { countLines, endingLine, endsAccess, previewLines } from '../roster-preview.js'
 import { withStorage } from '../storage-session.js'
 
 interface RosterOptions {
@@ -29,105 +31,109 @@ export function registerRoster(program: Command): void {
     "Import a district's roster: a OneRoster 1.1 or 1.2 CSV export (folder or .zip), students and schools only",
     'curriculum roster import export.zip --dry-run',
   )
-  defineCommand(
+  const command = defineCommand(
     group,
     'import <source>',
-    'Preview, then import, the students and schools of a OneRoster CSV export, all or nothing. First names ' +
-      'only: family names, e-mails and every other personal field are never read into the service.',
+    'Preview, then import, the students and schools of a OneRoster CSV export, all or nothing; an import that ' +
+      'takes students out of schools or erases asks first. First names only: family names, e-mails and every ' +
+      'other personal field are never read into the service.',
     [
       'curriculum roster import sis-export.zip --dry-run      # the preview; writes nothing',
-      'curriculum roster import sis-export/ --tier builder     # new students start at builder',
-      'curriculum roster import delta.zip --confirm-erase --json',
+      'curriculum roster import sis-export/ --tier builder     # asks first if students would leave schools',
+      'curriculum roster import nightly.zip --yes --json       # a script: no terminal to ask on',
+      'curriculum roster import delta.zip --confirm-erase --yes --json',
     ],
     { audit: 'roster.import' },
   )
     .addOption(new Option('--tier <tier>', 'tier of new students (default: explorer)').choices(TIER_IDS))
-    .option('--dry-run', 'show the preview and write nothing')
     .option('--confirm-erase', 'erase the students a delta marks tobedeleted, with the rest of the delta')
-    .action(
-      act(async (command, audit) => {
-        const [source] = command.processedArgs as [string]
-        const options = command.opts<RosterOptions>()
-        const json = command.optsWithGlobals().json === true
-        const started = performance.now()
-        const bar = new ProgressLine()
-        try {
-          bar.update('reading the export', true)
-          const { readOneRoster } = await import('../../roster/oneroster.js')
-          const roster = await readOneRoster(source)
-          if (!roster.ok) {
-            const more = roster.moreProblems > 0 ? ` (${count(roster.moreProblems)} more not shown)` : ''
-            const total = roster.problems.length + roster.moreProblems
-            throw new CliError(`${source}: ${plural(total, 'problem')}${more}; nothing was imported`, roster.problems)
-          }
-          return await withStorage(async ({ storage }) => {
-            const { applyRosterImport, planRosterImport } = await import('../../roster/roster-import.js')
-            const request = { now: systemClock.now(), ...(options.tier === undefined ? {} : { tier: options.tier }) }
-            bar.update('comparing with the service', true)
-            const preview = await planRosterImport(storage.db, roster, request)
-            bar.clear()
-            const { problems, moreProblems, ...counts } = preview
-            if (problems.length > 0) {
-              const more = moreProblems > 0 ? ` (${count(moreProblems)} more not shown)` : ''
-              throw new CliError(
-                `${source}: ${plural(problems.length + moreProblems, 'problem')}${more}; nothing was imported`,
-                problems,
-              )
-            }
-            if (options.dryRun === true)
-              return {
-                data: { source, dryRun: true, preview: counts },
-                text: [...previewLines(preview), 'dry run: nothing was written'],
-              }
-            const erasing = preview.students.toErase
-            if (erasing > 0 && options.confirmErase !== true) {
-              if (!json) writeText(previewLines(preview))
-              throw new CliError(
-                `the delta would erase ${plural(erasing, 'student')} (tobedeleted); nothing was imported. ` +
-                  `Run it again with --confirm-erase to import it and erase them`,
-                [],
-                1,
-                { preview: counts },
-              )
-            }
-            // The preview first, as with --dry-run; the import's own counts follow it.
-            if (!json) writeText(previewLines(preview))
-            const outcome = await applyRosterImport(
-              storage.db,
-              roster,
-              {
-                ...request,
-                confirmErase: options.confirmErase === true,
-                // See applyRosterImport: on SQLite one transaction would hold the server's writes.
-                commit: storage.engine === 'sqlite' ? 'batches' : 'one-transaction',
-                progress: (phase, done, total) => bar.update(`${phase}: ${count(done)}/${count(total)}`),
-              },
-              (trx, result) =>
-                audit.record(trx, `roster:${path.basename(source)}`, {
-                  version: preview.version,
-                  kind: preview.kind,
-                  tier: preview.tier,
-                  ...result,
-                }),
-            )
-            bar.clear()
-            const log = outcome.erased.length > 0 ? await storage.truncateLog() : 'none'
-            const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
-            return {
-              data: { source, preview: counts, ...outcome, seconds },
-              text: [
-                `imported OneRoster ${preview.version} ${preview.kind} export ${source} in ${seconds} s`,
-                ...countLines(outcome),
-                `links to partners: ${count(outcome.links.made)} made, ${count(outcome.links.ended)} ended ` +
-                  `(each told); ${plural(outcome.erased.length, 'student')} erased; ` +
-                  `${plural(outcome.webhooks, 'webhook delivery', 'webhook deliveries')} queued`,
-                ...(log === 'busy' ? ['the SQLite WAL file was busy and is not truncated yet'] : []),
-              ],
-            }
-          })
-        } finally {
-          bar.clear()
+  withConfirmation(command, 'import, ending what the preview shows,')
+  command.action(
+    act(async (command, audit) => {
+      const [source] = command.processedArgs as [string]
+      const options = command.opts<RosterOptions>()
+      const json = command.optsWithGlobals().json === true
+      const started = performance.now()
+      const bar = new ProgressLine()
+      try {
+        bar.update('reading the export', true)
+        const { readOneRoster } = await import('../../roster/oneroster.js')
+        const roster = await readOneRoster(source)
+        if (!roster.ok) {
+          const more = roster.moreProblems > 0 ? ` (${count(roster.moreProblems)} more not shown)` : ''
+          const total = roster.problems.length + roster.moreProblems
+          throw new CliError(`${source}: ${plural(total, 'problem')}${more}; nothing was imported`, roster.problems)
         }
-      }),
-    )
+        return await withStorage(async ({ storage }) => {
+          const { applyRosterImport, planRosterImport } = await import('../../roster/roster-import.js')
+          const request = { now: systemClock.now(), ...(options.tier === undefined ? {} : { tier: options.tier }) }
+          bar.update('comparing with the service', true)
+          const preview = await planRosterImport(storage.db, roster, request)
+          bar.clear()
+          const { problems, moreProblems, ...counts } = preview
+          if (problems.length > 0) {
+            const more = moreProblems > 0 ? ` (${count(moreProblems)} more not shown)` : ''
+            throw new CliError(
+              `${source}: ${plural(problems.length + moreProblems, 'problem')}${more}; nothing was imported`,
+              problems,
+            )
+          }
+          const erasing = preview.students.toErase
+          if (erasing > 0 && options.confirmErase !== true && options.dryRun !== true) {
+            if (!json) writeText(previewLines(preview))
+            throw new CliError(
+              `the delta would erase ${plural(erasing, 'student')} (tobedeleted); nothing was imported. ` +
+                'Run it again with --confirm-erase to import it and erase them (it then asks, or takes --yes)',
+              [],
+              1,
+              { preview: counts },
+            )
+          }
+          // The preview first, as with --dry-run; the import's own counts follow it.
+          const ends = endsAccess(preview)
+          const confirmed = await confirmChange(command, {
+            lines: [...previewLines(preview), ...(ends ? [endingLine(preview)] : [])],
+            data: { source, preview: counts },
+            ends,
+            action: 'import it',
+          })
+          if (!confirmed.write) return confirmed.result
+          const outcome = await applyRosterImport(
+            storage.db,
+            roster,
+            {
+              ...request,
+              confirmErase: options.confirmErase === true,
+              // See applyRosterImport: on SQLite one transaction would hold the server's writes.
+              commit: storage.engine === 'sqlite' ? 'batches' : 'one-transaction',
+              progress: (phase, done, total) => bar.update(`${phase}: ${count(done)}/${count(total)}`),
+            },
+            (trx, result) =>
+              audit.record(trx, `roster:${path.basename(source)}`, {
+                version: preview.version,
+                kind: preview.kind,
+                tier: preview.tier,
+                ...result,
+              }),
+          )
+          bar.clear()
+          const log = outcome.erased.length > 0 ? await storage.truncateLog() : 'none'
+          const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
+          return {
+            data: { source, preview: counts, ...outcome, seconds },
+            text: [
+              `imported OneRoster ${preview.version} ${preview.kind} export ${source} in ${seconds} s`,
+              ...countLines(outcome),
+              `links to partners: ${count(outcome.links.made)} made, ${count(outcome.links.ended)} ended ` +
+                `(each told); ${plural(outcome.erased.length, 'student')} erased; ` +
+                `${plural(outcome.webhooks, 'webhook delivery', 'webhook deliveries')} queued`,
+              ...(log === 'busy' ? ['the SQLite WAL file was busy and is not truncated yet'] : []),
+            ],
+          }
+        })
+      } finally {
+        bar.clear()
+      }
+    }),
+  )
 }
