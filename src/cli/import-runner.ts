@@ -26,6 +26,7 @@ import fs from 'node:fs'
 import type { Kysely } from 'kysely'
 import type { Database } from '../storage/tables.js'
 import type { Engine } from '../storage/connection.js'
+import type { PendingChange } from './confirm.js'
 import { ImportStaging } from './import-staging.js'
 import { UUID } from '../domain/uuid.js'
 import { pauseAfterBatch, WriteBatchSize } from './write-batch-size.js'
@@ -75,6 +76,15 @@ export interface ImportSpec<Row, Context> {
     progress: (done: number) => void,
     context: Context,
   ): Promise<void>
+  /**
+   * For an import that can end partners' access (students leaving schools): what its checked rows
+   * would end, read before anything is written, for the command to show and ask about (confirm.ts).
+   */
+  ending?: {
+    /** What --yes does, for its help. */
+    yes: string
+    preview(db: Kysely<Database>, rows: AsyncIterable<Row[]>, run: ImportRun): Promise<PendingChange>
+  }
 }
 
 /** The run an import's `prepare` serves. */
@@ -100,6 +110,8 @@ export interface ImportRequest {
   actor?: string
   /** Writes the audit row with `db`, a transaction that writes rows of the import. */
   record(db: Kysely<Database>, changed: ImportChange): Promise<void>
+  /** For a spec with `ending`: shows what the import would end and says whether to write it. */
+  confirm?(change: PendingChange): Promise<boolean>
 }
 
 /** What an import changed, for the audit log. */
@@ -301,6 +313,11 @@ async function writeBatches<Row>(
   if (!recorded) await db.transaction().execute((trx) => request.record(trx, change(done)))
 }
 
+/** The accepted rows, parsed, a batch at a time in key order. */
+async function* parsed<Row>(staging: ImportStaging): AsyncGenerator<Row[]> {
+  for await (const texts of staging.accepted(() => POSTGRES_BATCH)) yield texts.map((text) => JSON.parse(text) as Row)
+}
+
 /**
  * Runs one import; throws a CliError carrying every problem when anything is wrong, having
  * written nothing.
@@ -331,6 +348,12 @@ export async function runImport<Row, Context>(
           // Stable sort: problems of one line stay in field order.
           problems.sort((a, b) => a.line - b.line)
           throw new CliError(`${file}: ${plural(problems.length, 'problem')}; nothing was imported`, problems)
+        }
+        if (spec.ending !== undefined && request.confirm !== undefined) {
+          const rows = parsed<Row>(staging)
+          const change = await spec.ending.preview(db, rows, { file, actor: request.actor ?? null })
+          bar.clear()
+          if (!(await request.confirm(change))) return { file, format, rows: 0 }
         }
         await writeBatches(
           spec as ImportSpec<Row, unknown>,

@@ -139,3 +139,17 @@ export async function heldByNoOtherShare(db: Db, shareId: string): Promise<numbe
     .executeTakeFirstOrThrow()
   return Number(n)
 }
+
+/** The organisation's shares that hold the student now: those unlinking it takes it out of. */
+export async function sharesHoldingStudent(db: Db, organisationId: string, studentId: string): Promise<ShareReason[]> {
+  const rows = await db
+    .selectFrom('share_students as ss')
+    .innerJoin('shares as sh', 'sh.id', 'ss.share_id')
+    .select(['sh.id', 'sh.kind', 'sh.label'])
+    .where('ss.organisation_id', '=', organisationId)
+    .where('ss.student_id', '=', studentId)
+    .orderBy('sh.created_at')
+    .orderBy('sh.id')
+    .execute()
+  return rows.map((row) => ({ shareId: row.id, kind: row.kind, label: row.label }))
+}

@@ -243,7 +243,7 @@ const CHANGING: Case[] = [
   },
   {
     stage: 3,
-    argv: ['links', 'remove', '--org', 'Acme Learning', '--student', ADA],
+    argv: ['links', 'remove', '--org', 'Acme Learning', '--student', ADA, '--yes'],
     action: 'links.remove',
     target: () => `student:${ADA}`,
     changed: (d) => ({ organisation: 'Acme Learning', organisationId: d.organisation.id, unlinked: true }),
@@ -278,7 +278,7 @@ const CHANGING: Case[] = [
   },
   {
     stage: 4,
-    argv: ['links', 'remove', '--org', 'Acme Learning', '--school', 'Hillside Primary'],
+    argv: ['links', 'remove', '--org', 'Acme Learning', '--school', 'Hillside Primary', '--yes'],
     action: 'links.remove',
     target: (d) => `share:${d.shareId}`,
     changed: (d) => ({ organisationId: d.organisation.id, school: 'Hillside Primary', schoolId: d.school.id }),

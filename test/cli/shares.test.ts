@@ -3,7 +3,7 @@
  * schools, recording who attends which (all or nothing, every bad row with its line), sharing a
  * school or a list with an organisation, listing and ending shares, and `links import` holding
  * its links in a list share named after the file; every change with its audit row, every command
- * with --json.
+ * with --json. Ending a share and recording students leaving a shared school ask first.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -13,10 +13,24 @@ import { createOrganisation } from '../../src/storage/access-repository.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
-import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
+import {
+  cli,
+  dropSchemas,
+  ENGINES,
+  ensureBuilt,
+  jsonOf,
+  newDatabaseUrl,
+  removeTempDirs,
+  tempDir,
+  withStorage,
+} from './cli-harness.js'
+import { expectConfirmation } from './confirmation-checks.js'
 
 beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+afterAll(async () => {
+  removeTempDirs()
+  await dropSchemas()
+})
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 const NOW = Date.parse('2026-03-02T09:00:00.000Z')
@@ -131,7 +145,7 @@ describe('schools and shares', () => {
       JSON.stringify({ studentId: uuid(3), school: 'Hillside Primary' }),
       JSON.stringify({ studentId: uuid(2), school: 'Hillside Primary', status: 'left' }),
     ])
-    expect((await cli(['schools', 'members', 'import', changes], { databaseUrl })).status).toBe(0)
+    expect((await cli(['schools', 'members', 'import', changes, '--yes'], { databaseUrl })).status).toBe(0)
     expect(await linked(databaseUrl, acme)).toEqual([uuid(1), uuid(3)])
     expect(await listSchools(databaseUrl)).toEqual([[school.id, 2, 1]])
 
@@ -180,19 +194,26 @@ describe('schools and shares', () => {
       ]),
     )
 
-    const ended = await cli(['links', 'remove', '--org', acme, '--school', 'Oakwood High', '--json', ...ACTOR], {
-      databaseUrl,
-    })
+    const ended = await cli(
+      ['links', 'remove', '--org', acme, '--school', 'Oakwood High', '--yes', '--json', ...ACTOR],
+      {
+        databaseUrl,
+      },
+    )
     expect(ended.status).toBe(0)
     expect(jsonOf(ended)).toMatchObject({ released: 2, unlinked: [uuid(4)] })
     expect(await linked(databaseUrl, acme)).toEqual([uuid(5), uuid(6)])
     const removeRows = await auditRows(databaseUrl, 'links.remove')
     expect(removeRows.map((r) => r.target)).toEqual([`share:${jsonOf(ended).shareId}`])
-    const noShare = await cli(['links', 'remove', '--org', acme, '--school', 'Oakwood High', '--json'], { databaseUrl })
+    const noShare = await cli(['links', 'remove', '--org', acme, '--school', 'Oakwood High', '--yes', '--json'], {
+      databaseUrl,
+    })
     expect([noShare.status, jsonOf(noShare).error.message]).toEqual([1, expect.stringMatching(/no share of school/)])
 
     // Unlinking one student still works, and takes them out of every share.
-    const unlinked = await cli(['links', 'remove', '--org', acme, '--student', uuid(5), '--json'], { databaseUrl })
+    const unlinked = await cli(['links', 'remove', '--org', acme, '--student', uuid(5), '--yes', '--json'], {
+      databaseUrl,
+    })
     expect(jsonOf(unlinked)).toMatchObject({ studentId: uuid(5), unlinked: true })
     expect(await linked(databaseUrl, acme)).toEqual([uuid(6)])
     const text = await cli(['links', 'shares', '--org', 'Acme Learning'], { databaseUrl })
@@ -227,6 +248,67 @@ describe('schools and shares', () => {
     }
     expect(await linked(databaseUrl, beta)).toEqual([uuid(2)])
   }, 120_000)
+})
+
+describe.each(ENGINES)('ending shares on %s', (_engine, databaseUrlOf) => {
+  /** Acme shares Hillside Primary, which students 1 and 2 attend; student 2 is also on Acme's reading-club list. */
+  async function arrangeShared(): Promise<string> {
+    const databaseUrl = databaseUrlOf()
+    await arrange(databaseUrl)
+    const members = write('members.csv', [
+      'studentId,school',
+      `${uuid(1)},Hillside Primary`,
+      `${uuid(2)},Hillside Primary`,
+    ])
+    const club = write('club.csv', ['student', uuid(2)])
+    for (const argv of [
+      ['schools', 'add', '--name', 'Hillside Primary'],
+      ['schools', 'members', 'import', members],
+      ['links', 'add', '--org', 'Acme Learning', '--school', 'Hillside Primary'],
+      ['links', 'add', '--org', 'Acme Learning', '--file', club],
+    ]) {
+      const result = await cli(argv, { databaseUrl })
+      expect(result.status, `${argv.join(' ')}: ${result.stderr}`).toBe(0)
+    }
+    return databaseUrl
+  }
+
+  const state = (databaseUrl: string) =>
+    withStorage(databaseUrl, async ({ db }) => ({
+      attending: (await db.selectFrom('student_schools').select('student_id').orderBy('student_id').execute()).map(
+        (row) => row.student_id,
+      ),
+      linked: await db.selectFrom('student_organisations').select('student_id').orderBy('student_id').execute(),
+      shares: await db.selectFrom('shares').select(['label', 'ended_at']).orderBy('label').execute(),
+      notices: (await db.selectFrom('student_changes').select('seq').where('kind', '=', 'student_unlinked').execute())
+        .length,
+    }))
+
+  it('asks before ending a school share, naming what it holds and what it unlinks', async () => {
+    await expectConfirmation({
+      argv: ['links', 'remove', '--org', 'Acme Learning', '--school', 'Hillside Primary'],
+      arrange: arrangeShared,
+      state,
+      preview:
+        /end the share of school Hillside Primary with Acme Learning .*: it holds 2 students\.\n1 student no other share holds: unlinked/,
+    })
+  }, 180_000)
+
+  it('asks before a members file records students leaving a shared school', async () => {
+    const leavers = write('leavers.csv', [
+      'studentId,school,status',
+      `${uuid(1)},Hillside Primary,left`,
+      `${uuid(2)},Hillside Primary,left`,
+      `${uuid(3)},Hillside Primary,left`,
+    ])
+    await expectConfirmation({
+      argv: ['schools', 'members', 'import', leavers],
+      arrange: arrangeShared,
+      state,
+      preview:
+        /2 rows record students leaving a school they attend \(1 other left row names a school the student does not attend: nothing to do\)\n1 link to partners end: Acme Learning \(.*\) 1;/,
+    })
+  }, 180_000)
 })
 
 async function listSchools(databaseUrl: string): Promise<[string, number, number][]> {

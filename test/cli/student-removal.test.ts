@@ -1,8 +1,8 @@
 /**
  * `curriculum links remove` and `curriculum students erase`, run as the operator runs them: what
- * they change, what they refuse (a sandbox, an unknown id, a bad file), that an erasure asks for
- * --yes first, that a file is erased whole with an audit row per student, and that no output of
- * theirs names the child.
+ * they change, what they refuse (a sandbox, an unknown id, a bad file), that an unlink shows what
+ * it ends and asks first (--yes without a terminal), that an erasure asks for --yes first, that a
+ * file is erased whole with an audit row per student, and that no output of theirs names the child.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -13,10 +13,24 @@ import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { loadSampleCatalog } from '../helper.js'
 import { replaceCatalog } from '../../src/storage/catalog-repository.js'
-import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
+import {
+  cli,
+  dropSchemas,
+  ENGINES,
+  ensureBuilt,
+  jsonOf,
+  newDatabaseUrl,
+  removeTempDirs,
+  tempDir,
+  withStorage,
+} from './cli-harness.js'
+import { expectConfirmation } from './confirmation-checks.js'
 
 beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+afterAll(async () => {
+  removeTempDirs()
+  await dropSchemas()
+})
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 const NAME = 'Quillanmarker'
@@ -79,7 +93,7 @@ describe('links remove', () => {
   it('unlinks a student from one organisation, says so, and refuses a sandbox or an unknown organisation', async () => {
     const databaseUrl = newDatabaseUrl()
     const { acme } = await arrange(databaseUrl, 2)
-    const removed = await cli(['links', 'remove', '--org', 'Acme Learning', '--student', uuid(1), '--json'], {
+    const removed = await cli(['links', 'remove', '--org', 'Acme Learning', '--student', uuid(1), '--yes', '--json'], {
       databaseUrl,
     })
     expect(removed.status, removed.stderr).toBe(0)
@@ -213,4 +227,23 @@ describe('students erase', () => {
     expect(rerun).toMatchObject({ erased: 0, links: 0 })
     expect(rerun.missing).toHaveLength(101)
   })
+})
+
+describe.each(ENGINES)('asking before unlinking on %s', (_engine, databaseUrlOf) => {
+  const arranged = async () => {
+    const databaseUrl = databaseUrlOf()
+    await arrange(databaseUrl, 3)
+    return databaseUrl
+  }
+
+  it('links remove --student shows the link it ends and asks', async () => {
+    await expectConfirmation({
+      argv: ['links', 'remove', '--org', 'Acme Learning', '--student', uuid(2)],
+      arrange: arranged,
+      state: counts,
+      preview: new RegExp(
+        `^unlink student ${uuid(2)} from Acme Learning \\(.*\\): its keys get 404 for the student at once`,
+      ),
+    })
+  }, 180_000)
 })

@@ -14,7 +14,8 @@ import { defineImportCommand } from '../import-command.js'
 import { text, uuid } from '../import-fields.js'
 import type { ImportSpec } from '../import-runner.js'
 import { defineGroup } from '../options.js'
-import { registerLinkRemove, registerLinkShares } from './link-shares.js'
+import { registerLinkRemove } from './link-remove.js'
+import { registerLinkShares } from './link-shares.js'
 
 interface LinkImportContext {
   byId: Map<string, OrganisationRow>

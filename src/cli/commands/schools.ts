@@ -13,14 +13,10 @@ import { act } from '../command-action.js'
 import { defineImportCommand } from '../import-command.js'
 import { oneOf, text, uuid } from '../import-fields.js'
 import type { ImportSpec } from '../import-runner.js'
+import { leavingChange, type MembershipRow } from '../membership-ending.js'
 import { defineCommand, defineGroup } from '../options.js'
 import { table } from '../output.js'
 import { withStorage } from '../storage-session.js'
-
-interface MembershipRow extends Attendance {
-  /** The row records the student leaving the school rather than attending it. */
-  left: boolean
-}
 
 interface Schools {
   byId: Map<string, SchoolRow>
@@ -89,6 +85,10 @@ export const membershipImport: ImportSpec<MembershipRow, Schools> = {
       { joined: rows.filter((row) => !row.left).map(pair), left: rows.filter((row) => row.left).map(pair) },
       now,
     )
+  },
+  ending: {
+    yes: 'record students leaving schools, ending the links that only those schools held,',
+    preview: leavingChange,
   },
 }
 
@@ -173,10 +173,12 @@ export function registerSchools(program: Command): void {
     members,
     membershipImport,
     'Record students attending (or, with status left, leaving) schools from a CSV or JSON Lines file, all or ' +
-      'nothing; the organisations each school is shared with follow',
+      'nothing; the organisations each school is shared with follow. A file with students leaving shows what ' +
+      'it would end and asks first.',
     [
       'curriculum schools members import members.csv      # header: studentId,school[,status]',
-      'curriculum schools members import members.jsonl --json',
+      'curriculum schools members import leavers.csv --dry-run     # what the left rows would end',
+      'curriculum schools members import leavers.jsonl --yes --json',
     ],
   )
 }
