@@ -1,8 +1,9 @@
 /**
  * `curriculum links remove` and `curriculum students erase`, run as the operator runs them: what
- * they change, what they refuse (a sandbox, an unknown id, a bad file), that an unlink shows what
- * it ends and asks first (--yes without a terminal), that an erasure asks for --yes first, that a
- * file is erased whole with an audit row per student, and that no output of theirs names the child.
+ * they change, what they refuse (a sandbox, an unknown id, a bad file), that both show what they
+ * would end and ask first (--yes without a terminal; an erasure without it shows its preview and
+ * exits 0), that a file is erased whole with an audit row per student, and that no output of
+ * theirs names the child.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -131,14 +132,20 @@ describe('links remove', () => {
 })
 
 describe('students erase', () => {
-  it('asks for --yes first, then erases one student; refuses a sandbox student and an id nobody has', async () => {
+  it('shows what it would erase without --yes, then erases one student; refuses a sandbox student and an id nobody has', async () => {
     const databaseUrl = newDatabaseUrl()
-    const { sandboxStudent } = await arrange(databaseUrl, 2)
+    const { acme, beta, sandboxStudent } = await arrange(databaseUrl, 2)
     const before = await counts(databaseUrl)
     const asked = await cli(['students', 'erase', uuid(1)], { databaseUrl })
-    expect(asked.status).toBe(2)
-    expect(asked.stderr).toMatch(/linked to Acme Learning \(.*\), Beta Tutors \(.*\) and has 1 progress entry/)
-    expect(asked.stderr).toMatch(/cannot be undone: add --yes/)
+    expect(asked.status, asked.stderr).toBe(0)
+    const lines = asked.stdout.trim().split('\n')
+    expect(lines[1]).toMatch(/^STUDENT +LINKS +PROGRESS +CHANGES +LINKED TO$/)
+    expect(lines[2]).toMatch(
+      new RegExp(`^${uuid(1)} +2 +1 +2 +Acme Learning \\(${acme}\\), Beta Tutors \\(${beta}\\)$`),
+    )
+    expect(lines.at(-1)).toBe(
+      'nothing was written: to erase 1 student, run it again with --yes, or on a terminal to be asked',
+    )
     expect(await counts(databaseUrl)).toEqual(before)
 
     const erased = await cli(['students', 'erase', uuid(1), '--yes', '--json'], { databaseUrl })
@@ -190,12 +197,23 @@ describe('students erase', () => {
       cli(['students', 'erase', '--file', withSandbox, '--yes', '--json'], { databaseUrl }),
       cli(['students', 'erase', '--file', good, '--json'], { databaseUrl }),
     ])
-    expect([badRun.status, sandboxRun.status, unconfirmed.status]).toEqual([1, 1, 2])
+    expect([badRun.status, sandboxRun.status, unconfirmed.status]).toEqual([1, 1, 0])
     expect(jsonOf(badRun).error.problems).toEqual([
       { file: bad, line: 3, field: 'id', message: expect.stringMatching(/must be a student id.*"not-an-id"/) },
     ])
     expect(jsonOf(sandboxRun).error.message).toMatch(/sandbox/)
-    expect(jsonOf(unconfirmed).error.message).toMatch(/lists 101 students; an erasure cannot be undone: add --yes/)
+    const preview = jsonOf(unconfirmed)
+    expect(preview).toMatchObject({ ok: true, file: good, written: false, preview: { missing: [uuid(999)] } })
+    expect(preview.preview.students).toHaveLength(100)
+    expect(preview.preview.students[0]).toEqual({
+      id: uuid(1),
+      organisations: [
+        expect.objectContaining({ name: 'Acme Learning' }),
+        expect.objectContaining({ name: 'Beta Tutors' }),
+      ],
+      progress: 1,
+      changes: 2,
+    })
     expect(await counts(databaseUrl)).toEqual(before)
 
     const run = await cli(['students', 'erase', '--file', good, '--yes', '--json'], { databaseUrl })
@@ -229,7 +247,7 @@ describe('students erase', () => {
   })
 })
 
-describe.each(ENGINES)('asking before unlinking on %s', (_engine, databaseUrlOf) => {
+describe.each(ENGINES)('asking before unlinking and erasing on %s', (_engine, databaseUrlOf) => {
   const arranged = async () => {
     const databaseUrl = databaseUrlOf()
     await arrange(databaseUrl, 3)
@@ -244,6 +262,31 @@ describe.each(ENGINES)('asking before unlinking on %s', (_engine, databaseUrlOf)
       preview: new RegExp(
         `^unlink student ${uuid(2)} from Acme Learning \\(.*\\): its keys get 404 for the student at once`,
       ),
+    })
+  }, 180_000)
+
+  it('students erase shows what it would erase, student by student, and asks', async () => {
+    await expectConfirmation({
+      argv: ['students', 'erase', uuid(2)],
+      arrange: arranged,
+      state: counts,
+      preview: new RegExp(`would erase 1 student for good.*\\n.*\\n${uuid(2)} +2 +1 +2 +Acme Learning`),
+      unconfirmed: 0,
+    })
+  }, 180_000)
+
+  it('students erase --file shows every student of the file and asks', async () => {
+    const file = path.join(tempDir(), 'leaving.csv')
+    fs.writeFileSync(file, `id\n${uuid(1)}\n${uuid(3)}\n${uuid(404)}\n`)
+    await expectConfirmation({
+      argv: ['students', 'erase', '--file', file],
+      arrange: arranged,
+      state: counts,
+      preview: new RegExp(
+        `would erase 2 students for good[\\s\\S]*\\n${uuid(1)} +2 +1 +2 [^\\n]*\\n${uuid(3)} +2 +1 +2 [\\s\\S]*` +
+          `in all: 4 links, 2 progress entries, 4 change-log rows\\n1 id of no student .*: ${uuid(404)}`,
+      ),
+      unconfirmed: 0,
     })
   }, 180_000)
 })
