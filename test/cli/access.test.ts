@@ -1,18 +1,37 @@
 /**
  * Organisations, agreements and keys, driven through the CLI from a fresh database: each step
  * checks both what the CLI says and what it stored (including the `access` version that tells
- * running servers to reload).
+ * running servers to reload). Suspending an organisation and ending an agreement ask first.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { hashApiKey } from '../../src/domain/api-key.js'
-import { countActiveKeys, createApiKey, findKeyByHash } from '../../src/storage/access-repository.js'
+import {
+  countActiveKeys,
+  createApiKey,
+  createOrganisation,
+  findKeyByHash,
+  recordAgreement,
+} from '../../src/storage/access-repository.js'
 import { readVersions } from '../../src/storage/meta-repository.js'
-import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, withStorage } from './cli-harness.js'
+import {
+  cli,
+  dropSchemas,
+  ENGINES,
+  ensureBuilt,
+  jsonOf,
+  newDatabaseUrl,
+  removeTempDirs,
+  withStorage,
+} from './cli-harness.js'
+import { expectConfirmation } from './confirmation-checks.js'
 
 const KEY = /^cur_live_[0-9A-Za-z]{38}$/
 
 beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+afterAll(async () => {
+  removeTempDirs()
+  await dropSchemas()
+})
 
 describe('organisations, agreements and keys', () => {
   it('go through their whole life cycle', async () => {
@@ -38,7 +57,7 @@ describe('organisations, agreements and keys', () => {
     expect(list.stdout).toContain('Beta Tutors')
 
     let version = await accessVersion()
-    const suspended = jsonOf(await run('org', 'suspend', 'Acme Learning', '--json'))
+    const suspended = jsonOf(await run('org', 'suspend', 'Acme Learning', '--yes', '--json'))
     expect(suspended).toMatchObject({ ok: true, changed: true, organisation: { id: acme.id, status: 'suspended' } })
     expect(await accessVersion()).toBe(version + 1)
     const again = jsonOf(await run('org', 'suspend', acme.id.toUpperCase(), '--json'))
@@ -157,7 +176,7 @@ describe('organisations, agreements and keys', () => {
     const neither = await run('agreement', 'end', '--json')
     expect(neither.status).toBe(2)
     expect(jsonOf(neither).error.message).toMatch(/exactly one of --org/)
-    const ended = jsonOf(await run('agreement', 'end', '--id', recorded.agreement.id, '--json'))
+    const ended = jsonOf(await run('agreement', 'end', '--id', recorded.agreement.id, '--yes', '--json'))
     expect(ended.ended).toHaveLength(1)
     expect(ended.ended[0]).toMatchObject({ id: recorded.agreement.id, state: 'ended' })
     expect((await run('agreement', 'end', '--org', 'Acme Learning')).stdout).toMatch(/nothing to end/)
@@ -338,4 +357,45 @@ describe('curriculum operator create', () => {
     const accepted = await cli([...args, '--json'], { databaseUrl, input: 'a long and memorable phrase\n' })
     expect(jsonOf(accepted).account).toMatchObject({ email: 'ops2@example.org', role: 'operator' })
   })
+})
+
+describe.each(ENGINES)('ending access on %s', (_engine, databaseUrlOf) => {
+  /** Acme Learning with one key in force and one agreement in force. */
+  async function arrange(): Promise<string> {
+    const databaseUrl = databaseUrlOf()
+    await withStorage(databaseUrl, async ({ db }) => {
+      const acme = await createOrganisation(db, 'Acme Learning', Date.now())
+      await createApiKey(db, { organisationId: acme.id, name: 'production', scopes: [], expiresAt: null }, Date.now())
+      await recordAgreement(
+        db,
+        { organisationId: acme.id, signedAt: Date.parse('2026-01-31'), expiresAt: null, documentRef: 'DSA-1' },
+        Date.now(),
+      )
+    })
+    return databaseUrl
+  }
+
+  it('org suspend shows what stops and asks', async () => {
+    await expectConfirmation({
+      argv: ['org', 'suspend', 'Acme Learning'],
+      arrange,
+      state: (databaseUrl) =>
+        withStorage(databaseUrl, ({ db }) => db.selectFrom('organisations').select(['name', 'status']).execute()),
+      preview:
+        /^suspend Acme Learning \(.*\), 1 key in force: every request with any of its keys gets 403 organisation_suspended/,
+    })
+  }, 180_000)
+
+  it('agreement end shows what ends and asks', async () => {
+    await expectConfirmation({
+      argv: ['agreement', 'end', '--org', 'Acme Learning'],
+      arrange,
+      state: (databaseUrl) =>
+        withStorage(databaseUrl, ({ db }) =>
+          db.selectFrom('agreements').select(['document_ref', 'ended_at']).execute(),
+        ),
+      preview:
+        /^end 1 agreement of Acme Learning \(.*\): DSA-1 \(.*, active\)\nAcme Learning then has no agreement in force: its keys get 403 agreement_required on every student endpoint at once \(0 students linked\)/,
+    })
+  }, 180_000)
 })

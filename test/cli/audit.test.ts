@@ -110,7 +110,7 @@ const CHANGING: Case[] = [
   },
   {
     stage: 2,
-    argv: ['org', 'suspend', 'Acme Learning'],
+    argv: ['org', 'suspend', 'Acme Learning', '--yes'],
     action: 'organisation.suspend',
     target: (d) => `organisation:${d.organisation.id}`,
     changed: () => ({ organisation: 'Acme Learning', status: { from: 'active', to: 'suspended' } }),
@@ -159,7 +159,7 @@ const CHANGING: Case[] = [
   },
   {
     stage: 3,
-    argv: ['agreement', 'end', '--org', 'Acme Learning'],
+    argv: ['agreement', 'end', '--org', 'Acme Learning', '--yes'],
     action: 'agreement.end',
     target: (d) => `organisation:${d.ended[0].organisationId}`,
     changed: (d) => ({ ended: [{ agreementId: d.ended[0].id, document: 'DSA-2026-014' }] }),

@@ -125,7 +125,7 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
       (await Promise.all(instances.map((i) => get(i, '/api/v1/tiers', key)))).every((res) => res.status === status)
     expect(await all(beta, 200)()).toBe(true)
     expect(await all(acme, 200)()).toBe(true)
-    expect(jsonOf(await cli(['org', 'suspend', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(true)
+    expect(jsonOf(await cli(['org', 'suspend', fixtures.orgs.beta, '--yes', '--json'], { databaseUrl })).ok).toBe(true)
     figures.suspensionMs = await eventually(all(beta, 403))
     expect(figures.suspensionMs).toBeLessThan(WITHIN_MS)
     expect(await all(acme, 200)()).toBe(true)
@@ -141,9 +141,9 @@ describe.skipIf(POSTGRES_URL === '' || REDIS_URL === '')('three instances, one P
         (res) => res.status === status,
       )
     expect(await all(200)()).toBe(true)
-    expect(jsonOf(await cli(['agreement', 'end', '--org', fixtures.orgs.beta, '--json'], { databaseUrl })).ok).toBe(
-      true,
-    )
+    expect(
+      jsonOf(await cli(['agreement', 'end', '--org', fixtures.orgs.beta, '--yes', '--json'], { databaseUrl })).ok,
+    ).toBe(true)
     figures.agreementEndMs = await eventually(all(403))
     expect(figures.agreementEndMs).toBeLessThan(WITHIN_MS)
     const today = new Date().toISOString().slice(0, 10)

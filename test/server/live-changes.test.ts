@@ -54,7 +54,7 @@ describe('operator changes reach a running server', () => {
   it('refuses student data within 5 s of the agreement ending, and serves it again when a new one is recorded', async () => {
     const url = `/api/v1/students/${studentId}/progress`
     expect((await get(url, studentKey)).status).toBe(200)
-    expect(jsonOf(await run('agreement', 'end', '--org', 'Demo Partner (demo data)')).ok).toBe(true)
+    expect(jsonOf(await run('agreement', 'end', '--org', 'Demo Partner (demo data)', '--yes')).ok).toBe(true)
     await within(LIMIT_MS, async () => (await get(url, studentKey)).status === 403)
     const today = new Date().toISOString().slice(0, 10)
     expect(
@@ -91,7 +91,7 @@ describe('operator changes reach a running server', () => {
   })
 
   it('refuses every key of a suspended organisation within 5 s, and accepts them again when reinstated', async () => {
-    expect(jsonOf(await run('org', 'suspend', 'Demo Partner (demo data)')).ok).toBe(true)
+    expect(jsonOf(await run('org', 'suspend', 'Demo Partner (demo data)', '--yes')).ok).toBe(true)
     await within(LIMIT_MS, async () => (await get('/api/v1/tiers', catalogKey)).status === 403)
     expect(((await (await get('/api/v1/tiers', catalogKey)).json()) as { code: string }).code).toBe(
       'organisation_suspended',

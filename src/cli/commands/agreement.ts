@@ -7,7 +7,6 @@ import { systemClock } from '../../clock.js'
 import {
   DATA_CATEGORIES,
   type DataCategory,
-  deletionDueAt,
   describeDataCategories,
   dispositionDaysProblem,
   normalizePurpose,
@@ -15,40 +14,13 @@ import {
   purposeProblem,
   storedDataCategories,
 } from '../../domain/agreement-terms.js'
-import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
-import type { AgreementRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
+import { registerAgreementEnd } from './agreement-end.js'
 import { registerAgreementEnds } from './agreement-ends.js'
-import { dateOption, defineCommand, defineGroup, uuidOption } from '../options.js'
-import { CliError, plural, table, UsageError } from '../output.js'
+import { agreementJson, agreementState } from './agreement-json.js'
+import { dateOption, defineCommand, defineGroup } from '../options.js'
+import { plural, table } from '../output.js'
 import { withStorage } from '../storage-session.js'
-
-/** The state at `now` (see domain/agreements.ts). */
-function agreementState(row: AgreementRow, now: number): AgreementState {
-  return stateAt({ signedAt: row.signed_at, expiresAt: row.expires_at, endedAt: row.ended_at }, now)
-}
-
-function agreementJson(row: AgreementRow, now: number, organisation?: string) {
-  return {
-    id: row.id,
-    organisationId: row.organisation_id,
-    ...(organisation === undefined ? {} : { organisation }),
-    signedAt: row.signed_at,
-    expiresAt: row.expires_at,
-    endedAt: row.ended_at,
-    documentRef: row.document_ref,
-    createdAt: row.created_at,
-    state: agreementState(row, now),
-    purpose: row.purpose,
-    dataCategories: storedDataCategories(row.data_categories),
-    dispositionDays: row.disposition_days,
-    deleteBy: deletionDueAt(datesOf(row), row.disposition_days),
-  }
-}
-
-function datesOf(row: AgreementRow) {
-  return { signedAt: row.signed_at, expiresAt: row.expires_at, endedAt: row.ended_at }
-}
 
 function dataOption(text: string): DataCategory[] {
   try {
@@ -160,52 +132,7 @@ export function registerAgreement(program: Command): void {
       }),
     )
 
-  defineCommand(
-    agreement,
-    'end',
-    'End one agreement, or every agreement of an organisation, from now on',
-    [
-      'curriculum agreement end --org "Acme Learning"',
-      'curriculum agreement end --id 5d1c1c4e-2b6a-4d53-9d57-7f3a1b9e0c11',
-    ],
-    { audit: 'agreement.end' },
-  )
-    .option('--org <organisation>', 'end every agreement of this organisation (id or exact name)')
-    .option('--id <agreementId>', 'end this agreement only', uuidOption)
-    .action(
-      act(async (command, audit) => {
-        const options = command.opts<{ org?: string; id?: string }>()
-        if ((options.org === undefined) === (options.id === undefined))
-          throw new UsageError('give exactly one of --org <organisation> or --id <agreementId>')
-        const now = systemClock.now()
-        const ended = await audit.change(async ({ db }) => {
-          const { endAgreements, findOrganisation, listAgreements } = await import('../../storage/access-repository.js')
-          let organisationId: string
-          let ended: AgreementRow[]
-          if (options.id !== undefined) {
-            const existing = (await listAgreements(db)).find((row) => row.id === options.id)
-            if (existing === undefined) throw new CliError(`no agreement "${options.id}"`)
-            organisationId = existing.organisation_id
-            ended = await endAgreements(db, { agreementId: existing.id }, now)
-          } else {
-            organisationId = (await findOrganisation(db, options.org!)).id
-            ended = await endAgreements(db, { organisationId }, now)
-          }
-          return {
-            value: ended,
-            target: `organisation:${organisationId}`,
-            changed: { ended: ended.map((row) => ({ agreementId: row.id, document: row.document_ref })) },
-          }
-        })
-        return {
-          data: { ended: ended.map((row) => agreementJson(row, now)) },
-          text:
-            ended.length === 0
-              ? 'nothing to end: no agreement was still open'
-              : `ended ${plural(ended.length, 'agreement')}: ${ended.map((row) => row.id).join(', ')}`,
-        }
-      }),
-    )
+  registerAgreementEnd(agreement)
 
   defineCommand(agreement, 'list', 'List agreements with their state now: active, pending, expired or ended', [
     'curriculum agreement list',
