@@ -98,7 +98,10 @@ function whyNotReadOnly(directory: string, stat: fs.Stats, user: CacheUser): str
     const inside = fs.lstatSync(file)
     if (inside.isSymbolicLink()) return `${directory} holds a symbolic link (${file})`
     if (writable(inside, user))
-      return `${directory} holds ${file}, which the service's user can write: fill the cache again with scripts/fill-compile-cache.mjs`
+      return (
+        `${directory} holds ${file}, which the service's user can write: ` +
+        'fill the cache again with scripts/fill-compile-cache.mjs'
+      )
     if (!readable(inside, user)) return `${directory} holds ${file}, which the service's user cannot read`
   }
   // A folder above that the service's user can write lets it put a folder of its own in this one's place.

@@ -60,7 +60,8 @@ function reportDatabaseFileModes(config: Config, log: ReturnType<typeof createLo
   if (open.length === 0) return
   log.warn(
     { databaseFiles: open },
-    `database files readable or writable by other users: ${open.join(', ')}; make them the owner's alone: chmod 600 ${open.join(' ')}`,
+    `database files readable or writable by other users: ${open.join(', ')}; ` +
+      `make them the owner's alone: chmod 600 ${open.join(' ')}`,
   )
 }
 

@@ -90,14 +90,13 @@ export function endsAccess(counts: RosterCounts): boolean {
 /** What the import ends, in one line, for the question before it writes. */
 export function endingLine(preview: RosterPreview): string {
   const { attendance, students, coverage } = preview
+  const partnerCounts = (c: RosterCoverage) => c.partners.map((p) => `${p.name} ${p.links}`).join(', ')
   const links = coverage.partners.reduce((total, partner) => total + partner.links, 0)
   const parts = [
     ...(attendance.leaving > 0
       ? [
           `${plural(attendance.leaving, 'student leaves', 'students leave')} a school, ending ` +
-            (links === 0
-              ? 'no partner link'
-              : `${plural(links, 'partner link')} (${coverage.partners.map((p) => `${p.name} ${p.links}`).join(', ')})`),
+            (links === 0 ? 'no partner link' : `${plural(links, 'partner link')} (${partnerCounts(coverage)})`),
         ]
       : []),
     ...(students.toErase > 0 ? [`${plural(students.toErase, 'student')} erased for good`] : []),

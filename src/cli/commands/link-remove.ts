@@ -117,8 +117,8 @@ async function shareEnding(org: string, schoolRef: string): Promise<PendingChang
         `end the share of school ${school.name} with ${named(organisation)} (share ${shareId}): it holds ` +
           `${plural(students, 'student')}.`,
         `${plural(unlinking, 'student')} no other share holds: unlinked; ${told('them')}.`,
-        `${plural(students - unlinking, 'student stays', 'students stay')} linked through other shares; students who join the ` +
-          'school later are no longer linked.',
+        `${plural(students - unlinking, 'student stays', 'students stay')} linked through other shares; ` +
+          'students who join the school later are no longer linked.',
       ],
       data: {
         preview: {
