@@ -128,6 +128,13 @@ export interface StudentSchoolsTable {
   created_at: string
 }
 
+/** A school an erased student attended, by ids only (migration 0014): the export by school reads it. */
+export interface ErasedStudentSchoolsTable {
+  school_id: string
+  student_id: string
+  erased_at: string
+}
+
 /** `school`: a school's students, present and future; `list`: the ids given. */
 export type ShareKind = 'school' | 'list'
 
@@ -417,6 +424,7 @@ export interface Database {
   student_organisations: StudentOrganisationsTable
   schools: SchoolsTable
   student_schools: StudentSchoolsTable
+  erased_student_schools: ErasedStudentSchoolsTable
   shares: SharesTable
   share_students: ShareStudentsTable
   agreement_dispositions: AgreementDispositionsTable

@@ -303,6 +303,7 @@ describe('organisations, agreements and keys', () => {
         '0011-agreement-terms',
         '0012-schools-and-shares',
         '0013-agreement-disposition',
+        '0014-erased-student-schools',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })
