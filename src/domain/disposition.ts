@@ -48,3 +48,24 @@ export function currentEnd<T extends DisposableAgreement>(
 export function isDispositionDue(end: { deletionDueAt: string }, now: number): boolean {
   return Date.parse(end.deletionDueAt) <= now
 }
+
+/**
+ * Since when the end at `endedAt` covers the students shared with the organisation: the start of
+ * the first of its agreements that applied after its previous disposition (`previousUnlinkedAt`,
+ * null when it had none). An agreement followed by another before its links ended handed its
+ * data on, so the later end covers both; a disposition already asked for everything before it.
+ */
+export function coverageSince(
+  agreements: readonly AgreementDates[],
+  endedAt: string,
+  previousUnlinkedAt: string | null,
+): string {
+  const after = previousUnlinkedAt === null ? Number.NEGATIVE_INFINITY : Date.parse(previousUnlinkedAt) + 1
+  let since = Date.parse(endedAt)
+  for (const agreement of agreements) {
+    const ends = agreementEndsAt(agreement)
+    if (agreement.signedAt > endedAt || (ends !== null && Date.parse(ends) < after)) continue
+    since = Math.min(since, Date.parse(agreement.signedAt))
+  }
+  return new Date(Math.max(since, after)).toISOString()
+}

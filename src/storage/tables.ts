@@ -10,6 +10,7 @@ import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.j
 import type { ProgressStatus } from '../domain/progress.js'
 import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
+import type { NoticeEvent } from '../domain/webhook-events.js'
 
 /** A column the database fills on insert and the code never writes afterwards with another type. */
 type GeneratedAs<T> = ColumnType<T, T | undefined, T>
@@ -193,6 +194,19 @@ export interface DeletionAttestationsTable {
   account_id: string | null
   /** The API key that attested, or null when a dashboard account did. */
   key_id: string | null
+  /** Students on the deletion list when it was attested (migration 0015); null for earlier attestations. */
+  students: GeneratedAs<number | null>
+}
+
+/**
+ * A notice that a student left a partner organisation, by ids and time only, kept after the
+ * change feed's retention (migration 0015, student-departures.ts).
+ */
+export interface StudentDeparturesTable {
+  organisation_id: string
+  student_id: string
+  at: string
+  event: NoticeEvent
 }
 
 export interface StudentOrganisationsTable {
@@ -430,6 +444,7 @@ export interface Database {
   agreement_dispositions: AgreementDispositionsTable
   disposition_students: DispositionStudentsTable
   deletion_attestations: DeletionAttestationsTable
+  student_departures: StudentDeparturesTable
   progress: ProgressTable
   disclosures: DisclosuresTable
   student_changes: StudentChangesTable

@@ -304,6 +304,7 @@ describe('organisations, agreements and keys', () => {
         '0012-schools-and-shares',
         '0013-agreement-disposition',
         '0014-erased-student-schools',
+        '0015-student-departures',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -98,12 +98,13 @@ describe('curriculum agreement ended and certificate', () => {
       type: 'certificate-of-deletion',
       organisation: { id: acme, name: 'Acme Learning' },
       agreement: { id: agreementId, reference: 'DSA-7', purpose: 'Reading' },
-      students: { count: 3, ids: [uuid(1), uuid(2), uuid(3)] },
+      students: { count: 3, linkedAtEnd: 3, unlinkedEarlier: 0, erasedEarlier: 0 },
       attestation: { by: { kind: 'api_key', name: 'sync' } },
     })
+    expect(document.certificate.students.list.map((s: { id: string }) => s.id)).toEqual([uuid(1), uuid(2), uuid(3)])
     const published = await withStorage(databaseUrl, async ({ db }) => keySet(await loadSigningKey(db)))
     expect(verifyCertificate(document, published.keys)).toBe(true)
-    document.certificate.students.ids.pop()
+    document.certificate.students.list.pop()
     expect(verifyCertificate(document, published.keys)).toBe(false)
 
     // Never over an existing file; printed without --out.

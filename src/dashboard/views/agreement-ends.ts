@@ -33,3 +33,11 @@ export function attestationText(end: AgreementEnd): Html {
 export function studentsText(count: number): string {
   return `${count} student${count === 1 ? '' : 's'}`
 }
+
+/** `412 students (400 linked when the links ended, 10 unlinked and 2 erased earlier)`. */
+export function coverageText(end: AgreementEnd): string {
+  const { linked, unlinked, erased } = end.coverage
+  const when = end.disposition === null ? 'linked now' : 'linked when the links ended'
+  const earlier = unlinked + erased === 0 ? '' : `, ${unlinked} unlinked and ${erased} erased earlier`
+  return `${studentsText(end.students)} (${linked} ${when}${earlier})`
+}
