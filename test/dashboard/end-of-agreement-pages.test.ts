@@ -6,7 +6,7 @@
  * once the links have ended.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { endAgreements } from '../../src/storage/access-repository.js'
+import { endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { unlinkStudent } from '../../src/storage/student-removal.js'
@@ -183,5 +183,22 @@ describe('the end of an agreement in the dashboard', () => {
     // A partner is never handed it.
     expect((await acme.signIn('acme@partner.example')).statusCode).toBe(303)
     expect((await acme.get(certificate)).statusCode).toBe(403)
+  })
+
+  it('tells the partner which deadline applies once a later agreement has ended too', async () => {
+    const renewed = t.clock.now() + DAY
+    await recordAgreement(
+      t.storage.db,
+      { organisationId: t.fixtures.orgs.acme, signedAt: renewed, expiresAt: null, documentRef: 'DSA-RENEWED' },
+      renewed,
+    )
+    t.clock.advance(2 * DAY)
+    await endAgreements(t.storage.db, { organisationId: t.fixtures.orgs.acme }, t.clock.now())
+    expect((await acme.signIn('acme@partner.example')).statusCode).toBe(303)
+    const overview = (await acme.get('/dashboard/partner')).body
+    expect(overview).toContain('Deadline that applies')
+    const row = (ref: string) => overview.slice(overview.indexOf(`<td>${ref}</td>`)).split('</tr>')[0]!
+    expect(row('DSA-RENEWED')).toMatch(/<strong>applies<\/strong>: delete by \d{4}-\d\d-\d\d everything on its list/)
+    expect(row('DSA-Acme Learning')).toMatch(/applied: your links ended \d{4}-\d\d-\d\d/)
   })
 })

@@ -6,7 +6,13 @@
 import { describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/domain/canonical-json.js'
 import { type CertificateFacts, certificateOf } from '../../src/domain/deletion-certificate.js'
-import { coverageSince, currentEnd, type DisposableAgreement, isDispositionDue } from '../../src/domain/disposition.js'
+import {
+  coverageSince,
+  currentEnd,
+  deadlineRoles,
+  type DisposableAgreement,
+  isDispositionDue,
+} from '../../src/domain/disposition.js'
 
 const DAY = 86_400_000
 const T = Date.parse('2026-06-01T00:00:00.000Z')
@@ -123,5 +129,31 @@ describe("a certificate's statement of the attestation", () => {
     expect(statement(3)).toMatch(/the data of the 3 students its list held then; it does not cover the 1 other,/)
     expect(statement(null)).toMatch(/how many students its attestation covered was not recorded then\.$/)
     expect(statement(undefined)).toMatch(/has not attested the deletion of their data yet\.$/)
+  })
+})
+
+describe("whose deadline applies to an agreement's data", () => {
+  it('is the end the organisation is in, not those whose data was handed on or already disposed of', () => {
+    const old = agreement('old', T - 300 * DAY, { ended: T - 250 * DAY })
+    // Recorded within old's period: old's data went on being shared under it.
+    const renewal = agreement('renewal', T - 240 * DAY, { ended: T - 100 * DAY })
+    const overlapping = agreement('overlapping', T - 120 * DAY, { ended: T - 20 * DAY })
+    const roles = deadlineRoles([old, renewal, overlapping], new Set(), T)
+    expect(Object.fromEntries(roles)).toEqual({
+      old: { role: 'handed_on', to: 'renewal' },
+      renewal: { role: 'handed_on', to: 'overlapping' },
+      overlapping: { role: 'governs' },
+    })
+    // Once the links ended after old's deadline, a later agreement starts clean.
+    const fresh = agreement('fresh', T - 200 * DAY, { ended: T - 20 * DAY })
+    expect(Object.fromEntries(deadlineRoles([old, fresh], new Set(['old']), T))).toEqual({
+      old: { role: 'disposed' },
+      fresh: { role: 'governs' },
+    })
+    // In force: no deadline applies yet.
+    expect(Object.fromEntries(deadlineRoles([old, agreement('now', T - 10 * DAY, {})], new Set(['old']), T))).toEqual({
+      old: { role: 'disposed' },
+      now: { role: 'none' },
+    })
   })
 })

@@ -29,7 +29,9 @@ function endSection(end: AgreementEnd): Html {
   (${a.disposition_days} day${a.disposition_days === 1 ? '' : 's'} after the end)</dd>
   <dt>Your links to the students</dt><dd>${linksText(end)}</dd>
   <dt>To delete</dt><dd>everything you hold about ${coverageText(end)}: every student shared with you
-  since ${utcDay(end.coverage.since)} under this agreement.
+  since ${utcDay(end.coverage.since)} under this agreement${
+    end.coverage.since < a.signed_at ? ' and the earlier ones it took over, whose data its deadline covers' : ''
+  }.
   <a href="${BASE}/${a.id}/students.csv" download>The list (CSV)</a>: each student\u2019s id, and how and when you
   were asked to delete it.</dd>
   <dt>Deletion attested</dt><dd>${attestationText(end)}</dd>
