@@ -12,7 +12,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isoAt } from '../../src/clock.js'
 import { loadSigningKey, SIGNING_KEY_SETTING } from '../../src/services/signing-keys.js'
 import { endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
-import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
+import { disposeDueAgreements, disposeOnDemand, dispositionPlan } from '../../src/storage/agreement-dispositions.js'
 import { type AgreementEnd, agreementEnds } from '../../src/storage/agreement-ends.js'
 import { pruneChangeLog } from '../../src/storage/change-feed-retention.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
@@ -522,5 +522,68 @@ describe('migration 0015 over notices sent before it', () => {
       { organisation_id: org, student_id: STUDENTS.ben, at: at(2), event: 'student.deleted' },
       { organisation_id: org, student_id: STUDENTS.cleo, at: at(-100), event: 'student.unlinked' },
     ])
+  })
+})
+
+describe('the disposition on demand', () => {
+  let first: Storage
+  let second: Storage
+  let fixtures: Fixtures
+  const ended = START + DAY
+
+  beforeAll(async () => {
+    const url = freshDatabaseUrl()
+    first = await createTestStorage({ url, catalog: false })
+    second = openStorage(url, { busyTimeoutMs: 5000 })
+    fixtures = await seedFixtures(first, START)
+    await endAgreements(first.db, { organisationId: fixtures.orgs.acme }, ended)
+  })
+  afterAll(async () => {
+    await second?.close()
+    await first?.close()
+  })
+
+  it('says why there is nothing to dispose of, or what disposing would end', async () => {
+    const now = ended + DAY
+    expect(await dispositionPlan(first.db, fixtures.orgs.beta, now)).toMatchObject({
+      kind: 'in_force',
+      agreement: { document_ref: 'DSA-Beta Tutors' },
+    })
+    expect(await dispositionPlan(first.db, fixtures.orgs.gamma, now)).toEqual({ kind: 'no_agreement' })
+    expect(await dispositionPlan(first.db, fixtures.orgs.acme, now)).toMatchObject({
+      kind: 'to_dispose',
+      due: false,
+      links: 3,
+      shares: 1,
+      endpoints: 0,
+      end: { deletionDueAt: isoAt(ended + 30 * DAY) },
+    })
+  })
+
+  it('runs before the period only when asked to, once however many run it at once', async () => {
+    const now = ended + DAY
+    const agreementId = (await dispositionPlan(first.db, fixtures.orgs.acme, now)) as {
+      end: { agreement: { id: string } }
+    }
+    const id = agreementId.end.agreement.id
+    expect(await disposeOnDemand(first.db, fixtures.orgs.acme, id, now, false)).toBeUndefined()
+    expect(await first.db.selectFrom('agreement_dispositions').selectAll().execute()).toEqual([])
+    const runs = await Promise.all([
+      disposeOnDemand(first.db, fixtures.orgs.acme, id, now, true),
+      disposeOnDemand(second.db, fixtures.orgs.acme, id, now, true),
+    ])
+    expect(runs.filter((run) => run !== undefined)).toEqual([
+      { organisationId: fixtures.orgs.acme, agreementId: id, students: 3, sharesEnded: 1, webhooks: 0 },
+    ])
+    const [row, ...more] = await first.db.selectFrom('agreement_dispositions').selectAll().execute()
+    expect(more).toEqual([])
+    expect(row).toMatchObject({ unlinked_at: isoAt(now), deletion_due_at: isoAt(ended + 30 * DAY), students: 3 })
+    expect(await dispositionPlan(first.db, fixtures.orgs.acme, now + 1)).toMatchObject({
+      kind: 'disposed',
+      unlinkedAt: isoAt(now),
+    })
+    // The hourly run finds it done when the period is over.
+    expect(await disposeDueAgreements(first.db, ended + 31 * DAY)).toEqual([])
+    expect(await disposeOnDemand(first.db, fixtures.orgs.acme, id, now + 2, true)).toBeUndefined()
   })
 })

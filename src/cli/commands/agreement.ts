@@ -18,6 +18,7 @@ import {
 import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
 import type { AgreementRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
+import { registerAgreementDispose } from './agreement-dispose.js'
 import { registerAgreementEnds } from './agreement-ends.js'
 import { dateOption, defineCommand, defineGroup, uuidOption } from '../options.js'
 import { CliError, plural, table, UsageError } from '../output.js'
@@ -260,4 +261,5 @@ export function registerAgreement(program: Command): void {
       }),
     )
   registerAgreementEnds(agreement)
+  registerAgreementDispose(agreement)
 }
