@@ -8,6 +8,7 @@ import { storedDataCategories } from '../domain/agreement-terms.js'
 import {
   type Attester,
   type CertificateFacts,
+  type CertifiedStudent,
   certificateFile,
   certificateOf,
   type SignedCertificate,
@@ -16,7 +17,8 @@ import {
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import type { SigningKey } from '../domain/signing-key.js'
 import { organisationById } from '../storage/access-repository.js'
-import { type AgreementEnd, type AttestationView, agreementEnds, endStudentIds } from '../storage/agreement-ends.js'
+import { type AgreementEnd, type AttestationView, agreementEnds } from '../storage/agreement-ends.js'
+import { deletionList } from '../storage/deletion-list.js'
 import type { Database } from '../storage/tables.js'
 
 type Db = Kysely<Database>
@@ -65,6 +67,11 @@ export async function issueCertificate(db: Db, end: AgreementEnd, key: SigningKe
   const organisation = await organisationById(db, end.organisationId)
   if (organisation === undefined) throw new NotFoundError(`no organisation ${end.organisationId}`)
   const { agreement } = end
+  // Signed whole (Ed25519 signs the message, not a digest), so the list is gathered, a page at a time.
+  const list: CertifiedStudent[] = []
+  for await (const page of deletionList(db, end))
+    for (const entry of page)
+      list.push({ id: entry.studentId, askedBy: entry.askedBy, askedAt: entry.askedAt, webhook: entry.webhook })
   const facts: CertificateFacts = {
     organisation: { id: organisation.id, name: organisation.name },
     agreement: {
@@ -79,8 +86,16 @@ export async function issueCertificate(db: Db, end: AgreementEnd, key: SigningKe
     deletionDueAt: end.deletionDueAt,
     unlinkedAt: end.disposition.unlinkedAt,
     attestation:
-      end.attestation === null ? null : { attestedAt: end.attestation.attestedAt, by: attester(end.attestation) },
-    studentIds: await endStudentIds(db, end),
+      end.attestation === null
+        ? null
+        : { attestedAt: end.attestation.attestedAt, by: attester(end.attestation), students: end.attestation.students },
+    students: {
+      since: end.coverage.since,
+      linked: end.coverage.linked,
+      unlinked: end.coverage.unlinked,
+      erased: end.coverage.erased,
+      list,
+    },
   }
   const signed = signCertificate(certificateOf(facts, isoAt(now)), key)
   const day = isoAt(now).slice(0, 10)

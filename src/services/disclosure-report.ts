@@ -31,7 +31,7 @@ export type ReportSubject =
       since: string | null
       until: string | null
       organisation: { id: string; name: string } | null
-      /** Only the students who attend this school when the report is made. */
+      /** Only the students who attend this school when the report is made, and erased ones who attended it. */
       school?: { id: string; name: string } | null
     }
 

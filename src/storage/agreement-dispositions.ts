@@ -12,12 +12,15 @@
  * writing transactions run one at a time. The organisation's agreements are read again inside the
  * transaction, so an agreement recorded meanwhile keeps everything as it is. A new agreement
  * recorded later starts clean: its shares are made anew, and only its own end is disposed of.
+ * The operator may carry out one organisation's disposition at once, also before its period is
+ * over (`curriculum agreement dispose`): the same transaction, so still once.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { lockOrganisations } from './share-locks.js'
-import { currentEnd, type DisposableAgreement, isDispositionDue } from '../domain/disposition.js'
+import { agreementInForceAt } from '../domain/agreement-terms.js'
+import { type AgreementEnd, currentEnd, type DisposableAgreement, isDispositionDue } from '../domain/disposition.js'
 import { endUnsharedLinks } from './school-shares.js'
 import type { AgreementRow, Database } from './tables.js'
 import { inTransaction } from './transaction.js'
@@ -88,8 +91,88 @@ export async function disposeDueAgreements(db: Db, now: number): Promise<Disposi
   return outcomes
 }
 
-/** One organisation's disposition, unless it is no longer due or was carried out meanwhile. */
-function dispose(db: Db, organisationId: string, agreementId: string, now: number) {
+/**
+ * What disposing of `organisationId`'s end at `now` would do, or why there is none to dispose
+ * of: no agreement, one in force, none ended, or its links ended already.
+ */
+export type DispositionPlan =
+  | { kind: 'no_agreement' }
+  | { kind: 'in_force'; agreement: AgreementRow }
+  | { kind: 'not_ended' }
+  | { kind: 'disposed'; end: AgreementEnd<AgreementOf>; unlinkedAt: string }
+  | {
+      kind: 'to_dispose'
+      end: AgreementEnd<AgreementOf>
+      /** Whether its disposition period has run out. */
+      due: boolean
+      /** Students linked now, whose links would end. */
+      links: number
+      /** Shares in force, which would end. */
+      shares: number
+      /** Enabled endpoints subscribed to `student.unlinked`. */
+      endpoints: number
+    }
+
+export async function dispositionPlan(db: Db, organisationId: string, now: number): Promise<DispositionPlan> {
+  const rows = await db.selectFrom('agreements').selectAll().where('organisation_id', '=', organisationId).execute()
+  if (rows.length === 0) return { kind: 'no_agreement' }
+  const inForce = agreementInForceAt(rows.map(disposable), now)
+  if (inForce !== undefined) return { kind: 'in_force', agreement: inForce.row }
+  const end = currentEnd(rows.map(disposable), now)
+  if (end === undefined) return { kind: 'not_ended' }
+  const done = await db
+    .selectFrom('agreement_dispositions')
+    .select('unlinked_at')
+    .where('agreement_id', '=', end.agreement.id)
+    .executeTakeFirst()
+  if (done !== undefined) return { kind: 'disposed', end, unlinkedAt: done.unlinked_at }
+  const [links, shares, endpoints] = await Promise.all([
+    db
+      .selectFrom('student_organisations')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('organisation_id', '=', organisationId)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('shares')
+      .select((eb) => eb.fn.countAll<string | number>().as('n'))
+      .where('organisation_id', '=', organisationId)
+      .where('ended_at', 'is', null)
+      .executeTakeFirstOrThrow(),
+    db
+      .selectFrom('webhook_endpoints')
+      .select('events')
+      .where('organisation_id', '=', organisationId)
+      .where('status', '=', 'enabled')
+      .execute(),
+  ])
+  return {
+    kind: 'to_dispose',
+    end,
+    due: isDispositionDue(end, now),
+    links: Number(links.n),
+    shares: Number(shares.n),
+    endpoints: endpoints.filter((e) => e.events.split(' ').includes('student.unlinked')).length,
+  }
+}
+
+/**
+ * Carries out the disposition of `organisationId`'s end of `agreementId` now, on demand (a drill,
+ * or a district asking for it): `early` lets it run before the disposition period is over. The
+ * same transaction as the hourly run's, so it is done once whoever runs it: undefined when it was
+ * done meanwhile, or the organisation is no longer in that end.
+ */
+export function disposeOnDemand(
+  db: Db,
+  organisationId: string,
+  agreementId: string,
+  now: number,
+  early: boolean,
+): Promise<DispositionOutcome | undefined> {
+  return dispose(db, organisationId, agreementId, now, early)
+}
+
+/** One organisation's disposition, unless it is no longer due (or `early`) or was carried out meanwhile. */
+function dispose(db: Db, organisationId: string, agreementId: string, now: number, early = false) {
   return inTransaction(db, async (trx): Promise<DispositionOutcome | undefined> => {
     // The organisation's row locked first, as every writer of its shares and links does: a share
     // made at this moment then waits, and cannot leave a link behind the shares ended here.
@@ -100,7 +183,8 @@ function dispose(db: Db, organisationId: string, agreementId: string, now: numbe
       .where('organisation_id', '=', organisationId)
       .execute()
     const end = currentEnd(agreements.map(disposable), now)
-    if (end === undefined || end.agreement.id !== agreementId || !isDispositionDue(end, now)) return undefined
+    if (end === undefined || end.agreement.id !== agreementId || !(early || isDispositionDue(end, now)))
+      return undefined
     const students = (
       await trx
         .selectFrom('student_organisations')

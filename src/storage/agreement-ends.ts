@@ -1,12 +1,16 @@
 /**
  * What partners and the operator see of agreements that ended: per ended agreement, when it
  * ended, the day the partner must have deleted the data by, whether the links have ended yet (the
- * disposition, agreement-dispositions.ts), how many students it concerns and whether the partner
- * attested the deletion. An end still within its period (no agreement in force, the disposition
- * to come) concerns the students linked now; a disposition, those linked when it ran.
+ * disposition, agreement-dispositions.ts), how many students it covers and whether the partner
+ * attested the deletion.
+ *
+ * An end covers every student shared with the organisation under it (deletion-list.ts): those
+ * linked when the links ended (or now, while its period runs), and those whose link ended earlier
+ * in its time, unlinked or erased, each of whom the partner was sent a notice about.
  */
 import type { Kysely } from 'kysely'
-import { currentEnd } from '../domain/disposition.js'
+import { isoAt } from '../clock.js'
+import { coverageSince, currentEnd } from '../domain/disposition.js'
 import { type AgreementOf, disposable } from './agreement-dispositions.js'
 import type { AgreementRow, Database } from './tables.js'
 
@@ -14,6 +18,8 @@ type Db = Kysely<Database>
 
 export interface AttestationView {
   attestedAt: string
+  /** Students on the deletion list when it was attested; null for attestations recorded before this was kept. */
+  students: number | null
   accountId: string | null
   accountEmail: string | null
   keyId: string | null
@@ -28,9 +34,27 @@ export interface AgreementEnd {
   deletionDueAt: string
   /** Set once the links have ended. */
   disposition: { id: string; unlinkedAt: string; sharesEnded: number } | null
-  /** Students the partner must delete. */
+  /** Students the partner must delete: `coverage.linked + coverage.unlinked + coverage.erased`. */
   students: number
+  coverage: Coverage
   attestation: AttestationView | null
+}
+
+/** Whom an end covers, and over which time. */
+export interface Coverage {
+  /** The start of the first agreement whose data this end covers (domain/disposition.ts `coverageSince`). */
+  since: string
+  /**
+   * Until, not including, when the links ended (the disposition's own notices are its `linked`);
+   * while the period runs, just after the time the end was read.
+   */
+  until: string
+  /** Linked when the links ended (or now, while the period runs): the disposition asks for these. */
+  linked: number
+  /** Unlinked earlier, each asked by its `student.unlinked` notice. */
+  unlinked: number
+  /** Erased earlier, each asked by its `student.deleted` notice; known by id only. */
+  erased: number
 }
 
 async function attestations(db: Db, organisationId: string | undefined): Promise<Map<string, AttestationView>> {
@@ -44,6 +68,7 @@ async function attestations(db: Db, organisationId: string | undefined): Promise
       'd.account_id',
       'a.email',
       'd.key_id',
+      'd.students',
       'k.name as key_name',
       'k.display_prefix',
     ])
@@ -52,6 +77,7 @@ async function attestations(db: Db, organisationId: string | undefined): Promise
   for (const row of await query.execute())
     views.set(row.agreement_id, {
       attestedAt: row.attested_at,
+      students: row.students === null ? null : Number(row.students),
       accountId: row.account_id,
       accountEmail: row.email,
       keyId: row.key_id,
@@ -73,6 +99,47 @@ async function linkCounts(db: Db, organisationIds: readonly string[]): Promise<M
   return new Map(rows.map((row) => [row.organisation_id, Number(row.n)]))
 }
 
+/** Students whose link to the end's organisation ended within its coverage, not counting those still linked. */
+async function departures(
+  db: Db,
+  end: Omit<AgreementEnd, 'students' | 'coverage'>,
+  since: string,
+  until: string,
+): Promise<{ unlinked: number; erased: number }> {
+  const row = await db
+    .selectFrom('student_departures as dep')
+    .select((eb) => [
+      eb.fn.count<string | number>('dep.student_id').distinct().as('departed'),
+      eb.fn
+        .count<string | number>(
+          eb.case().when('dep.event', '=', 'student.deleted').then(eb.ref('dep.student_id')).end(),
+        )
+        .distinct()
+        .as('erased'),
+    ])
+    .where('dep.organisation_id', '=', end.organisationId)
+    .where('dep.at', '>=', since)
+    .where('dep.at', '<', until)
+    .where(({ not, exists, selectFrom }) =>
+      not(
+        exists(
+          end.disposition === null
+            ? selectFrom('student_organisations as so')
+                .select('so.student_id')
+                .whereRef('so.student_id', '=', 'dep.student_id')
+                .where('so.organisation_id', '=', end.organisationId)
+            : selectFrom('disposition_students as ds')
+                .select('ds.student_id')
+                .whereRef('ds.student_id', '=', 'dep.student_id')
+                .where('ds.disposition_id', '=', end.disposition.id),
+        ),
+      ),
+    )
+    .executeTakeFirstOrThrow()
+  const erased = Number(row.erased)
+  return { unlinked: Number(row.departed) - erased, erased }
+}
+
 /**
  * Every ended agreement of `organisationId` (of every partner organisation when left out) that
  * the partner must delete data for: those disposed of, and the end each organisation is in now
@@ -92,13 +159,14 @@ export async function agreementEnds(db: Db, now: number, organisationId?: string
   const attested = await attestations(db, organisationId)
   const byId = new Map(agreements.map((a) => [a.id, a.row]))
 
-  const ends: AgreementEnd[] = dispositions.map((d) => ({
+  type Found = Omit<AgreementEnd, 'students' | 'coverage'> & { linked: number }
+  const found: Found[] = dispositions.map((d) => ({
     organisationId: d.organisation_id,
     agreement: byId.get(d.agreement_id)!,
     endedAt: d.ended_at,
     deletionDueAt: d.deletion_due_at,
     disposition: { id: d.id, unlinkedAt: d.unlinked_at, sharesEnded: d.shares_ended },
-    students: d.students,
+    linked: d.students,
     attestation: attested.get(d.agreement_id) ?? null,
   }))
   const disposed = new Set(dispositions.map((d) => d.agreement_id))
@@ -114,33 +182,29 @@ export async function agreementEnds(db: Db, now: number, organisationId?: string
     pending.map((end) => end.agreement.row.organisation_id),
   )
   for (const end of pending)
-    ends.push({
+    found.push({
       organisationId: end.agreement.row.organisation_id,
       agreement: end.agreement.row,
       endedAt: end.endedAt,
       deletionDueAt: end.deletionDueAt,
       disposition: null,
-      students: counts.get(end.agreement.row.organisation_id) ?? 0,
+      linked: counts.get(end.agreement.row.organisation_id) ?? 0,
       attestation: attested.get(end.agreement.id) ?? null,
     })
-  return ends.sort((a, b) => (a.endedAt < b.endedAt ? 1 : a.endedAt > b.endedAt ? -1 : 0))
-}
 
-/** The ids of the students `end` concerns, in id order. */
-export async function endStudentIds(db: Db, end: AgreementEnd): Promise<string[]> {
-  const rows =
-    end.disposition === null
-      ? await db
-          .selectFrom('student_organisations')
-          .select('student_id')
-          .where('organisation_id', '=', end.organisationId)
-          .orderBy('student_id')
-          .execute()
-      : await db
-          .selectFrom('disposition_students')
-          .select('student_id')
-          .where('disposition_id', '=', end.disposition.id)
-          .orderBy('student_id')
-          .execute()
-  return rows.map((row) => row.student_id)
+  const ends: AgreementEnd[] = []
+  for (const { linked, ...end } of found) {
+    const previous = dispositions
+      .filter((d) => d.organisation_id === end.organisationId && d.ended_at < end.endedAt)
+      .reduce<string | null>((latest, d) => (latest === null || d.unlinked_at > latest ? d.unlinked_at : latest), null)
+    const since = coverageSince(byOrganisation.get(end.organisationId) ?? [], end.endedAt, previous)
+    const until = end.disposition?.unlinkedAt ?? isoAt(now + 1)
+    const { unlinked, erased } = await departures(db, end, since, until)
+    ends.push({
+      ...end,
+      students: linked + unlinked + erased,
+      coverage: { since, until, linked, unlinked, erased },
+    })
+  }
+  return ends.sort((a, b) => (a.endedAt < b.endedAt ? 1 : a.endedAt > b.endedAt ? -1 : 0))
 }

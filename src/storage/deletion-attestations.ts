@@ -2,7 +2,9 @@
  * A partner's attestation that it deleted the data shared under an ended agreement, made in the
  * dashboard (by an account) or through the API (by a live key), recorded once per agreement: the
  * row's key is the agreement, so of two attestations racing one is recorded and the other finds it.
- * An end still within its disposition period can be attested too: a partner may delete early.
+ * An end still within its disposition period can be attested too: a partner may delete early. The
+ * attestation keeps how many students the deletion list held then (deletion-list.ts), so the
+ * certificate can say whether it covers the whole list.
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
@@ -55,6 +57,7 @@ export function attestDeletion(
         attested_at: isoAt(now),
         account_id: 'accountId' in by ? by.accountId : null,
         key_id: 'keyId' in by ? by.keyId : null,
+        students: end.students,
       })
       .onConflict((oc) => oc.column('agreement_id').doNothing())
       .returning('agreement_id')

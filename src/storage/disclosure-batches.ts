@@ -11,6 +11,7 @@
 import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
 import { isoAt } from '../clock.js'
 import { sealedUpTo } from './disclosure-log.js'
+import { ofSchool } from './school-students.js'
 import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
 
 type Db = Kysely<Database>
@@ -18,7 +19,7 @@ type Db = Kysely<Database>
 export interface BatchFilter {
   studentId?: string
   organisationId?: string
-  /** Only the students who attend this school now (student_schools). */
+  /** Only the students of this school: attending now, or when erased (school-students.ts). */
   schoolId?: string
   /** Inclusive lower bound, epoch ms. */
   since?: number
@@ -36,14 +37,7 @@ function matching(filter: BatchFilter) {
     const all: Expression<SqlBool>[] = []
     if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
     if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
-    if (filter.schoolId !== undefined)
-      all.push(
-        eb(
-          'd.student_id',
-          'in',
-          eb.selectFrom('student_schools').select('student_id').where('school_id', '=', filter.schoolId),
-        ),
-      )
+    if (filter.schoolId !== undefined) all.push(ofSchool(eb, filter.schoolId))
     if (filter.since !== undefined) all.push(eb('d.at', '>=', isoAt(filter.since)))
     if (filter.until !== undefined) all.push(eb('d.at', '<', isoAt(filter.until)))
     return eb.and(all)

@@ -23,6 +23,7 @@ import {
 } from '../domain/disclosure.js'
 import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
 import { preparedQuery } from './prepared-query.js'
+import { ofSchool } from './school-students.js'
 import { recordDisclosures as announceDisclosures } from '../observability/metrics-channels.js'
 
 export { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureOutcome }
@@ -114,7 +115,7 @@ export async function recordDisclosures(
 export interface DisclosureFilter {
   studentId?: string
   organisationId?: string
-  /** Only the students who attend this school now (student_schools). */
+  /** Only the students of this school: attending now, or when erased (school-students.ts). */
   schoolId?: string
   keyId?: string
   action?: DisclosureAction
@@ -229,14 +230,7 @@ function matching(filter: DisclosureFilter, before: number | undefined) {
     if (before !== undefined) all.push(eb('d.id', '<', before))
     if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
     if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
-    if (filter.schoolId !== undefined)
-      all.push(
-        eb(
-          'd.student_id',
-          'in',
-          eb.selectFrom('student_schools').select('student_id').where('school_id', '=', filter.schoolId),
-        ),
-      )
+    if (filter.schoolId !== undefined) all.push(ofSchool(eb, filter.schoolId))
     if (filter.keyId !== undefined) all.push(eb('d.key_id', '=', filter.keyId))
     if (filter.action !== undefined) all.push(eb('d.action', '=', filter.action))
     if (filter.outcome !== undefined) all.push(eb('d.outcome', '=', filter.outcome))

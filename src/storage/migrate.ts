@@ -18,6 +18,8 @@ import * as agreementTerms from './migrations/0011-agreement-terms.js'
 import * as schoolsAndShares from './migrations/0012-schools-and-shares.js'
 import * as agreementDisposition from './migrations/0013-agreement-disposition.js'
 import * as rosterSources from './migrations/0014-roster-sources.js'
+import * as erasedStudentSchools from './migrations/0015-erased-student-schools.js'
+import * as studentDepartures from './migrations/0016-student-departures.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -44,6 +46,8 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0012-schools-and-shares': { up: (db) => schoolsAndShares.up(db, new Date().toISOString()) },
     '0013-agreement-disposition': { up: (db) => agreementDisposition.up(db) },
     '0014-roster-sources': { up: (db) => rosterSources.up(db) },
+    '0015-erased-student-schools': { up: (db) => erasedStudentSchools.up(db) },
+    '0016-student-departures': { up: (db) => studentDepartures.up(db) },
   }
 }
 

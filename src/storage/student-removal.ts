@@ -8,7 +8,8 @@
  * tiers and progress), and clears the webhook deliveries about them: those not sent yet end not
  * sent, and every one loses its body and the receiver's answer. What stays is ids: the
  * disclosure log (the district still answers for what was disclosed; its own retention decides),
- * earlier notices, the audit log and the delivery rows. Sandbox students are synthetic and are
+ * the schools the student attended (`erased_student_schools`, so the district's export by school
+ * still finds those rows), earlier notices, the audit log and the delivery rows. Sandbox students are synthetic and are
  * regenerated with their sandbox, never erased one by one.
  *
  * Order within the transaction, for PostgreSQL: links and progress first, then the student's row,
@@ -18,7 +19,7 @@
  * (student-change-log.ts). An import adding progress to the student meanwhile fails the erasure,
  * which is then simply run again.
  */
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { NOTICE_EVENTS } from '../domain/webhook-events.js'
@@ -166,10 +167,22 @@ export async function eraseStudentRows(trx: Db, ids: readonly string[], now: num
   }
   if (present.length === 0) return { outcome, notices: [], now }
 
+  const erasedAt = isoAt(now)
   const links = new Map<string, string[]>(present.map((id) => [id, []]))
   const progress = new Map<string, number>(present.map((id) => [id, 0]))
   for (const part of chunks(present)) {
     await trx.deleteFrom('share_students').where('student_id', 'in', part).execute()
+    await trx
+      .insertInto('erased_student_schools')
+      .columns(['school_id', 'student_id', 'erased_at'])
+      .expression(
+        trx
+          .selectFrom('student_schools')
+          .select(['school_id', 'student_id', sql<string>`cast(${erasedAt} as text)`.as('erased_at')])
+          .where('student_id', 'in', part),
+      )
+      .onConflict((oc) => oc.columns(['school_id', 'student_id']).doNothing())
+      .execute()
     await trx.deleteFrom('student_schools').where('student_id', 'in', part).execute()
     for (const row of await trx
       .deleteFrom('student_organisations')

@@ -10,6 +10,7 @@ import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.j
 import type { ProgressStatus } from '../domain/progress.js'
 import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
+import type { NoticeEvent } from '../domain/webhook-events.js'
 
 /** A column the database fills on insert and the code never writes afterwards with another type. */
 type GeneratedAs<T> = ColumnType<T, T | undefined, T>
@@ -134,6 +135,13 @@ export interface StudentSchoolsTable {
   created_at: string
 }
 
+/** A school an erased student attended, by ids only (migration 0015): the export by school reads it. */
+export interface ErasedStudentSchoolsTable {
+  school_id: string
+  student_id: string
+  erased_at: string
+}
+
 /** `school`: a school's students, present and future; `list`: the ids given. */
 export type ShareKind = 'school' | 'list'
 
@@ -170,7 +178,7 @@ export interface AgreementDispositionsTable {
   ended_at: string
   /** `ended_at` plus the agreement's disposition period: the partner must have deleted the data by then. */
   deletion_due_at: string
-  /** When the links ended (the disposition ran): at or after `deletion_due_at`. */
+  /** When the links ended (the disposition ran): after `deletion_due_at`, or before when disposed of early on demand. */
   unlinked_at: string
   /** Students linked then, listed in `disposition_students`. */
   students: number
@@ -192,6 +200,19 @@ export interface DeletionAttestationsTable {
   account_id: string | null
   /** The API key that attested, or null when a dashboard account did. */
   key_id: string | null
+  /** Students on the deletion list when it was attested (migration 0016); null for earlier attestations. */
+  students: GeneratedAs<number | null>
+}
+
+/**
+ * A notice that a student left a partner organisation, by ids and time only, kept after the
+ * change feed's retention (migration 0016, student-departures.ts).
+ */
+export interface StudentDeparturesTable {
+  organisation_id: string
+  student_id: string
+  at: string
+  event: NoticeEvent
 }
 
 export interface StudentOrganisationsTable {
@@ -423,11 +444,13 @@ export interface Database {
   student_organisations: StudentOrganisationsTable
   schools: SchoolsTable
   student_schools: StudentSchoolsTable
+  erased_student_schools: ErasedStudentSchoolsTable
   shares: SharesTable
   share_students: ShareStudentsTable
   agreement_dispositions: AgreementDispositionsTable
   disposition_students: DispositionStudentsTable
   deletion_attestations: DeletionAttestationsTable
+  student_departures: StudentDeparturesTable
   progress: ProgressTable
   disclosures: DisclosuresTable
   student_changes: StudentChangesTable

@@ -11,6 +11,7 @@ import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import { type DeliveryRefusal, isNoticeEvent, type NoticeEvent, REFUSAL_REASONS } from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
+import { recordDepartures } from './student-departures.js'
 import { preparedQuery } from './prepared-query.js'
 import type { Database, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventType } from './tables.js'
 import { inTransaction } from './transaction.js'
@@ -121,7 +122,8 @@ const DELIVERY_CHUNK = 500
  * `student.deleted`: the student was erased) to each organisation's enabled endpoints that
  * subscribed: data `{ profileId }` only. Unlike the other student events these are queued, and
  * sent, whatever the organisation's access now (see NOTICE_EVENTS): they ask the partner to
- * delete what it holds. Run it in the transaction that removes the links.
+ * delete what it holds. Each notice is also recorded as a departure (student-departures.ts), which
+ * outlives the change feed's copy. Run it in the transaction that removes the links.
  */
 export async function announceStudentNotices(
   trx: Db,
@@ -130,6 +132,7 @@ export async function announceStudentNotices(
   now: number,
 ): Promise<number> {
   if (notices.length === 0) return 0
+  await recordDepartures(trx, type, notices, now)
   const organisations = [...new Set(notices.map((notice) => notice.organisationId))]
   const endpoints = await trx
     .selectFrom('webhook_endpoints')

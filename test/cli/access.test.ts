@@ -323,6 +323,8 @@ describe('organisations, agreements and keys', () => {
         '0012-schools-and-shares',
         '0013-agreement-disposition',
         '0014-roster-sources',
+        '0015-erased-student-schools',
+        '0016-student-departures',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

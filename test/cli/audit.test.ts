@@ -17,7 +17,6 @@ import { buildProgram } from '../../src/cli/program.js'
 import { hashApiKey } from '../../src/domain/api-key.js'
 import { createApiKey, createOrganisation, recordAgreement } from '../../src/storage/access-repository.js'
 import { manifest, ORGS_HEADER, table, USERS_11_HEADER, writeFolder } from '../roster/roster-export.js'
-import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
 import { recordAudit } from '../../src/storage/audit-repository.js'
 import type { AuditRow } from '../../src/storage/tables.js'
 import {
@@ -49,7 +48,7 @@ type Document = ReturnType<typeof jsonOf>
 
 interface Case {
   /** Cases of one stage run at once; each stage needs what the earlier ones made. */
-  stage: 1 | 2 | 3 | 4 | 5
+  stage: 1 | 2 | 3 | 4 | 5 | 6
   argv: string[]
   action: string
   /** The target, from what the command printed with --json. */
@@ -150,8 +149,15 @@ const CHANGING: Case[] = [
     }),
   },
   {
-    // After stage 4, the test lets the agreement's disposition period run out.
+    // Its disposition at once, its period not over (it ended in stage 3): --yes, there is no terminal.
     stage: 5,
+    argv: ['agreement', 'dispose', '--org', 'Acme Learning', '--now', '--yes'],
+    action: 'agreement.dispose',
+    target: (d) => `organisation:${d.organisationId}`,
+    changed: (d) => ({ agreementId: d.agreementId, documentRef: 'DSA-2026-014', early: true }),
+  },
+  {
+    stage: 6,
     argv: ['agreement', 'certificate', '--org', 'Acme Learning'],
     action: 'agreement.certificate',
     target: (d) => `organisation:${d.certificate.certificate.organisation.id}`,
@@ -399,9 +405,7 @@ describe('the audit log of the command line', () => {
     let seen = (await auditRows(databaseUrl)).length
     expect(seen).toBe(0)
 
-    for (const stage of [1, 2, 3, 4, 5]) {
-      if (stage === 5)
-        await withStorage(databaseUrl, ({ db }) => disposeDueAgreements(db, Date.now() + 31 * 86_400_000))
+    for (const stage of [1, 2, 3, 4, 5, 6]) {
       const cases = CHANGING.filter((c) => c.stage === stage)
       const runs = await Promise.all(
         cases.map(async (c) => {

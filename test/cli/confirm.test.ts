@@ -21,6 +21,7 @@ describe('the commands that end access', () => {
   it('are exactly these, and each takes --yes and --dry-run', () => {
     const asking = leaves(buildProgram({ json: false })).filter(({ command }) => asksFirst(command))
     expect(asking.map(({ path }) => path).sort()).toEqual([
+      'agreement dispose',
       'agreement end',
       'links remove',
       'org suspend',

@@ -42,6 +42,7 @@ describe('curriculum --help', () => {
     expect(leaves.map(({ path }) => path.join(' ')).sort()).toEqual(
       [
         'agreement certificate',
+        'agreement dispose',
         'agreement end',
         'agreement ended',
         'agreement list',

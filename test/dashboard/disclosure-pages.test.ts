@@ -1,6 +1,10 @@
-/** The operator's disclosure log page pages through the log, newest first, filters kept. */
+/**
+ * The operator's disclosure log page pages through the log, newest first, filters kept; the
+ * district export by school holds the school's students, erased ones too.
+ */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
+import { eraseStudents } from '../../src/storage/student-removal.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { type DashboardClient, signedInOperator } from './dashboard-client.js'
 
@@ -85,5 +89,17 @@ describe('the operator disclosure log page', () => {
     const found = await operator.get('/dashboard/operator/students?id=stu-ben')
     expect(found.body).toContain(`Erase student <code>${STUDENTS.ben}</code>?`)
     expect(found.body).toContain('District id <code>stu-ben</code>')
+  })
+
+  it('keeps an erased student of the school in the log page and the district export by school', async () => {
+    const school = '44444444-4444-4444-8444-444444444444'
+    await eraseStudents(t.storage.db, [STUDENTS.ben], t.clock.now())
+    const filtered = await operator.get(`/dashboard/operator/disclosures?school=${school}`)
+    expect(filtered.body).toContain(STUDENTS.ben)
+    const csv = await operator.get(`/dashboard/operator/disclosures/export.csv?school=${school}`)
+    const lines = csv.body.trim().split('\r\n')
+    expect(lines).toHaveLength(226)
+    // By our id only: the district's id went with the name.
+    expect(lines.slice(1).every((line) => line.includes(`"${STUDENTS.ben}",""`))).toBe(true)
   })
 })

@@ -125,10 +125,16 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
 
     const [download] = await Promise.all([
       partner.waitForEvent('download'),
-      partner.getByRole('link', { name: 'their ids (CSV)' }).click(),
+      partner.getByRole('link', { name: 'The list (CSV)' }).click(),
     ])
-    const ids = fs.readFileSync((await download.path())!, 'utf8')
-    expect(ids.trim().split('\r\n')).toEqual(['student_id', ...STUDENT_IDS])
+    const list = fs.readFileSync((await download.path())!, 'utf8')
+    // The links have ended: the disposition asked for each, and no endpoint was there to be told.
+    expect(list.trim().split('\r\n')).toEqual([
+      '"student_id","asked_by","asked_at","webhook"',
+      ...STUDENT_IDS.map((id) =>
+        expect.stringMatching(new RegExp(`^"${id}","disposition","[0-9T:.Z-]+","no_endpoint"$`)),
+      ),
+    ])
 
     await partner.getByRole('link', { name: /I attest we deleted these/ }).click()
     expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Attest the deletion?')
@@ -157,7 +163,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
     expect(document.certificate).toMatchObject({
       organisation: { name: 'Orchard Reading' },
       agreement: { reference: 'DSA-ORCHARD-1' },
-      students: { count: 4, ids: STUDENT_IDS },
+      students: { count: 4, linkedAtEnd: 4 },
       attestation: { by: { kind: 'dashboard_account', email: PARTNER.email } },
     })
     const { keys } = (await (await fetch(url('/.well-known/curriculum-signing-keys'))).json()) as {
@@ -168,7 +174,8 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
     const bytes = (certificate: unknown) => Buffer.from(canonicalJson(certificate as never))
     const signature = Buffer.from(document.signature.value, 'base64')
     expect(verify(null, bytes(document.certificate), publicKey, signature)).toBe(true)
-    document.certificate.students.ids.pop()
+    expect(document.certificate.students.list.map((s: { id: string }) => s.id)).toEqual(STUDENT_IDS)
+    document.certificate.students.list.pop()
     expect(verify(null, bytes(document.certificate), publicKey, signature)).toBe(false)
 
     await operator.getByRole('link', { name: 'Orchard Reading' }).click()

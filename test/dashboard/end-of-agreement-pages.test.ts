@@ -6,13 +6,16 @@
  * once the links have ended.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { endAgreements } from '../../src/storage/access-repository.js'
+import { endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
+import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
+import { unlinkStudent } from '../../src/storage/student-removal.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { DashboardClient, OPERATOR, signedInOperator } from './dashboard-client.js'
 
 const DAY = 86_400_000
 const BASE = '/dashboard/partner/deletion'
+const EVE = '55555555-5555-4555-8555-555555555555'
 
 describe('the end of an agreement in the dashboard', () => {
   let t: TestContext
@@ -45,6 +48,10 @@ describe('the end of an agreement in the dashboard', () => {
         .executeTakeFirstOrThrow()
     ).id
     operator = await signedInOperator(t, '192.0.2.82')
+    // Shared with Acme and unlinked under the agreement: still on the list of what to delete.
+    await upsertStudents(t.storage.db, [{ id: EVE, firstName: 'Eve', tier: 'explorer' }], t.clock.now())
+    await linkStudents(t.storage.db, [{ studentId: EVE, organisationId: t.fixtures.orgs.acme }], t.clock.now())
+    await unlinkStudent(t.storage.db, EVE, t.fixtures.orgs.acme, t.clock.now())
     agreementId = (
       await t.storage.db
         .selectFrom('agreements')
@@ -65,13 +72,14 @@ describe('the end of an agreement in the dashboard', () => {
     const overview = await acme.get('/dashboard/partner')
     const due = new Date(t.clock.now() + 30 * DAY).toISOString().slice(0, 10)
     expect(overview.body).toMatch(
-      new RegExp(`delete\\s+what your organisation holds about 3 students by <strong>${due}</strong>`),
+      new RegExp(`delete\\s+what your organisation holds about 4 students by <strong>${due}</strong>`),
     )
     expect(overview.body).toContain(`href="${BASE}"`)
     const page = await acme.get(BASE)
     expect(page.statusCode).toBe(200)
     expect(page.body).toContain(`<strong>${due}</strong>`)
     expect(page.body).toContain(`end on ${due}`)
+    expect(page.body).toContain('4 students (3 linked now, 1 unlinked and 0 erased earlier)')
     expect(page.body).toContain(`href="${BASE}/${agreementId}/students.csv"`)
     expect(page.body).toContain(`href="${BASE}/${agreementId}/attest"`)
     // Gamma never had an agreement: nothing, and nothing of Acme's.
@@ -87,9 +95,15 @@ describe('the end of an agreement in the dashboard', () => {
     const csv = await acme.get(`${BASE}/${agreementId}/students.csv`)
     expect(csv.statusCode).toBe(200)
     expect(csv.headers['content-type']).toMatch(/^text\/csv/)
-    expect(csv.body).toBe(`student_id\r\n${[STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort().join('\r\n')}\r\n`)
+    const unlinkedAt = new Date(t.clock.now()).toISOString()
+    expect(csv.body).toBe(
+      `"student_id","asked_by","asked_at","webhook"\r\n${[STUDENTS.ada, STUDENTS.ben, STUDENTS.dev]
+        .sort()
+        .map((id) => `"${id}","disposition","",""\r\n`)
+        .join('')}"${EVE}","student.unlinked","${unlinkedAt}","no_endpoint"\r\n`,
+    )
     const rows = await listDisclosures(t.storage.db, { action: 'deletion.list' })
-    expect(rows.map((row) => row.student_id).sort()).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort())
+    expect(rows.map((row) => row.student_id).sort()).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev, EVE].sort())
     expect(rows.every((row) => row.key_id === `dashboard:${acmeAccount}` && row.outcome === 'disclosed')).toBe(true)
   })
 
@@ -98,7 +112,7 @@ describe('the end of an agreement in the dashboard', () => {
     const confirm = await acme.get(`${BASE}/${agreementId}/attest`)
     expect(confirm.statusCode).toBe(200)
     expect(confirm.body).toContain(`action="${BASE}/${agreementId}/attest"`)
-    expect(confirm.body).toContain('3 students')
+    expect(confirm.body).toContain('4 students')
     expect(await attestations()).toEqual([])
 
     for (const token of [null, 'forged'])
@@ -121,6 +135,7 @@ describe('the end of an agreement in the dashboard', () => {
         attested_at: new Date(t.clock.now()).toISOString(),
         account_id: acmeAccount,
         key_id: null,
+        students: 4,
       },
     ])
     const again = await acme.post(`${BASE}/${agreementId}/attest`)
@@ -155,7 +170,7 @@ describe('the end of an agreement in the dashboard', () => {
 
     const downloaded = await operator.get(certificate)
     expect(downloaded.statusCode).toBe(200)
-    expect(JSON.parse(downloaded.body).certificate.students.count).toBe(3)
+    expect(JSON.parse(downloaded.body).certificate.students).toMatchObject({ count: 4, unlinkedEarlier: 1 })
     const audit = await t.storage.db
       .selectFrom('audit_log')
       .selectAll()
@@ -164,9 +179,26 @@ describe('the end of an agreement in the dashboard', () => {
     expect(audit.map((row) => [row.actor, row.target])).toEqual([
       [`account:${OPERATOR.email}`, `organisation:${t.fixtures.orgs.acme}`],
     ])
-    expect(JSON.parse(audit[0]!.detail)).toMatchObject({ agreementId, students: 3, attested: true })
+    expect(JSON.parse(audit[0]!.detail)).toMatchObject({ agreementId, students: 4, attested: true })
     // A partner is never handed it.
     expect((await acme.signIn('acme@partner.example')).statusCode).toBe(303)
     expect((await acme.get(certificate)).statusCode).toBe(403)
+  })
+
+  it('tells the partner which deadline applies once a later agreement has ended too', async () => {
+    const renewed = t.clock.now() + DAY
+    await recordAgreement(
+      t.storage.db,
+      { organisationId: t.fixtures.orgs.acme, signedAt: renewed, expiresAt: null, documentRef: 'DSA-RENEWED' },
+      renewed,
+    )
+    t.clock.advance(2 * DAY)
+    await endAgreements(t.storage.db, { organisationId: t.fixtures.orgs.acme }, t.clock.now())
+    expect((await acme.signIn('acme@partner.example')).statusCode).toBe(303)
+    const overview = (await acme.get('/dashboard/partner')).body
+    expect(overview).toContain('Deadline that applies')
+    const row = (ref: string) => overview.slice(overview.indexOf(`<td>${ref}</td>`)).split('</tr>')[0]!
+    expect(row('DSA-RENEWED')).toMatch(/<strong>applies<\/strong>: delete by \d{4}-\d\d-\d\d everything on its list/)
+    expect(row('DSA-Acme Learning')).toMatch(/applied: your links ended \d{4}-\d\d-\d\d/)
   })
 })

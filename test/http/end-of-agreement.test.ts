@@ -4,7 +4,9 @@
  * live key that has a student scope), once per agreement, also when two race; after the
  * disposition period the links end with notices and webhooks; and a certificate of deletion
  * downloaded from the dashboard verifies with node:crypto against the key published at
- * `/.well-known/curriculum-signing-keys`, and fails once changed.
+ * `/.well-known/curriculum-signing-keys`, and fails once changed. The attestation and the
+ * certificate cover every student the partner received under the agreement: those linked at the
+ * end, and those unlinked or erased earlier, each with the notice that asked for its deletion.
  */
 import { createPublicKey, verify } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
@@ -12,12 +14,17 @@ import { buildApp } from '../../src/app.js'
 import { createSandbox } from '../../src/services/sandbox.js'
 import { createApiKey, endAgreements } from '../../src/storage/access-repository.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'
+import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
+import { eraseStudents, unlinkStudent } from '../../src/storage/student-removal.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { type DashboardClient, OPERATOR, signedInOperator } from '../dashboard/dashboard-client.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext, testConfig } from '../helper.js'
 
 const DAY = 86_400_000
 const URL = '/api/v1/deletion-attestations'
+/** Read by Acme under its agreement, then unlinked (Eve) or erased (Fay) before it ended. */
+const EVE = '55555555-5555-4555-8555-555555555555'
+const FAY = '66666666-6666-4666-8666-666666666666'
 
 /** RFC 8785 for the values a certificate holds, written here apart from the service's own. */
 function canonical(value: unknown): string {
@@ -32,7 +39,7 @@ function canonical(value: unknown): string {
 
 /** What the tampering below changes of a certificate. */
 interface Tamperable {
-  students: { ids: string[] }
+  students: { list: unknown[] }
   attestation: { attestedAt: string }
   unlinkedAt: string
   organisation: { name: string }
@@ -52,6 +59,7 @@ function reversed(value: unknown): unknown {
 describe('the end of an agreement through the API', () => {
   let t: TestContext
   let endedAt: number
+  let unlinkedAt: number
   let operator: DashboardClient
 
   beforeAll(async () => {
@@ -66,6 +74,25 @@ describe('the end of an agreement through the API', () => {
       },
       t.clock.now(),
     )
+    await upsertStudents(
+      t.storage.db,
+      [EVE, FAY].map((id) => ({ id, firstName: 'Kid', tier: 'explorer' as const })),
+      t.clock.now(),
+    )
+    await linkStudents(
+      t.storage.db,
+      [EVE, FAY].map((studentId) => ({ studentId, organisationId: t.fixtures.orgs.acme })),
+      t.clock.now(),
+    )
+    for (const student of [EVE, FAY]) {
+      const read = await t.call({ url: `/api/v1/students/${student}/progress`, headers: bearer(t.fixtures.keys.read) })
+      expect(read.statusCode).toBe(200)
+    }
+    t.clock.advance(1000)
+    unlinkedAt = t.clock.now()
+    await unlinkStudent(t.storage.db, EVE, t.fixtures.orgs.acme, unlinkedAt)
+    await eraseStudents(t.storage.db, [FAY], unlinkedAt)
+    t.clock.advance(1000)
     endedAt = t.clock.now()
     await endAgreements(t.storage.db, { organisationId: t.fixtures.orgs.acme }, endedAt)
     await t.app.services.changes.check()
@@ -145,7 +172,8 @@ describe('the end of an agreement through the API', () => {
       endedAt: new Date(endedAt).toISOString(),
       deletionDueAt: new Date(endedAt + 30 * DAY).toISOString(),
       unlinkedAt: null,
-      students: 3,
+      students: 5,
+      coverage: { since: agreement!.signed_at, linked: 3, unlinked: 1, erased: 1 },
       attestedAt: new Date(t.clock.now()).toISOString(),
       keyId: t.fixtures.keyIds.read,
     })
@@ -164,12 +192,13 @@ describe('the end of an agreement through the API', () => {
       0,
       500,
     ))!.changes.filter((c) => c.type === 'student_unlinked')
-    expect(notices.map((n) => n.studentId).sort()).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort())
+    // Eve's notice was sent when she was unlinked, before the agreement ended.
+    expect(notices.map((n) => n.studentId).sort()).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev, EVE].sort())
     const deliveries = await t.storage.db
       .selectFrom('webhook_deliveries')
       .select(['student_id', 'event_type'])
       .execute()
-    expect(deliveries.filter((d) => d.event_type === 'student.unlinked')).toHaveLength(3)
+    expect(deliveries.filter((d) => d.event_type === 'student.unlinked')).toHaveLength(4)
 
     const keys = await t.call({ url: '/.well-known/curriculum-signing-keys' })
     expect(keys.statusCode).toBe(200)
@@ -193,9 +222,25 @@ describe('the end of an agreement through the API', () => {
       organisation: { id: t.fixtures.orgs.acme, name: 'Acme Learning' },
       endedAt: new Date(endedAt).toISOString(),
       unlinkedAt: new Date(t.clock.now()).toISOString(),
-      attestation: { by: { kind: 'api_key', keyId: t.fixtures.keyIds.read, name: 'read' } },
-      students: { count: 3, ids: [STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort() },
+      attestation: { by: { kind: 'api_key', keyId: t.fixtures.keyIds.read, name: 'read' }, students: 5 },
+      students: { count: 5, linkedAtEnd: 3, unlinkedEarlier: 1, erasedEarlier: 1 },
     })
+    const unlinked = new Date(t.clock.now()).toISOString()
+    const earlier = new Date(unlinkedAt).toISOString()
+    expect(document.certificate.students.list).toEqual(
+      [
+        ...[STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].map((id) => ({
+          id,
+          askedBy: 'disposition',
+          askedAt: unlinked,
+          webhook: 'pending',
+        })),
+        { id: EVE, askedBy: 'student.unlinked', askedAt: earlier, webhook: 'pending' },
+        // The endpoint did not subscribe to erasures: the change feed carried that notice alone.
+        { id: FAY, askedBy: 'student.deleted', askedAt: earlier, webhook: 'no_endpoint' },
+      ].sort((a, b) => (a.id < b.id ? -1 : 1)),
+    )
+    expect(document.certificate.statement).toMatch(/its attestation covers this whole list/)
     const publicKey = createPublicKey({ key: jwk, format: 'jwk' })
     const signature = Buffer.from(document.signature.value, 'base64')
     expect(verify(null, Buffer.from(canonical(document.certificate)), publicKey, signature)).toBe(true)
@@ -203,7 +248,7 @@ describe('the end of an agreement through the API', () => {
     const reordered = JSON.parse(JSON.stringify(reversed(document.certificate), null, 4))
     expect(verify(null, Buffer.from(canonical(reordered)), publicKey, signature)).toBe(true)
     for (const tamper of [
-      (c: Tamperable) => c.students.ids.pop(),
+      (c: Tamperable) => c.students.list.pop(),
       (c: Tamperable) => (c.attestation.attestedAt = c.unlinkedAt),
       (c: Tamperable) => (c.organisation.name = 'Acme Learning Ltd'),
     ]) {

@@ -7,20 +7,42 @@
  * signing key for the first time at once end up with the same one.
  */
 import { randomUUID } from 'node:crypto'
+import { type Kysely, sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isoAt } from '../../src/clock.js'
 import { loadSigningKey, SIGNING_KEY_SETTING } from '../../src/services/signing-keys.js'
 import { endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
-import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
-import { agreementEnds, endStudentIds } from '../../src/storage/agreement-ends.js'
+import { disposeDueAgreements, disposeOnDemand, dispositionPlan } from '../../src/storage/agreement-dispositions.js'
+import { type AgreementEnd, agreementEnds } from '../../src/storage/agreement-ends.js'
+import { pruneChangeLog } from '../../src/storage/change-feed-retention.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { attestDeletion } from '../../src/storage/deletion-attestations.js'
+import { type DeletionEntry, deletionList } from '../../src/storage/deletion-list.js'
+import { recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
+import { eraseStudents, unlinkStudent } from '../../src/storage/student-removal.js'
+import { claimDue, recordAttempt } from '../../src/storage/webhook-outbox.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
-import { createTestStorage, type Fixtures, freshDatabaseUrl, START, STUDENTS, seedFixtures } from '../helper.js'
+import {
+  createTestStorage,
+  type Fixtures,
+  freshDatabaseUrl,
+  migrateBesideOtherTests,
+  START,
+  STUDENTS,
+  seedFixtures,
+} from '../helper.js'
 
 const DAY = 86_400_000
+
+/** The whole deletion list of `end`, read `pageSize` at a time. */
+async function listOf(storage: Storage, end: AgreementEnd, pageSize?: number): Promise<DeletionEntry[]> {
+  const entries: DeletionEntry[] = []
+  for await (const page of deletionList(storage.db, end, pageSize)) entries.push(...page)
+  return entries
+}
+const idsOf = (entries: readonly DeletionEntry[]) => entries.map((entry) => entry.studentId)
 
 describe('the end of an agreement', () => {
   let storage: Storage
@@ -93,7 +115,7 @@ describe('the end of an agreement', () => {
       students: 3,
       attestation: null,
     })
-    expect(await endStudentIds(storage.db, end!)).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort())
+    expect(idsOf(await listOf(storage, end!))).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort())
     // Beta's agreement is in force: nothing to delete there.
     expect(await agreementEnds(storage.db, ended + 29 * DAY, fixtures.orgs.beta)).toEqual([])
   })
@@ -122,7 +144,7 @@ describe('the end of an agreement', () => {
 
     const [end] = await agreementEnds(storage.db, due, acme)
     expect(end).toMatchObject({ disposition: { unlinkedAt: isoAt(due), sharesEnded: 2 }, students: 3 })
-    expect(await endStudentIds(storage.db, end!)).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort())
+    expect(idsOf(await listOf(storage, end!))).toEqual([STUDENTS.ada, STUDENTS.ben, STUDENTS.dev].sort())
 
     // Again, later: done already, nobody is told twice.
     expect(await disposeDueAgreements(storage.db, due + DAY)).toEqual([])
@@ -264,5 +286,304 @@ describe('the end of an agreement on two instances at once', () => {
     )
     expect(results.map((r) => r.outcome).sort()).toEqual(['already', 'attested'])
     expect(await first.db.selectFrom('deletion_attestations').selectAll().execute()).toHaveLength(1)
+  })
+})
+
+describe('the deletion list of an end', () => {
+  let storage: Storage
+  let fixtures: Fixtures
+  let acme: string
+  const EVE = '55555555-5555-4555-8555-555555555555'
+  const FAY = '66666666-6666-4666-8666-666666666666'
+  const GUS = '77777777-7777-4777-8777-777777777777'
+  const ended = START + 10 * DAY
+  const due = ended + 30 * DAY
+
+  beforeAll(async () => {
+    storage = await createTestStorage({ url: freshDatabaseUrl(), catalog: false })
+    fixtures = await seedFixtures(storage, START)
+    acme = fixtures.orgs.acme
+    // Subscribed to unlinking only: an erasure's notice reaches Acme through its change feed alone.
+    await createEndpoint(
+      storage.db,
+      { organisationId: acme, mode: 'live', url: 'https://hooks.example.org/in', events: ['student.unlinked'] },
+      START,
+    )
+    await upsertStudents(
+      storage.db,
+      [EVE, FAY, GUS].map((id) => ({ id, firstName: 'Kid', tier: 'explorer' as const })),
+      START,
+    )
+    await linkStudents(
+      storage.db,
+      [EVE, FAY, GUS].map((studentId) => ({ studentId, organisationId: acme })),
+      START,
+    )
+    // Acme read Eve's and Fay's progress under its agreement, then Eve was unlinked and Fay erased.
+    for (const [i, student] of [EVE, FAY].entries())
+      await recordDisclosure(
+        storage.db,
+        { at: START + DAY, requestId: `read-${i}`, keyId: fixtures.keyIds.read, organisationId: acme },
+        student,
+        'progress.read',
+        'disclosed',
+      )
+    await unlinkStudent(storage.db, EVE, acme, START + 2 * DAY)
+    const { due: claimed } = await storage.writes.transaction((trx) =>
+      claimDue(trx, { now: START + 2 * DAY, leaseMs: 60_000, slots: 16, perEndpoint: 2, locks: storage.locks }),
+    )
+    expect(claimed.map((d) => d.student_id)).toEqual([EVE])
+    await storage.writes.transaction((trx) =>
+      recordAttempt(
+        trx,
+        claimed[0]!,
+        { ok: true, status: 204, latencyMs: 5, error: null, response: '', bodySent: true },
+        START + 2 * DAY,
+        10_000,
+      ),
+    )
+    await eraseStudents(storage.db, [FAY], START + 3 * DAY)
+    // Gus was unlinked and linked again: linked at the end, the disposition asks for him.
+    await unlinkStudent(storage.db, GUS, acme, START + 4 * DAY)
+    await linkStudents(storage.db, [{ studentId: GUS, organisationId: acme }], START + 5 * DAY)
+    await endAgreements(storage.db, { organisationId: acme }, ended)
+    // The change feed forgets the notices (its retention); the list does not.
+    const pruned = await pruneChangeLog(storage.db, {
+      before: isoAt(START + 20 * DAY),
+      write: (work) => storage.writes.transaction(work),
+    })
+    expect(pruned).toBeGreaterThan(0)
+    expect(
+      await storage.db.selectFrom('student_changes').select('seq').where('student_id', '=', EVE).execute(),
+    ).toEqual([])
+  })
+  afterAll(async () => storage?.close())
+
+  const linkedNow = [STUDENTS.ada, STUDENTS.ben, STUDENTS.dev, GUS].sort()
+
+  it('covers, within the period, those linked now and those unlinked or erased earlier under the agreement', async () => {
+    const [end] = await agreementEnds(storage.db, ended + DAY, acme)
+    expect(end).toMatchObject({
+      students: 6,
+      coverage: {
+        since: isoAt(START - 30 * DAY),
+        until: isoAt(ended + DAY + 1),
+        linked: 4,
+        unlinked: 1,
+        erased: 1,
+      },
+    })
+    const entries = await listOf(storage, end!)
+    expect(entries).toEqual(
+      [
+        ...linkedNow.map((studentId) => ({ studentId, askedBy: 'disposition', askedAt: null, webhook: null })),
+        { studentId: EVE, askedBy: 'student.unlinked', askedAt: isoAt(START + 2 * DAY), webhook: 'delivered' },
+        { studentId: FAY, askedBy: 'student.deleted', askedAt: isoAt(START + 3 * DAY), webhook: 'no_endpoint' },
+      ].sort((a, b) => (a.studentId < b.studentId ? -1 : 1)),
+    )
+    for (const pageSize of [1, 2, 5]) expect(await listOf(storage, end!, pageSize)).toEqual(entries)
+  })
+
+  it('records the attestation with the size of the list it covers', async () => {
+    const attested = await attestDeletion(
+      storage.db,
+      { organisationId: acme, by: { keyId: fixtures.keyIds.read } },
+      ended + 2 * DAY,
+    )
+    expect(attested).toMatchObject({ outcome: 'attested', end: { students: 6, attestation: { students: 6 } } })
+  })
+
+  it('keeps them all once the links have ended, the disposition asking for those linked then', async () => {
+    const [outcome] = await disposeDueAgreements(storage.db, due)
+    expect(outcome).toMatchObject({ organisationId: acme, students: 4 })
+    const [end] = await agreementEnds(storage.db, due + DAY, acme)
+    expect(end).toMatchObject({
+      students: 6,
+      coverage: { until: isoAt(due), linked: 4, unlinked: 1, erased: 1 },
+      attestation: { students: 6 },
+    })
+    const entries = await listOf(storage, end!, 2)
+    expect(entries.filter((e) => e.askedBy === 'disposition')).toEqual(
+      linkedNow.map((studentId) => ({ studentId, askedBy: 'disposition', askedAt: isoAt(due), webhook: 'pending' })),
+    )
+    expect(entries.filter((e) => e.askedBy !== 'disposition').map((e) => [e.studentId, e.askedBy])).toEqual([
+      [EVE, 'student.unlinked'],
+      [FAY, 'student.deleted'],
+    ])
+    // Beta's students, and those Acme never had, are on no list of Acme's.
+    expect(idsOf(entries)).not.toContain(STUDENTS.cleo)
+  })
+
+  it("starts a new agreement's list clean: only what is shared under it", async () => {
+    const renewed = due + 5 * DAY
+    await recordAgreement(
+      storage.db,
+      {
+        organisationId: acme,
+        signedAt: renewed,
+        expiresAt: renewed + 10 * DAY,
+        documentRef: 'DSA-2',
+        dispositionDays: 1,
+      },
+      renewed,
+    )
+    await linkStudents(storage.db, [{ studentId: STUDENTS.ada, organisationId: acme }], renewed)
+    await unlinkStudent(storage.db, STUDENTS.ada, acme, renewed + DAY)
+    const [latest, first] = await agreementEnds(storage.db, renewed + 11 * DAY, acme)
+    expect(latest).toMatchObject({
+      agreement: { document_ref: 'DSA-2' },
+      students: 1,
+      coverage: { since: isoAt(renewed), linked: 0, unlinked: 1, erased: 0 },
+    })
+    expect(await listOf(storage, latest!)).toEqual([
+      { studentId: STUDENTS.ada, askedBy: 'student.unlinked', askedAt: isoAt(renewed + DAY), webhook: 'pending' },
+    ])
+    expect(first).toMatchObject({ students: 6 })
+  })
+})
+
+describe('migration 0016 over notices sent before it', () => {
+  let storage: Storage | undefined
+  afterAll(async () => {
+    if (storage?.schema !== undefined)
+      await sql`drop schema if exists ${sql.id(storage.schema)} cascade`.execute(storage.db)
+    await storage?.close()
+  })
+
+  it('records as departures the notices the change feed and the webhook outbox still hold, once each', async () => {
+    storage = openStorage(freshDatabaseUrl())
+    await migrateBesideOtherTests(storage, '0015-erased-student-schools')
+    const db = storage.db as unknown as Kysely<Record<string, Record<string, unknown>>>
+    const at = (days: number) => isoAt(START + days * DAY)
+    const org = randomUUID()
+    await db
+      .insertInto('organisations')
+      .values({ id: org, name: 'Acme', status: 'active', created_at: at(0) })
+      .execute()
+    const notice = (seq: number, student: string, kind: string, days: number) => ({
+      seq,
+      student_id: student,
+      kind,
+      changed_at: at(days),
+      organisation_id: org,
+    })
+    await db
+      .insertInto('student_changes')
+      .values([
+        notice(1, STUDENTS.ada, 'student_unlinked', 1),
+        notice(2, STUDENTS.ben, 'student_deleted', 2),
+        {
+          seq: 3,
+          student_id: STUDENTS.dev,
+          kind: 'tier_changed',
+          changed_at: at(2),
+          organisation_id: null,
+          tier: 'builder',
+        },
+      ])
+      .execute()
+    const endpoint = randomUUID()
+    await db
+      .insertInto('webhook_endpoints')
+      .values({
+        id: endpoint,
+        organisation_id: org,
+        mode: 'live',
+        url: 'https://hooks.example.org/in',
+        events: 'student.unlinked student.deleted',
+        secret: 'x',
+        status: 'enabled',
+        created_at: at(0),
+      })
+      .execute()
+    const delivery = (student: string, event: string, days: number) => ({
+      id: randomUUID(),
+      endpoint_id: endpoint,
+      event_type: event,
+      payload: '{}',
+      student_id: student,
+      created_at: at(days),
+      state: 'delivered',
+      attempts: 1,
+    })
+    await db
+      .insertInto('webhook_deliveries')
+      .values([
+        // The feed's copy of Ada's notice is there too; Cleo's is past the feed's retention.
+        delivery(STUDENTS.ada, 'student.unlinked', 1),
+        delivery(STUDENTS.cleo, 'student.unlinked', -100),
+        delivery(STUDENTS.dev, 'progress.updated', 2),
+      ])
+      .execute()
+    await migrateBesideOtherTests(storage, '0016-student-departures')
+    const departures = await storage.db.selectFrom('student_departures').selectAll().orderBy('student_id').execute()
+    expect(departures).toEqual([
+      { organisation_id: org, student_id: STUDENTS.ada, at: at(1), event: 'student.unlinked' },
+      { organisation_id: org, student_id: STUDENTS.ben, at: at(2), event: 'student.deleted' },
+      { organisation_id: org, student_id: STUDENTS.cleo, at: at(-100), event: 'student.unlinked' },
+    ])
+  })
+})
+
+describe('the disposition on demand', () => {
+  let first: Storage
+  let second: Storage
+  let fixtures: Fixtures
+  const ended = START + DAY
+
+  beforeAll(async () => {
+    const url = freshDatabaseUrl()
+    first = await createTestStorage({ url, catalog: false })
+    second = openStorage(url, { busyTimeoutMs: 5000 })
+    fixtures = await seedFixtures(first, START)
+    await endAgreements(first.db, { organisationId: fixtures.orgs.acme }, ended)
+  })
+  afterAll(async () => {
+    await second?.close()
+    await first?.close()
+  })
+
+  it('says why there is nothing to dispose of, or what disposing would end', async () => {
+    const now = ended + DAY
+    expect(await dispositionPlan(first.db, fixtures.orgs.beta, now)).toMatchObject({
+      kind: 'in_force',
+      agreement: { document_ref: 'DSA-Beta Tutors' },
+    })
+    expect(await dispositionPlan(first.db, fixtures.orgs.gamma, now)).toEqual({ kind: 'no_agreement' })
+    expect(await dispositionPlan(first.db, fixtures.orgs.acme, now)).toMatchObject({
+      kind: 'to_dispose',
+      due: false,
+      links: 3,
+      shares: 1,
+      endpoints: 0,
+      end: { deletionDueAt: isoAt(ended + 30 * DAY) },
+    })
+  })
+
+  it('runs before the period only when asked to, once however many run it at once', async () => {
+    const now = ended + DAY
+    const agreementId = (await dispositionPlan(first.db, fixtures.orgs.acme, now)) as {
+      end: { agreement: { id: string } }
+    }
+    const id = agreementId.end.agreement.id
+    expect(await disposeOnDemand(first.db, fixtures.orgs.acme, id, now, false)).toBeUndefined()
+    expect(await first.db.selectFrom('agreement_dispositions').selectAll().execute()).toEqual([])
+    const runs = await Promise.all([
+      disposeOnDemand(first.db, fixtures.orgs.acme, id, now, true),
+      disposeOnDemand(second.db, fixtures.orgs.acme, id, now, true),
+    ])
+    expect(runs.filter((run) => run !== undefined)).toEqual([
+      { organisationId: fixtures.orgs.acme, agreementId: id, students: 3, sharesEnded: 1, webhooks: 0 },
+    ])
+    const [row, ...more] = await first.db.selectFrom('agreement_dispositions').selectAll().execute()
+    expect(more).toEqual([])
+    expect(row).toMatchObject({ unlinked_at: isoAt(now), deletion_due_at: isoAt(ended + 30 * DAY), students: 3 })
+    expect(await dispositionPlan(first.db, fixtures.orgs.acme, now + 1)).toMatchObject({
+      kind: 'disposed',
+      unlinkedAt: isoAt(now),
+    })
+    // The hourly run finds it done when the period is over.
+    expect(await disposeDueAgreements(first.db, ended + 31 * DAY)).toEqual([])
+    expect(await disposeOnDemand(first.db, fixtures.orgs.acme, id, now + 2, true)).toBeUndefined()
   })
 })

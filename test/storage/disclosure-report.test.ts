@@ -19,6 +19,7 @@ import type { Storage } from '../../src/storage/connection.js'
 import { type BatchFilter, disclosureBatches } from '../../src/storage/disclosure-batches.js'
 import { recordDisclosure, sealSegments } from '../../src/storage/disclosure-log.js'
 import { describedDisclosures } from '../../src/storage/disclosure-report.js'
+import { eraseStudents } from '../../src/storage/student-removal.js'
 import type { DisclosureRow } from '../../src/storage/tables.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { createTestStorage } from '../helper.js'
@@ -29,7 +30,10 @@ const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0
 const STUDENTS = [1, 2, 3].map((n) => uuid(100 + n))
 const ORGS = [1, 2].map((n) => uuid(200 + n))
 const SCHOOL = uuid(400)
-/** The school's students now: the filter by school reads attendance as it is, not as it was. */
+/**
+ * The school's students: the filter by school reads attendance as it is, not as it was, except
+ * that a student erased (STUDENTS[2], below) keeps the schools it attended then.
+ */
 const SCHOOL_STUDENTS = [STUDENTS[0]!, STUDENTS[2]!]
 
 async function enrolInSchool(storage: Storage): Promise<void> {
@@ -80,7 +84,7 @@ describe('disclosure batches', () => {
   })
   afterEach(async () => storage.close())
 
-  it('reads every matching row once, oldest first, before, during and after sealing', async () => {
+  it('reads every matching row once, oldest first, before, during and after sealing, erased students too', async () => {
     for (let i = 0; i < 95; i++) {
       // Not in id order: a request's time is taken before its row is written.
       const at = T0 + i * 3_600_000 - (i % 4) * 5_400_000
@@ -93,6 +97,8 @@ describe('disclosure batches', () => {
       )
     }
     await enrolInSchool(storage)
+    // Erased: the one who attended the school is still found by it, the other is not.
+    await eraseStudents(storage.db, [STUDENTS[2]!, STUDENTS[1]!], T0 + 200 * 3_600_000)
     const all = await storage.db.selectFrom('disclosures').selectAll().execute()
     const filters: BatchFilter[] = [
       {},

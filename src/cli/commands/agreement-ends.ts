@@ -24,11 +24,13 @@ function endJson(end: AgreementEnd, organisation?: string) {
     deletionDueAt: end.deletionDueAt,
     unlinkedAt: end.disposition?.unlinkedAt ?? null,
     students: end.students,
+    coverage: end.coverage,
     attestation:
       a === null
         ? null
         : {
             attestedAt: a.attestedAt,
+            students: a.students,
             by: a.keyId !== null ? { keyId: a.keyId, keyPrefix: a.keyPrefix } : { account: a.accountEmail },
           },
   }

@@ -15,6 +15,7 @@ import {
   storedDataCategories,
 } from '../../domain/agreement-terms.js'
 import { act } from '../command-action.js'
+import { registerAgreementDispose } from './agreement-dispose.js'
 import { registerAgreementEnd } from './agreement-end.js'
 import { registerAgreementEnds } from './agreement-ends.js'
 import { agreementJson, agreementState } from './agreement-json.js'
@@ -187,4 +188,5 @@ export function registerAgreement(program: Command): void {
       }),
     )
   registerAgreementEnds(agreement)
+  registerAgreementDispose(agreement)
 }

@@ -170,7 +170,10 @@ export function registerDisclosureReports(disclosures: Command): void {
     .requiredOption('--since <date>', 'from this date or timestamp (inclusive)', dateOption)
     .requiredOption('--until <date>', 'before this date or timestamp (exclusive)', dateOption)
     .option('--org <organisation>', 'only this organisation (id or exact name)')
-    .option('--school <school>', "only the students who attend this school now (id, the district's id, or exact name)")
+    .option(
+      '--school <school>',
+      "only the students who attend this school now, or did when erased (id, the district's id, or exact name)",
+    )
   outputOptions(exported).action(
     act(async (command, audit) => {
       const options = command.opts<OutputOptions & { since: number; until: number; org?: string; school?: string }>()

@@ -56,6 +56,12 @@ function attestationBody(end: AgreementEnd): DeletionAttestationBody {
     deletionDueAt: end.deletionDueAt,
     unlinkedAt: end.disposition?.unlinkedAt ?? null,
     students: end.students,
+    coverage: {
+      since: end.coverage.since,
+      linked: end.coverage.linked,
+      unlinked: end.coverage.unlinked,
+      erased: end.coverage.erased,
+    },
     attestedAt: end.attestation!.attestedAt,
     keyId: end.attestation!.keyId!,
   }
@@ -83,7 +89,8 @@ export function deletionAttestationRoutes(app: TypedApp, deps: { storage: Storag
         summary: 'Attest that you deleted the data of an ended agreement',
         description:
           'Once a data-sharing agreement has ended (and no newer one is in force), your organisation must delete ' +
-          'what it received under it within the disposition period; then its links to the students end, each ' +
+          'what it received under it within the disposition period: about every student shared with it under the ' +
+          'agreement, those unlinked or erased meanwhile too. Then its links to the students still linked end, each ' +
           'with a `student.unlinked` notice. This records, with the time and the key, that you did: the ' +
           "district's certificate of deletion shows it. Works although student endpoints refuse your keys (their " +
           'agreement has ended); needs a live key with `students:read` or `students:write`. Send `{}` (or no ' +

@@ -43,8 +43,32 @@ export const DeletionAttestationSchema = Type.Object(
     ),
     students: Type.Integer({
       minimum: 0,
-      description: 'How many students the deletion concerns: those linked when the links ended (or now, before).',
+      description:
+        'How many students the deletion covers: every student shared with your organisation under the agreement ' +
+        '(`coverage` breaks it down). Your attestation covers this whole list.',
     }),
+    coverage: Type.Object(
+      {
+        since: Type.String({
+          ...TimestampSchema,
+          description: 'The start of the first agreement whose data this end covers: students shared since are listed.',
+        }),
+        linked: Type.Integer({
+          minimum: 0,
+          description:
+            'Linked when the links ended (or now, while the period runs): each gets a `student.unlinked` then.',
+        }),
+        unlinked: Type.Integer({
+          minimum: 0,
+          description: 'Unlinked earlier under the agreement; each was sent a `student.unlinked` notice then.',
+        }),
+        erased: Type.Integer({
+          minimum: 0,
+          description: 'Erased earlier by the district; each was sent a `student.deleted` notice then.',
+        }),
+      },
+      { additionalProperties: false, description: 'Whom `students` counts.' },
+    ),
     attestedAt: Type.String({ ...TimestampSchema, description: 'When the attestation was recorded.' }),
     keyId: UuidSchema,
   },

@@ -65,7 +65,7 @@ export function disclosuresBody(
   ${field('student', 'Student id', { value: values.student })}
   <div><label for="organisation">Organisation</label>
     <select id="organisation" name="organisation"><option value="">Any</option>${organisationOptions}</select></div>
-  <div><label for="school">School (its students now)</label>
+  <div><label for="school">School (its students now, and erased ones who attended it)</label>
     <select id="school" name="school"><option value="">Any</option>${schoolOptions}</select></div>
   ${field('key', 'Key id', { value: values.key })}
   <div><label for="action">Action</label>

@@ -1,12 +1,12 @@
 /**
  * Ended agreements as the operator sees them, on one organisation's page and for every partner
  * on one page: when each ended, the day its data had to be deleted by, when the links ended, how
- * many students it concerns, who attested the deletion and when, and its certificate of deletion.
+ * many students it covers (linked at the end, unlinked or erased earlier), who attested the deletion and when, and its certificate of deletion.
  */
 import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
 import { type Html, html } from '../../../html.js'
 import { utcDay } from '../../../times.js'
-import { attestationText, linksText } from '../../../views/agreement-ends.js'
+import { attestationText, coverageText, linksText } from '../../../views/agreement-ends.js'
 import { scrollTable, tableRow } from '../../../views/table.js'
 
 export function certificatePath(end: AgreementEnd): string {
@@ -43,7 +43,7 @@ export function endsTable(ends: readonly AgreementEnd[], names?: ReadonlyMap<str
         utcDay(end.endedAt),
         utcDay(end.deletionDueAt),
         linksText(end),
-        String(end.students),
+        coverageText(end),
         attestationText(end),
         certificateCell(end),
       ]),

@@ -1,16 +1,21 @@
 /**
  * What the partner must delete once a data-sharing agreement has ended, and its attestation that
- * it did (storage/agreement-ends.ts, storage/deletion-attestations.ts). The ids download is a
- * disclosure of the students' ids (action `deletion.list`) and opens only from this dashboard;
- * the attestation is a form behind a confirmation page, recorded with the time and the account.
+ * it did (storage/agreement-ends.ts, storage/deletion-list.ts, storage/deletion-attestations.ts).
+ * The list download is a disclosure of the students' ids (action `deletion.list`), recorded a
+ * page at a time before that page is sent, and opens only from this dashboard; the attestation is
+ * a form behind a confirmation page, recorded with the time and the account.
  */
 import { randomUUID } from 'node:crypto'
+import { Readable } from 'node:stream'
+import type { Kysely } from 'kysely'
 import { ConflictError, NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
-import { type AgreementEnd, agreementEnds, endStudentIds } from '../../../../storage/agreement-ends.js'
+import { csvRecord } from '../../../../services/csv-cell.js'
+import { type AgreementEnd, agreementEnds } from '../../../../storage/agreement-ends.js'
 import { attestDeletion } from '../../../../storage/deletion-attestations.js'
+import { deletionList } from '../../../../storage/deletion-list.js'
 import { recordDisclosures } from '../../../../storage/disclosure-log.js'
-import { inTransaction } from '../../../../storage/transaction.js'
+import type { Database } from '../../../../storage/tables.js'
 import type { DashboardContext, PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
 import { utcMinute } from '../../../times.js'
@@ -28,6 +33,29 @@ async function endParam(context: DashboardContext, organisationId: string | unde
   const end = ends.find((candidate) => candidate.agreement.id === agreementId.toLowerCase())
   if (end === undefined) throw new NotFoundError(agreementId)
   return end
+}
+
+export const LIST_COLUMNS = ['student_id', 'asked_by', 'asked_at', 'webhook'] as const
+
+/** The list as CSV, each page's ids recorded as disclosed to `accountId` before the page is sent. */
+async function* listCsv(db: Kysely<Database>, end: AgreementEnd, accountId: string, now: number) {
+  yield csvRecord(LIST_COLUMNS)
+  const context = {
+    at: now,
+    requestId: randomUUID(),
+    keyId: `dashboard:${accountId}`,
+    organisationId: end.organisationId,
+  }
+  for await (const page of deletionList(db, end)) {
+    await recordDisclosures(
+      db,
+      context,
+      page.map((entry) => entry.studentId),
+      'deletion.list',
+      'disclosed',
+    )
+    yield page.map((e) => csvRecord([e.studentId, e.askedBy, e.askedAt, e.webhook])).join('')
+  }
 }
 
 export const deletionPages: PagePlugin = async (app, { context }) => {
@@ -49,19 +77,7 @@ export const deletionPages: PagePlugin = async (app, { context }) => {
       .header('content-disposition', `attachment; filename="students-to-delete-${end.agreement.id}.csv"`)
     // A HEAD request (Fastify answers it with this handler) is shown nothing, so nothing is recorded.
     if (request.method === 'HEAD') return reply.send()
-    const now = clock.now()
-    const ids = await inTransaction(storage.db, async (trx) => {
-      const ids = await endStudentIds(trx, end)
-      const context = {
-        at: now,
-        requestId: randomUUID(),
-        keyId: `dashboard:${account.id}`,
-        organisationId: end.organisationId,
-      }
-      await recordDisclosures(trx, context, ids, 'deletion.list', 'disclosed')
-      return ids
-    })
-    return reply.send(`student_id\r\n${ids.map((id) => `${id}\r\n`).join('')}`)
+    return reply.send(Readable.from(listCsv(storage.db, end, account.id, clock.now()), { highWaterMark: 1 }))
   })
 
   app.get('/deletion/:agreementId/attest', partner, async (request, reply) => {

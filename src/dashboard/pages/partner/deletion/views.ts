@@ -8,7 +8,7 @@ import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { utcDay } from '../../../times.js'
-import { attestationText, linksText, studentsText } from '../../../views/agreement-ends.js'
+import { attestationText, coverageText, linksText, studentsText } from '../../../views/agreement-ends.js'
 import { purposeText } from '../../../views/agreement-terms.js'
 
 export const BASE = '/dashboard/partner/deletion'
@@ -28,8 +28,12 @@ function endSection(end: AgreementEnd): Html {
   <dt>Delete by</dt><dd><strong>${utcDay(end.deletionDueAt)}</strong>
   (${a.disposition_days} day${a.disposition_days === 1 ? '' : 's'} after the end)</dd>
   <dt>Your links to the students</dt><dd>${linksText(end)}</dd>
-  <dt>To delete</dt><dd>everything you hold about ${studentsText(end.students)}:
-  <a href="${BASE}/${a.id}/students.csv" download>their ids (CSV)</a></dd>
+  <dt>To delete</dt><dd>everything you hold about ${coverageText(end)}: every student shared with you
+  since ${utcDay(end.coverage.since)} under this agreement${
+    end.coverage.since < a.signed_at ? ' and the earlier ones it took over, whose data its deadline covers' : ''
+  }.
+  <a href="${BASE}/${a.id}/students.csv" download>The list (CSV)</a>: each student\u2019s id, and how and when you
+  were asked to delete it.</dd>
   <dt>Deletion attested</dt><dd>${attestationText(end)}</dd>
 </dl>
 ${action}
@@ -47,16 +51,20 @@ recorded; the district\u2019s certificate of deletion shows it.</p>`
     return html`<p class="empty">No data-sharing agreement of your organisation has ended with data to delete.</p>`
   return html`${notice}
 <p>When a data-sharing agreement ends and no newer one is in force, your organisation must delete what it received
-under it within the agreement\u2019s disposition period. When that period is over your links to the students end and
-you are sent a <code>student.unlinked</code> notice for each (change feed and webhook). Attest the deletion here or
-with <code>POST /api/v1/deletion-attestations</code>; you may do so as soon as it is done.</p>
+under it within the agreement\u2019s disposition period: about every student shared with it under the agreement, those
+still linked and those unlinked or erased meanwhile (you were sent a <code>student.unlinked</code> or
+<code>student.deleted</code> notice about each when it happened). When that period is over your links to the students
+still linked end and you are sent a <code>student.unlinked</code> notice for each (change feed and webhook). Attest the
+deletion of the whole list here or with <code>POST /api/v1/deletion-attestations</code>; you may do so as soon as it
+is done.</p>
 ${ends.map(endSection)}`
 }
 
 export function attestConfirmBody(request: FastifyRequest, organisation: string, end: AgreementEnd): Html {
   const a = end.agreement
   return html`<p>You are about to attest, for <strong>${organisation}</strong>, that it deleted everything it received
-about the ${studentsText(end.students)} shared under agreement <strong>${a.document_ref}</strong>
+about the ${studentsText(end.students)} on the list of agreement <strong>${a.document_ref}</strong>
+(every student shared with it under the agreement, those unlinked or erased meanwhile too)
 (ended ${utcDay(end.endedAt)}, delete by ${utcDay(end.deletionDueAt)}): from its systems, its backups as the
 agreement says, and any service it passed them to.</p>
 <ul>

@@ -9,7 +9,7 @@ import type { AgreementRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '.
 import { type Html, html } from '../../../html.js'
 import { utcDay } from '../../../times.js'
 import { agreementBadge } from '../../../views/agreement-state.js'
-import { studentsText } from '../../../views/agreement-ends.js'
+import { deadlineRolesOf, deadlineText, studentsText } from '../../../views/agreement-ends.js'
 import { dataText, dispositionText, purposeText, termText } from '../../../views/agreement-terms.js'
 import { keysTable } from '../../../views/keys-table.js'
 import { scrollTable, stateBadge, tableRow } from '../../../views/table.js'
@@ -39,18 +39,34 @@ then attest it on <a href="/dashboard/partner/deletion">Data to delete</a>.</p>`
   )}`
 }
 
-/** What each agreement lets the organisation do with students' data, and when it must delete them; newest first. */
-function agreementTerms(agreements: readonly AgreementRow[], now: number): Html {
+/**
+ * What each agreement lets the organisation do with students' data, when it must delete them and,
+ * once several have ended, which deadline applies to the data; newest first.
+ */
+function agreementTerms(agreements: readonly AgreementRow[], ends: readonly AgreementEnd[], now: number): Html {
   if (agreements.length === 0) return html``
+  const roles = deadlineRolesOf(agreements, ends, now)
   return html`<h3>Data-sharing agreements</h3>
-<p>What your organisation may receive about students, for what, and when it must delete them.</p>
+<p>What your organisation may receive about students, for what, and when it must delete them. One deadline applies
+to the data at a time: that of the agreement that stopped applying last before your links to the students ended. An
+agreement that ended while another was in force, or was followed by a new one before its deadline, hands its data on
+to that one, whose deadline then applies; once the links have ended after a deadline, that agreement is done, and a
+newer one starts with only what is shared under it.</p>
 ${scrollTable({
   caption: 'Data-sharing agreements',
-  headings: ['Document', 'State', 'Term', 'Purpose', 'Data shared', 'Disposition'],
+  headings: ['Document', 'State', 'Term', 'Purpose', 'Data shared', 'Disposition', 'Deadline that applies'],
   rows: [...agreements]
     .reverse()
     .map((a) =>
-      tableRow([a.document_ref, agreementBadge(a, now), termText(a), purposeText(a), dataText(a), dispositionText(a)]),
+      tableRow([
+        a.document_ref,
+        agreementBadge(a, now),
+        termText(a),
+        purposeText(a),
+        dataText(a),
+        dispositionText(a),
+        deadlineText(a, roles.get(a.id), agreements, ends),
+      ]),
     ),
 })}`
 }
@@ -72,7 +88,7 @@ export function overviewBody(
     return html`${deletionNotices(data.ends)}
 <p>Organisation <strong>${organisation.name}</strong>: ${stateBadge(organisation.status)}.
 Granted: ${granted}. Data-sharing agreement: ${agreement}.</p>
-${agreementTerms(v.agreements, now)}
+${agreementTerms(v.agreements, data.ends, now)}
 <h3>Live keys</h3>
 ${keysTable(keys.live, now, revokeAction, 'Live keys')}
 ${
