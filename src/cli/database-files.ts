@@ -44,14 +44,24 @@ export interface DescribedFile {
 
 /** The inspection for people and for --json, and whether this version of the code can restore it. */
 export async function describeDatabaseFile(report: DatabaseFileReport): Promise<DescribedFile> {
-  const { compareMigrations } = await import('../storage/migrate.js')
+  const [{ compareMigrations }, { describeDifference, schemaRefusal }] = await Promise.all([
+    import('../storage/migrate.js'),
+    openDatabaseFiles(),
+  ])
   const state = compareMigrations(report.migrations)
   const last = report.migrations.at(-1) ?? null
+  const differences = report.schemaDifferences
   const data = {
     bytes: report.bytes,
     pages: report.pages,
     integrity: report.integrity,
-    schema: { migrations: report.migrations.length, last, pending: state.pending, unknown: state.unknown },
+    schema: {
+      migrations: report.migrations.length,
+      last,
+      pending: state.pending,
+      unknown: state.unknown,
+      differences: differences ?? null,
+    },
     counts: report.counts,
   }
   const schemaLine =
@@ -68,6 +78,14 @@ export async function describeDatabaseFile(report: DatabaseFileReport): Promise<
     `size: ${count(report.bytes)} bytes (${count(report.pages)} pages)`,
     `integrity: ${report.integrity === 'ok' ? 'ok' : report.integrity.join('; ')}`,
     schemaLine,
+    ...(differences === undefined
+      ? []
+      : [
+          differences.length === 0
+            ? 'schema objects: exactly what those migrations make'
+            : `schema objects: ${differences.length} differ from what those migrations make: ` +
+              differences.map(describeDifference).join('; '),
+        ]),
     `rows: ${Object.entries(report.counts)
       .map(([table, rows]) => `${table} ${count(rows)}`)
       .join(', ')}`,
@@ -80,6 +98,8 @@ export async function describeDatabaseFile(report: DatabaseFileReport): Promise<
         : state.unknown.length > 0
           ? `${report.file} was made by a newer version of the Curriculum API (it lists ` +
             `${state.unknown.join(', ')}): this version cannot restore it; upgrade the code first`
-          : undefined
+          : differences !== undefined && differences.length > 0
+            ? schemaRefusal(report.file, differences)
+            : undefined
   return { data, text, ...(refusal === undefined ? {} : { refusal }) }
 }

@@ -1,8 +1,8 @@
 /**
  * `curriculum backup`, `backup --verify` and `restore` on SQLite files, as an operator runs them:
  * the backup is a checked, private (0600) file that never replaces another without --force; a
- * file that is not a sound backup of a schema this version knows is refused, and the database is
- * left as it was; a restore refuses a database a running server has open, writes its audit row
+ * file that is not a sound backup of a schema this version knows, or holds a table, index, trigger
+ * or view its migrations do not make, is refused, and the database is left as it was; a restore refuses a database a running server has open, writes its audit row
  * into the restored database, names the students it brought back after their erasure, and, killed
  * at any moment, leaves the old database or the whole restored one.
  */
@@ -103,7 +103,7 @@ describe('curriculum backup', () => {
     expect(fs.readdirSync(dir).filter((name) => name.includes('backup'))).toEqual(['backup.db'])
 
     const verified = jsonOf(await cli(['backup', '--verify', copy, '--json'], { databaseUrl }))
-    expect(verified).toMatchObject({ ok: true, integrity: 'ok', counts: document.counts })
+    expect(verified).toMatchObject({ ok: true, integrity: 'ok', counts: document.counts, schema: { differences: [] } })
     expect(fs.readdirSync(dir).filter((name) => name.includes('backup'))).toEqual(['backup.db'])
 
     const [inDatabase] = auditLog(file).filter((row) => row.action === 'database.backup')
@@ -191,6 +191,96 @@ describe('backup --verify and restore of files that are no sound backup', () => 
       expect(digest(file), what).toBe(before)
       expect(fs.readdirSync(dir).sort(), what).toEqual(['backup.db', 'curriculum.db'])
     }
+  })
+})
+
+/** Schema objects a backup could be given after it was taken, each with how the refusal names it. */
+const PLANTED: [string, string, string][] = [
+  [
+    'a trigger that deletes every disclosure row as it is written',
+    'create trigger forget after insert on disclosures begin delete from disclosures where id = new.id; end',
+    'extra trigger forget (on disclosures)',
+  ],
+  ['a view of first names', 'create view names as select id, first_name from students', 'extra view names'],
+  [
+    'an index',
+    'create index students_first_name on students (first_name)',
+    'extra index students_first_name (on students)',
+  ],
+  ['a column added to a table', 'alter table students add column notes text', 'changed table students'],
+]
+
+describe('backup --verify and restore of a backup with schema objects the migrations do not make', () => {
+  it('refuse each, naming the object, and leave the database exactly as it was', async () => {
+    const { dir, file, databaseUrl } = await seededDatabase()
+    const backup = path.join(dir, 'backup.db')
+    expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
+    const before = digest(file)
+    for (const [what, statement, named] of PLANTED) {
+      const planted = path.join(tempDir(), 'planted.db')
+      fs.copyFileSync(backup, planted)
+      const database = new SQLite(planted)
+      database.exec(statement)
+      database.close()
+
+      const verified = await cli(['backup', '--verify', planted, '--json'], { databaseUrl })
+      expect(verified.status, what).toBe(1)
+      const { error } = jsonOf(verified)
+      expect(error.message, what).toContain(`${planted} holds a schema the migrations do not make (${named})`)
+      expect(error.schema.differences, what).toHaveLength(1)
+      const text = await cli(['backup', '--verify', planted], { databaseUrl })
+      expect(text.stderr, what).toContain(`schema objects: 1 differ from what those migrations make: ${named}`)
+
+      const restored = await cli(['restore', planted, '--json'], { databaseUrl })
+      expect(restored.status, what).toBe(1)
+      const refused = jsonOf(restored).error.message
+      expect(refused, what).toContain(`(${named})`)
+      expect(refused, what).toMatch(/restore another backup; nothing was changed$/)
+      expect(digest(file), what).toBe(before)
+      expect(fs.readdirSync(dir).sort(), what).toEqual(['backup.db', 'curriculum.db'])
+    }
+    // The backup as it was taken still verifies and restores.
+    expect((await cli(['backup', '--verify', backup], { databaseUrl })).stdout).toContain(
+      'schema objects: exactly what those migrations make',
+    )
+    const restored = await cli(['restore', backup], { databaseUrl })
+    expect(restored.status, restored.stderr).toBe(0)
+  })
+
+  it('names every object that differs, a missing one too', async () => {
+    const { dir, databaseUrl } = await seededDatabase()
+    const backup = path.join(dir, 'backup.db')
+    expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
+    const database = new SQLite(backup)
+    database.exec(`${PLANTED.map(([, statement]) => statement).join(';\n')}; drop index audit_log_at`)
+    database.close()
+    const { error } = jsonOf(await cli(['backup', '--verify', backup, '--json'], { databaseUrl }))
+    for (const [, , named] of PLANTED) expect(error.message).toContain(named)
+    expect(error.message).toContain('missing index audit_log_at (on audit_log)')
+    expect(error.schema.differences).toHaveLength(PLANTED.length + 1)
+  })
+
+  it('checks the copy it restores, not only the file it inspected', async () => {
+    const { dir, file, databaseUrl } = await seededDatabase()
+    const backup = path.join(dir, 'backup.db')
+    expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
+    const database = new SQLite(backup)
+    database.exec(PLANTED[0]![1])
+    database.close()
+    const before = digest(file)
+    const { restoreDatabaseFile, DatabaseFileError } = await import('../../src/storage/sqlite/database-files.js')
+    let audited = false
+    const restoring = restoreDatabaseFile(backup, file, {
+      force: false,
+      audit: async () => {
+        audited = true
+      },
+    })
+    await expect(restoring).rejects.toThrow(DatabaseFileError)
+    await expect(restoring).rejects.toThrow(/extra trigger forget \(on disclosures\).*nothing was changed/)
+    expect(audited).toBe(false)
+    expect(digest(file)).toBe(before)
+    expect(fs.readdirSync(dir).sort()).toEqual(['backup.db', 'curriculum.db'])
   })
 })
 
@@ -337,11 +427,11 @@ describe('curriculum restore', () => {
     await withStorage(source.databaseUrl, async ({ db }) => {
       await upsertStudents(db, [{ id: CLEO, firstName: 'Cleo', tier: 'explorer' }], Date.now())
     })
+    // Filler in a table the migrations make: a restore refuses a table of its own.
     const filler = new SQLite(source.file)
-    filler.exec('create table filler (bytes blob)')
-    const insert = filler.prepare('insert into filler values (randomblob(65536))')
+    const insert = filler.prepare('insert into settings (name, value) values (?, hex(randomblob(32768)))')
     filler.transaction(() => {
-      for (let i = 0; i < 600; i++) insert.run()
+      for (let i = 0; i < 600; i++) insert.run(`filler-${i}`)
     })()
     filler.close()
     const backup = path.join(backupDir, 'large.db')

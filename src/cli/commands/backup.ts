@@ -24,7 +24,10 @@ export function registerBackup(program: Command): void {
     ],
     { audit: 'database.backup' },
   )
-    .option('--verify', 'check the backup <file> instead: integrity, schema version and row counts; writes nothing')
+    .option(
+      '--verify',
+      'check the backup <file> instead: integrity, schema (its migrations and nothing else) and row counts; writes nothing',
+    )
     .option('--force', 'replace <file> if it exists')
     .action(
       act(async (command, audit) => {
@@ -56,9 +59,17 @@ export function registerBackup(program: Command): void {
           bar.clear()
         }
         const described = await describeDatabaseFile(report)
+        const foreign = (report.schemaDifferences?.length ?? 0) > 0
         return {
           data: { file: destination, ...described.data },
-          text: [`backed up ${source} into ${destination} (mode 0600: it holds children's data)`, ...described.text],
+          text: [
+            `backed up ${source} into ${destination} (mode 0600: it holds children's data)`,
+            ...described.text,
+            // The database itself holds them: someone changed its schema outside the migrations.
+            ...(foreign
+              ? ['the database holds schema objects the migrations do not make: restore refuses this backup']
+              : []),
+          ],
         }
       }),
     )
@@ -67,9 +78,9 @@ export function registerBackup(program: Command): void {
 /** Checks a backup without opening the configured database; exits 1 when it could not be restored. */
 async function verify(file: string): Promise<CommandResult> {
   const files = await openDatabaseFiles()
-  let report: ReturnType<typeof files.inspectDatabaseFile>
+  let report: Awaited<ReturnType<typeof files.inspectDatabaseFile>>
   try {
-    report = files.inspectDatabaseFile(path.resolve(file))
+    report = await files.inspectDatabaseFile(path.resolve(file))
   } catch (error) {
     if (error instanceof files.DatabaseFileError) throw new CliError(error.message)
     throw error

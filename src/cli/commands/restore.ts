@@ -1,6 +1,7 @@
 /**
  * `curriculum restore <file>`: puts a backup in the place of the SQLite database, once the
- * backup has passed its integrity check and its schema is one this version knows, and only while
+ * backup has passed its integrity check and its schema is exactly what migrations this version
+ * knows make (storage/sqlite/schema-differences.ts), and only while
  * no server has the database open (storage/sqlite/restore.ts). On PostgreSQL it prints the
  * pg_restore command instead.
  */
@@ -37,9 +38,9 @@ export function registerRestore(program: Command): void {
         if (!fs.existsSync(path.dirname(target)))
           throw new CliError(`the folder ${path.dirname(target)} (DATABASE_URL) does not exist; nothing was changed`)
         const files = await openDatabaseFiles()
-        let report: ReturnType<typeof files.inspectDatabaseFile>
+        let report: Awaited<ReturnType<typeof files.inspectDatabaseFile>>
         try {
-          report = files.inspectDatabaseFile(backup)
+          report = await files.inspectDatabaseFile(backup)
         } catch (error) {
           if (error instanceof files.DatabaseFileError) throw new CliError(`${error.message}; nothing was changed`)
           throw error

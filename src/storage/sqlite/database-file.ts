@@ -5,6 +5,7 @@
  */
 import fs from 'node:fs'
 import SQLite from 'better-sqlite3'
+import { type SchemaDifference, type SchemaFacts, schemaDifferences, schemaFacts } from './schema-differences.js'
 
 /** The file is not a sound SQLite database; the message says what is wrong with it. */
 export class DatabaseFileError extends Error {
@@ -20,6 +21,11 @@ export interface DatabaseFileReport {
   integrity: 'ok' | string[]
   /** The migrations its migration table lists, in the order they were applied. */
   migrations: string[]
+  /**
+   * How its tables, indexes, triggers and views differ from what those migrations make (none: []);
+   * undefined when it lists no migrations, or some this version does not know.
+   */
+  schemaDifferences: SchemaDifference[] | undefined
   /** Rows of the main tables it has. */
   counts: Record<string, number>
 }
@@ -77,10 +83,11 @@ function sideFilesAbsent(file: string): string[] {
 
 /**
  * Opens `file` read-only and checks it whole: header, `PRAGMA integrity_check`, the migrations
- * it lists and the rows of its main tables. Throws DatabaseFileError when it is no sound SQLite
- * database; a report with integrity problems otherwise.
+ * it lists, its schema against theirs (schema-differences.ts) and the rows of its main tables.
+ * Throws DatabaseFileError when it is no sound SQLite database; a report with integrity problems
+ * or schema differences otherwise.
  */
-export function inspectDatabaseFile(file: string): DatabaseFileReport {
+export async function inspectDatabaseFile(file: string): Promise<DatabaseFileReport> {
   let bytes: number
   try {
     bytes = fs.statSync(file).size
@@ -95,32 +102,26 @@ export function inspectDatabaseFile(file: string): DatabaseFileReport {
     )
   const created = sideFilesAbsent(file)
   let database: SQLite.Database | undefined
+  let report: Omit<DatabaseFileReport, 'schemaDifferences'> & { schema: SchemaFacts }
   try {
     database = new SQLite(file, { readonly: true, fileMustExist: true })
     const problems = (database.pragma(`integrity_check(${MAX_PROBLEMS})`) as { integrity_check: string }[]).map(
       (row) => row.integrity_check,
     )
-    const tables = new Set(
-      (database.prepare(`select name from sqlite_master where type = 'table'`).all() as { name: string }[]).map(
-        (row) => row.name,
-      ),
-    )
-    const migrations = tables.has('kysely_migration')
-      ? (
-          database.prepare('select name from kysely_migration order by timestamp, name').all() as { name: string }[]
-        ).map((row) => row.name)
-      : []
+    const schema = schemaFacts(database)
+    const tables = new Set(schema.objects.filter((object) => object.type === 'table').map((object) => object.name))
     const counts: Record<string, number> = {}
     for (const table of MAIN_TABLES.filter((name) => tables.has(name)))
       counts[table] = (database.prepare(`select count(*) as n from "${table}"`).get() as { n: number }).n
-    return {
+    report = {
       file,
       bytes,
       pageSize: Number(database.pragma('page_size', { simple: true })),
       pages: Number(database.pragma('page_count', { simple: true })),
       integrity: problems.length === 1 && problems[0] === 'ok' ? 'ok' : problems,
-      migrations,
+      migrations: schema.migrations,
       counts,
+      schema,
     }
   } catch (error) {
     if (error instanceof SQLite.SqliteError)
@@ -130,6 +131,8 @@ export function inspectDatabaseFile(file: string): DatabaseFileReport {
     database?.close()
     removeEmptySideFiles(created)
   }
+  const { schema, ...rest } = report
+  return { ...rest, schemaDifferences: await schemaDifferences(schema) }
 }
 
 function removeEmptySideFiles(files: readonly string[]): void {

@@ -6,3 +6,4 @@ export { DatabaseFileError, type DatabaseFileReport, inspectDatabaseFile } from 
 export { backupDatabaseFile, DestinationExistsError } from './online-backup.js'
 export type { CarriedHistory, UndoneAction } from './restore-history.js'
 export { DatabaseInUseError, type RestoreReport, restoreDatabaseFile } from './restore.js'
+export { describeDifference, type SchemaDifference, schemaRefusal } from './schema-differences.js'

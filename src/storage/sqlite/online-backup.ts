@@ -92,7 +92,7 @@ export async function backupDatabaseFile(
     } finally {
       await copyDb.destroy()
     }
-    const report = inspectDatabaseFile(temporary)
+    const report = await inspectDatabaseFile(temporary)
     if (report.integrity !== 'ok')
       throw new Error(`the copy failed its integrity check: ${report.integrity.join('; ')}`)
     flushFile(temporary)

@@ -1,6 +1,7 @@
 /**
  * Puts a backup in the place of a SQLite database, atomically: the backup is copied into a
- * temporary file beside the database; the replaced database's history since the backup is carried
+ * temporary file beside the database, whose schema must be exactly what its migrations make
+ * (schema-differences.ts); the replaced database's history since the backup is carried
  * over (restore-history.ts), the change feed restarted and the audit row written there; the file is
  * flushed to the disk and renamed over the database. Whatever stops it (a crash, a full disk, a
  * kill), the database's name points at the old file or at the whole restored one, never at a part.
@@ -13,6 +14,7 @@ import type { Database } from '../tables.js'
 import { DatabaseFileError, databaseInUse } from './database-file.js'
 import { createPrivateFile, flushFile, publish, removeFiles, temporaryBeside } from './durable-files.js'
 import { type CarriedHistory, carryHistory } from './restore-history.js'
+import { schemaDifferences, schemaFacts, schemaRefusal } from './schema-differences.js'
 
 /** Pages copied per step of the backup API, as `backup` copies them. */
 const PAGES_PER_STEP = 1024
@@ -75,6 +77,18 @@ function forcedOverUse(target: string, force: boolean): boolean {
   return inUse
 }
 
+/**
+ * Throws unless `copy`'s schema is exactly what its migrations make. The caller inspected the
+ * backup file already; this checks the copy itself, before anything writes into it (a planted
+ * trigger would fire), since the file may have changed in between.
+ */
+async function refuseForeignSchema(copy: SQLite.Database, backup: string): Promise<void> {
+  const differences = await schemaDifferences(schemaFacts(copy))
+  if (differences === undefined)
+    throw new DatabaseFileError(`${backup} lists no migrations this version knows; nothing was changed`)
+  if (differences.length > 0) throw new DatabaseFileError(`${schemaRefusal(backup, differences)}; nothing was changed`)
+}
+
 export async function restoreDatabaseFile(
   backup: string,
   target: string,
@@ -101,6 +115,12 @@ export async function restoreDatabaseFile(
       reader.close()
     }
     const copy = new SQLite(temporary)
+    try {
+      await refuseForeignSchema(copy, backup)
+    } catch (error) {
+      copy.close()
+      throw error
+    }
     const history = replaced ? carryHistory(copy, target) : undefined
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: copy }) })
     // A backup older than the change log (migration 0006) has none to restart: its numbers start
