@@ -61,7 +61,7 @@ import { KeyUsage } from './services/key-usage.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
 import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.js'
 import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition-task.js'
-import { signingKeySource } from './services/signing-keys.js'
+import { keySetSource, signingKeySource } from './services/signing-keys.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import { recordRequest } from './observability/metrics-channels.js'
@@ -314,7 +314,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   await app.register(apiV1, { prefix: API_PREFIX, access, storage, catalog, clock })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   const signingKey = signingKeySource(storage.db)
-  signingKeyRoutes(app, signingKey)
+  signingKeyRoutes(app, keySetSource(storage.db, signingKey))
   docsRoutes(app)
   homeRoutes(app)
   await app.register(dashboardPlugin, {

@@ -32,7 +32,12 @@ export function signingKeyFrom(text: string): SigningKey {
   const privateKey = createPrivateKey({ key: Buffer.from(text, 'base64url'), format: 'der', type: 'pkcs8' })
   if (privateKey.asymmetricKeyType !== 'ed25519') throw new Error('the stored signing key is not an Ed25519 key')
   const { x } = createPublicKey(privateKey).export({ format: 'jwk' })
-  return { privateKey, publicJwk: { kty: 'OKP', crv: 'Ed25519', x: x!, kid: thumbprint(x!), use: 'sig', alg: 'EdDSA' } }
+  return { privateKey, publicJwk: publicJwkOf(x!) }
+}
+
+/** The published form of the Ed25519 public key `x` (base64url), named by its thumbprint. */
+export function publicJwkOf(x: string): PublicJwk {
+  return { kty: 'OKP', crv: 'Ed25519', x, kid: thumbprint(x), use: 'sig', alg: 'EdDSA' }
 }
 
 /** RFC 7638: SHA-256 of the required members in lexicographic order, base64url. */

@@ -12,7 +12,15 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
+import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
+import type { PublicJwk } from '../../src/domain/signing-key.js'
+import {
+  createApiKey,
+  createOrganisation,
+  endAgreements,
+  recordAgreement,
+} from '../../src/storage/access-repository.js'
+import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { readChangeFeed } from '../../src/storage/sync-repository.js'
 import { startServer } from '../server/process.js'
@@ -454,6 +462,116 @@ describe('curriculum restore', () => {
     expect(students(file)).toEqual(restored)
     // The kills landed before the end at least once: otherwise this test proved nothing.
     expect(outcomes.has('old')).toBe(true)
+  })
+})
+
+const DAY = 86_400_000
+
+/**
+ * A database with an agreement of Acme's that ended 40 days ago, whose 30 days of disposition are
+ * over: a certificate of deletion can be issued for it.
+ */
+async function endedAgreementDatabase(): Promise<{ dir: string; file: string; databaseUrl: string }> {
+  const dir = tempDir()
+  const file = path.join(dir, 'curriculum.db')
+  const databaseUrl = `sqlite:${file}`
+  const now = Date.now()
+  await withStorage(databaseUrl, async ({ db }) => {
+    const acme = await createOrganisation(db, 'Acme Learning', now - 400 * DAY)
+    await recordAgreement(
+      db,
+      { organisationId: acme.id, signedAt: now - 400 * DAY, expiresAt: null, documentRef: 'DSA-7', purpose: 'Reading' },
+      now - 400 * DAY,
+    )
+    await upsertStudents(db, [{ id: ADA, firstName: 'Ada', tier: 'explorer' }], now - 300 * DAY)
+    await linkStudents(db, [{ studentId: ADA, organisationId: acme.id }], now - 300 * DAY)
+    await endAgreements(db, { organisationId: acme.id }, now - 40 * DAY)
+    expect(await disposeDueAgreements(db, now)).toHaveLength(1)
+  })
+  return { dir, file, databaseUrl }
+}
+
+/** A certificate of deletion of Acme's ended agreement, issued by the CLI and read from its file. */
+async function issuedCertificate(databaseUrl: string): Promise<unknown> {
+  const out = path.join(tempDir(), 'certificate.json')
+  const issued = await cli(['agreement', 'certificate', '--org', 'Acme Learning', '--out', out], { databaseUrl })
+  expect(issued.status, issued.stderr).toBe(0)
+  return JSON.parse(fs.readFileSync(out, 'utf8'))
+}
+
+/** The key set a server started on the database publishes. */
+async function publishedKeys(databaseUrl: string) {
+  const server = await startServer({ DATABASE_URL: databaseUrl, SEED_DEMO: 'false' })
+  try {
+    const response = await fetch(`${server.baseUrl}/.well-known/curriculum-signing-keys`)
+    expect(response.status).toBe(200)
+    return ((await response.json()) as { keys: PublicJwk[] }).keys
+  } finally {
+    await server.stop('SIGTERM')
+  }
+}
+
+function signingKeyRows(file: string): string[] {
+  return readDatabase(file, (database) =>
+    (
+      database.prepare(`select name from settings where name like 'certificate-signing-key%' order by name`).all() as {
+        name: string
+      }[]
+    ).map((row) => row.name),
+  )
+}
+
+describe('the certificate signing keys across a restore', () => {
+  it('a restore from a backup taken before the key existed keeps the key: the certificates issued still verify', async () => {
+    const { dir, file, databaseUrl } = await endedAgreementDatabase()
+    const backup = path.join(dir, 'backup.db')
+    expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
+    expect(signingKeyRows(backup)).toEqual([])
+    const certificate = await issuedCertificate(databaseUrl)
+
+    const restored = await cli(['restore', backup, '--json'], { databaseUrl })
+    expect(restored.status, restored.stderr).toBe(0)
+    const keys = await publishedKeys(databaseUrl)
+    expect(verifyCertificate(certificate, keys)).toBe(true)
+    expect(keys).toHaveLength(1)
+    // The key stays in use: a certificate issued now is signed by the same key.
+    expect(verifyCertificate(await issuedCertificate(databaseUrl), keys)).toBe(true)
+    expect(signingKeyRows(file)).toEqual(['certificate-signing-key'])
+    expect(jsonOf(restored).signingKeys).toEqual({ written: 1 })
+    const text = await cli(['restore', backup], { databaseUrl })
+    expect(text.stdout).toContain("kept the replaced database's certificate signing keys")
+  })
+
+  it('a restore from a backup with another key keeps both: the key in use stays, the backup’s is published beside it', async () => {
+    const { dir, file, databaseUrl } = await endedAgreementDatabase()
+    const first = await issuedCertificate(databaseUrl)
+    const backup = path.join(dir, 'backup.db')
+    expect((await cli(['backup', backup], { databaseUrl })).status).toBe(0)
+    // What a restore that lost the key left behind: the next certificate made a new one.
+    const database = new SQLite(file)
+    database.prepare(`delete from settings where name = 'certificate-signing-key'`).run()
+    database.close()
+    const second = await issuedCertificate(databaseUrl)
+    const kid = (document: unknown) => (document as { signature: { kid: string } }).signature.kid
+    expect(kid(second)).not.toBe(kid(first))
+
+    const restored = await cli(['restore', backup, '--json'], { databaseUrl })
+    expect(restored.status, restored.stderr).toBe(0)
+    const keys = await publishedKeys(databaseUrl)
+    expect(verifyCertificate(first, keys)).toBe(true)
+    expect(verifyCertificate(second, keys)).toBe(true)
+    expect(keys.map((key) => key.kid)).toEqual([kid(second), kid(first)])
+    expect(jsonOf(restored).signingKeys).toEqual({ written: 2 })
+    // The earlier key's private half is not kept: it signs nothing any more.
+    expect(signingKeyRows(file)).toEqual(['certificate-signing-key', `certificate-signing-key:${kid(first)}`])
+    const earlier = readDatabase(
+      file,
+      (db) =>
+        db.prepare(`select value from settings where name = ?`).get(`certificate-signing-key:${kid(first)}`) as {
+          value: string
+        },
+    )
+    expect(earlier.value).toBe(keys[1]!.x)
   })
 })
 

@@ -72,12 +72,27 @@ export function registerRestore(program: Command): void {
               ? ['the replaced database was in use (--force): restart the server now; what it wrote since is lost']
               : ['start the server: it serves the restored database (and applies any pending migrations)']),
             ...historyLines(restored.history),
+            ...signingKeyLines(restored.signingKeys),
             `the change feed restarts at ${restored.changeFeedFloor}: partners' cursors from before the restore ` +
               'answer 410 cursor_expired, and they resync',
           ],
         }
       }),
     )
+}
+
+/** What the restore did with the replaced database's certificate signing keys. */
+function signingKeyLines(keys: RestoreReport['signingKeys']): string[] {
+  if (keys === undefined || ('written' in keys && keys.written === 0)) return []
+  if ('notCarried' in keys)
+    return [
+      `the replaced database's certificate signing keys were not carried over: ${keys.notCarried}; certificates ` +
+        'of deletion it signed with a key the backup lacks no longer verify against the published keys',
+    ]
+  return [
+    "kept the replaced database's certificate signing keys: every certificate of deletion it issued still " +
+      'verifies against the published keys',
+  ]
 }
 
 /** Undone actions listed in the text at most; --json lists them all. */

@@ -1,17 +1,16 @@
 /**
  * GET /.well-known/curriculum-signing-keys: the public half of the key that signs certificates of
- * deletion, as a JSON Web Key Set (RFC 7517), so that whoever holds a certificate can check it
+ * deletion, and of every earlier one a restore kept, as a JSON Web Key Set (RFC 7517), so that whoever holds a certificate can check it
  * without asking anyone (docs/end-of-agreement.md). Needs no key; cached for an hour.
  */
 import { Type } from 'typebox'
-import type { SigningKey } from '../../domain/signing-key.js'
-import { keySet } from '../../services/signing-keys.js'
+import type { PublicJwk } from '../../domain/signing-key.js'
 import type { TypedApp } from '../app-types.js'
 import { problemResponses } from '../schemas/responses.js'
 
 export const SIGNING_KEYS_PATH = '/.well-known/curriculum-signing-keys'
 
-export function signingKeyRoutes(app: TypedApp, signingKey: () => Promise<SigningKey>): void {
+export function signingKeyRoutes(app: TypedApp, keySet: () => Promise<{ keys: PublicJwk[] }>): void {
   app.get(
     SIGNING_KEYS_PATH,
     {
@@ -39,6 +38,6 @@ export function signingKeyRoutes(app: TypedApp, signingKey: () => Promise<Signin
         .header('cache-control', 'public, max-age=3600')
         .type('application/jwk-set+json')
         // A string is sent as it is: the serializers are chosen for `application/json`.
-        .send(JSON.stringify(keySet(await signingKey()))),
+        .send(JSON.stringify(await keySet())),
   )
 }

@@ -1,10 +1,11 @@
 /**
  * Puts a backup in the place of a SQLite database, atomically: the backup is copied into a
  * temporary file beside the database, whose schema must be exactly what its migrations make
- * (schema-differences.ts); the replaced database's history since the backup is carried
- * over (restore-history.ts), the change feed restarted and the audit row written there; the file is
- * flushed to the disk and renamed over the database. Whatever stops it (a crash, a full disk, a
- * kill), the database's name points at the old file or at the whole restored one, never at a part.
+ * (schema-differences.ts); the replaced database's history since the backup
+ * (restore-history.ts) and its certificate signing keys (restore-signing-keys.ts) are carried
+ * over, the change feed restarted and the audit row written there; the file is flushed to the
+ * disk and renamed over the database. Whatever stops it (a crash, a full disk, a kill), the
+ * database's name points at the old file or at the whole restored one, never at a part.
  */
 import fs from 'node:fs'
 import SQLite from 'better-sqlite3'
@@ -14,6 +15,7 @@ import type { Database } from '../tables.js'
 import { DatabaseFileError, databaseInUse } from './database-file.js'
 import { createPrivateFile, flushFile, publish, removeFiles, temporaryBeside } from './durable-files.js'
 import { type CarriedHistory, carryHistory } from './restore-history.js'
+import { type CarriedSigningKeys, carrySigningKeys } from './restore-signing-keys.js'
 import { schemaDifferences, schemaFacts, schemaRefusal } from './schema-differences.js'
 
 /** Pages copied per step of the backup API, as `backup` copies them. */
@@ -34,6 +36,8 @@ export interface RestoreFacts {
   carried?: CarriedHistory['carried']
   undoneActions?: number
   notCarried?: string
+  /** Signing key rows written from the replaced database, or why none could be. */
+  signingKeys?: CarriedSigningKeys
   changeFeedFloor: number
 }
 
@@ -44,6 +48,8 @@ export interface RestoreReport {
   forced: boolean
   /** What was kept of the replaced database, or why nothing could be; undefined when there was none. */
   history: CarriedHistory | { notCarried: string } | undefined
+  /** The signing key rows written from the replaced database, or why none could be; undefined when there was none. */
+  signingKeys: CarriedSigningKeys | undefined
   /** The change feed's new floor: every cursor handed out before the restore answers cursor_expired. */
   changeFeedFloor: number
 }
@@ -122,6 +128,7 @@ export async function restoreDatabaseFile(
       throw error
     }
     const history = replaced ? carryHistory(copy, target) : undefined
+    const signingKeys = replaced ? carrySigningKeys(copy, target) : undefined
     const db = new Kysely<Database>({ dialect: new SqliteDialect({ database: copy }) })
     // A backup older than the change log (migration 0006) has none to restart: its numbers start
     // from the rows the migration counts, which no partner can hold yet.
@@ -141,6 +148,7 @@ export async function restoreDatabaseFile(
           : 'notCarried' in history
             ? { notCarried: history.notCarried }
             : { carried: history.carried, undoneActions: history.undone.length }),
+        ...(signingKeys === undefined ? {} : { signingKeys }),
         changeFeedFloor,
       })
     } finally {
@@ -150,7 +158,7 @@ export async function restoreDatabaseFile(
     // The replaced file's write-ahead log and its index would be read as the restored file's.
     removeFiles(`${target}-wal`, `${target}-shm`)
     publish(temporary, target, true)
-    return { replaced, forced, history, changeFeedFloor }
+    return { replaced, forced, history, signingKeys, changeFeedFloor }
   } finally {
     removeFiles(temporary, `${temporary}-journal`)
   }
