@@ -30,6 +30,13 @@ export async function sqliteDatabase(file: string, command: 'backup' | 'restore'
   return database
 }
 
+/** DATABASE_URL when it names a PostgreSQL database. */
+export async function postgresDatabaseUrl(): Promise<string | undefined> {
+  const [{ loadConfig }, { engineOf }] = await Promise.all([import('../config.js'), import('../storage/connection.js')])
+  const { databaseUrl } = loadConfig()
+  return engineOf(databaseUrl) === 'postgres' ? databaseUrl : undefined
+}
+
 export function progressText(doing: string, copied: number, total: number): string {
   const percent = total === 0 ? 100 : Math.floor((copied / total) * 100)
   return `${doing}: ${percent}% (${count(copied)} of ${count(total)} pages)`

@@ -1,8 +1,8 @@
 /**
  * On PostgreSQL, backups are PostgreSQL's own tools' job (pg_dump and pg_restore: consistent,
  * online, and restorable into another server or version). `backup` and `restore` print the exact
- * commands for the configured database instead, and the docs give the same
- * (docs/operating.md, "Backups and restore").
+ * commands for the configured database instead, `restore` only for a dump it has checked
+ * (postgres-dump-check.ts), and the docs give the same (docs/operating.md, "Backups and restore").
  */
 import { CliError } from './output.js'
 
@@ -48,15 +48,30 @@ export function postgresDumpCommands(databaseUrl: string, file: string): Postgre
   }
 }
 
-/** The answer of `backup` and `restore` on PostgreSQL: nothing done, and the commands that do it. */
-export function usePostgresTools(databaseUrl: string, file: string, command: 'backup' | 'restore'): CliError {
+/** What `restore` learned of a dump before giving the commands (postgres-dump-check.ts). */
+export interface CheckedDump {
+  text: readonly string[]
+  data: Record<string, unknown>
+}
+
+/**
+ * The answer of `backup` and `restore` on PostgreSQL: nothing done, and the commands that do it;
+ * `restore` gives them once it has checked the dump.
+ */
+export function usePostgresTools(
+  databaseUrl: string,
+  file: string,
+  command: 'backup' | 'restore',
+  checked?: CheckedDump,
+): CliError {
   const commands = postgresDumpCommands(databaseUrl, file)
   return new CliError(
-    `DATABASE_URL is a PostgreSQL database: ${command === 'backup' ? 'back it up' : 'restore it'} with ` +
+    (checked === undefined ? '' : `${file} is a sound dump:\n  ${checked.text.join('\n  ')}\n`) +
+      `DATABASE_URL is a PostgreSQL database: ${command === 'backup' ? 'back it up' : 'restore it'} with ` +
       `PostgreSQL's own tools (nothing was done). Back up:\n  ${commands.backup}\nRestore (stop the ` +
       `servers first):\n  ${commands.restore}`,
     [],
     1,
-    { commands },
+    { commands, ...(checked === undefined ? {} : { checked: checked.data }) },
   )
 }

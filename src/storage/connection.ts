@@ -51,3 +51,8 @@ export function databaseFilesOpenToOthers(url: string): string[] {
 export function sqliteDatabaseFiles(): Promise<typeof import('./sqlite/database-files.js')> {
   return import('./sqlite/database-files.js')
 }
+
+/** The checks of pg_dump archives (backup --verify, restore), for the operator's commands only. */
+export function postgresDumpFiles(): Promise<typeof import('./postgres/dump-files.js')> {
+  return import('./postgres/dump-files.js')
+}

@@ -3,7 +3,8 @@
  * pg_restore commands for the configured database; the docs give the same commands. Here those
  * printed commands are run, as pasted, against the test PostgreSQL: a schema of its own (the
  * `?schema=` form) and a database of its own (the plain form) are dumped, changed or dropped,
- * and restored to exactly what was dumped.
+ * and restored to exactly what was dumped. A dump holding schema objects the migrations do not
+ * make is refused by `backup --verify` and `restore`.
  */
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -91,14 +92,152 @@ describe('the PostgreSQL commands that backup and restore print', () => {
     expect(guide).toContain(commands.backup)
     expect(guide).toContain(commands.restore)
     expect(JSON.stringify(commands)).not.toContain('s3cret')
+    // `restore` gives the command only for a dump it has read and checked.
     const restore = await cli(['restore', 'curriculum.dump'], { databaseUrl: 'postgres://api@db:5432/curriculum' })
     expect(restore.status).toBe(1)
-    expect(restore.stderr).toContain(commands.restore)
+    expect(restore.stderr).toContain('curriculum.dump: cannot read it')
+    expect(restore.stderr).not.toContain('pg_restore --clean')
     const tenant = await printedCommands('postgres://api@db:5432/curriculum?schema=district_a', 'district-a.dump')
     expect(guide).toContain(tenant.backup)
     expect(guide).toContain(tenant.restore)
   })
 })
+
+/** The CLI with pg_dump and pg_restore on its PATH. */
+const withTools = { PATH: `${BIN}:${process.env.PATH}` }
+
+/**
+ * Schema objects a dump could be given, each with the statements that add it and take it away
+ * again, and how the refusal names what it adds or changes.
+ */
+const PLANTED: [string, (schema: string) => string[], (schema: string) => string[], string[]][] = [
+  [
+    'a trigger that deletes every disclosure row as it is written',
+    (s) => [
+      `create function ${s}.forget() returns trigger language plpgsql as
+        $$ begin delete from ${s}.disclosures where id = new.id; return null; end $$`,
+      `create trigger forget after insert on ${s}.disclosures for each row execute function ${s}.forget()`,
+    ],
+    (s) => [`drop function ${s}.forget() cascade`],
+    ['extra FUNCTION forget()', 'extra TRIGGER disclosures forget'],
+  ],
+  [
+    'a view of first names',
+    (s) => [`create view ${s}.names as select id, first_name from ${s}.students`],
+    (s) => [`drop view ${s}.names`],
+    ['extra VIEW names'],
+  ],
+  [
+    'an index',
+    (s) => [`create index students_first_name on ${s}.students (first_name)`],
+    (s) => [`drop index ${s}.students_first_name`],
+    ['extra INDEX students_first_name'],
+  ],
+  [
+    'a column added to a table',
+    (s) => [`alter table ${s}.students add column notes text`],
+    (s) => [`alter table ${s}.students drop column notes`],
+    ['changed TABLE students', 'changed TABLE DATA students'],
+  ],
+]
+
+async function run(storage: Storage, statements: string[]): Promise<void> {
+  for (const statement of statements) await sql.raw(statement).execute(storage.db)
+}
+
+/** Objects of the schema that are not tables, and scratch schemas left behind. */
+async function strayObjects(storage: Storage): Promise<string[]> {
+  const { rows } = await sql<{ name: string }>`
+    select 'function ' || proname as name from pg_proc where pronamespace = ${storage.schema!}::regnamespace
+    union all select 'view ' || viewname from pg_views where schemaname = ${storage.schema!}
+    union all select 'trigger ' || tgname from pg_trigger t join pg_class c on c.oid = t.tgrelid
+      where c.relnamespace = ${storage.schema!}::regnamespace and not t.tgisinternal
+    union all select 'index ' || indexname from pg_indexes where schemaname = ${storage.schema!}
+      and indexname = 'students_first_name'
+    union all select 'column notes' from information_schema.columns where table_schema = ${storage.schema!}
+      and column_name = 'notes'
+    union all select 'schema ' || nspname from pg_namespace where nspname like 'curriculum\_verify\_%'`.execute(
+    storage.db,
+  )
+  return rows.map((row) => row.name)
+}
+
+describe.skipIf(SKIPPED !== undefined)(
+  `a dump holding schema objects of its own${SKIPPED ? ` (skipped: ${SKIPPED})` : ''}`,
+  () => {
+    it('is refused by backup --verify and restore, each object named, and the database is left as it was', async () => {
+      const storage = await createTestStorage({ catalog: false, url: freshDatabaseUrl(POSTGRES_URL) })
+      try {
+        await seed(storage)
+        const databaseUrl = new URL(POSTGRES_URL)
+        databaseUrl.searchParams.set('schema', storage.schema!)
+        const url = databaseUrl.toString()
+        const dir = tempDir()
+        for (const [what, plant, undo, named] of PLANTED) {
+          // The database's own dump, with the object added to the database for as long as it was taken.
+          const dump = path.join(dir, 'planted.dump')
+          fs.rmSync(dump, { force: true })
+          await run(storage, plant(storage.schema!))
+          const dumped = await paste((await printedCommands(url, dump)).backup)
+          await run(storage, undo(storage.schema!))
+          expect(dumped.status, dumped.output).toBe(0)
+
+          const verified = await cli(['backup', '--verify', dump, '--json'], { databaseUrl: url, env: withTools })
+          expect(verified.status, what).toBe(1)
+          const { error } = jsonOf(verified)
+          expect(error.message, what).toContain(`${dump} holds a schema the migrations do not make (`)
+          for (const name of named) expect(error.message, what).toContain(name)
+          expect(error.schema.differences, what).toHaveLength(named.length)
+
+          const restored = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
+          expect(restored.status, what).toBe(1)
+          const refused = jsonOf(restored).error
+          for (const name of named) expect(refused.message, what).toContain(name)
+          expect(refused.message, what).toMatch(/nothing was done$/)
+          expect(refused.commands, what).toBeUndefined()
+
+          expect(await studentIds(storage), what).toEqual([ADA, BEN])
+          expect(await strayObjects(storage), what).toEqual([])
+        }
+
+        // The dump as pg_dump wrote it verifies, and restore gives the command that restores it.
+        const dump = path.join(dir, 'sound.dump')
+        const commands = await printedCommands(url, dump)
+        expect((await paste(commands.backup)).status).toBe(0)
+
+        // An archive edited by hand, which pg_dump never writes: an index's statement made to drop the disclosure log.
+        const bytes = fs.readFileSync(dump)
+        const index = `CREATE INDEX audit_log_at ON ${storage.schema}.audit_log USING btree (at);`
+        const at = bytes.indexOf(index)
+        expect(at).toBeGreaterThan(0)
+        const edited = path.join(dir, 'edited.dump')
+        fs.writeFileSync(edited, bytes)
+        const handle = fs.openSync(edited, 'r+')
+        fs.writeSync(handle, `DROP TABLE ${storage.schema}.disclosures;`.padEnd(index.length), at)
+        fs.closeSync(handle)
+        const editedCheck = await cli(['restore', edited], { databaseUrl: url, env: withTools })
+        expect(editedCheck.status).toBe(1)
+        expect(editedCheck.stderr).toContain('(changed INDEX audit_log_at)')
+        expect(editedCheck.stderr).not.toContain('pg_restore --clean')
+        const verified = await cli(['backup', '--verify', dump, '--json'], { databaseUrl: url, env: withTools })
+        expect(verified.status, verified.stderr).toBe(0)
+        expect(jsonOf(verified).schema).toMatchObject({ name: storage.schema, differences: [] })
+        const text = await cli(['backup', '--verify', dump], { databaseUrl: url, env: withTools })
+        expect(text.stdout).toContain('schema objects: exactly what those migrations make')
+        const restore = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
+        expect(restore.status).toBe(1)
+        expect(jsonOf(restore).error).toMatchObject({ commands, checked: { schema: { differences: [] } } })
+        await upsertStudents(storage.db, [{ id: CLEO, firstName: 'Cleo', tier: 'explorer' }], Date.now())
+        const restored = await paste(commands.restore)
+        expect(restored.status, restored.output).toBe(0)
+        expect(await studentIds(storage)).toEqual([ADA, BEN])
+        expect(await strayObjects(storage)).toEqual([])
+      } finally {
+        await storage.close()
+      }
+    }, 180_000)
+  },
+)
 
 describe.skipIf(SKIPPED !== undefined)(`pg_dump and pg_restore${SKIPPED ? ` (skipped: ${SKIPPED})` : ''}`, () => {
   it('restores a schema of its own to what was dumped, after a change and after a drop', async () => {

@@ -9,9 +9,17 @@ import fs from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
 import { act } from '../command-action.js'
-import { describeDatabaseFile, openDatabaseFiles, progressText, sqliteDatabase } from '../database-files.js'
+import {
+  describeDatabaseFile,
+  openDatabaseFiles,
+  postgresDatabaseUrl,
+  progressText,
+  sqliteDatabase,
+} from '../database-files.js'
 import { defineCommand } from '../options.js'
 import { CliError, plural } from '../output.js'
+import { usePostgresTools } from '../postgres-dump.js'
+import { describePostgresDump } from '../postgres-dump-check.js'
 import { ProgressLine } from '../progress-bar.js'
 import type { RestoreReport } from '../../storage/connection.js'
 
@@ -32,6 +40,8 @@ export function registerRestore(program: Command): void {
       act(async (command, audit) => {
         const [file] = command.args as [string]
         const force = command.opts<{ force?: boolean }>().force === true
+        const postgres = await postgresDatabaseUrl()
+        if (postgres !== undefined) throw await checkedPostgresRestore(file, postgres)
         const target = path.resolve(await sqliteDatabase(file, 'restore'))
         const backup = path.resolve(file)
         if (backup === target) throw new CliError(`${backup} is the database itself; give a backup of it`)
@@ -79,6 +89,17 @@ export function registerRestore(program: Command): void {
         }
       }),
     )
+}
+
+/**
+ * On PostgreSQL, restoring is pg_restore's job: the answer is its command, given only for a dump
+ * that holds nothing but rows and the schema its migrations make.
+ */
+async function checkedPostgresRestore(file: string, databaseUrl: string): Promise<CliError> {
+  const described = await describePostgresDump(path.resolve(file), databaseUrl)
+  if (described.refusal !== undefined)
+    return new CliError(`${described.refusal}; nothing was done`, [], 1, described.data)
+  return usePostgresTools(databaseUrl, file, 'restore', described)
 }
 
 /** What the restore did with the replaced database's certificate signing keys. */
