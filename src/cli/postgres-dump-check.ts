@@ -87,3 +87,14 @@ export async function describePostgresDump(
           : undefined
   return { data, text, schema, ...(refusal === undefined ? {} : { refusal }) }
 }
+
+/** The signing keys the database has and restoring the dump would lose (storage/postgres/dump-signing-keys.ts). */
+export async function signingKeysLost(file: string, schema: string, databaseUrl: string): Promise<string[]> {
+  const { signingKeysLost: lost, DumpArchiveError } = await openDumpFiles()
+  try {
+    return await lost(file, schema, databaseUrl)
+  } catch (error) {
+    if (error instanceof DumpArchiveError) throw new CliError(`${file}: ${error.message}; nothing was done`)
+    throw error
+  }
+}

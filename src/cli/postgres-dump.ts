@@ -48,10 +48,50 @@ export function postgresDumpCommands(databaseUrl: string, file: string): Postgre
   }
 }
 
+export interface KeepSettingsCommands {
+  /** Before pg_restore: the database's settings rows into a file of SQL beside the dump. */
+  before: string
+  /** After it: the restored settings replaced by those rows, in one transaction. */
+  after: string
+}
+
+/**
+ * pg_restore replaces the settings table with the dump's: these keep the database's own settings
+ * (its certificate signing keys among them) across the restore of `file`, whose tables are in `schema`.
+ */
+export function keepSettingsCommands(databaseUrl: string, file: string, schema: string): KeepSettingsCommands {
+  const url = new URL(databaseUrl)
+  url.searchParams.delete('schema')
+  url.password = ''
+  const database = `--dbname=${shellWord(url.toString())}`
+  const settings = shellWord(`${file}.settings.sql`)
+  const table = `${schema}.settings`
+  return {
+    before: [
+      'pg_dump',
+      '--data-only',
+      '--no-owner',
+      `--table=${shellWord(table)}`,
+      database,
+      `--file=${settings}`,
+    ].join(' '),
+    after: [
+      'psql',
+      '--single-transaction',
+      '--set=ON_ERROR_STOP=1',
+      database,
+      `--command=${shellWord(`truncate ${table}`)}`,
+      `--file=${settings}`,
+    ].join(' '),
+  }
+}
+
 /** What `restore` learned of a dump before giving the commands (postgres-dump-check.ts). */
 export interface CheckedDump {
   text: readonly string[]
   data: Record<string, unknown>
+  /** The signing keys the database has and the dump lacks, with the commands that keep them. */
+  keep?: { keys: readonly string[]; commands: KeepSettingsCommands }
 }
 
 /**
@@ -65,13 +105,27 @@ export function usePostgresTools(
   checked?: CheckedDump,
 ): CliError {
   const commands = postgresDumpCommands(databaseUrl, file)
+  const keep = checked?.keep
   return new CliError(
     (checked === undefined ? '' : `${file} is a sound dump:\n  ${checked.text.join('\n  ')}\n`) +
       `DATABASE_URL is a PostgreSQL database: ${command === 'backup' ? 'back it up' : 'restore it'} with ` +
-      `PostgreSQL's own tools (nothing was done). Back up:\n  ${commands.backup}\nRestore (stop the ` +
-      `servers first):\n  ${commands.restore}`,
+      `PostgreSQL's own tools (nothing was done). Back up:\n  ${commands.backup}\n` +
+      (keep === undefined
+        ? ''
+        : `The database has certificate signing keys the dump lacks (${keep.keys.join(', ')}): pg_restore would ` +
+          "replace them with the dump's, and the certificates of deletion they signed would stop verifying. " +
+          `Keep the database's settings, its keys among them: before pg_restore,\n  ${keep.commands.before}\n`) +
+      `Restore (stop the servers first):\n  ${commands.restore}` +
+      (keep === undefined
+        ? ''
+        : `\nthen put the settings back (and delete ${file}.settings.sql: it holds the private key):\n  ` +
+          keep.commands.after),
     [],
     1,
-    { commands, ...(checked === undefined ? {} : { checked: checked.data }) },
+    {
+      commands,
+      ...(checked === undefined ? {} : { checked: checked.data }),
+      ...(keep === undefined ? {} : { keepSettings: { keys: keep.keys, ...keep.commands } }),
+    },
   )
 }

@@ -4,7 +4,8 @@
  * printed commands are run, as pasted, against the test PostgreSQL: a schema of its own (the
  * `?schema=` form) and a database of its own (the plain form) are dumped, changed or dropped,
  * and restored to exactly what was dumped. A dump holding schema objects the migrations do not
- * make is refused by `backup --verify` and `restore`.
+ * make is refused by `backup --verify` and `restore`; and a signing key the dump lacks is kept by
+ * the commands `restore` prints.
  */
 import { execFile } from 'node:child_process'
 import { randomBytes } from 'node:crypto'
@@ -12,10 +13,14 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createOrganisation } from '../../src/storage/access-repository.js'
+import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
+import { keySet, loadSigningKey } from '../../src/services/signing-keys.js'
+import { createOrganisation, endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
+import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { migrationState } from '../../src/storage/migrate.js'
-import { upsertStudents } from '../../src/storage/student-import-repository.js'
+import { earlierSigningKeys } from '../../src/storage/signing-key-settings.js'
+import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, freshDatabaseUrl } from '../helper.js'
 import { cli, ensureBuilt, jsonOf, ROOT, removeTempDirs, tempDir } from './cli-harness.js'
 
@@ -236,6 +241,72 @@ describe.skipIf(SKIPPED !== undefined)(
         await storage.close()
       }
     }, 180_000)
+  },
+)
+
+const DAY = 86_400_000
+
+describe.skipIf(SKIPPED !== undefined)(
+  `the certificate signing keys across pg_restore${SKIPPED ? ` (skipped: ${SKIPPED})` : ''}`,
+  () => {
+    it('restore names a key the dump lacks and gives the commands that keep it: the certificate it signed still verifies', async () => {
+      const storage = await createTestStorage({ catalog: false, url: freshDatabaseUrl(POSTGRES_URL) })
+      try {
+        // An agreement of Acme's that ended 40 days ago, its 30 days of disposition over.
+        const now = Date.now()
+        const acme = await createOrganisation(storage.db, 'Acme Learning', now - 400 * DAY)
+        await recordAgreement(
+          storage.db,
+          {
+            organisationId: acme.id,
+            signedAt: now - 400 * DAY,
+            expiresAt: null,
+            documentRef: 'DSA-7',
+            purpose: 'Reading',
+          },
+          now - 400 * DAY,
+        )
+        await upsertStudents(storage.db, [{ id: ADA, firstName: 'Ada', tier: 'explorer' }], now - 300 * DAY)
+        await linkStudents(storage.db, [{ studentId: ADA, organisationId: acme.id }], now - 300 * DAY)
+        await endAgreements(storage.db, { organisationId: acme.id }, now - 40 * DAY)
+        expect(await disposeDueAgreements(storage.db, now)).toHaveLength(1)
+        const databaseUrl = new URL(POSTGRES_URL)
+        databaseUrl.searchParams.set('schema', storage.schema!)
+        const url = databaseUrl.toString()
+        const dir = tempDir()
+
+        // The dump is taken before the key exists; the certificate after.
+        const dump = path.join(dir, 'before-the-key.dump')
+        const commands = await printedCommands(url, dump)
+        expect((await paste(commands.backup)).status).toBe(0)
+        const out = path.join(dir, 'certificate.json')
+        const issued = await cli(['agreement', 'certificate', '--org', 'Acme Learning', '--out', out], {
+          databaseUrl: url,
+        })
+        expect(issued.status, issued.stderr).toBe(0)
+        const certificate = JSON.parse(fs.readFileSync(out, 'utf8'))
+
+        const restore = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
+        expect(restore.status).toBe(1)
+        const { keepSettings } = jsonOf(restore).error
+        expect(keepSettings?.keys).toEqual([certificate.signature.kid])
+        const text = await cli(['restore', dump], { databaseUrl: url, env: withTools })
+        expect(text.stderr).toContain(
+          `The database has certificate signing keys the dump lacks (${certificate.signature.kid})`,
+        )
+        expect(text.stderr).toContain(keepSettings.before)
+        expect(text.stderr).toContain(keepSettings.after)
+
+        for (const step of [keepSettings.before, commands.restore, keepSettings.after]) {
+          const done = await paste(step)
+          expect(done.status, `${step}\n${done.output}`).toBe(0)
+        }
+        const keys = keySet(await loadSigningKey(storage.db), await earlierSigningKeys(storage.db)).keys
+        expect(verifyCertificate(certificate, keys)).toBe(true)
+      } finally {
+        await storage.close()
+      }
+    }, 120_000)
   },
 )
 

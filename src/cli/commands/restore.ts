@@ -18,8 +18,8 @@ import {
 } from '../database-files.js'
 import { defineCommand } from '../options.js'
 import { CliError, plural } from '../output.js'
-import { usePostgresTools } from '../postgres-dump.js'
-import { describePostgresDump } from '../postgres-dump-check.js'
+import { keepSettingsCommands, usePostgresTools } from '../postgres-dump.js'
+import { describePostgresDump, signingKeysLost } from '../postgres-dump-check.js'
 import { ProgressLine } from '../progress-bar.js'
 import type { RestoreReport } from '../../storage/connection.js'
 
@@ -97,9 +97,15 @@ export function registerRestore(program: Command): void {
  */
 async function checkedPostgresRestore(file: string, databaseUrl: string): Promise<CliError> {
   const described = await describePostgresDump(path.resolve(file), databaseUrl)
-  if (described.refusal !== undefined)
+  if (described.refusal !== undefined || described.schema === undefined)
     return new CliError(`${described.refusal}; nothing was done`, [], 1, described.data)
-  return usePostgresTools(databaseUrl, file, 'restore', described)
+  const keys = await signingKeysLost(path.resolve(file), described.schema, databaseUrl)
+  return usePostgresTools(databaseUrl, file, 'restore', {
+    ...described,
+    ...(keys.length === 0
+      ? {}
+      : { keep: { keys, commands: keepSettingsCommands(databaseUrl, file, described.schema) } }),
+  })
 }
 
 /** What the restore did with the replaced database's certificate signing keys. */
