@@ -178,7 +178,10 @@ export interface AgreementDispositionsTable {
   ended_at: string
   /** `ended_at` plus the agreement's disposition period: the partner must have deleted the data by then. */
   deletion_due_at: string
-  /** When the links ended (the disposition ran): after `deletion_due_at`, or before when disposed of early on demand. */
+  /**
+   * When the links ended (the disposition ran): after `deletion_due_at`, or before when disposed
+   * of early on demand.
+   */
   unlinked_at: string
   /** Students linked then, listed in `disposition_students`. */
   students: number

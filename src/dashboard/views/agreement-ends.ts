@@ -81,7 +81,10 @@ export function deadlineText(
       return end?.disposition ? `applied: your links ended ${utcMinute(end.disposition.unlinkedAt)}` : 'applied'
     case 'handed_on': {
       const later = agreements.find((a) => a.id === role.to)
-      return `does not apply: ${later?.document_ref ?? 'a later agreement'} took its data over before this deadline, and the deadline of the end of that one applies`
+      return (
+        `does not apply: ${later?.document_ref ?? 'a later agreement'} took its data over before this ` +
+        'deadline, and the deadline of the end of that one applies'
+      )
     }
     default:
       return ''

@@ -1,7 +1,8 @@
 /**
  * Ended agreements as the operator sees them, on one organisation's page and for every partner
  * on one page: when each ended, the day its data had to be deleted by, when the links ended, how
- * many students it covers (linked at the end, unlinked or erased earlier), who attested the deletion and when, and its certificate of deletion.
+ * many students it covers (linked at the end, unlinked or erased earlier), who attested the
+ * deletion and when, and its certificate of deletion.
  */
 import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
 import { type Html, html } from '../../../html.js'
