@@ -342,7 +342,9 @@ describe.skipIf(SKIPPED !== undefined)(`pg_dump and pg_restore${SKIPPED ? ` (ski
   }, 120_000)
 
   it('restores a database of its own (no schema parameter) to what was dumped', async () => {
-    const admin = openStorage(POSTGRES_URL)
+    // Creating and dropping a database each wait for a checkpoint, which the suite's other
+    // PostgreSQL work can make longer than the service's 5 s statement timeout.
+    const admin = openStorage(POSTGRES_URL, { timeoutMs: 60_000 })
     const name = `curriculum_dump_${randomBytes(4).toString('hex')}`
     // From template0, which no session ever connects to: a copy of template1 fails while anyone is on it.
     await sql`create database ${sql.id(name)} template template0`.execute(admin.db)

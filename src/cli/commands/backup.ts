@@ -33,7 +33,8 @@ export function registerBackup(program: Command): void {
   )
     .option(
       '--verify',
-      'check the backup <file> instead: integrity, schema (its migrations and nothing else) and row counts; writes nothing',
+      'check the backup <file> instead: integrity, schema (its migrations and nothing else) and row ' +
+        'counts; writes nothing',
     )
     .option('--force', 'replace <file> if it exists')
     .action(

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from '../connection.js'
+import type { Engine } from '../storage.js'
 
 /**
  * The disclosure log becomes append-only on the request path (storage/disclosure-log.ts).

@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from '../connection.js'
+import type { Engine } from '../storage.js'
 
 /**
  * Roster and sync (storage/student-change-log.ts, storage/roster-repository.ts).

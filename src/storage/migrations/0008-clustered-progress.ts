@@ -1,5 +1,5 @@
 import { type Kysely, sql } from 'kysely'
-import type { Engine } from '../connection.js'
+import type { Engine } from '../storage.js'
 
 /**
  * SQLite: `progress` becomes a WITHOUT ROWID table, its rows stored in primary-key order

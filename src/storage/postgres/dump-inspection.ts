@@ -58,7 +58,10 @@ function dispositionDays(archive: DumpArchive, schema: string): number | undefin
  */
 const VANISHED = new Set(['3F000', '42P01', 'XX000'])
 
-/** Runs the scratch schema's migrations, again when another schema vanished meanwhile; they resume where they stopped. */
+/**
+ * Runs the scratch schema's migrations, again when another schema vanished meanwhile; they resume
+ * where they stopped.
+ */
 async function migrateScratch(run: () => Promise<unknown>): Promise<void> {
   for (let attempt = 1; ; attempt++) {
     try {

@@ -40,7 +40,8 @@ export function carrySigningKeys(copy: SQLite.Database, replaced: string): Carri
     if (copy.prepare(`select 1 from main.sqlite_master where type = 'table' and name = 'settings'`).get() === undefined)
       return { notCarried: 'the backup is older than the settings table (migration 0002-dashboard)' }
     const upsert = copy.prepare(
-      'insert into main.settings (name, value) values (@name, @value) on conflict (name) do update set value = excluded.value',
+      'insert into main.settings (name, value) values (@name, @value) ' +
+        'on conflict (name) do update set value = excluded.value',
     )
     copy.transaction(() => {
       for (const row of writes) upsert.run(row)
