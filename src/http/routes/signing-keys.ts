@@ -1,7 +1,8 @@
 /**
  * GET /.well-known/curriculum-signing-keys: the public half of the key that signs certificates of
  * deletion, and of every earlier one a restore kept, as a JSON Web Key Set (RFC 7517), so that
- * whoever holds a certificate can check it without asking anyone (docs/end-of-agreement.md). Needs no key; cached for an hour.
+ * whoever holds a certificate can check it without asking anyone (docs/end-of-agreement.md).
+ * Needs no key; cached for an hour.
  */
 import { Type } from 'typebox'
 import type { PublicJwk } from '../../domain/signing-key.js'
