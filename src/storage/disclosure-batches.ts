@@ -8,47 +8,22 @@
  * Order is id order, the order rows were written; a row's `at` is when its request began, so a
  * row may carry a time a moment before the row written just ahead of it.
  */
-import type { Expression, ExpressionBuilder, Kysely, SqlBool } from 'kysely'
+import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { sealedUpTo } from './disclosure-log.js'
-import { ofSchool } from './school-students.js'
-import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
+import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter.js'
+import type { Database, DisclosureRow } from './tables.js'
 
 type Db = Kysely<Database>
 
-export interface BatchFilter {
-  studentId?: string
-  organisationId?: string
-  /** Only the students of this school: attending now, or when erased (school-students.ts). */
-  schoolId?: string
-  /** Inclusive lower bound, epoch ms. */
-  since?: number
-  /** Exclusive upper bound, epoch ms. */
-  until?: number
+/** What a report or an export reads: the log's own filter, and where an earlier read stopped. */
+export type BatchFilter = Pick<DisclosureFilter, 'studentId' | 'organisationId' | 'schoolId' | 'since' | 'until'> & {
   /** Only rows after this id (continues an earlier read). */
   afterId?: number
 }
 
 /** Segments whose lookups one statement reads. */
 const SEGMENT_GROUP = 256
-
-function matching(filter: BatchFilter) {
-  return (eb: ExpressionBuilder<Database & { d: DisclosuresTable }, 'd'>) => {
-    const all: Expression<SqlBool>[] = []
-    if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
-    if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
-    if (filter.schoolId !== undefined) all.push(ofSchool(eb, filter.schoolId))
-    if (filter.since !== undefined) all.push(eb('d.at', '>=', isoAt(filter.since)))
-    if (filter.until !== undefined) all.push(eb('d.at', '<', isoAt(filter.until)))
-    return eb.and(all)
-  }
-}
-
-function lookupOf(filter: BatchFilter): { dimension: DisclosureDimension; value: string } | undefined {
-  if (filter.studentId !== undefined) return { dimension: 's', value: filter.studentId }
-  if (filter.organisationId !== undefined) return { dimension: 'o', value: filter.organisationId }
-  return undefined
-}
 
 /** Sealed segments that may hold matching rows, oldest first, and the last id any segment covers. */
 async function sealedSegments(db: Db, filter: BatchFilter) {
@@ -116,7 +91,7 @@ export async function* disclosureBatches(
     .executeTakeFirst()
   if (newest?.id === null || newest?.id === undefined) return
   const upTo = Number(newest.id)
-  const lookup = lookupOf(filter)
+  const lookup = disclosureLookup(filter)
   let cursor = filter.afterId ?? 0
 
   if (lookup !== undefined) {
@@ -132,7 +107,7 @@ export async function* disclosureBatches(
           .where('l.value', '=', lookup.value)
           .where('l.id', '>', after)
           .where('l.id', '<=', upTo)
-          .where(matching(filter))
+          .where(disclosureMatch(filter))
           .orderBy('l.id')
           .limit(batchRows)
           .execute(),
@@ -147,7 +122,7 @@ export async function* disclosureBatches(
           .selectAll('d')
           .where('d.id', '>', after)
           .where('d.id', '<=', Math.min(range.last, upTo))
-          .where(matching(filter))
+          .where(disclosureMatch(filter))
           .orderBy('d.id')
           .limit(batchRows)
           .execute(),
@@ -162,7 +137,7 @@ export async function* disclosureBatches(
       .selectAll('d')
       .where('d.id', '>', after)
       .where('d.id', '<=', upTo)
-      .where(matching(filter))
+      .where(disclosureMatch(filter))
       .orderBy('d.id')
       .limit(batchRows)
       .execute(),

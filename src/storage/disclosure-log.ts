@@ -13,7 +13,7 @@
  * building them appends too. A query reads the sealed segments through their lookups, newest
  * first, and scans the unsealed tail by id: rows written a moment ago are always found.
  */
-import { type Expression, type ExpressionBuilder, type Kysely, type SqlBool, sql } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import {
   DISCLOSURE_ACTIONS,
@@ -21,9 +21,9 @@ import {
   type DisclosureAction,
   type DisclosureOutcome,
 } from '../domain/disclosure.js'
-import type { Database, DisclosureDimension, DisclosureRow, DisclosuresTable } from './tables.js'
+import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter.js'
+import type { Database, DisclosureRow } from './tables.js'
 import { preparedQuery } from './prepared-query.js'
-import { ofSchool } from './school-students.js'
 import { recordDisclosures as announceDisclosures } from '../observability/metrics-channels.js'
 
 export { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureOutcome }
@@ -112,19 +112,7 @@ export async function recordDisclosures(
   announceDisclosures(action, outcome, studentIds.length)
 }
 
-export interface DisclosureFilter {
-  studentId?: string
-  organisationId?: string
-  /** Only the students of this school: attending now, or when erased (school-students.ts). */
-  schoolId?: string
-  keyId?: string
-  action?: DisclosureAction
-  outcome?: DisclosureOutcome
-  /** Inclusive lower bound, epoch ms. */
-  since?: number
-  /** Exclusive upper bound, epoch ms. */
-  until?: number
-}
+export type { DisclosureFilter } from './disclosure-filter.js'
 
 export interface DisclosurePage {
   /** Newest first (by id, which is the order rows were written in). */
@@ -154,12 +142,12 @@ export async function pageDisclosures(
   const rows: DisclosureRow[] = await db
     .selectFrom('disclosures as d')
     .selectAll('d')
-    .where(matching(filter, before))
+    .where(disclosureMatch(filter, before))
     .where('d.id', '>', sealedEnd)
     .orderBy('d.id', 'desc')
     .limit(want)
     .execute()
-  const dimension = lookupDimension(filter)
+  const dimension = disclosureLookup(filter)
   let group = 1
   for (let i = 0; i < segments.length && rows.length < want; i += group, group = Math.min(group * 2, MAX_GROUP)) {
     const chosen = segments.slice(i, i + group)
@@ -169,7 +157,7 @@ export async function pageDisclosures(
       const range = db
         .selectFrom('disclosures as d')
         .selectAll('d')
-        .where(matching(filter, before))
+        .where(disclosureMatch(filter, before))
         .where('d.id', '>=', chosen.at(-1)!.first_id)
         .where('d.id', '<=', chosen[0]!.last_id)
       rows.push(
@@ -183,7 +171,7 @@ export async function pageDisclosures(
         .selectFrom('disclosure_lookup as l')
         .innerJoin('disclosures as d', 'd.id', 'l.id')
         .selectAll('d')
-        .where(matching(filter, before))
+        .where(disclosureMatch(filter, before))
         .where(
           'l.segment',
           'in',
@@ -213,31 +201,6 @@ export async function listDisclosures(
 ): Promise<DisclosureRow[]> {
   const { limit = 1000, ...rest } = filter
   return (await pageDisclosures(db, rest, limit)).rows
-}
-
-/** The most selective lookup the filter allows: a student has fewer rows than a key, a key than an organisation. */
-function lookupDimension(filter: DisclosureFilter): { dimension: DisclosureDimension; value: string } | undefined {
-  if (filter.studentId !== undefined) return { dimension: 's', value: filter.studentId }
-  if (filter.keyId !== undefined) return { dimension: 'k', value: filter.keyId }
-  if (filter.organisationId !== undefined) return { dimension: 'o', value: filter.organisationId }
-  return undefined
-}
-
-/** The filter as one condition on the log's rows (aliased `d`). */
-function matching(filter: DisclosureFilter, before: number | undefined) {
-  return (eb: ExpressionBuilder<Database & { d: DisclosuresTable }, 'd'>) => {
-    const all: Expression<SqlBool>[] = []
-    if (before !== undefined) all.push(eb('d.id', '<', before))
-    if (filter.studentId !== undefined) all.push(eb('d.student_id', '=', filter.studentId))
-    if (filter.organisationId !== undefined) all.push(eb('d.organisation_id', '=', filter.organisationId))
-    if (filter.schoolId !== undefined) all.push(ofSchool(eb, filter.schoolId))
-    if (filter.keyId !== undefined) all.push(eb('d.key_id', '=', filter.keyId))
-    if (filter.action !== undefined) all.push(eb('d.action', '=', filter.action))
-    if (filter.outcome !== undefined) all.push(eb('d.outcome', '=', filter.outcome))
-    if (filter.since !== undefined) all.push(eb('d.at', '>=', isoAt(filter.since)))
-    if (filter.until !== undefined) all.push(eb('d.at', '<', isoAt(filter.until)))
-    return eb.and(all)
-  }
 }
 
 /** Sealed segments that may hold matching rows, newest first. */

@@ -7,6 +7,7 @@
 import fs from 'node:fs'
 import type { Command } from 'commander'
 import { systemClock } from '../../clock.js'
+import { endedAgreementDocument } from '../../cases/ended-agreement.js'
 import type { AgreementEnd } from '../../storage/agreement-ends.js'
 import { act } from '../command-action.js'
 import { defineCommand, uuidOption } from '../options.js'
@@ -18,13 +19,7 @@ function endJson(end: AgreementEnd, organisation?: string) {
   return {
     organisationId: end.organisationId,
     ...(organisation === undefined ? {} : { organisation }),
-    agreementId: end.agreement.id,
-    documentRef: end.agreement.document_ref,
-    endedAt: end.endedAt,
-    deletionDueAt: end.deletionDueAt,
-    unlinkedAt: end.disposition?.unlinkedAt ?? null,
-    students: end.students,
-    coverage: end.coverage,
+    ...endedAgreementDocument(end),
     attestation:
       a === null
         ? null

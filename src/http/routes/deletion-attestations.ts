@@ -12,6 +12,7 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../../clock.js'
 import { hasScope } from '../../domain/scopes.js'
 import { type Problem, ProblemError } from '../../errors.js'
+import { endedAgreementDocument } from '../../cases/ended-agreement.js'
 import type { AgreementEnd } from '../../storage/agreement-ends.js'
 import type { Storage } from '../../storage/connection.js'
 import { attestDeletion } from '../../storage/deletion-attestations.js'
@@ -49,19 +50,11 @@ async function studentScope(request: FastifyRequest, reply: FastifyReply): Promi
 }
 
 function attestationBody(end: AgreementEnd): DeletionAttestationBody {
+  const { coverage, ...document } = endedAgreementDocument(end)
   return {
-    agreementId: end.agreement.id,
-    documentRef: end.agreement.document_ref,
-    endedAt: end.endedAt,
-    deletionDueAt: end.deletionDueAt,
-    unlinkedAt: end.disposition?.unlinkedAt ?? null,
-    students: end.students,
-    coverage: {
-      since: end.coverage.since,
-      linked: end.coverage.linked,
-      unlinked: end.coverage.unlinked,
-      erased: end.coverage.erased,
-    },
+    ...document,
+    // The API's document keeps the fields it has always had: `until` (now, or when the links ended) is not one.
+    coverage: { since: coverage.since, linked: coverage.linked, unlinked: coverage.unlinked, erased: coverage.erased },
     attestedAt: end.attestation!.attestedAt,
     keyId: end.attestation!.keyId!,
   }
