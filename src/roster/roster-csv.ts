@@ -9,8 +9,8 @@
  * reported with its line and reading goes on, so that one pass finds every bad row.
  */
 import { CsvParser, type CsvRecord } from '../imports/csv.js'
-import type { ProblemList } from './roster-problems.js'
-import { ZipError } from './zip-reader.js'
+import type { ProblemList } from '../imports/problems.js'
+import { ZipError } from '../imports/zip-reader.js'
 
 export interface TableLimits {
   /** Most data rows in one file. */
