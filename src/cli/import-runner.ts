@@ -7,7 +7,7 @@
  *    students stored? is any a sandbox student?);
  * 3. if anything at all is wrong, report every problem and write nothing; otherwise write the
  *    rows in batches in key order, each committed on its own (on SQLite sized to hold the write
- *    lock about 20 ms, write-batch-size.ts).
+ *    lock about 20 ms, imports/write-batch-size.ts).
  *
  * The audit row (what was written, how many rows) is written in the last batch's transaction,
  * so a completed import and its record commit together; an import whose writing stopped records
@@ -29,7 +29,7 @@ import type { Engine } from '../storage/connection.js'
 import type { PendingChange } from './confirm.js'
 import { ImportStaging } from './import-staging.js'
 import { UUID } from '../domain/uuid.js'
-import { pauseAfterBatch, WriteBatchSize } from './write-batch-size.js'
+import { pauseAfterBatch, WriteBatchSize } from '../imports/write-batch-size.js'
 import { CliError, plural, type InputProblem } from './output.js'
 import { count, ProgressLine } from './progress-bar.js'
 import { fieldValue, readRecords, type RecordFormat, type RecordValues } from './records.js'

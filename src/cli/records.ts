@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { CsvParser, type CsvRecord } from './csv.js'
+import { CsvParser, type CsvRecord } from '../imports/csv.js'
 import { UsageError } from './output.js'
 
 export const RECORD_FORMATS = ['csv', 'jsonl'] as const

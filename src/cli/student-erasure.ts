@@ -3,7 +3,7 @@
  * Each student is erased with its audit row in one transaction (storage/student-removal.ts); a
  * file is erased in batches, each committed on its own, so that on SQLite the service's requests
  * (every student request writes its disclosure row) wait for the write lock about 20 ms at most
- * between them, as with imports (write-batch-size.ts). A run that stops leaves whole students
+ * between them, as with imports (imports/write-batch-size.ts). A run that stops leaves whole students
  * erased or not; running the same file again finishes it, the ids already erased being missing.
  */
 import type { Kysely } from 'kysely'
@@ -14,7 +14,7 @@ import { UUID } from '../domain/uuid.js'
 import { CliError, type InputProblem, plural } from './output.js'
 import { count, ProgressLine } from './progress-bar.js'
 import { fieldValue, type RecordFormat, readRecords } from './records.js'
-import { pauseAfterBatch, WriteBatchSize } from './write-batch-size.js'
+import { pauseAfterBatch, WriteBatchSize } from '../imports/write-batch-size.js'
 
 /** Students per transaction on SQLite: the size follows the time each batch held the lock. */
 const SQLITE_BATCH = { first: 20, min: 1, max: 500 }

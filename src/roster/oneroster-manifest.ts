@@ -9,7 +9,7 @@
 import { cell, readTable } from './roster-csv.js'
 import { labelProblem } from './roster-fields.js'
 import type { RosterFile } from './roster-files.js'
-import type { ProblemList } from './roster-problems.js'
+import type { ProblemList } from '../imports/problems.js'
 
 export const MANIFEST = 'manifest.csv'
 

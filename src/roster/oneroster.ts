@@ -27,10 +27,10 @@ import {
   type OneRosterVersion,
   type RosterSource,
 } from './oneroster-manifest.js'
-import { ProblemList, type RosterProblem } from './roster-problems.js'
+import { ProblemList, type ImportProblem } from '../imports/problems.js'
 
 export type { FileMode, OneRosterVersion, RosterSource } from './oneroster-manifest.js'
-export { formatRosterProblem, type RosterProblem } from './roster-problems.js'
+export { formatImportProblem, type ImportProblem } from '../imports/problems.js'
 
 export type RecordStatus = 'active' | 'tobedeleted'
 
@@ -78,7 +78,7 @@ export interface SchoolChange {
  */
 export type MaybeStudent =
   | { status: 'active'; sourcedId: string; firstName: string; line: number }
-  | { status: 'active'; sourcedId: string; firstName: null; problem: RosterProblem; line: number }
+  | { status: 'active'; sourcedId: string; firstName: null; problem: ImportProblem; line: number }
   | { status: 'tobedeleted'; sourcedId: string; line: number }
 
 export interface OneRosterExport {
@@ -104,7 +104,7 @@ export interface OneRosterExport {
 
 export interface OneRosterFailure {
   ok: false
-  problems: RosterProblem[]
+  problems: ImportProblem[]
   /** Problems found beyond `maxProblems` and left out. */
   moreProblems: number
 }
@@ -415,7 +415,7 @@ class RosterReader {
   }
 
   /** The student's first name in its kept form, or the problem that keeps it out, to report or to defer. */
-  #firstName(row: TableRow, columns: Columns<'givenName' | 'preferredGivenName'>): string | RosterProblem {
+  #firstName(row: TableRow, columns: Columns<'givenName' | 'preferredGivenName'>): string | ImportProblem {
     const preferred = cell(row, columns.preferredGivenName)
     const field = preferred === '' ? 'givenName' : 'preferredGivenName'
     const name = preferred === '' ? cell(row, columns.givenName) : preferred

@@ -2,7 +2,7 @@
  * The batches a roster import reads and writes its students in (roster-run.ts): each in the
  * caller's transaction, or, importing in batches, each a transaction of its own followed by a
  * pause, with its size following the time the last one held SQLite's write lock, as the student
- * importer's batches do (cli/write-batch-size.ts).
+ * importer's batches do (imports/write-batch-size.ts).
  */
 import type { Kysely } from 'kysely'
 import { ROSTER_CHUNK } from '../storage/roster-repository.js'

@@ -8,9 +8,9 @@
  * a header without a required column) is reported once and reading stops; a bad row is
  * reported with its line and reading goes on, so that one pass finds every bad row.
  */
-import { CsvParser, type CsvRecord } from '../cli/csv.js'
-import type { ProblemList } from './roster-problems.js'
-import { ZipError } from './zip-reader.js'
+import { CsvParser, type CsvRecord } from '../imports/csv.js'
+import type { ProblemList } from '../imports/problems.js'
+import { ZipError } from '../imports/zip-reader.js'
 
 export interface TableLimits {
   /** Most data rows in one file. */

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { openZip, readZipEntry, ZipError, type ZipArchive, type ZipEntry } from './zip-reader.js'
+import { openZip, readZipEntry, ZipError, type ZipArchive, type ZipEntry } from '../imports/zip-reader.js'
 
 export type RosterFile =
   | { kind: 'absent'; message?: string }

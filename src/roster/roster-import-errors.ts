@@ -1,11 +1,11 @@
 /** Why a roster import wrote nothing (roster-import.ts). */
-import type { RosterProblem } from './roster-problems.js'
+import type { ImportProblem } from '../imports/problems.js'
 
 /** The export has problems (or gained some since its preview): nothing was written. */
 export class RosterImportRefused extends Error {
   override name = 'RosterImportRefused'
   constructor(
-    readonly problems: readonly RosterProblem[],
+    readonly problems: readonly ImportProblem[],
     readonly moreProblems: number,
   ) {
     super(`the roster has ${(problems.length + moreProblems).toLocaleString('en-US')} problem(s); nothing was imported`)

@@ -21,7 +21,7 @@ import type { TierId } from '../domain/tiers.js'
 import { organisationNames } from '../storage/roster-repository.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
-import type { OneRosterExport, RosterProblem, RosterSource } from './oneroster.js'
+import type { OneRosterExport, ImportProblem, RosterSource } from './oneroster.js'
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
 import type { PartnerLinksEnding, RosterCounts, RosterImportOptions, SchoolCoverage } from './roster-counts.js'
 import { RosterRun } from './roster-run.js'
@@ -46,7 +46,7 @@ export interface RosterPreview extends RosterCounts {
   mode: OneRosterExport['mode']
   tier: TierId
   skipped: OneRosterExport['skipped']
-  problems: RosterProblem[]
+  problems: ImportProblem[]
   moreProblems: number
 }
 

@@ -42,7 +42,7 @@ import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterS
 import { RosterBatches } from './roster-batches.js'
 import { emptyCounts, type RosterImportOptions, type SchoolCoverage, type Touched } from './roster-counts.js'
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
-import { ProblemList } from './roster-problems.js'
+import { ProblemList } from '../imports/problems.js'
 
 /** Students erased per batch: each deletes their progress and change-log rows too. */
 const ERASE_BATCH = 100

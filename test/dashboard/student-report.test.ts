@@ -4,7 +4,7 @@
  * downloads that are audited; reached from the disclosure log.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { parseCsv } from '../../src/cli/csv.js'
+import { parseCsv } from '../../src/imports/csv.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'

@@ -1,7 +1,9 @@
 /**
  * The shape of src/'s imports: no module reaches itself through others (type imports included),
  * and the fast path (src/http/fast/) is a fence: the rest of the code enters it through its
- * index only, and it imports no route, no plugin and nothing of the dashboard.
+ * index only, and it imports no route, no plugin and nothing of the dashboard. The layers run one
+ * way: imports/ (the generic reading and batching of imports) knows none of its users, and
+ * roster/ knows neither the CLI, the dashboard nor the HTTP routes that run it.
  */
 import fs from 'node:fs'
 import path from 'node:path'
@@ -62,6 +64,19 @@ export function findCycle(graph: Map<string, string[]>): string[] | undefined {
 
 const relative = (file: string) => path.relative(SRC, file)
 const inFast = (file: string) => file.startsWith(`${FAST}${path.sep}`)
+const inFolder = (folder: string) => (file: string) => file.startsWith(path.join(SRC, folder) + path.sep)
+
+/** The imports from modules of `folder` into modules of any of `others`, as `from -> to`. */
+function importsInto(graph: Map<string, string[]>, folder: string, others: readonly string[]): string[] {
+  const forbidden = others.map(inFolder)
+  return [...graph]
+    .filter(([from]) => inFolder(folder)(from))
+    .flatMap(([from, targets]) =>
+      targets
+        .filter((target) => forbidden.some((inOther) => inOther(target)))
+        .map((target) => `${relative(from)} -> ${relative(target)}`),
+    )
+}
 
 describe('the import graph of src/', () => {
   const graph = importGraph(SRC)
@@ -103,6 +118,16 @@ describe('the import graph of src/', () => {
       .filter(([from]) => !inFast(from))
       .flatMap(([from, targets]) => targets.filter(inFast).map((target) => `${relative(from)} -> ${relative(target)}`))
     expect(entries).toEqual(['app.ts -> http/fast/index.ts', 'server.ts -> http/fast/index.ts'])
+  })
+
+  it('keeps imports/ below its users: it imports nothing of the CLI, roster, dashboard, HTTP or services', () => {
+    for (const module of ['csv.ts', 'zip-reader.ts', 'problems.ts', 'write-batch-size.ts'])
+      expect(graph.has(path.join(SRC, 'imports', module)), `imports/${module}`).toBe(true)
+    expect(importsInto(graph, 'imports', ['cli', 'roster', 'dashboard', 'http', 'services'])).toEqual([])
+  })
+
+  it('keeps roster/ below its entry points: it imports nothing of the CLI, the dashboard or HTTP', () => {
+    expect(importsInto(graph, 'roster', ['cli', 'dashboard', 'http'])).toEqual([])
   })
 
   it('keeps the fast path away from routes, plugins and the dashboard', () => {

@@ -5,7 +5,7 @@
  */
 import fs from 'node:fs'
 import { afterAll, describe, expect, it } from 'vitest'
-import { formatRosterProblem, type OneRosterLimits, readOneRoster } from '../../src/roster/oneroster.js'
+import { formatImportProblem, type OneRosterLimits, readOneRoster } from '../../src/roster/oneroster.js'
 import {
   type Files,
   manifest,
@@ -41,7 +41,7 @@ const USERS = table(USERS_11_HEADER, [student('s1'), student('s2'), student('s3'
 async function problems(source: string, limits?: Partial<OneRosterLimits>): Promise<string[]> {
   const result = await readOneRoster(source, limits)
   if (result.ok) throw new Error('expected problems, got an export')
-  return result.problems.map(formatRosterProblem)
+  return result.problems.map(formatImportProblem)
 }
 
 function items(files: Files, change: Partial<Record<string, Partial<ZipItem>>> = {}): ZipItem[] {

@@ -4,7 +4,7 @@
  */
 import { afterAll, describe, expect, it } from 'vitest'
 import {
-  formatRosterProblem,
+  formatImportProblem,
   readOneRoster,
   type OneRosterExport,
   type OneRosterFailure,
@@ -156,14 +156,14 @@ const ROLES_12 = [
 
 async function ok(source: string, limits?: Partial<OneRosterLimits>): Promise<OneRosterExport> {
   const result = await readOneRoster(source, limits)
-  if (!result.ok) throw new Error(`expected an export, got:\n${result.problems.map(formatRosterProblem).join('\n')}`)
+  if (!result.ok) throw new Error(`expected an export, got:\n${result.problems.map(formatImportProblem).join('\n')}`)
   return result
 }
 
 async function problems(source: string, limits?: Partial<OneRosterLimits>): Promise<string[]> {
   const result = await readOneRoster(source, limits)
   if (result.ok) throw new Error('expected problems, got an export')
-  return result.problems.map(formatRosterProblem)
+  return result.problems.map(formatImportProblem)
 }
 
 describe('OneRoster 1.1 bulk', () => {

@@ -5,7 +5,7 @@
  * it handed over, and the agreement in force at its time; and the text both formats make of it.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { parseCsv } from '../../src/cli/csv.js'
+import { parseCsv } from '../../src/imports/csv.js'
 import { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } from '../../src/domain/disclosure.js'
 import { reportChunks } from '../../src/services/disclosure-report.js'
 import {

@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { TIER_IDS } from '../../../../domain/tiers.js'
-import { formatRosterProblem, type RosterProblem } from '../../../../roster/oneroster.js'
+import { formatImportProblem, type ImportProblem } from '../../../../roster/oneroster.js'
 import type { RosterCounts, RosterCoverage, RosterOutcome, RosterPreview } from '../../../../roster/roster-import.js'
 import { KEPT_FIELDS, NEVER_KEPT } from '../../../../roster/roster-kept.js'
 import { districtsLabel, sourceLabel } from '../../../../roster/roster-source.js'
@@ -147,10 +147,10 @@ ${absent}${erasing}${kept}
 </div>`
 }
 
-export function problemsBody(problems: readonly RosterProblem[], more: number): Html {
+export function problemsBody(problems: readonly ImportProblem[], more: number): Html {
   return html`<p>Nothing was imported. Fix these in the district's system or its export, then upload it again.
 Each says the file, the line, the column and what is wrong; no value of a child is repeated here.</p>
-<ul class="problems">${problems.map((problem) => html`<li><code>${formatRosterProblem(problem)}</code></li>`)}</ul>
+<ul class="problems">${problems.map((problem) => html`<li><code>${formatImportProblem(problem)}</code></li>`)}</ul>
 ${more > 0 ? html`<p>And ${n(more)} more problems not shown.</p>` : ''}
 <p><a href="${PAGE}">Upload an export</a></p>`
 }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { MAX_ROWS, MIN_ROWS, TARGET_MS, WriteBatchSize } from '../../src/cli/write-batch-size.js'
+import { MAX_ROWS, MIN_ROWS, TARGET_MS, WriteBatchSize } from '../../src/imports/write-batch-size.js'
 
 describe('the import write batch on SQLite', () => {
   it('shrinks at once to the rows that hold the lock about the target time on a slow machine', () => {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { CsvParser, parseCsv } from '../../src/cli/csv.js'
+import { CsvParser, parseCsv } from '../../src/imports/csv.js'
 
 const rows = (text: string) => parseCsv(text).map((record) => record.fields)
 
