@@ -126,6 +126,15 @@ describe('the import graph of src/', () => {
     expect(importsInto(graph, 'imports', ['cli', 'roster', 'dashboard', 'http', 'services'])).toEqual([])
   })
 
+  it('keeps storage/ below the cases: it imports nothing of cases/, HTTP, the dashboard, the CLI or imports/', () => {
+    expect(graph.has(path.join(SRC, 'cases', 'ended-agreement.ts'))).toBe(true)
+    expect(importsInto(graph, 'storage', ['cases', 'http', 'dashboard', 'cli', 'imports'])).toEqual([])
+  })
+
+  it('keeps the cases below their entry points: they import nothing of HTTP, the dashboard or the CLI', () => {
+    expect(importsInto(graph, 'cases', ['http', 'dashboard', 'cli'])).toEqual([])
+  })
+
   it('keeps roster/ below its entry points: it imports nothing of the CLI, the dashboard or HTTP', () => {
     expect(importsInto(graph, 'roster', ['cli', 'dashboard', 'http'])).toEqual([])
   })
