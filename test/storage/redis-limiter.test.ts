@@ -12,6 +12,7 @@ import { FallbackLimiter } from '../../src/services/fallback-limiter.js'
 import { openRedis, whenReady } from '../../src/storage/redis/redis-client.js'
 import { RedisLimiter } from '../../src/storage/redis/redis-limiter.js'
 import { freePort, hasRedisServer, OwnRedis, REDIS_URL } from '../support/services.js'
+import { waitFor } from '../support/wait-for.js'
 
 const _silent = { warn: () => {}, info: () => {} } as unknown as FastifyBaseLogger
 
@@ -66,9 +67,12 @@ describe.skipIf(REDIS_URL === '')('RedisLimiter (shared Redis)', () => {
       expect((await key.peek('k1')).remaining).toBe(2)
       expect((await organisation.peek('o1')).remaining).toBe(4)
       // A reservation both allowed can still be given back, as reserve's can.
+      // The release is sent without being awaited: wait until Redis has it, not a fixed time.
       own.release()
-      await new Promise((resolve) => setTimeout(resolve, 20))
-      expect((await key.peek('k1')).remaining).toBe(3)
+      await waitFor(async () => (await key.peek('k1')).remaining === 3, {
+        timeoutMs: 2000,
+        what: 'the released hit given back',
+      })
     })
 
     it('gives the key its hit back when the organisation refuses, and leaves the organisation alone when the key refuses', async () => {
@@ -116,10 +120,14 @@ describe.skipIf(REDIS_URL === '')('RedisLimiter (shared Redis)', () => {
   it('lets hits leave the window on Redis time', async () => {
     // Redis's clock cannot be injected; a short window keeps the wait short.
     const limiter = new RedisLimiter({ redis: clients[0]!, prefix, limit: 2, windowMs: 300 })
+    const started = Date.now()
     expect((await limiter.hit('short')).allowed).toBe(true)
     expect((await limiter.hit('short')).allowed).toBe(true)
     expect((await limiter.hit('short')).allowed).toBe(false)
-    await new Promise((resolve) => setTimeout(resolve, 350))
+    // Until the first hit leaves (a look counts nothing), however long the machine takes to get there...
+    await waitFor(async () => (await limiter.peek('short')).allowed, { timeoutMs: 5000, what: 'room in the window' })
+    // ...and not before the window has passed: Redis's clock and this one are the machine's.
+    expect(Date.now() - started).toBeGreaterThanOrEqual(290)
     expect((await limiter.hit('short')).allowed).toBe(true)
     // The key expires with its window, so idle keys cost Redis nothing.
     expect(await clients[0]!.pttl(`${prefix}short`)).toBeLessThanOrEqual(300)
