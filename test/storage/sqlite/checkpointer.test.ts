@@ -6,11 +6,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import { sql } from 'kysely'
 import { openStorage } from '../../../src/storage/connection.js'
 import { restartsAfter, startCheckpointer } from '../../../src/storage/sqlite/checkpointer.js'
 import { tempDir } from '../../helper.js'
+import { waitFor } from '../../support/wait-for.js'
 
 async function until(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs
@@ -99,6 +100,13 @@ describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointe
 
   it('starts the checkpoint thread only once the WAL has grown past its start size', async () => {
     const file = path.join(tempDir(), 'lazy.db')
+    // The watcher looks at the WAL's size with fs.statSync: count its looks.
+    let looks = 0
+    const statSync = fs.statSync
+    const watched = vi.spyOn(fs, 'statSync').mockImplementation(((...args: Parameters<typeof statSync>) => {
+      if (args[0] === `${file}-wal`) looks++
+      return statSync(...args)
+    }) as typeof statSync)
     const storage = openStorage(`sqlite:${file}`, {
       backgroundCheckpoints: true,
       checkpointerStartBytes: 512 * 1024,
@@ -114,13 +122,18 @@ describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointe
       const before = fileSize()
       await write(100)
       // Well under the start size: nothing checkpoints, so nothing reaches the database file,
-      // for 60 looks at the WAL (and past the 1 s after which the thread used to start whatever was written).
-      await new Promise((resolve) => setTimeout(resolve, 1500))
+      // for 60 looks at the WAL (at 20 ms apart, past the 1 s after which the thread used to
+      // start whatever was written). The looks are counted, not timed: a loaded machine makes
+      // them late, not fewer. They stop once the thread starts, so a thread started early fails
+      // the wait too.
+      looks = 0
+      await waitFor(() => looks >= 60, { what: '60 looks at the WAL' })
       expect(fileSize()).toBe(before)
       await write(1000)
       // Past it: the thread starts and moves the committed pages into the file.
       await until(() => fileSize() > before + 1_000_000)
     } finally {
+      watched.mockRestore()
       await storage.close()
     }
   })
