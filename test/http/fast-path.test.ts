@@ -521,13 +521,16 @@ describe('fast path', () => {
       const socket = net.connect(Number(port), '127.0.0.1')
       await new Promise((resolve) => socket.once('connect', resolve))
       const closed = new Promise((resolve) => socket.once('close', resolve))
+      // node:http emits 'request' once it has a request's headers, after the app's own handler.
+      const received = new Promise((resolve) => fast.app.server.once('request', resolve))
       socket.write(
         `POST ${enrollUrl(STUDENTS.ada)} HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer ${fixtures.keys.write}\r\n` +
           'Content-Type: application/json\r\nContent-Length: 18\r\n\r\n{"tier":',
       )
-      // Once the server has the headers (its answer to the next request is queued behind them on
-      // the same socket, so a request on another one is what shows it is still serving).
-      await new Promise((resolve) => setTimeout(resolve, 20))
+      // Once the server has the headers and is reading the body (its answer to the next request
+      // is queued behind them on the same socket, so a request on another one is what shows it
+      // is still serving).
+      await received
       socket.destroy()
       await closed
       const next = await answer(fast, enroll(STUDENTS.ada, fixtures.keys.write, '{"tier":"innovator"}'))
