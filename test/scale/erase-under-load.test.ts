@@ -17,11 +17,15 @@ import { inTransaction } from '../../src/storage/transaction.js'
 import { type RunningCli, startCli } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
+import { waitFor } from '../support/wait-for.js'
 
 const STUDENT_COUNT = 1500
 const ENTRIES = 10
-/** How long the reads run alone first, so that they are under way when the erase starts. */
-const ALONE_MS = 500
+/**
+ * How many reads are answered alone first, so that they are under way when the erase starts
+ * (counted, not timed: a loaded machine makes them slow, not absent).
+ */
+const ALONE_READS = 200
 const CLIENTS = 8
 
 const opened: Storage[] = []
@@ -103,7 +107,7 @@ describe('erasing a school under load', () => {
         }
       }
       const clients = Array.from({ length: CLIENTS }, () => client())
-      await new Promise((resolve) => setTimeout(resolve, ALONE_MS))
+      await waitFor(() => statuses.length >= ALONE_READS, { what: `${ALONE_READS} reads answered` })
       eraseStarted = performance.now()
       eraser = startCli(['students', 'erase', '--file', file, '--yes', '--json'], { databaseUrl: url })
       void eraser.exited.then(() => {
