@@ -2,7 +2,7 @@
  * On PostgreSQL, backups are PostgreSQL's own tools' job (pg_dump and pg_restore: consistent,
  * online, and restorable into another server or version). `backup` and `restore` print the exact
  * commands for the configured database instead, `restore` only for a dump it has checked
- * (postgres-dump-check.ts), and the docs give the same (docs/operating.md, "Backups and restore").
+ * (postgres-dump-check.ts), and the docs give the same (docs/backup-and-restore.md, "PostgreSQL").
  */
 import { CliError } from './output.js'
 

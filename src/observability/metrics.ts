@@ -2,7 +2,7 @@
  * The service's Prometheus metrics (prom-client), one registry per app: counters fed by the
  * channels of metrics-channels.ts, gauges read at scrape time from the services and from two
  * indexed queries, and Node's own (event-loop lag, heap, GC) from collectDefaultMetrics.
- * Every metric and its labels is listed in docs/operating.md ("Metrics").
+ * Every metric and its labels is listed in docs/observability.md ("Metrics").
  */
 import type { Channel } from 'node:diagnostics_channel'
 import { sql } from 'kysely'

@@ -91,8 +91,8 @@ async function seed(storage: Storage): Promise<void> {
 }
 
 describe('the PostgreSQL commands that backup and restore print', () => {
-  it('are the ones the operating guide gives, without the password', async () => {
-    const guide = fs.readFileSync(path.join(ROOT, 'docs/operating.md'), 'utf8')
+  it('are the ones the backup and restore guide gives, without the password', async () => {
+    const guide = fs.readFileSync(path.join(ROOT, 'docs/backup-and-restore.md'), 'utf8')
     const commands = await printedCommands('postgres://api:s3cret@db:5432/curriculum', 'curriculum.dump')
     expect(guide).toContain(commands.backup)
     expect(guide).toContain(commands.restore)
