@@ -143,7 +143,25 @@ export async function migrate(
     // Without it Kysely would find another schema's migration tables and skip creating its own.
     ...(storage.schema === undefined ? {} : { migrationTableSchema: storage.schema }),
   })
-  const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo))
-  if (error !== undefined) throw error instanceof Error ? error : new Error(String(error))
-  return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) }
+  for (let attempt = 1; ; attempt++) {
+    const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo))
+    if (error === undefined)
+      return { applied: (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName) }
+    // On PostgreSQL the migrations run in one transaction, so a failed run left nothing behind.
+    if (!(storage.engine === 'postgres' && vanished(error)) || attempt === MIGRATE_ATTEMPTS)
+      throw error instanceof Error ? error : new Error(String(error))
+  }
+}
+
+const MIGRATE_ATTEMPTS = 5
+
+/**
+ * What Kysely's migrator meets on PostgreSQL when another session drops a schema or table while
+ * it lists every table of every schema before it starts: invalid_schema_name, undefined_table,
+ * and the internal error of an object gone by its OID. Nothing of ours was touched: run again.
+ */
+const VANISHED = new Set(['3F000', '42P01', 'XX000'])
+
+function vanished(error: unknown): boolean {
+  return VANISHED.has((error as { code?: string } | undefined)?.code ?? '')
 }

@@ -52,28 +52,6 @@ function dispositionDays(archive: DumpArchive, schema: string): number | undefin
 }
 
 /**
- * What Kysely's migrator meets when another session drops a schema or table while it lists every
- * table of every schema (with has_schema_privilege and pg_get_serial_sequence) before it starts:
- * invalid_schema_name, undefined_table, and the internal error of an object gone by its OID.
- */
-const VANISHED = new Set(['3F000', '42P01', 'XX000'])
-
-/**
- * Runs the scratch schema's migrations, again when another schema vanished meanwhile; they resume
- * where they stopped.
- */
-async function migrateScratch(run: () => Promise<unknown>): Promise<void> {
-  for (let attempt = 1; ; attempt++) {
-    try {
-      await run()
-      return
-    } catch (error) {
-      if (!VANISHED.has((error as { code?: string }).code ?? '') || attempt === 5) throw error
-    }
-  }
-}
-
-/**
  * The table of contents pg_dump writes for the schema the migrations up to `last` make, built in
  * a scratch schema of `databaseUrl` and dropped again, with the scratch name made `schema`.
  */
@@ -89,7 +67,7 @@ async function migratedEntries(
   const storage = openPostgres(url.toString(), { poolSize: 1, timeoutMs: TIMEOUT_MS })
   const folder = fs.mkdtempSync(path.join(os.tmpdir(), 'curriculum-verify-'))
   try {
-    await migrateScratch(() => migrate(storage, last, days === undefined ? {} : { agreementDispositionDays: days }))
+    await migrate(storage, last, days === undefined ? {} : { agreementDispositionDays: days })
     const file = path.join(folder, 'reference.dump')
     const { dbname, password } = libpqUrl(databaseUrl)
     await runTool(
