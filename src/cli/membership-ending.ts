@@ -34,7 +34,7 @@ export async function leavingChange(
   rows: AsyncIterable<MembershipRow[]>,
   run: ImportRun,
 ): Promise<PendingChange> {
-  const [{ linksEndedBy }, { schoolsOfStudents }] = await Promise.all([
+  const [{ linksEndedBy }, { organisationNames, schoolsOfStudents }] = await Promise.all([
     import('../storage/links-ending.js'),
     import('../storage/roster-repository.js'),
   ])
@@ -77,17 +77,7 @@ export async function leavingChange(
   const byOrganisation = new Map<string, number>()
   for (const link of unlinked)
     byOrganisation.set(link.organisationId, (byOrganisation.get(link.organisationId) ?? 0) + 1)
-  const names = new Map(
-    byOrganisation.size === 0
-      ? []
-      : (
-          await db
-            .selectFrom('organisations')
-            .select(['id', 'name'])
-            .where('id', 'in', [...byOrganisation.keys()])
-            .execute()
-        ).map((o) => [o.id, o.name]),
-  )
+  const names = await organisationNames(db, [...byOrganisation.keys()])
   const organisations = [...byOrganisation].map(([id, links]) => ({ id, name: names.get(id) ?? id, links }))
   const lines =
     leftRows === 0

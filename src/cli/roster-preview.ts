@@ -4,7 +4,7 @@
  */
 import type { RosterCounts, RosterCoverage, RosterPreview } from '../roster/roster-import.js'
 import { KEPT_FIELDS, NEVER_KEPT } from '../roster/roster-kept.js'
-import { districtsLabel, sourceLabel } from '../roster/roster-source.js'
+import { districtsLabel, linksEnding, partnersLabel, sourceLabel } from '../roster/roster-source.js'
 import { plural } from './output.js'
 
 /** The counts, then what a bulk file's absent students and a delta's removals come to. */
@@ -46,7 +46,7 @@ export function countLines(counts: RosterCounts): string[] {
  * What the export speaks for: its source, its districts, each school with who joins and leaves,
  * and the links each partner loses.
  */
-export function coverageLines(coverage: RosterCoverage): string[] {
+function coverageLines(coverage: RosterCoverage): string[] {
   const { source, districts, schools, partners } = coverage
   const named = sourceLabel(source)
   const lines = [
@@ -67,7 +67,7 @@ export function coverageLines(coverage: RosterCoverage): string[] {
   lines.push(
     partners.length === 0
       ? 'partner links ending: none'
-      : `partner links ending: ${partners.map((p) => `${p.name} ${p.links.toLocaleString('en-US')}`).join(', ')} ` +
+      : `partner links ending: ${partnersLabel(partners)} ` +
           '(each partner is told to delete what it holds of those students)',
   )
   return lines
@@ -90,13 +90,14 @@ export function endsAccess(counts: RosterCounts): boolean {
 /** What the import ends, in one line, for the question before it writes. */
 export function endingLine(preview: RosterPreview): string {
   const { attendance, students, coverage } = preview
-  const partnerCounts = (c: RosterCoverage) => c.partners.map((p) => `${p.name} ${p.links}`).join(', ')
-  const links = coverage.partners.reduce((total, partner) => total + partner.links, 0)
+  const links = linksEnding(coverage.partners)
   const parts = [
     ...(attendance.leaving > 0
       ? [
           `${plural(attendance.leaving, 'student leaves', 'students leave')} a school, ending ` +
-            (links === 0 ? 'no partner link' : `${plural(links, 'partner link')} (${partnerCounts(coverage)})`),
+            (links === 0
+              ? 'no partner link'
+              : `${plural(links, 'partner link')} (${partnersLabel(coverage.partners)})`),
         ]
       : []),
     ...(students.toErase > 0 ? [`${plural(students.toErase, 'student')} erased for good`] : []),

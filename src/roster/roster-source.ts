@@ -1,8 +1,9 @@
 /**
- * How an export's source system and districts are named to the operator, the same on the
- * command line and the dashboard.
+ * How an export's source system, districts and the partner links it ends are named to the
+ * operator, the same on the command line and the dashboard.
  */
 import type { RosterSource } from './oneroster-manifest.js'
+import type { PartnerLinksEnding } from './roster-counts.js'
 
 /** "District SIS, code SIS-1", or null when the manifest names no source. */
 export function sourceLabel(source: RosterSource): string | null {
@@ -14,4 +15,14 @@ export function sourceLabel(source: RosterSource): string | null {
 /** "Springfield District (district-1), ..." */
 export function districtsLabel(districts: readonly { sourcedId: string; name: string }[]): string {
   return districts.map((d) => (d.name === '' ? d.sourcedId : `${d.name} (${d.sourcedId})`)).join(', ')
+}
+
+/** All the links the partners lose. */
+export function linksEnding(partners: readonly PartnerLinksEnding[]): number {
+  return partners.reduce((total, partner) => total + partner.links, 0)
+}
+
+/** "Acme Learning 12, Beta Tutors 3" */
+export function partnersLabel(partners: readonly PartnerLinksEnding[]): string {
+  return partners.map((p) => `${p.name} ${p.links.toLocaleString('en-US')}`).join(', ')
 }

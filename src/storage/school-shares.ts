@@ -191,7 +191,7 @@ export async function endUnsharedLinks(
   return { unlinked, webhooks }
 }
 
-export interface ActiveShare {
+interface ActiveShare {
   id: string
   organisationId: string
 }

@@ -7,7 +7,7 @@ import { TIER_IDS } from '../../../../domain/tiers.js'
 import { formatImportProblem, type ImportProblem } from '../../../../roster/oneroster.js'
 import type { RosterCounts, RosterCoverage, RosterOutcome, RosterPreview } from '../../../../roster/roster-import.js'
 import { KEPT_FIELDS, NEVER_KEPT } from '../../../../roster/roster-kept.js'
-import { districtsLabel, sourceLabel } from '../../../../roster/roster-source.js'
+import { districtsLabel, linksEnding, sourceLabel } from '../../../../roster/roster-source.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { scrollTable, tableRow } from '../../../views/table.js'
@@ -111,7 +111,7 @@ ${links}`
 export function previewBody(request: FastifyRequest, token: string, fileName: string, preview: RosterPreview): Html {
   const { students } = preview
   const erase = students.toErase
-  const ending = preview.coverage.partners.reduce((sum, p) => sum + p.links, 0)
+  const ending = linksEnding(preview.coverage.partners)
   const absent =
     students.noLongerPresent === 0
       ? ''
