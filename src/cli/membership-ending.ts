@@ -1,6 +1,6 @@
 /**
  * What a `curriculum schools members import` file's `left` rows would end, worked out before
- * anything is written (storage/links-ending.ts, by the rule school-shares.ts applies), as the
+ * anything is written (storage/links-ending.ts, by the rule cases/school-attendance.ts applies), as the
  * preview the command shows and asks about (confirm.ts): the students leaving a school they
  * attend, and the links to partners that end with it, by organisation.
  */

@@ -1,6 +1,6 @@
 /**
  * `curriculum students erase`: one student by id, or every student of a file (a school leaving).
- * Each student is erased with its audit row in one transaction (storage/student-removal.ts); a
+ * Each student is erased with its audit row in one transaction (cases/erasure.ts); a
  * file is erased in batches, each committed on its own, so that on SQLite the service's requests
  * (every student request writes its disclosure row) wait for the write lock about 20 ms at most
  * between them, as with imports (imports/write-batch-size.ts). A run that stops leaves whole students
@@ -8,7 +8,7 @@
  */
 import type { Kysely } from 'kysely'
 import type { Engine } from '../storage/connection.js'
-import type { ErasedStudent } from '../storage/student-removal.js'
+import type { ErasedStudent } from '../cases/erasure.js'
 import type { Database } from '../storage/tables.js'
 import { UUID } from '../domain/uuid.js'
 import { CliError, type InputProblem, plural } from './output.js'
@@ -95,7 +95,7 @@ export async function eraseInBatches(
   ids: readonly string[],
   request: ErasureRequest,
 ): Promise<ErasureTotals> {
-  const { eraseStudents, SandboxStudentError } = await import('../storage/student-removal.js')
+  const { eraseStudents, SandboxStudentError } = await import('../cases/erasure.js')
   const sandbox = await sandboxIds(storage.db, ids)
   if (sandbox.length > 0) throw new SandboxStudentError(sandbox)
   const totals: ErasureTotals = {
@@ -117,9 +117,7 @@ export async function eraseInBatches(
       const started = performance.now()
       let outcome: Awaited<ReturnType<typeof eraseStudents>>
       try {
-        outcome = await eraseStudents(storage.db, batch, request.now, async (trx, erasure) => {
-          for (const student of erasure.erased) await request.record(trx, student)
-        })
+        outcome = await eraseStudents(storage.db, batch, request.now, request.record)
       } catch (error) {
         const reason = error instanceof Error ? error.message : String(error)
         throw new CliError(

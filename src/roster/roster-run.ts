@@ -12,6 +12,8 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
+import { eraseStudentRows, type PendingErasure, recordErasureNotices } from '../cases/erasure.js'
+import { changeAttendance } from '../cases/school-attendance.js'
 import { isoAt } from '../clock.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
@@ -33,9 +35,8 @@ import {
   studentsOfSchool,
   updateSchool,
 } from '../storage/roster-repository.js'
-import { type Attendance, changeAttendance, type Link } from '../storage/school-shares.js'
+import type { Attendance, Link } from '../storage/school-shares.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
-import { eraseStudentRows, type PendingErasure, recordErasureNotices } from '../storage/student-removal.js'
 import type { Database } from '../storage/tables.js'
 import { announceStudentChanges } from '../storage/webhook-repository.js'
 import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterStudent } from './oneroster.js'

@@ -1,20 +1,16 @@
 /**
- * Which schools students attend, and the links that follow from it (migration 0012).
+ * The rows of who attends which school and of the shares that follow them (migration 0012): the
+ * queries of cases/school-attendance.ts, and the ending of links no share holds any more, which
+ * every change that takes students out of shares ends with.
  *
  * A link (`student_organisations`) to a partner organisation exists exactly while some share of
- * that organisation holds the student (`share_students`). A school share holds the school's
- * students present and future: a student who joins the school is added to every share of it
- * still in force and linked, and one who leaves it is taken out of them and, when no other share
- * of the organisation holds them, unlinked with a `student_unlinked` notice and webhook, as
- * `links remove` does (student-removal.ts).
- *
- * Callers run these inside their own transaction, with the other writes of the same change
- * first: the notices are numbered last (student-change-log.ts). The schools and organisations
- * concerned are locked first (share-locks.ts), so that shares made or ended meanwhile are seen.
+ * that organisation holds the student (`share_students`); an unlinked student's organisation is
+ * told with a `student_unlinked` notice and webhook. Callers run these inside their own
+ * transaction, with the other writes of the same change first: the notices are numbered last
+ * (student-change-log.ts).
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import { lockOrganisations, lockSchools } from './share-locks.js'
 import { recordStudentChanges } from './student-change-log.js'
 import type { Database } from './tables.js'
 import { announceStudentNotices } from './webhook-repository.js'
@@ -38,106 +34,59 @@ export interface Link {
   organisationId: string
 }
 
-export interface MembershipOutcome {
-  /** Links made because a student joined a shared school. */
-  linked: Link[]
-  /** Links ended because a student left every shared school of the organisation's shares. */
-  unlinked: Link[]
-  /** `student.unlinked` deliveries queued. */
-  webhooks: number
+/** Records that `row`'s student no longer attends its school. */
+export async function leaveSchool(trx: Db, row: Attendance): Promise<void> {
+  await trx
+    .deleteFrom('student_schools')
+    .where('student_id', '=', row.studentId)
+    .where('school_id', '=', row.schoolId)
+    .execute()
+}
+
+/** Takes the student out of the share; true when the share held them. */
+export async function removeFromShare(trx: Db, shareId: string, studentId: string): Promise<boolean> {
+  const removed = await trx
+    .deleteFrom('share_students')
+    .where('share_id', '=', shareId)
+    .where('student_id', '=', studentId)
+    .executeTakeFirst()
+  return Number(removed.numDeletedRows) > 0
+}
+
+/** Records that each of `rows` attends its school; returns the pairs not recorded before. */
+export async function recordAttendance(trx: Db, rows: readonly Attendance[], at: string): Promise<Attendance[]> {
+  const made = await trx
+    .insertInto('student_schools')
+    .values(rows.map((row) => ({ student_id: row.studentId, school_id: row.schoolId, created_at: at })))
+    .onConflict((oc) => oc.columns(['student_id', 'school_id']).doNothing())
+    .returning(['student_id', 'school_id'])
+    .execute()
+  return made.map((row) => ({ studentId: row.student_id, schoolId: row.school_id }))
 }
 
 /**
- * Records students joining (`joined`) and leaving (`left`) schools, and makes and ends the links
- * the organisations' school shares imply. A pair already recorded as joined, or not recorded as
- * left, changes nothing.
+ * Adds each of `members`' students to its share and links it to the share's organisation where
+ * not linked yet; returns the links made.
  */
-export async function changeAttendance(
+export async function holdInShares(
   trx: Db,
-  change: { joined: readonly Attendance[]; left: readonly Attendance[] },
-  now: number,
-): Promise<MembershipOutcome> {
-  const at = isoAt(now)
-  const outcome: MembershipOutcome = { linked: [], unlinked: [], webhooks: 0 }
-  // Before reading any share: a school being shared or its share ending waits, or is waited for.
-  const schools = [...new Set([...change.joined, ...change.left].map((row) => row.schoolId))]
-  await lockSchools(trx, schools)
-  const sharing = new Set<string>()
-  for (const part of chunks(schools))
-    for (const list of (await activeSchoolShares(trx, part)).values())
-      for (const share of list) sharing.add(share.organisationId)
-  await lockOrganisations(trx, [...sharing])
-
-  const removedShareRows: Link[] = []
-  for (const part of chunks(change.left)) {
-    const shares = await activeSchoolShares(
-      trx,
-      part.map((row) => row.schoolId),
+  members: readonly { share_id: string; student_id: string; organisation_id: string }[],
+  at: string,
+): Promise<Link[]> {
+  await trx
+    .insertInto('share_students')
+    .values([...members])
+    .onConflict((oc) => oc.columns(['share_id', 'student_id']).doNothing())
+    .execute()
+  const made = await trx
+    .insertInto('student_organisations')
+    .values(
+      members.map((row) => ({ student_id: row.student_id, organisation_id: row.organisation_id, created_at: at })),
     )
-    for (const row of part) {
-      await trx
-        .deleteFrom('student_schools')
-        .where('student_id', '=', row.studentId)
-        .where('school_id', '=', row.schoolId)
-        .execute()
-      for (const share of shares.get(row.schoolId) ?? []) {
-        const removed = await trx
-          .deleteFrom('share_students')
-          .where('share_id', '=', share.id)
-          .where('student_id', '=', row.studentId)
-          .executeTakeFirst()
-        if (Number(removed.numDeletedRows) > 0)
-          removedShareRows.push({ studentId: row.studentId, organisationId: share.organisationId })
-      }
-    }
-  }
-
-  for (const given of chunks(change.joined)) {
-    // Only the pairs recorded now: a student unlinked by hand stays unlinked while still at the
-    // school, and a roster listing them again does not link them anew.
-    const part = (
-      await trx
-        .insertInto('student_schools')
-        .values(given.map((row) => ({ student_id: row.studentId, school_id: row.schoolId, created_at: at })))
-        .onConflict((oc) => oc.columns(['student_id', 'school_id']).doNothing())
-        .returning(['student_id', 'school_id'])
-        .execute()
-    ).map((row) => ({ studentId: row.student_id, schoolId: row.school_id }))
-    if (part.length === 0) continue
-    const shares = await activeSchoolShares(
-      trx,
-      part.map((row) => row.schoolId),
-    )
-    const members = part.flatMap((row) =>
-      (shares.get(row.schoolId) ?? []).map((share) => ({
-        share_id: share.id,
-        student_id: row.studentId,
-        organisation_id: share.organisationId,
-      })),
-    )
-    if (members.length === 0) continue
-    for (const rows of chunks(members)) {
-      await trx
-        .insertInto('share_students')
-        .values(rows)
-        .onConflict((oc) => oc.columns(['share_id', 'student_id']).doNothing())
-        .execute()
-      const made = await trx
-        .insertInto('student_organisations')
-        .values(
-          rows.map((row) => ({ student_id: row.student_id, organisation_id: row.organisation_id, created_at: at })),
-        )
-        .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
-        .returning(['student_id', 'organisation_id'])
-        .execute()
-      for (const row of made) outcome.linked.push({ studentId: row.student_id, organisationId: row.organisation_id })
-    }
-  }
-
-  const ended = await endUnsharedLinks(trx, removedShareRows, now)
-  outcome.unlinked = ended.unlinked
-  outcome.webhooks = ended.webhooks
-  return outcome
+    .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
+    .returning(['student_id', 'organisation_id'])
+    .execute()
+  return made.map((row) => ({ studentId: row.student_id, organisationId: row.organisation_id }))
 }
 
 /**

@@ -1,63 +1,28 @@
 /**
  * Schools as the operator sees them (migration 0012): from a district's roster (their `external_id`
  * is the roster's sourcedId) or created by hand, each with how many students attend it and how
- * many shares of it are in force.
+ * many shares of it are in force. Adding one by hand is cases/schools.ts's.
  */
-import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { isoAt } from '../clock.js'
-import { displayNameProblem } from '../domain/display-names.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { UUID } from '../domain/uuid.js'
 import type { Database, SchoolRow } from './tables.js'
-import { inTransaction } from './transaction.js'
 
 type Db = Kysely<Database>
 
-/** A school's own code (OneRoster `identifier`) is shorter than its name. */
-const IDENTIFIER_MAX = 60
-
-export interface NewSchool {
-  name: string
-  /** The school's own code, shown beside its name. */
-  identifier?: string | null
+/** The school with this id. */
+export function schoolById(db: Db, id: string): Promise<SchoolRow | undefined> {
+  return db.selectFrom('schools').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
-/** What is wrong with a school by hand, by field (`name`, `identifier`), or an empty object. */
-export function newSchoolProblems(school: NewSchool): Record<string, string> {
-  const problems: Record<string, string> = {}
-  const name = displayNameProblem(school.name.trim())
-  if (name !== null) problems.name = `the name ${name}`
-  const identifier = school.identifier?.trim() ?? ''
-  const code = identifier === '' ? null : displayNameProblem(identifier, IDENTIFIER_MAX)
-  if (code !== null) problems.identifier = `the identifier ${code}`
-  return problems
+/** The id of the school named exactly `name`, if one is. */
+export async function schoolIdNamed(db: Db, name: string): Promise<string | undefined> {
+  const row = await db.selectFrom('schools').select('id').where('name', '=', name).executeTakeFirst()
+  return row?.id
 }
 
-/**
- * Creates a school by hand. Names are how people pick a school from a list, so a name another
- * school has is refused.
- */
-export async function createSchool(db: Db, school: NewSchool, now: number): Promise<SchoolRow> {
-  const problems = Object.values(newSchoolProblems(school))
-  if (problems.length > 0) throw new ConflictError(problems.join('; '))
-  const name = school.name.trim()
-  const identifier = school.identifier?.trim() || null
-  return inTransaction(db, async (trx) => {
-    const existing = await trx.selectFrom('schools').select('id').where('name', '=', name).executeTakeFirst()
-    if (existing !== undefined) throw new ConflictError(`a school named "${name}" exists already (${existing.id})`)
-    const row: SchoolRow = {
-      id: randomUUID(),
-      name,
-      external_id: null,
-      identifier,
-      created_at: isoAt(now),
-      source: null,
-      district_external_id: null,
-    }
-    await trx.insertInto('schools').values(row).execute()
-    return row
-  })
+export async function insertSchoolRow(trx: Db, row: SchoolRow): Promise<void> {
+  await trx.insertInto('schools').values(row).execute()
 }
 
 export interface SchoolSummary {

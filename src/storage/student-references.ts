@@ -49,3 +49,19 @@ export async function studentsByReference(
   }
   return found
 }
+
+/** Ids per statement for the lookup by id alone. */
+const ID_CHUNK = 500
+
+/** Of `ids` (lower-case, each once), those of a stored student, each with whether it is a sandbox student. */
+export async function sandboxFlags(db: Kysely<Database>, ids: readonly string[]): Promise<Map<string, boolean>> {
+  const stored = new Map<string, boolean>()
+  for (let i = 0; i < ids.length; i += ID_CHUNK)
+    for (const row of await db
+      .selectFrom('students')
+      .select(['id', 'sandbox'])
+      .where('id', 'in', ids.slice(i, i + ID_CHUNK))
+      .execute())
+      stored.set(row.id, Number(row.sandbox) === 1)
+  return stored
+}

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
-import { eraseStudents } from '../../src/storage/student-removal.js'
+import { eraseStudents } from '../../src/cases/erasure.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { type DashboardClient, signedInOperator } from './dashboard-client.js'
 

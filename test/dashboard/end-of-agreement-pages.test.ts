@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { unlinkStudent } from '../../src/storage/student-removal.js'
+import { unlinkStudent } from '../../src/cases/unlink.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { DashboardClient, OPERATOR, signedInOperator } from './dashboard-client.js'
 

@@ -6,7 +6,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
-import { eraseStudents, unlinkStudent } from '../../src/storage/student-removal.js'
+import { eraseStudents } from '../../src/cases/erasure.js'
+import { unlinkStudent } from '../../src/cases/unlink.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 
 interface Item {

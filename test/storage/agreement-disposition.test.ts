@@ -21,7 +21,8 @@ import { type DeletionEntry, deletionList } from '../../src/storage/deletion-lis
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { eraseStudents, unlinkStudent } from '../../src/storage/student-removal.js'
+import { eraseStudents } from '../../src/cases/erasure.js'
+import { unlinkStudent } from '../../src/cases/unlink.js'
 import { claimDue, recordAttempt } from '../../src/storage/webhook-outbox.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import {

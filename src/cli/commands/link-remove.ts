@@ -159,7 +159,7 @@ async function unlink(audit: Audit, org: string, student: string): Promise<Comma
   const { organisation, outcome } = await audit.change(async ({ db }) => {
     const [{ findOrganisation }, { unlinkStudent }] = await Promise.all([
       import('../../storage/access-repository.js'),
-      import('../../storage/student-removal.js'),
+      import('../../cases/unlink.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const outcome = await unlinkStudent(db, student, organisation.id, systemClock.now())
@@ -182,7 +182,7 @@ async function endSchoolShare(audit: Audit, org: string, schoolRef: string): Pro
     const [{ findOrganisation }, { findSchool }, { endShare }] = await Promise.all([
       import('../../storage/access-repository.js'),
       import('../../storage/schools.js'),
-      import('../../storage/shares.js'),
+      import('../../cases/shares.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const school = await findSchool(db, schoolRef)

@@ -1,12 +1,12 @@
 /**
  * `curriculum links add` and `links shares`: sharing a school's students (present and future) or
  * a list of students with an organisation, and listing an organisation's shares
- * (storage/shares.ts). Ending them is `links remove` (link-remove.ts).
+ * (cases/shares.ts). Ending them is `links remove` (link-remove.ts).
  */
 import path from 'node:path'
 import { type Command, Option } from 'commander'
 import { systemClock } from '../../clock.js'
-import type { ShareOutcome } from '../../storage/shares.js'
+import type { ShareOutcome } from '../../cases/shares.js'
 import type { OrganisationRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
 import { defineCommand } from '../options.js'
@@ -76,7 +76,7 @@ export function registerLinkShares(group: Command): void {
         const { organisation, outcome } = await audit.change(async ({ db }) => {
           const [{ findOrganisation }, shares] = await Promise.all([
             import('../../storage/access-repository.js'),
-            import('../../storage/shares.js'),
+            import('../../cases/shares.js'),
           ])
           const organisation = await findOrganisation(db, options.org)
           let outcome: ShareOutcome

@@ -1,7 +1,7 @@
 /**
  * `curriculum schools ...`: the schools students attend. A school comes from a district's roster
  * or is added by hand; `schools members import` records who attends which school, and the
- * organisations a school is shared with follow (storage/school-shares.ts): a student who joins is
+ * organisations a school is shared with follow (cases/school-attendance.ts): a student who joins is
  * linked to each of them, one who leaves is unlinked from those no other share keeps them in.
  */
 import type { Command } from 'commander'
@@ -78,7 +78,7 @@ export const membershipImport: ImportSpec<MembershipRow, Schools> = {
   }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
   async write(db, rows, now) {
-    const { changeAttendance } = await import('../../storage/school-shares.js')
+    const { changeAttendance } = await import('../../cases/school-attendance.js')
     const pair = (row: MembershipRow): Attendance => ({ studentId: row.studentId, schoolId: row.schoolId })
     await changeAttendance(
       db,
@@ -126,7 +126,7 @@ export function registerSchools(program: Command): void {
       act(async (command, audit) => {
         const { name, identifier } = command.opts<{ name: string; identifier?: string }>()
         const row = await audit.change(async ({ db }) => {
-          const { createSchool } = await import('../../storage/schools.js')
+          const { createSchool } = await import('../../cases/schools.js')
           const row = await createSchool(db, { name, identifier: identifier ?? null }, systemClock.now())
           return { value: row, target: `school:${row.id}`, changed: { name: row.name, identifier: row.identifier } }
         })

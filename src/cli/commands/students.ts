@@ -147,7 +147,7 @@ function registerErase(group: Command): void {
 async function erasing(db: Kysely<Database>, ids: readonly string[]): Promise<ErasurePreview> {
   const [{ erasurePreview }, { SandboxStudentError }] = await Promise.all([
     import('../../storage/erasure-preview.js'),
-    import('../../storage/student-removal.js'),
+    import('../../cases/erasure.js'),
   ])
   const preview = await erasurePreview(db, ids)
   if (ids.length === 1 && preview.missing.length === 1)

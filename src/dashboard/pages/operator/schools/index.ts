@@ -1,8 +1,7 @@
 /** The schools: the list with each one's counts, and adding one by hand, audited. */
 import { ConflictError } from '../../../../domain/errors.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
-import { createSchool, listSchools, newSchoolProblems } from '../../../../storage/schools.js'
-import { inTransaction } from '../../../../storage/transaction.js'
+import { createSchool, newSchoolProblems } from '../../../../cases/schools.js'
+import { listSchools } from '../../../../storage/schools.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { type FormBody, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
@@ -29,20 +28,7 @@ export const schoolPages: PagePlugin = async (app, { context }) => {
     if (Object.keys(errors).length > 0) return refuse({ values, errors: capitalised(errors) }, 400)
     const now = clock.now()
     try {
-      const school = await inTransaction(db, async (trx) => {
-        const school = await createSchool(trx, values, now)
-        await recordAudit(
-          trx,
-          {
-            actor: auditActor(request),
-            action: 'schools.add',
-            target: `school:${school.id}`,
-            detail: { name: school.name, identifier: school.identifier },
-          },
-          now,
-        )
-        return school
-      })
+      const school = await createSchool(db, values, now, { actor: auditActor(request) })
       return reply.redirect(`${PATH}?added=${school.id}`, 303)
     } catch (error) {
       if (!(error instanceof ConflictError)) throw error

@@ -1,16 +1,13 @@
 /**
  * Sharing students with an organisation from its page: a school (its students now and later) or
  * a pasted list, ending a share after a confirmation page, and the page of shared students with
- * the reason for each. Each change and its audit row are one transaction (storage/shares.ts
+ * the reason for each. Each change and its audit row are one transaction (cases/shares.ts
  * links and unlinks, and tells the partner).
  */
 import { ConflictError, NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
-import type { AuditEntry } from '../../../../storage/audit-repository.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
+import { endShare, ShareInForceError, shareList, shareSchool } from '../../../../cases/shares.js'
 import { heldByNoOtherShare, listShares, sharedStudents } from '../../../../storage/share-listing.js'
-import { endShare, ShareInForceError, shareList, shareSchool } from '../../../../storage/shares.js'
-import { inTransaction } from '../../../../storage/transaction.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { type FormBody, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
@@ -51,15 +48,12 @@ export const sharePages: PagePlugin = async (app, { context }) => {
     if (schoolId === undefined) return refuse('Choose a school to share.', 400)
     const now = clock.now()
     try {
-      const outcome = await inTransaction(db, async (trx) => {
-        const outcome = await shareSchool(
-          trx,
-          { organisationId: o.id, schoolId, createdBy: `operator:${request.account!.id}` },
-          now,
-        )
-        await recordAudit(trx, shareAudit(request, o, outcome.share.id, { kind: 'school', ...counts(outcome) }), now)
-        return outcome
-      })
+      const outcome = await shareSchool(
+        db,
+        { organisationId: o.id, schoolId, createdBy: `operator:${request.account!.id}` },
+        now,
+        { actor: auditActor(request) },
+      )
       return reply.redirect(`/dashboard/operator/organisations/${o.id}?shared=${outcome.share.id}#shares`, 303)
     } catch (error) {
       if (error instanceof ShareInForceError)
@@ -81,15 +75,12 @@ export const sharePages: PagePlugin = async (app, { context }) => {
       return sendOrganisationPage(request, reply, context, o, { share: { kind: 'list', values, errors } }, 400)
     const now = clock.now()
     try {
-      const outcome = await inTransaction(db, async (trx) => {
-        const outcome = await shareList(
-          trx,
-          { organisationId: o.id, studentIds: ids, label: values.label, createdBy: `operator:${request.account!.id}` },
-          now,
-        )
-        await recordAudit(trx, shareAudit(request, o, outcome.share.id, { kind: 'list', ...counts(outcome) }), now)
-        return outcome
-      })
+      const outcome = await shareList(
+        db,
+        { organisationId: o.id, studentIds: ids, label: values.label, createdBy: `operator:${request.account!.id}` },
+        now,
+        { actor: auditActor(request) },
+      )
       return reply.redirect(`/dashboard/operator/organisations/${o.id}?shared=${outcome.share.id}#shares`, 303)
     } catch (error) {
       // The label's own rules (length, one line), or a student erased since the list was read.
@@ -118,18 +109,7 @@ export const sharePages: PagePlugin = async (app, { context }) => {
     const o = await organisationParam(context, request)
     const share = await shareOf(o.id, request.params)
     const now = clock.now()
-    await inTransaction(db, async (trx) => {
-      const ended = await endShare(trx, share.id, now)
-      const detail = {
-        kind: share.kind,
-        label: share.label,
-        ended: ended.ended,
-        released: ended.released,
-        unlinked: ended.unlinked.length,
-        webhooks: ended.webhooks,
-      }
-      await recordAudit(trx, { ...shareAudit(request, o, share.id, detail), action: 'links.remove' }, now)
-    })
+    await endShare(db, share.id, now, { actor: auditActor(request), organisation: o })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?ended=${share.id}#shares`, 303)
   })
 
@@ -142,22 +122,4 @@ export const sharePages: PagePlugin = async (app, { context }) => {
     const body = sharedStudentsPageBody(o, page)
     return sendPage(request, reply, `Students shared with ${o.name}`, body, 200, '/dashboard/operator/organisations')
   })
-}
-
-function counts(outcome: { share: { label: string }; students: number; linked: number }) {
-  return { label: outcome.share.label, students: outcome.students, linked: outcome.linked }
-}
-
-function shareAudit(
-  request: Parameters<typeof auditActor>[0],
-  o: { id: string; name: string },
-  shareId: string,
-  detail: Record<string, unknown>,
-): AuditEntry {
-  return {
-    actor: auditActor(request),
-    action: 'links.add',
-    target: `share:${shareId}`,
-    detail: { organisation: o.name, organisationId: o.id, ...detail },
-  }
 }

@@ -1,13 +1,12 @@
 /**
  * Taking students away from partners: an organisation's linked students and unlinking one (after
  * a confirmation page), and erasing a student (found by id, confirmed by typing the id). Each
- * change and its audit row are one transaction (storage/student-removal.ts tells the partners).
+ * change and its audit row are one transaction (cases/unlink.ts and cases/erasure.ts tell the partners).
  */
 import { UUID } from '../../../../domain/uuid.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
+import { eraseStudents } from '../../../../cases/erasure.js'
+import { unlinkStudent } from '../../../../cases/unlink.js'
 import { linkedStudents, studentIdBySearch, studentSummary } from '../../../../storage/linked-students.js'
-import { eraseStudents, unlinkStudent } from '../../../../storage/student-removal.js'
-import { inTransaction } from '../../../../storage/transaction.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FormBody, text } from '../../../forms.js'
@@ -64,19 +63,7 @@ export const studentPages: PagePlugin = async (app, { context }) => {
     const o = await organisationParam(context, request)
     const studentId = studentParam(request.params)
     const now = clock.now()
-    await inTransaction(db, async (trx) => {
-      const outcome = await unlinkStudent(trx, studentId, o.id, now)
-      await recordAudit(
-        trx,
-        {
-          actor: auditActor(request),
-          action: 'links.remove',
-          target: `student:${studentId}`,
-          detail: { organisation: o.name, organisationId: o.id, ...outcome },
-        },
-        now,
-      )
-    })
+    await unlinkStudent(db, studentId, o.id, now, { actor: auditActor(request) })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}/students?unlinked=${studentId}`, 303)
   })
 
@@ -105,19 +92,7 @@ export const studentPages: PagePlugin = async (app, { context }) => {
       return sendPage(request, reply, 'Erase a student', body, 400, '/dashboard/operator/students')
     }
     const now = clock.now()
-    await eraseStudents(db, [id], now, async (trx, outcome) => {
-      for (const student of outcome.erased)
-        await recordAudit(
-          trx,
-          {
-            actor: auditActor(request),
-            action: 'students.erase',
-            target: `student:${student.id}`,
-            detail: { organisations: student.organisations, progress: student.progress },
-          },
-          now,
-        )
-    })
+    await eraseStudents(db, [id], now, { actor: auditActor(request) })
     return reply.redirect(`/dashboard/operator/students?erased=${id}`, 303)
   })
 }

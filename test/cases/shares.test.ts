@@ -12,8 +12,9 @@ import { createSandbox } from '../../src/services/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
-import { type Attendance, changeAttendance } from '../../src/storage/school-shares.js'
-import { createSchool } from '../../src/storage/schools.js'
+import type { Attendance } from '../../src/storage/school-shares.js'
+import { changeAttendance } from '../../src/cases/school-attendance.js'
+import { createSchool } from '../../src/cases/schools.js'
 import { countLinked, listShares, sharedStudents } from '../../src/storage/share-listing.js'
 import {
   endShare,
@@ -22,10 +23,10 @@ import {
   shareList,
   shareSchool,
   UnknownStudentsError,
-} from '../../src/storage/shares.js'
+} from '../../src/cases/shares.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'
 import { importShares, linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { unlinkStudent } from '../../src/storage/student-removal.js'
+import { unlinkStudent } from '../../src/cases/unlink.js'
 import { inTransaction } from '../../src/storage/transaction.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { createTestStorage } from '../helper.js'
