@@ -1,7 +1,7 @@
 /**
  * What erasing students would remove, counted per student without writing: the organisations
  * each is linked to (each would be told, `student_deleted`), its progress entries and its
- * change-log rows, as student-removal.ts's eraseStudentRows deletes them. `curriculum students
+ * change-log rows, as cases/erasure.ts's eraseStudentRows deletes them. `curriculum students
  * erase` shows it before asking.
  */
 import type { Kysely } from 'kysely'

@@ -1,7 +1,7 @@
 /**
  * Which partner links a change of attendance would end, without changing anything: what a roster
- * import's preview says, per partner, before the operator confirms (school-shares.ts makes the
- * change itself, by the same rule: a link ends when a student leaves the last share of its
+ * import's preview says, per partner, before the operator confirms (cases/school-attendance.ts
+ * makes the change itself, by the same rule: a link ends when a student leaves the last share of its
  * organisation that holds them).
  */
 import type { Kysely } from 'kysely'

@@ -140,14 +140,8 @@ async function schoolShareInForce(
   organisation: OrganisationRow,
   school: SchoolRow,
 ): Promise<string> {
-  const share = await db
-    .selectFrom('shares')
-    .select('id')
-    .where('organisation_id', '=', organisation.id)
-    .where('school_id', '=', school.id)
-    .where('kind', '=', 'school')
-    .where('ended_at', 'is', null)
-    .executeTakeFirst()
+  const { schoolShareInForce: inForce } = await import('../../storage/shares.js')
+  const share = await inForce(db, organisation.id, school.id)
   if (share === undefined) {
     const { NotFoundError } = await import('../../domain/errors.js')
     throw new NotFoundError(`${named(organisation)} has no share of school ${school.name} in force`)

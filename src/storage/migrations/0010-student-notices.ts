@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /**
- * Unlinking and erasing students (storage/student-removal.ts).
+ * Unlinking and erasing students (cases/unlink.ts, cases/erasure.ts).
  *
  * `student_changes.organisation_id`: null on a change of a student's data (shown to every
  * organisation the student is linked to); on a notice (`student_unlinked`, `student_deleted`)

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
 
 /**
- * Schools, and links made on purpose (storage/school-shares.ts).
+ * Schools, and links made on purpose (cases/shares.ts, cases/school-attendance.ts).
  *
  * `schools`: what the operator sees of a district's schools, from a OneRoster `orgs.csv`
  * (`external_id` is the org's sourcedId) or created by hand. `students.external_id` is the

@@ -2,7 +2,7 @@ import type { Kysely } from 'kysely'
 
 /**
  * `erased_student_schools`: the schools a student attended when it was erased, by ids only
- * (storage/student-removal.ts). Erasing deletes the student's attendance with its name, but the
+ * (cases/erasure.ts). Erasing deletes the student's attendance with its name, but the
  * disclosure log keeps the student's rows precisely so the district can still answer for them,
  * and a district asks by school: the export by school reads this beside `student_schools`.
  * No foreign keys: the student is gone, and an id names no child by itself.
