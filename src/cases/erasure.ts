@@ -19,23 +19,16 @@
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { ConflictError } from '../domain/errors.js'
-import { recordAudit } from '../storage/audit-repository.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
 import { sandboxFlags } from '../storage/student-references.js'
 import { deleteStudentRows, forgetStudentHistory } from '../storage/student-removal.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import { announceStudentNotices } from '../storage/webhook-repository.js'
-import type { OperatorAudit } from './operator-action.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
+import { chunks } from '../storage/statement-chunks.js'
 
 type Db = Kysely<Database>
-
-/** Ids per statement: under both engines' bound-parameter limits with room to spare. */
-const CHUNK = 500
-
-function* chunks<T>(items: readonly T[]): Generator<T[]> {
-  for (let i = 0; i < items.length; i += CHUNK) yield items.slice(i, i + CHUNK)
-}
 
 /** What erasing one student removed and whom it told. */
 export interface ErasedStudent {
@@ -85,20 +78,11 @@ export function eraseStudents(
 ): Promise<ErasureOutcome> {
   return inTransaction(db, async (trx) => {
     const erasure = await eraseStudentRows(trx, ids, now)
-    if (audit !== undefined)
-      for (const student of erasure.outcome.erased)
-        await (typeof audit === 'function'
-          ? audit(trx, student)
-          : recordAudit(
-              trx,
-              {
-                actor: audit.actor,
-                action: 'students.erase',
-                target: `student:${student.id}`,
-                detail: { organisations: student.organisations, progress: student.progress },
-              },
-              now,
-            ))
+    for (const student of audit === undefined ? [] : erasure.outcome.erased) {
+      const detail = { organisations: student.organisations, progress: student.progress }
+      if (typeof audit === 'function') await audit(trx, student)
+      else await auditOperator(trx, audit, { action: 'students.erase', target: `student:${student.id}`, detail }, now)
+    }
     await recordErasureNotices(trx, erasure)
     return erasure.outcome
   })

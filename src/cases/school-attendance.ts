@@ -16,23 +16,17 @@ import {
   type Attendance,
   activeSchoolShares,
   endUnsharedLinks,
-  holdInShares,
   type Link,
   leaveSchool,
   recordAttendance,
   removeFromShare,
 } from '../storage/school-shares.js'
 import { lockOrganisations, lockSchools } from '../storage/share-locks.js'
+import { holdInShares } from '../storage/shares.js'
 import type { Database } from '../storage/tables.js'
+import { chunks } from '../storage/statement-chunks.js'
 
 type Db = Kysely<Database>
-
-/** Rows per statement: under both engines' bound-parameter limits with room to spare. */
-const CHUNK = 500
-
-function* chunks<T>(items: readonly T[]): Generator<T[]> {
-  for (let i = 0; i < items.length; i += CHUNK) yield items.slice(i, i + CHUNK)
-}
 
 export interface MembershipOutcome {
   /** Links made because a student joined a shared school. */

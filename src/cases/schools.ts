@@ -7,11 +7,10 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { displayNameProblem } from '../domain/display-names.js'
 import { ConflictError } from '../domain/errors.js'
-import { recordAudit } from '../storage/audit-repository.js'
 import { insertSchoolRow, schoolIdNamed } from '../storage/schools.js'
 import type { Database, SchoolRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
-import type { OperatorAudit } from './operator-action.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 /** A school's own code (OneRoster `identifier`) is shorter than its name. */
 const IDENTIFIER_MAX = 60
@@ -60,17 +59,8 @@ export async function createSchool(
       district_external_id: null,
     }
     await insertSchoolRow(trx, row)
-    if (audit !== undefined)
-      await recordAudit(
-        trx,
-        {
-          actor: audit.actor,
-          action: 'schools.add',
-          target: `school:${row.id}`,
-          detail: { name: row.name, identifier: row.identifier },
-        },
-        now,
-      )
+    const detail = { name: row.name, identifier: row.identifier }
+    await auditOperator(trx, audit, { action: 'schools.add', target: `school:${row.id}`, detail }, now)
     return row
   })
 }

@@ -16,7 +16,6 @@ import { isoAt } from '../clock.js'
 import { displayNameProblem } from '../domain/display-names.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { organisationById } from '../storage/access-repository.js'
-import { type AuditEntry, recordAudit } from '../storage/audit-repository.js'
 import { endUnsharedLinks, type Link } from '../storage/school-shares.js'
 import { schoolById } from '../storage/schools.js'
 import { lockOrganisations, lockSchools } from '../storage/share-locks.js'
@@ -32,7 +31,7 @@ import {
 import { sandboxFlags } from '../storage/student-references.js'
 import type { Database, OrganisationRow, ShareRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
-import type { OperatorAudit } from './operator-action.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 type Db = Kysely<Database>
 
@@ -83,19 +82,9 @@ async function partnerOrganisation(trx: Db, id: string): Promise<OrganisationRow
   return organisation
 }
 
-/** The audit row of a share made or ended from the dashboard. */
-function shareAudit(
-  audit: OperatorAudit,
-  organisation: Pick<OrganisationRow, 'id' | 'name'>,
-  shareId: string,
-  detail: Record<string, unknown>,
-): AuditEntry {
-  return {
-    actor: audit.actor,
-    action: 'links.add',
-    target: `share:${shareId}`,
-    detail: { organisation: organisation.name, organisationId: organisation.id, ...detail },
-  }
+/** The organisation as an audit row names it. */
+function named(organisation: Pick<OrganisationRow, 'id' | 'name'>) {
+  return { organisation: organisation.name, organisationId: organisation.id }
 }
 
 /** Writes the share, holds `studentIds` in it, and audits it when an operator made it. */
@@ -110,10 +99,8 @@ async function makeShare(
   await insertShare(trx, share)
   const linked = await holdStudents(trx, { id: share.id, organisationId: organisation.id }, studentIds, now)
   const outcome = { share, students: studentIds.length, linked }
-  if (audit !== undefined) {
-    const detail = { kind: share.kind, label: share.label, students: outcome.students, linked }
-    await recordAudit(trx, shareAudit(audit, organisation, share.id, detail), now)
-  }
+  const detail = { ...named(organisation), kind: share.kind, label: share.label, students: outcome.students, linked }
+  await auditOperator(trx, audit, { action: 'links.add', target: `share:${share.id}`, detail }, now)
   return outcome
 }
 
@@ -206,33 +193,23 @@ export interface EndedShare {
 /**
  * Ends a share: it holds no student any more, and the students no other share of its
  * organisation holds are unlinked with a `student_unlinked` notice and webhook each. A school
- * share ended no longer follows the school. Ending a share that has ended changes nothing. An
- * operator's ending is audited with `organisation` named as the dashboard shows it.
+ * share ended no longer follows the school. Ending a share that has ended changes nothing.
  */
-export function endShare(
-  db: Db,
-  shareId: string,
-  now: number,
-  audit?: OperatorAudit & { organisation: Pick<OrganisationRow, 'id' | 'name'> },
-): Promise<EndedShare> {
+export function endShare(db: Db, shareId: string, now: number, audit?: OperatorAudit): Promise<EndedShare> {
   return inTransaction(db, async (trx) => {
     const ended = await endShareRows(trx, shareId, now)
-    if (audit !== undefined) {
-      const { share } = ended
-      const detail = {
-        kind: share.kind,
-        label: share.label,
-        ended: ended.ended,
-        released: ended.released,
-        unlinked: ended.unlinked.length,
-        webhooks: ended.webhooks,
-      }
-      await recordAudit(
-        trx,
-        { ...shareAudit(audit, audit.organisation, share.id, detail), action: 'links.remove' },
-        now,
-      )
+    if (audit === undefined) return ended
+    const { share } = ended
+    const detail = {
+      ...named((await organisationById(trx, share.organisation_id))!),
+      kind: share.kind,
+      label: share.label,
+      ended: ended.ended,
+      released: ended.released,
+      unlinked: ended.unlinked.length,
+      webhooks: ended.webhooks,
     }
+    await auditOperator(trx, audit, { action: 'links.remove', target: `share:${share.id}`, detail }, now)
     return ended
   })
 }

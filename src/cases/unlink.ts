@@ -9,14 +9,13 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { organisationById } from '../storage/access-repository.js'
-import { recordAudit } from '../storage/audit-repository.js'
 import { lockOrganisations } from '../storage/share-locks.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
 import { deleteLink } from '../storage/student-removal.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import { announceStudentNotices } from '../storage/webhook-repository.js'
-import type { OperatorAudit } from './operator-action.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 export interface UnlinkOutcome {
   /** False when the student was not linked to the organisation: nothing changed, nobody was told. */
@@ -52,17 +51,8 @@ export function unlinkStudent(
       outcome.webhooks = await announceStudentNotices(trx, 'student.unlinked', [{ studentId, organisationId }], now)
       await recordStudentChanges(trx, [{ type: 'student_unlinked', studentId, organisationId, changedAt: isoAt(now) }])
     }
-    if (audit !== undefined)
-      await recordAudit(
-        trx,
-        {
-          actor: audit.actor,
-          action: 'links.remove',
-          target: `student:${studentId}`,
-          detail: { organisation: organisation.name, organisationId: organisation.id, ...outcome },
-        },
-        now,
-      )
+    const detail = { organisation: organisation.name, organisationId: organisation.id, ...outcome }
+    await auditOperator(trx, audit, { action: 'links.remove', target: `student:${studentId}`, detail }, now)
     return outcome
   })
 }

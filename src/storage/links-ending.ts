@@ -7,12 +7,7 @@
 import type { Kysely } from 'kysely'
 import { type Attendance, activeSchoolShares, type Link } from './school-shares.js'
 import type { Database } from './tables.js'
-
-const CHUNK = 500
-
-function* chunks<T>(items: readonly T[]): Generator<T[]> {
-  for (let i = 0; i < items.length; i += CHUNK) yield items.slice(i, i + CHUNK)
-}
+import { chunks } from './statement-chunks.js'
 
 function add(map: Map<string, Set<string>>, key: string, value: string): void {
   const set = map.get(key) ?? new Set<string>()

@@ -14,15 +14,9 @@ import { isoAt } from '../clock.js'
 import { recordStudentChanges } from './student-change-log.js'
 import type { Database } from './tables.js'
 import { announceStudentNotices } from './webhook-repository.js'
+import { chunks } from './statement-chunks.js'
 
 type Db = Kysely<Database>
-
-/** Rows per statement: under both engines' bound-parameter limits with room to spare. */
-const CHUNK = 500
-
-function* chunks<T>(items: readonly T[]): Generator<T[]> {
-  for (let i = 0; i < items.length; i += CHUNK) yield items.slice(i, i + CHUNK)
-}
 
 export interface Attendance {
   studentId: string
@@ -62,31 +56,6 @@ export async function recordAttendance(trx: Db, rows: readonly Attendance[], at:
     .returning(['student_id', 'school_id'])
     .execute()
   return made.map((row) => ({ studentId: row.student_id, schoolId: row.school_id }))
-}
-
-/**
- * Adds each of `members`' students to its share and links it to the share's organisation where
- * not linked yet; returns the links made.
- */
-export async function holdInShares(
-  trx: Db,
-  members: readonly { share_id: string; student_id: string; organisation_id: string }[],
-  at: string,
-): Promise<Link[]> {
-  await trx
-    .insertInto('share_students')
-    .values([...members])
-    .onConflict((oc) => oc.columns(['share_id', 'student_id']).doNothing())
-    .execute()
-  const made = await trx
-    .insertInto('student_organisations')
-    .values(
-      members.map((row) => ({ student_id: row.student_id, organisation_id: row.organisation_id, created_at: at })),
-    )
-    .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
-    .returning(['student_id', 'organisation_id'])
-    .execute()
-  return made.map((row) => ({ studentId: row.student_id, organisationId: row.organisation_id }))
 }
 
 /**

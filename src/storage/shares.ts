@@ -7,15 +7,9 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { Link } from './school-shares.js'
 import type { Database, ShareRow } from './tables.js'
+import { chunks } from './statement-chunks.js'
 
 type Db = Kysely<Database>
-
-/** Rows per statement: under both engines' bound-parameter limits with room to spare. */
-const CHUNK = 500
-
-function* chunks<T>(items: readonly T[]): Generator<T[]> {
-  for (let i = 0; i < items.length; i += CHUNK) yield items.slice(i, i + CHUNK)
-}
 
 /**
  * Adds `studentIds` to the share and links each to its organisation where not linked yet;
@@ -30,20 +24,35 @@ export async function holdStudents(
   const at = isoAt(now)
   let linked = 0
   for (const part of chunks([...new Set(studentIds)])) {
-    await trx
-      .insertInto('share_students')
-      .values(part.map((id) => ({ share_id: share.id, student_id: id, organisation_id: share.organisationId })))
-      .onConflict((oc) => oc.columns(['share_id', 'student_id']).doNothing())
-      .execute()
-    const made = await trx
-      .insertInto('student_organisations')
-      .values(part.map((id) => ({ student_id: id, organisation_id: share.organisationId, created_at: at })))
-      .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
-      .returning('student_id')
-      .execute()
-    linked += made.length
+    const members = part.map((id) => ({ share_id: share.id, student_id: id, organisation_id: share.organisationId }))
+    linked += (await holdInShares(trx, members, at)).length
   }
   return linked
+}
+
+/**
+ * Adds each of `members`' students to its share and links it to the share's organisation where
+ * not linked yet; returns the links made.
+ */
+export async function holdInShares(
+  trx: Db,
+  members: readonly { share_id: string; student_id: string; organisation_id: string }[],
+  at: string,
+): Promise<Link[]> {
+  await trx
+    .insertInto('share_students')
+    .values([...members])
+    .onConflict((oc) => oc.columns(['share_id', 'student_id']).doNothing())
+    .execute()
+  const made = await trx
+    .insertInto('student_organisations')
+    .values(
+      members.map((row) => ({ student_id: row.student_id, organisation_id: row.organisation_id, created_at: at })),
+    )
+    .onConflict((oc) => oc.columns(['student_id', 'organisation_id']).doNothing())
+    .returning(['student_id', 'organisation_id'])
+    .execute()
+  return made.map((row) => ({ studentId: row.student_id, organisationId: row.organisation_id }))
 }
 
 /** The share with this id, ended or not. */

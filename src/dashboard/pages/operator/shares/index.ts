@@ -109,7 +109,7 @@ export const sharePages: PagePlugin = async (app, { context }) => {
     const o = await organisationParam(context, request)
     const share = await shareOf(o.id, request.params)
     const now = clock.now()
-    await endShare(db, share.id, now, { actor: auditActor(request), organisation: o })
+    await endShare(db, share.id, now, { actor: auditActor(request) })
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?ended=${share.id}#shares`, 303)
   })
 
