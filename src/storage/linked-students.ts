@@ -44,6 +44,17 @@ export async function linkedStudents(
   }
 }
 
+/** Whether the student is linked to the organisation. */
+export async function isLinked(db: Kysely<Database>, organisationId: string, studentId: string): Promise<boolean> {
+  const link = await db
+    .selectFrom('student_organisations')
+    .select('student_id')
+    .where('student_id', '=', studentId)
+    .where('organisation_id', '=', organisationId)
+    .executeTakeFirst()
+  return link !== undefined
+}
+
 export interface StudentSummary {
   id: string
   /** The student's id in the district's system, when a roster gave one. */

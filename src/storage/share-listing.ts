@@ -119,6 +119,16 @@ export async function sharedStudents(
   }
 }
 
+/** How many students the share holds. */
+export async function studentsInShare(db: Db, shareId: string): Promise<number> {
+  const { n } = await db
+    .selectFrom('share_students')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('share_id', '=', shareId)
+    .executeTakeFirstOrThrow()
+  return Number(n)
+}
+
 /** How many of the share's students no other share holds: those ending it would unlink. */
 export async function heldByNoOtherShare(db: Db, shareId: string): Promise<number> {
   const { n } = await db

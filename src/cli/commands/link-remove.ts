@@ -55,17 +55,13 @@ export function registerLinkRemove(group: Command): void {
 /** What unlinking would end: the student's link, held by these shares. Reads only. */
 async function unlinking(org: string, studentId: string): Promise<PendingChange> {
   return withStorage(async ({ storage: { db } }) => {
-    const [{ findOrganisation }, { sharesHoldingStudent }] = await Promise.all([
+    const [{ findOrganisation }, { sharesHoldingStudent }, { isLinked }] = await Promise.all([
       import('../../storage/access-repository.js'),
       import('../../storage/share-listing.js'),
+      import('../../storage/linked-students.js'),
     ])
     const organisation = await findOrganisation(db, org)
-    const link = await db
-      .selectFrom('student_organisations')
-      .select('student_id')
-      .where('organisation_id', '=', organisation.id)
-      .where('student_id', '=', studentId)
-      .executeTakeFirst()
+    const linked = await isLinked(db, organisation.id, studentId)
     const shares = await sharesHoldingStudent(db, organisation.id, studentId)
     const held =
       shares.length === 0
@@ -75,16 +71,13 @@ async function unlinking(org: string, studentId: string): Promise<PendingChange>
             .join(', ')}) and is taken out of all of them.`
     return {
       // A student not linked has nothing to end: the write then says so, and the sandbox refusal comes from it.
-      ends: link !== undefined && organisation.kind !== 'sandbox',
-      lines:
-        link === undefined
-          ? []
-          : [`unlink student ${studentId} from ${named(organisation)}: ${told('the student')}.${held}`],
+      ends: linked && organisation.kind !== 'sandbox',
+      lines: linked ? [`unlink student ${studentId} from ${named(organisation)}: ${told('the student')}.${held}`] : [],
       data: {
         preview: {
           organisation: organisationJson(organisation),
           studentId,
-          linked: link !== undefined,
+          linked,
           shares: shares.map((share) => ({ id: share.shareId, kind: share.kind, label: share.label })),
         },
       },
@@ -96,20 +89,15 @@ async function unlinking(org: string, studentId: string): Promise<PendingChange>
 /** What ending the school's share would end: the students it holds that no other share holds. Reads only. */
 async function shareEnding(org: string, schoolRef: string): Promise<PendingChange> {
   return withStorage(async ({ storage: { db } }) => {
-    const [{ findOrganisation }, { findSchool }, { heldByNoOtherShare }] = await Promise.all([
+    const [{ findOrganisation }, { findSchool }, { heldByNoOtherShare, studentsInShare }] = await Promise.all([
       import('../../storage/access-repository.js'),
       import('../../storage/schools.js'),
       import('../../storage/share-listing.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const school = await findSchool(db, schoolRef)
-    const shareId = await schoolShareInForce(db, organisation, school)
-    const { n } = await db
-      .selectFrom('share_students')
-      .select((eb) => eb.fn.countAll<number | string>().as('n'))
-      .where('share_id', '=', shareId)
-      .executeTakeFirstOrThrow()
-    const students = Number(n)
+    const shareId = await shareInForceOf(db, organisation, school)
+    const students = await studentsInShare(db, shareId)
     const unlinking = await heldByNoOtherShare(db, shareId)
     return {
       ends: true,
@@ -135,13 +123,9 @@ async function shareEnding(org: string, schoolRef: string): Promise<PendingChang
 }
 
 /** The id of the organisation's share of the school in force; NotFoundError when there is none. */
-async function schoolShareInForce(
-  db: Kysely<Database>,
-  organisation: OrganisationRow,
-  school: SchoolRow,
-): Promise<string> {
-  const { schoolShareInForce: inForce } = await import('../../storage/shares.js')
-  const share = await inForce(db, organisation.id, school.id)
+async function shareInForceOf(db: Kysely<Database>, organisation: OrganisationRow, school: SchoolRow): Promise<string> {
+  const { schoolShareInForce } = await import('../../storage/shares.js')
+  const share = await schoolShareInForce(db, organisation.id, school.id)
   if (share === undefined) {
     const { NotFoundError } = await import('../../domain/errors.js')
     throw new NotFoundError(`${named(organisation)} has no share of school ${school.name} in force`)
@@ -180,7 +164,7 @@ async function endSchoolShare(audit: Audit, org: string, schoolRef: string): Pro
     ])
     const organisation = await findOrganisation(db, org)
     const school = await findSchool(db, schoolRef)
-    const shareId = await schoolShareInForce(db, organisation, school)
+    const shareId = await shareInForceOf(db, organisation, school)
     const ended = await endShare(db, shareId, systemClock.now())
     return {
       value: { organisation, school, ended },

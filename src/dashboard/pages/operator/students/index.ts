@@ -6,7 +6,7 @@
 import { UUID } from '../../../../domain/uuid.js'
 import { eraseStudents } from '../../../../cases/erasure.js'
 import { unlinkStudent } from '../../../../cases/unlink.js'
-import { linkedStudents, studentIdBySearch, studentSummary } from '../../../../storage/linked-students.js'
+import { isLinked, linkedStudents, studentIdBySearch, studentSummary } from '../../../../storage/linked-students.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FormBody, text } from '../../../forms.js'
@@ -47,13 +47,7 @@ export const studentPages: PagePlugin = async (app, { context }) => {
   app.get('/organisations/:id/students/:studentId/unlink', studentPage, async (request, reply) => {
     const o = await organisationParam(context, request)
     const studentId = studentParam(request.params)
-    const linked = await db
-      .selectFrom('student_organisations')
-      .select('student_id')
-      .where('student_id', '=', studentId)
-      .where('organisation_id', '=', o.id)
-      .executeTakeFirst()
-    if (linked === undefined)
+    if (!(await isLinked(db, o.id, studentId)))
       throw new DashboardError(404, 'Not linked', `No student with this id is linked to ${o.name}.`)
     const body = unlinkConfirmBody(request, o, studentId)
     return sendPage(request, reply, `Unlink a student from ${o.name}?`, body, 200, '/dashboard/operator/organisations')
