@@ -21,6 +21,9 @@ export interface LocalAdmissionOptions extends AdmissionOptions {
   authFailures: SyncRateLimiter
 }
 
+/** The three limits the fast path needs kept in this process (services/limiters.ts: `Limiters.inProcess`). */
+export type InProcessLimits = Pick<LocalAdmissionOptions, 'limiter' | 'organisationLimiter' | 'authFailures'>
+
 /** The decision, or undefined, having recorded nothing, where the key needs a storage lookup. */
 export class LocalAdmission {
   readonly #options: LocalAdmissionOptions
