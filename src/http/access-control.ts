@@ -17,8 +17,8 @@
 import type { IncomingMessage } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { isAgreementActive } from '../domain/agreements.js'
 import { hasScope, type Scope } from '../domain/scopes.js'
+import { mayReachStudents } from '../domain/student-reach.js'
 import { type Problem, ProblemError } from '../errors.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import type { WriteQueue } from '../storage/write-queue.js'
@@ -97,16 +97,7 @@ export function principalOf(request: FastifyRequest): KeyRecord {
   return principal
 }
 
-/**
- * Whether `record` may use a student route needing `scope` at `now`: the scope, and an active
- * data-sharing agreement unless it is a sandbox test key (sandbox data is synthetic: no child's
- * data, so no agreement is needed to reach it).
- */
-export function mayReachStudents(record: KeyRecord, scope: Scope, now: number): boolean {
-  return hasScope(record.scopes, scope) && (record.sandbox || isAgreementActive(record.organisation.agreements, now))
-}
-
-/** A route-level hook: the key needs what `mayReachStudents` says, otherwise 403. */
+/** A route-level hook: the key needs what `mayReachStudents` (domain/student-reach.ts) says, otherwise 403. */
 export function requireScope(scope: Scope, options: { writes: WriteQueue; clock: Clock }) {
   const missingScope: Problem = {
     code: 'insufficient_scope',

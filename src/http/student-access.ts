@@ -1,7 +1,6 @@
-/** What the router's student routes (and the fast path's 404) need about a request for a student's data. */
+/** Who is asking for a student's data on a request the router answers. */
 import type { FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import type { Problem } from '../errors.js'
 import type { StudentAccess } from '../storage/student-repository.js'
 import { principalOf } from './access-control.js'
 
@@ -15,9 +14,4 @@ export function studentAccess(request: FastifyRequest, clock: Clock): StudentAcc
     organisationId: key.organisation.id,
     sandbox: key.sandbox,
   }
-}
-
-/** The answer for a student the key's organisation cannot see, exactly like an unknown id. */
-export function studentNotFound(id: string): Problem {
-  return { code: 'student_not_found', detail: `No student with id ${id} is linked to your organisation.` }
 }

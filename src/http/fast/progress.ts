@@ -12,11 +12,11 @@
 import { randomUUID } from 'node:crypto'
 import { readStudentRows } from '../../cases/progress-read.js'
 import type { KeyRecord } from '../../domain/api-key.js'
+import { mayReachStudents } from '../../domain/student-reach.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
-import { mayReachStudents } from '../access-control.js'
 import type { CatalogRepresentations } from '../catalog-representations.js'
-import { studentNotFound } from '../student-access.js'
+import { studentNotFound } from '../student-not-found.js'
 import { progressRenderer } from './progress-body.js'
 import { keyAccess, type StudentOutcome, studentUrl } from './student-answers.js'
 
