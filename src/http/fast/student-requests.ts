@@ -84,20 +84,31 @@ export function answerProgress(
   return true
 }
 
+/** The student an exact enroll URL names, when the fast path reads this request's body; else undefined. */
+function enrolled(request: IncomingMessage): string | undefined {
+  if (request.method !== 'POST') return undefined
+  const id = enrollStudentId(request.url!)
+  return id !== undefined && readsBody(request.headers) ? id : undefined
+}
+
 /**
- * An admitted enroll (enroll.ts): the body is read here, then either answered once the
- * change is committed or, when it is not the plain case, given with the verdict to the router.
+ * A POST: an enroll the fast path takes (enroll.ts), or false. Once admitted, the body is read
+ * here, then either answered once the change is committed or, when it is not the plain case,
+ * given with the verdict to the router.
  */
-function answerEnroll(
+export function answerPost(
   context: FastPathContext,
   request: IncomingMessage,
   response: ServerResponse,
   route: () => void,
-  id: string,
-  verdict: Admitted,
-  now: number,
-  started: number,
-): void {
+): boolean {
+  const id = enrolled(request)
+  const address = request.socket.remoteAddress
+  if (id === undefined || address === undefined) return false
+  const started = startTime(context.accessLog)
+  const now = context.clock.now()
+  const verdict = context.admission.admit(address, request.headers.authorization, now)
+  if (verdict === undefined || !mayAnswer(request, verdict, context.enroll, now)) return false
   const chunks: Buffer[] = []
   request.on('data', (chunk: Buffer) => chunks.push(chunk))
   request.once('end', () => {
@@ -117,29 +128,5 @@ function answerEnroll(
       response.destroy()
     }
   })
-}
-
-/** The student an exact enroll URL names, when the fast path reads this request's body; else undefined. */
-function enrolled(request: IncomingMessage): string | undefined {
-  if (request.method !== 'POST') return undefined
-  const id = enrollStudentId(request.url!)
-  return id !== undefined && readsBody(request.headers) ? id : undefined
-}
-
-/** A POST: an enroll the fast path takes, or false. */
-export function answerPost(
-  context: FastPathContext,
-  request: IncomingMessage,
-  response: ServerResponse,
-  route: () => void,
-): boolean {
-  const id = enrolled(request)
-  const address = request.socket.remoteAddress
-  if (id === undefined || address === undefined) return false
-  const started = startTime(context.accessLog)
-  const now = context.clock.now()
-  const verdict = context.admission.admit(address, request.headers.authorization, now)
-  if (verdict === undefined || !mayAnswer(request, verdict, context.enroll, now)) return false
-  answerEnroll(context, request, response, route, id, verdict, now, started)
   return true
 }
