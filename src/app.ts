@@ -276,15 +276,16 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     policy: policyHeader(limiters.requests.limit, windowMs / 1000, limiters.organisationRequests.limit),
     writes: storage.writes,
   }
-  if (fastPathState.on) {
-    fastPath = createFastPath({
-      ...access,
-      ...fastPathState.limits,
-      catalog,
-      storage,
-      accessLog: accessLogOn ? app.log : undefined,
-    })
-  }
+  const fast = fastPathState.on
+    ? createFastPath(app, {
+        ...access,
+        ...fastPathState.limits,
+        catalog,
+        storage,
+        accessLog: accessLogOn ? app.log : undefined,
+      })
+    : undefined
+  fastPath = fast?.answer
 
   app.addHook('onRequest', responseBasics)
   // One access-log line per response, at info; not even the hook runs when info is off.
@@ -311,7 +312,13 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       metricsRoute(app, config.metricsToken, options.scrape ?? (() => metrics.scrape()))
   }
 
-  await app.register(apiV1, { prefix: API_PREFIX, access, storage, catalog, clock })
+  await app.register(apiV1, {
+    prefix: API_PREFIX,
+    access: { ...access, decided: fast?.takeVerdict },
+    storage,
+    catalog,
+    clock,
+  })
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   const signingKey = signingKeySource(storage.db)
   signingKeyRoutes(app, keySetSource(storage.db, signingKey))

@@ -7,11 +7,10 @@
  * the listening socket (node:cluster) and replaces any worker that dies.
  */
 import cluster from 'node:cluster'
-import { buildApp } from './app.js'
+import { type AppServices, buildApp } from './app.js'
 import type { CompileCache } from './compile-cache.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
-import type { FastPathStatus } from './http/fast/index.js'
 import { createLogger } from './logger.js'
 import { installSpans, type Spans } from './observability/tracing-spans.js'
 import { databaseFilesOpenToOthers, openStorage, type Storage } from './storage/connection.js'
@@ -94,7 +93,7 @@ function reportCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogg
   else log[cache.refused ? 'warn' : 'info']({ compileCache: 'off' }, `compile cache off: ${cache.reason}`)
 }
 
-function reportFastPath(status: FastPathStatus, log: ReturnType<typeof createLogger>): void {
+function reportFastPath(status: AppServices['fastPath'], log: ReturnType<typeof createLogger>): void {
   // Every worker has the same settings: the first one says it.
   if (!cluster.isPrimary && cluster.worker?.id !== 1) return
   if (status.on) log.info({ fastPath: 'on' }, 'fast path on: hot requests are answered before the router')

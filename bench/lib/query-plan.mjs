@@ -1,6 +1,6 @@
 /**
  * EXPLAIN QUERY PLAN of the progress read, for each dataset size. The SQL is not copied here:
- * it is captured from the service's own readStudentRows (dist/storage/student-repository.js)
+ * it is captured from the service's own readStudentRows (dist/cases/progress-read.js)
  * as the service calls it on SQLite, with a connection to read from synchronously (its fast
  * path), inside a transaction that is rolled back (the call also writes a disclosure row), so
  * the plan shown is the plan of the query the service really sends. The statements it sends
@@ -15,7 +15,7 @@ import { recordingReader } from './recording-reader.mjs'
 class Rollback extends Error {}
 
 export async function progressQueryPlan(databaseFile, pairsFile) {
-  const { readStudentRows } = await importDist('storage/student-repository.js')
+  const { readStudentRows } = await importDist('cases/progress-read.js')
   const { sqliteSyncReader } = await importDist('storage/sqlite/sync-reader.js')
   const firstPair = fs.readFileSync(pairsFile, 'utf8').split('\n', 1)[0]
   const studentId = firstPair.split(' ')[1]

@@ -78,7 +78,8 @@ async function syncReader(database, sent) {
  * of what they send; with `reader` (SQLite), also the progress read of the fast path.
  */
 async function captureOn(db, sent, reader) {
-  const { readStudentRows, enrollStudent } = await importDist('storage/student-repository.js')
+  const { readStudentRows } = await importDist('cases/progress-read.js')
+  const { enrollStudent } = await importDist('cases/enroll.js')
   const { findKeyByHash } = await importDist('storage/access-repository.js')
   const { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } = await importDist('storage/disclosure-log.js')
   const student = await db

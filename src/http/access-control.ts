@@ -1,6 +1,6 @@
 /**
- * The /api/v1 plugin's access checks, written for the router (the fast path writes the same
- * decisions with node:http; see admission.ts for the decision itself).
+ * The /api/v1 plugin's access checks, written for the router (see admission.ts for the decision
+ * itself).
  *
  * `createAuthentication`: the plugin's onRequest hook. It answers refusals itself and leaves
  * `request.principal` set to the admitted key.
@@ -14,16 +14,16 @@
  * This is the hot path of every request: refusals are sent directly (no exception, whose stack
  * trace would cost more than the rest of the request).
  */
+import type { IncomingMessage } from 'node:http'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Clock } from '../clock.js'
-import { isAgreementActive } from '../domain/agreements.js'
 import { hasScope, type Scope } from '../domain/scopes.js'
+import { mayReachStudents } from '../domain/student-reach.js'
 import { type Problem, ProblemError } from '../errors.js'
 import type { KeyRecord } from '../domain/api-key.js'
 import type { WriteQueue } from '../storage/write-queue.js'
 import { activeSpans, type Spans } from '../observability/tracing-spans.js'
 import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM, type MaybePromise, type Verdict } from './admission.js'
-import { takeVerdict } from './hand-over.js'
 import { sendProblem } from './problem-responses.js'
 import { rateLimitHeaders } from './rate-limit-headers.js'
 import { recordRefusal } from './refusal-disclosures.js'
@@ -40,19 +40,21 @@ export interface AccessControlOptions extends AdmissionOptions {
   policy: string
   /** Where refusals on student routes are recorded. */
   writes: WriteQueue
+  /** The verdict already taken for a request by whatever looked at it before the router (app.ts), taken once. */
+  decided?: (request: IncomingMessage) => Verdict | undefined
 }
 
 export function createAuthentication(options: AccessControlOptions) {
   const admit = admitter(new Admission(options), activeSpans())
-  const { clock, policy } = options
+  const { clock, policy, decided } = options
 
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     request.principal = null
     // A CORS preflight never carries credentials (Fetch standard); response-basics answers it
     // on every route, and the not-found handler answers it 404.
     if (request.method === 'OPTIONS') return undefined
-    // The fast path may have taken the decision already and left the rest to the router.
-    const verdict = takeVerdict(request.raw) ?? (await admit(request.ip, request.headers.authorization))
+    // The decision may have been taken already, and the rest left to the router.
+    const verdict = decided?.(request.raw) ?? (await admit(request.ip, request.headers.authorization))
     if (verdict.rate !== undefined) reply.headers(rateLimitHeaders(verdict.rate, policy, clock.now()))
     // Set on refusals after identification too, for the access log; a refused request never
     // reaches a handler.
@@ -95,16 +97,7 @@ export function principalOf(request: FastifyRequest): KeyRecord {
   return principal
 }
 
-/**
- * Whether `record` may use a student route needing `scope` at `now`: the scope, and an active
- * data-sharing agreement unless it is a sandbox test key (sandbox data is synthetic: no child's
- * data, so no agreement is needed to reach it).
- */
-export function mayReachStudents(record: KeyRecord, scope: Scope, now: number): boolean {
-  return hasScope(record.scopes, scope) && (record.sandbox || isAgreementActive(record.organisation.agreements, now))
-}
-
-/** A route-level hook: the key needs what `mayReachStudents` says, otherwise 403. */
+/** A route-level hook: the key needs what `mayReachStudents` (domain/student-reach.ts) says, otherwise 403. */
 export function requireScope(scope: Scope, options: { writes: WriteQueue; clock: Clock }) {
   const missingScope: Problem = {
     code: 'insufficient_scope',

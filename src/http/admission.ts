@@ -15,12 +15,12 @@
  * 4. A suspended organisation's keys get 403.
  *
  * `Admission` takes it for the router, synchronously when the limiters and the key cache can give
- * it so and as a promise otherwise; `LocalAdmission` takes it at once for the fast path, whose
- * limiters are typed to answer at once.
+ * it so and as a promise otherwise; the fast path takes it at once with the same steps
+ * (fast/local-admission.ts).
  */
 import type { Clock } from '../clock.js'
 import { hasApiKeyShape, hasValidChecksum, hashApiKey, type KeyRecord, keyState } from '../domain/api-key.js'
-import type { RateDecision, RateLimiter, Reservation, SyncRateLimiter } from '../domain/sliding-window.js'
+import type { RateDecision, RateLimiter, Reservation } from '../domain/sliding-window.js'
 import type { Problem } from '../errors.js'
 import type { KeyCache } from '../services/key-cache.js'
 import type { KeyUsage } from '../services/key-usage.js'
@@ -155,23 +155,16 @@ export interface AdmissionOptions {
   clock: Clock
 }
 
-/** The same with limiters that decide at once (kept in this process): what LocalAdmission needs. */
-export interface LocalAdmissionOptions extends AdmissionOptions {
-  limiter: SyncRateLimiter
-  organisationLimiter: SyncRateLimiter
-  authFailures: SyncRateLimiter
-}
-
 /**
  * Step 2 as far as it goes without storage: why the header carries no usable key, or the key as
  * the key cache knows it (null: known not to exist), or the hash storage must be asked about.
  */
-type Identification =
+export type Identification =
   | { readonly failure: AuthFailure }
   | { readonly cached: KeyRecord | null }
   | { readonly hash: string }
 
-function identify(keys: KeyCache, authorization: string | undefined, now: number): Identification {
+export function identify(keys: KeyCache, authorization: string | undefined, now: number): Identification {
   const key = keyHashOf(authorization)
   if (typeof key === 'string') return { failure: key }
   const cached = keys.cached(key.hash, now)
@@ -180,13 +173,13 @@ function identify(keys: KeyCache, authorization: string | undefined, now: number
 }
 
 /** Step 3 when the key's own limit refused: counted as throttled, the organisation's limit untouched. */
-function ownLimitRefused(options: AdmissionOptions, key: KeyRecord, own: Reservation, now: number): Verdict {
+export function ownLimitRefused(options: AdmissionOptions, key: KeyRecord, own: Reservation, now: number): Verdict {
   options.usage.count(key.keyId, true, now)
   return { admitted: false, problem: rateLimited(own, options.limiter.windowMs), key, rate: { key: own } }
 }
 
 /** Steps 3 and 4 once both limits have decided. */
-function afterBothLimits(
+export function afterBothLimits(
   options: AdmissionOptions,
   key: KeyRecord,
   own: Reservation,
@@ -321,32 +314,7 @@ export class Admission {
   }
 }
 
-/**
- * The same decision, taken at once with limiters kept in this process, for a caller that cannot
- * wait (the fast path); undefined, having recorded nothing, where the key needs a storage lookup.
- */
-export class LocalAdmission {
-  readonly #options: LocalAdmissionOptions
-
-  constructor(options: LocalAdmissionOptions) {
-    this.#options = Object.freeze({ ...options })
-  }
-
-  admit(address: string, authorization: string | undefined, now: number): Verdict | undefined {
-    const options = this.#options
-    const who = identify(options.keys, authorization, now)
-    if ('hash' in who) return undefined
-    const blocked = options.authFailures.peek(address, now)
-    if (!blocked.allowed) return { admitted: false, problem: tooManyFailures(blocked) }
-    const usable = 'failure' in who ? who.failure : usableKey(who.cached, now)
-    if (typeof usable === 'string') return failedVerdict(options.authFailures.hit(address, now), usable)
-    const own = options.limiter.reserve(usable.keyId, now)
-    if (!own.allowed) return ownLimitRefused(options, usable, own, now)
-    return afterBothLimits(options, usable, own, options.organisationLimiter.hit(usable.organisation.id, now), now)
-  }
-}
-
-function failedVerdict(counted: RateDecision, failure: AuthFailure): Verdict {
+export function failedVerdict(counted: RateDecision, failure: AuthFailure): Verdict {
   return { admitted: false, problem: counted.allowed ? AUTH_FAILURES[failure] : tooManyFailures(counted) }
 }
 

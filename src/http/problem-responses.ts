@@ -14,7 +14,6 @@ import {
 } from '../errors.js'
 import { isStorageUnavailable } from '../storage/connection.js'
 import { recordProblem } from '../observability/metrics-channels.js'
-import { type ByteString, byteString } from './byte-string.js'
 import { StorageFailureLog } from './storage-failure-log.js'
 import type { ProblemBody } from './schemas/common.js'
 
@@ -36,25 +35,18 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
 }
 
 /**
- * Each problem object's body up to its request id, as text and as its UTF-8 bytes (for the
- * fast path). The hot refusals reuse their Problem objects (admission.ts),
- * so a 401 or 429 costs one string join instead of a JSON.stringify.
+ * Each problem object's body up to its request id. The hot refusals reuse their Problem objects
+ * (admission.ts), so a 401 or 429 costs one string join instead of a JSON.stringify.
  */
-const bodyPrefixes = new WeakMap<Problem, BodyPrefix>()
+const bodyPrefixes = new WeakMap<Problem, string>()
 
-/** `bytes` made on first use: most problems answered through the router never need them. */
-interface BodyPrefix {
-  readonly text: string
-  bytes?: ByteString
-}
-
-function bodyPrefix(problem: Problem): BodyPrefix {
+/** The problem+json body of `problem` up to its request id's value (for the fast path's bytes too). */
+export function problemPrefix(problem: Problem): string {
   let prefix = bodyPrefixes.get(problem)
   if (prefix === undefined) {
     const body = JSON.stringify(problemBody(problem, ''))
     // Everything before the request id's value: the body ends with "requestId":"" and }.
-    const text = body.slice(0, body.length - '""}'.length)
-    prefix = { text }
+    prefix = body.slice(0, body.length - '""}'.length)
     bodyPrefixes.set(problem, prefix)
   }
   return prefix
@@ -68,17 +60,7 @@ export function problemJson(problem: Problem, requestId: string): string {
       ...(problem.errors === undefined ? {} : { errors: [...problem.errors] }),
       ...problem.extensions,
     })
-  return `${bodyPrefix(problem).text}${JSON.stringify(requestId)}}`
-}
-
-/** The same body as its UTF-8 bytes, which the fast path sends as they are. */
-export function problemBytes(problem: Problem, requestId: string): ByteString {
-  if (problem.errors !== undefined || problem.extensions !== undefined)
-    return byteString(problemJson(problem, requestId))
-  const prefix = bodyPrefix(problem)
-  prefix.bytes ??= byteString(prefix.text)
-  // Only the id is converted (a no-op for the ids made here): the prefix is bytes already.
-  return `${prefix.bytes}${byteString(JSON.stringify(requestId))}}` as ByteString
+  return `${problemPrefix(problem)}${JSON.stringify(requestId)}}`
 }
 
 function problemBody(problem: Problem, requestId: string): ProblemBody {

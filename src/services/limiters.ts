@@ -13,16 +13,15 @@ import { openRedis, whenReady } from '../storage/redis/redis-client.js'
 import { RedisLimiter } from '../storage/redis/redis-limiter.js'
 import { FallbackLimiter, type LimiterStore } from './fallback-limiter.js'
 
-/** The API's three limits when they are kept in this process and so answer at once. */
-export interface InProcessLimits {
-  readonly limiter: SyncRateLimiter
-  readonly organisationLimiter: SyncRateLimiter
-  readonly authFailures: SyncRateLimiter
-}
-
 export interface Limiters {
-  /** The API's limits as the fast path needs them; undefined when they are shared in Redis. */
-  readonly inProcess: InProcessLimits | undefined
+  /** The API's three limits when they are kept in this process, and so answer at once; undefined in Redis. */
+  readonly inProcess:
+    | {
+        readonly limiter: SyncRateLimiter
+        readonly organisationLimiter: SyncRateLimiter
+        readonly authFailures: SyncRateLimiter
+      }
+    | undefined
   readonly requests: RateLimiter
   /** All of an organisation's keys together: more keys do not multiply the per-key limit. */
   readonly organisationRequests: RateLimiter

@@ -1,19 +1,14 @@
 /**
- * Students as partners see them: only through an organisation the student is linked to.
- * Every read or change of a student's data writes its disclosure record in the same call,
- * before anything is returned to the caller.
+ * Students as partners see them: only through an organisation the student is linked to. The
+ * queries only; the progress read and the enroll that record each disclosure are cases
+ * (cases/progress-read.ts, cases/enroll.ts).
  */
 import { type Kysely, PostgresAdapter, type SqlBool, sql } from 'kysely'
-import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { TierId } from '../domain/tiers.js'
 import { preparedQuery } from './prepared-query.js'
-import type { WriteQueue } from './write-queue.js'
 import type { Database } from './tables.js'
-import { type DisclosureContext, recordDisclosure } from './disclosure-log.js'
-import { announceStudentChanges } from './webhook-repository.js'
-import { recordStudentChanges } from './student-change-log.js'
-import type { NewStudentChange } from '../domain/student-change.js'
+import type { DisclosureContext } from './disclosure-log.js'
 
 /** Who is asking for a student: the disclosure context, and which students the key may reach. */
 export interface StudentAccess extends DisclosureContext {
@@ -80,8 +75,13 @@ export interface SyncReader {
   studentRows(studentId: string, organisationId: string, sandbox: number): StudentRows | undefined
 }
 
-/** The student and progress rows, read synchronously when there is a reader. */
-async function lookUp(
+/**
+ * The student and their progress rows, read synchronously when there is a reader, or undefined
+ * when the student is not linked to the organisation (whether or not the id exists: the caller
+ * cannot tell). Two lookups rather than one join: the join repeats the name and tier on every
+ * progress row, which cost more than the second statement.
+ */
+export async function findStudentRows(
   db: Kysely<Database>,
   reader: SyncReader | undefined,
   studentId: string,
@@ -95,38 +95,6 @@ async function lookUp(
     (row): ProgressTuple => [row.lessonSlug, row.status, row.xp, row.timeSeconds, row.startedAt, row.completedAt],
   )
   return { firstName: student.firstName, tier: student.tier, rows, plain: false }
-}
-
-/**
- * The student and their progress rows, or undefined when the student is not linked to the
- * organisation (whether or not the id exists: the caller cannot tell). Two lookups rather than
- * one join: the join repeats the name and tier on every progress row, which cost more than the
- * second statement. Resolves only once the disclosure record is committed.
- */
-export async function readStudentRows(
-  db: Kysely<Database>,
-  writes: WriteQueue,
-  studentId: string,
-  context: StudentAccess,
-  reader?: SyncReader,
-): Promise<StudentRows | undefined> {
-  const student = await lookUp(db, reader, studentId, context)
-  await writes.statement((trx) =>
-    recordDisclosure(trx, context, studentId, 'progress.read', student === undefined ? 'not_found' : 'disclosed'),
-  )
-  return student
-}
-
-/** As `readStudentRows`, with the rows as progress entries. */
-export async function readStudentProgress(
-  db: Kysely<Database>,
-  writes: WriteQueue,
-  studentId: string,
-  context: StudentAccess,
-  reader?: SyncReader,
-): Promise<StudentProgress | undefined> {
-  const student = await readStudentRows(db, writes, studentId, context, reader)
-  return student === undefined ? undefined : progressOfRows(studentId, student)
 }
 
 /** The student's progress entries, made from the rows as read. */
@@ -145,13 +113,6 @@ export function progressOfRows(studentId: string, student: StudentRows): Student
     }
   }
   return { id: studentId, firstName: student.firstName, tier: student.tier, entries }
-}
-
-export interface Enrollment {
-  profileId: string
-  tier: TierId
-  updatedAt: string
-  changed: boolean
 }
 
 /**
@@ -253,7 +214,7 @@ const visibleTierQuery = preparedQuery((db, studentId: string, organisationId: s
  * What an enroll found: the tier and time stored before any change, whether it changed the tier,
  * and whether to announce that.
  */
-interface TierDecision {
+export interface TierDecision {
   tier: TierId
   tier_updated_at: string
   // PostgreSQL answers true or false, SQLite 1 or 0.
@@ -261,8 +222,11 @@ interface TierDecision {
   announce: SqlBool
 }
 
-/** Undefined when the student is not visible to the organisation. */
-async function changeTier(
+/**
+ * An enroll's decision (TierDecision), the tier changed when it differed; undefined when the
+ * student is not visible to the organisation.
+ */
+export async function changeTier(
   trx: Kysely<Database>,
   tier: TierId,
   at: string,
@@ -280,44 +244,4 @@ async function changeTier(
   return current === undefined
     ? undefined
     : { tier: current.tier, tier_updated_at: current.tier_updated_at, changed: false, announce: false }
-}
-
-/**
- * Sets a student's tier. Concurrent enrolls of one student serialise on the student's row: each
- * decides on the tier the one before it committed, so the last one committed wins and every
- * answer names the tier asked for. Setting the tier the student already has changes nothing and
- * returns the stored time, so a retried request is harmless. Whether the tier changed is decided
- * by comparing tiers, never times: two enrolls may share a millisecond. A change goes to the
- * student change log; setting the same tier again logs nothing. Resolves once the change, its
- * log entry and its disclosure record are committed together.
- */
-export async function enrollStudent(
-  writes: WriteQueue,
-  studentId: string,
-  tier: TierId,
-  context: StudentAccess,
-  now: number,
-): Promise<Enrollment | undefined> {
-  return writes.transaction(async (trx) => {
-    const sandbox = context.sandbox ? 1 : 0
-    const at = isoAt(now)
-    const found = await changeTier(trx, tier, at, studentId, sandbox, context.organisationId)
-    if (found === undefined) {
-      await recordDisclosure(trx, context, studentId, 'enroll', 'not_found')
-      return undefined
-    }
-    const changed = Boolean(found.changed)
-    // The change as imports record it: announced to webhooks, then written to the change log.
-    const changes: NewStudentChange[] = changed ? [{ type: 'tier_changed', studentId, tier, changedAt: at }] : []
-    if (changed && found.announce) await announceStudentChanges(trx, changes, now)
-    await recordDisclosure(trx, context, studentId, 'enroll', changed ? 'updated' : 'unchanged')
-    // Last: the change log's counter is held from here to the commit.
-    await recordStudentChanges(trx, changes)
-    return {
-      profileId: studentId,
-      tier,
-      updatedAt: changed ? at : found.tier_updated_at,
-      changed,
-    }
-  })
 }

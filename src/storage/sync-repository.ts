@@ -1,18 +1,12 @@
 /**
- * What a partner reads to keep a copy of its students in sync: the roster (the students linked
- * to its organisation, by id) and the change feed (student-change-log.ts). Each read and the
- * disclosure rows of every student it returns are one transaction, committed before the caller
- * gets the data: one row per student listed (`students.list`), one per student with a change
- * in the page (`progress.changes`).
+ * The roster a partner reads to keep a copy of its students in sync: the students linked to its
+ * organisation, by id. The read with its disclosure rows is a case (cases/roster-read.ts), as is
+ * the change feed's (cases/change-feed-read.ts).
  */
 import { type Kysely, sql } from 'kysely'
 import type { TierId } from '../domain/tiers.js'
-import { changeLogFloor } from './change-feed-retention.js'
-import { recordDisclosures } from './disclosure-log.js'
-import { pageStudentChanges, type StudentChangePage } from './student-change-log.js'
 import type { StudentAccess } from './student-repository.js'
 import type { Database } from './tables.js'
-import type { WriteQueue } from './write-queue.js'
 
 export interface RosterEntry {
   id: string
@@ -36,7 +30,8 @@ export interface RosterQuery {
   search?: string
 }
 
-function rosterRows(db: Kysely<Database>, access: StudentAccess, query: RosterQuery) {
+/** One more row than `query.limit` when another page follows. */
+export function rosterRows(db: Kysely<Database>, access: StudentAccess, query: RosterQuery) {
   return (
     db
       .selectFrom('student_organisations as so')
@@ -68,64 +63,4 @@ function rosterRows(db: Kysely<Database>, access: StudentAccess, query: RosterQu
       .limit(query.limit + 1)
       .execute()
   )
-}
-
-/** One page of the organisation's students, ordered by id. */
-export async function readRoster(writes: WriteQueue, access: StudentAccess, query: RosterQuery): Promise<RosterPage> {
-  return writes.transaction(async (trx) => {
-    const rows = await rosterRows(trx, access, query)
-    const more = rows.length > query.limit
-    if (more) rows.length = query.limit
-    await recordDisclosures(
-      trx,
-      access,
-      rows.map((row) => row.id),
-      'students.list',
-      'disclosed',
-    )
-    return {
-      students: rows.map((row) => ({
-        id: row.id,
-        firstName: row.first_name,
-        tier: row.tier,
-        updatedAt: row.updated_at,
-      })),
-      next: more ? rows.at(-1)!.id : null,
-    }
-  })
-}
-
-/**
- * One page of the change feed after `after` (see `pageStudentChanges`; `now`: no changes, and
- * the last change committed as `next`; `beginning`: from the oldest change still kept), `ahead`
- * when `after` is past the last change, `expired` when changes after it were pruned (see
- * change-feed-retention.ts): nothing is disclosed then, and the reader must resync.
- */
-export async function readChangeFeed(
-  writes: WriteQueue,
-  access: StudentAccess,
-  after: number | 'now' | 'beginning',
-  limit: number,
-): Promise<StudentChangePage | 'ahead' | 'expired'> {
-  return writes.transaction(async (trx) => {
-    for (;;) {
-      const start = after === 'beginning' ? await changeLogFloor(trx) : after
-      const page = await pageStudentChanges(trx, access, start, limit)
-      if (page === undefined) return 'ahead'
-      // Read after the rows: a prune that deleted any of them before they were read shows here.
-      if (start !== 'now' && start < (await changeLogFloor(trx))) {
-        // From the beginning means from what is kept: start again from the new floor.
-        if (after === 'beginning') continue
-        return 'expired'
-      }
-      await recordDisclosures(
-        trx,
-        access,
-        [...new Set(page.changes.map((change) => change.studentId))],
-        'progress.changes',
-        'disclosed',
-      )
-      return page
-    }
-  })
 }

@@ -22,7 +22,7 @@ import {
 } from '../../src/storage/access-repository.js'
 import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { readChangeFeed } from '../../src/storage/sync-repository.js'
+import { readChangeFeed } from '../../src/cases/change-feed-read.js'
 import { startServer } from '../server/process.js'
 import { CLI, cli, ensureBuilt, jsonOf, ROOT, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
 

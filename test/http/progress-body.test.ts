@@ -8,16 +8,12 @@ import fastJson from 'fast-json-stringify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { type CatalogIndex, progressView } from '../../src/domain/progress.js'
 import type { TierId } from '../../src/domain/tiers.js'
-import { progressBody } from '../../src/http/progress-body.js'
+import { progressBody, progressRenderer } from '../../src/http/fast/progress-body.js'
 import { ProgressEntrySchema, StudentProgressSchema } from '../../src/http/schemas/students.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { upsertProgress } from '../../src/storage/student-import-repository.js'
-import {
-  type ProgressTuple,
-  progressOfRows,
-  readStudentRows,
-  type StudentRows,
-} from '../../src/storage/student-repository.js'
+import { readStudentRows } from '../../src/cases/progress-read.js'
+import { type ProgressTuple, progressOfRows, type StudentRows } from '../../src/storage/student-repository.js'
 import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS } from '../helper.js'
 
 const serialize = fastJson(StudentProgressSchema, { schema: { ProgressEntry: ProgressEntrySchema } })
@@ -119,6 +115,14 @@ describe('a progress body written from the rows', () => {
     const huge = rows()
     huge.rows[1]![3] = 2 ** 60
     expect(progressBody(ID, huge, catalog)).toBeUndefined()
+  })
+
+  it('is, with the serializer where it steps aside, the one renderer of the fast path', () => {
+    const render = progressRenderer()
+    const fractional = rows()
+    fractional.rows[0]![2] = 1.5
+    for (const student of [rows(), rows({ plain: false }), fractional, rows({ firstName: 'Zoë' })])
+      expect(render(ID, student, catalog)).toBe(serializerBytes(student))
   })
 })
 

@@ -117,7 +117,17 @@ describe('the import graph of src/', () => {
     const entries = [...graph]
       .filter(([from]) => !inFast(from))
       .flatMap(([from, targets]) => targets.filter(inFast).map((target) => `${relative(from)} -> ${relative(target)}`))
-    expect(entries).toEqual(['app.ts -> http/fast/index.ts', 'server.ts -> http/fast/index.ts'])
+    expect(entries).toEqual(['app.ts -> http/fast/index.ts'])
+  })
+
+  it('keeps what only the fast path uses inside it: no module outside http/fast/ is imported only from inside it', () => {
+    const importers = new Map<string, Set<string>>()
+    for (const [from, targets] of graph)
+      for (const target of targets) importers.set(target, (importers.get(target) ?? new Set()).add(from))
+    const onlyFast = [...importers]
+      .filter(([module, from]) => !inFast(module) && [...from].every(inFast))
+      .map(([module]) => relative(module))
+    expect(onlyFast).toEqual([])
   })
 
   it('keeps imports/ below its users: it imports nothing of the CLI, roster, dashboard, HTTP or services', () => {

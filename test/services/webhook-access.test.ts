@@ -10,7 +10,7 @@ import { endAgreements, recordAgreement, setOrganisationStatus } from '../../src
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { linkStudents } from '../../src/storage/student-import-repository.js'
-import { enrollStudent } from '../../src/storage/student-repository.js'
+import { enrollStudent } from '../../src/cases/enroll.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { announceCatalogPublished, listDeliveries, resendDelivery } from '../../src/storage/webhook-repository.js'

@@ -9,7 +9,7 @@ import { createOrganisation } from '../../src/storage/access-repository.js'
 import { changeLogFloor, type PruneOptions, pruneChangeLog } from '../../src/storage/change-feed-retention.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { recordStudentChanges, type StudentChangePage } from '../../src/storage/student-change-log.js'
-import { readChangeFeed } from '../../src/storage/sync-repository.js'
+import { readChangeFeed } from '../../src/cases/change-feed-read.js'
 import { inTransaction } from '../../src/storage/transaction.js'
 import { createTestStorage, freshDatabaseUrl } from '../helper.js'
 

@@ -16,7 +16,7 @@ import {
   RosterImportRefused,
 } from '../../src/roster/roster-import.js'
 import type { Storage } from '../../src/storage/connection.js'
-import { enrollStudent } from '../../src/storage/student-repository.js'
+import { enrollStudent } from '../../src/cases/enroll.js'
 import { createTestStorage, type Fixtures, seedFixtures, START } from '../helper.js'
 import {
   type Files,

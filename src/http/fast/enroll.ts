@@ -3,8 +3,8 @@
  *
  * Only the plain case is answered here: a canonical UUID, a JSON body of a known small length
  * that is exactly `{"tier": <tier id>}`, a key admitted with the `students:write` scope and an
- * agreement in force. The write and its disclosure record are the route's own
- * (`enrollStudent`), and so are the body (the same schema's serializer) and the 404.
+ * agreement in force. The write and its disclosure record are the route's own case
+ * (cases/enroll.ts), and so are the body (the same schema's serializer) and the 404.
  *
  * Everything else goes to the router. Refusals go before the body is read, with the admission
  * verdict already taken. A body that is anything but the plain case goes after it is read, with
@@ -14,15 +14,15 @@
 import type { IncomingHttpHeaders } from 'node:http'
 import { randomUUID } from 'node:crypto'
 import fastJson from 'fast-json-stringify'
+import { enrollStudent } from '../../cases/enroll.js'
 import type { KeyRecord } from '../../domain/api-key.js'
+import { mayReachStudents } from '../../domain/student-reach.js'
 import { TIER_IDS, type TierId } from '../../domain/tiers.js'
 import type { Storage } from '../../storage/connection.js'
-import { enrollStudent } from '../../storage/student-repository.js'
-import { mayReachStudents } from '../access-control.js'
-import { type StudentOutcome, studentUrl } from './progress.js'
 import { byteString } from '../byte-string.js'
-import { keyAccess, studentNotFound } from '../student-access.js'
+import { studentNotFound } from '../student-not-found.js'
 import { EnrollmentSchema } from '../schemas/students.js'
+import { keyAccess, type StudentOutcome, studentUrl } from './student-answers.js'
 
 /** The longest body read here: `{"tier":"innovator"}` is 20 bytes; longer ones go to the router unread. */
 export const FAST_ENROLL_MAX_BODY = 256

@@ -4,15 +4,16 @@
  * a student not linked to the key's organisation is "not found", exactly like an unknown id.
  */
 import type { FastifyRequest } from 'fastify'
+import { enrollStudent } from '../../cases/enroll.js'
+import { readStudentProgress } from '../../cases/progress-read.js'
 import type { Clock } from '../../clock.js'
 import { progressView } from '../../domain/progress.js'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
-import { enrollStudent, readStudentProgress } from '../../storage/student-repository.js'
 import { requireScope } from '../access-control.js'
-import { replayBody } from '../hand-over.js'
-import { studentAccess, studentNotFound } from '../student-access.js'
+import { studentAccess } from '../student-access.js'
+import { studentNotFound } from '../student-not-found.js'
 import type { CatalogRepresentations } from '../catalog-representations.js'
 import type { TypedApp } from '../app-types.js'
 import { EnrollBodySchema, StudentParamsSchema } from '../schemas/students.js'
@@ -73,8 +74,6 @@ export function studentRoutes(
     '/students/:id/enroll',
     {
       onRequest: requireScope('students:write', { writes: storage.writes, clock }),
-      // A body the fast path read and left to the router (hand-over.ts).
-      preParsing: replayBody,
       config: { disclosure: 'enroll' },
       schema: {
         operationId: 'enrollStudent',

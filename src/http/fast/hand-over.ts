@@ -1,9 +1,9 @@
 /**
- * The one thing the fast path (http/fast/) leaves for the router on a request it does not
- * answer after all: the admission verdict it took, so that the request is counted against the
- * limits once, and, for an enroll, the body it had read from the socket. The router takes the
- * verdict in its authentication hook (access-control.ts) and the body in the enroll route's
- * `preParsing` hook (`replayBody`), each once.
+ * The one thing the fast path leaves for the router on a request it does not answer after all:
+ * the admission verdict it took, so that the request is counted against the limits once, and,
+ * for an enroll, the body it had read from the socket. The router's authentication takes the
+ * verdict (`takeVerdict`, which app.ts hands to it) and the enroll route's `preParsing` hook
+ * (`replayBody`, which index.ts adds to that route) the body, each once.
  *
  * Kept in a WeakMap rather than on the request object: nothing else can see or set it, and it
  * goes with the request.
@@ -11,7 +11,7 @@
 import type { IncomingMessage } from 'node:http'
 import { Readable } from 'node:stream'
 import type { FastifyReply, FastifyRequest, RequestPayload } from 'fastify'
-import type { Verdict } from './admission.js'
+import type { Verdict } from '../admission.js'
 
 export interface HandOver {
   readonly verdict: Verdict

@@ -1,0 +1,105 @@
+/**
+ * Writing the fast path's answers with Node's public API, with the headers the router sends
+ * (response-basics.ts, rate-limit-headers.ts), and after each its access-log line and its count,
+ * as the router's onResponse hooks do.
+ */
+import type { IncomingMessage, ServerResponse } from 'node:http'
+import type { FastifyBaseLogger } from 'fastify'
+import { PROBLEM_CATALOG, type Problem } from '../../errors.js'
+import { recordProblem, recordRequest, requestsObserved } from '../../observability/metrics-channels.js'
+import { logAccess } from '../access-log.js'
+import type { ByteString } from '../byte-string.js'
+import { type RateState, rateLimitHeaders } from '../rate-limit-headers.js'
+import { EXPOSED_HEADERS } from '../response-basics.js'
+import type { FastPathContext } from './context.js'
+import { problemBytes } from './problem-bytes.js'
+
+const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
+
+/** When a request started, if anything (the access log, the request metrics) needs it. */
+export function startTime(accessLog: FastifyBaseLogger | undefined): number {
+  return accessLog === undefined && !requestsObserved() ? 0 : performance.now()
+}
+
+/** Sends a whole answer; `body` goes out as the bytes it holds. */
+export function send(
+  response: ServerResponse,
+  status: number,
+  headers: Record<string, string>,
+  body: ByteString,
+): void {
+  response.writeHead(status, headers)
+  response.end(body, 'latin1')
+}
+
+/** What every answer carries, and the limits when a key was identified. */
+export function headersFor(
+  context: FastPathContext,
+  requestId: string,
+  rate: RateState | undefined,
+  now: number,
+): Record<string, string> {
+  const basics: Record<string, string> = {
+    'x-request-id': requestId,
+    'access-control-allow-origin': '*',
+    'access-control-expose-headers': EXPOSED_HEADERS,
+  }
+  return rate === undefined ? basics : rateLimitHeaders(rate, context.policy, now, basics)
+}
+
+export function sendProblem(
+  context: FastPathContext,
+  response: ServerResponse,
+  requestId: string,
+  problem: Problem,
+  rate: RateState | undefined,
+  now: number,
+): number {
+  const body = problemBytes(problem, requestId)
+  const headers = headersFor(context, requestId, rate, now)
+  if (problem.headers !== undefined) Object.assign(headers, problem.headers)
+  headers['content-type'] = PROBLEM_CONTENT_TYPE
+  headers['content-length'] = String(body.length)
+  const status = PROBLEM_CATALOG[problem.code].status
+  send(response, status, headers, body)
+  recordProblem(problem.code, status)
+  return status
+}
+
+export function sendJson(
+  context: FastPathContext,
+  response: ServerResponse,
+  requestId: string,
+  body: ByteString,
+  rate: RateState,
+  now: number,
+): number {
+  const out = headersFor(context, requestId, rate, now)
+  out['content-type'] = 'application/json; charset=utf-8'
+  out['content-length'] = String(body.length)
+  send(response, 200, out, body)
+  return 200
+}
+
+/** After an answer is written: its access-log line and its count under the router's `template`. */
+export function answered(
+  context: FastPathContext,
+  request: IncomingMessage,
+  requestId: string,
+  status: number,
+  started: number,
+  keyId: string | undefined,
+  template: string,
+): void {
+  if (requestsObserved()) recordRequest(template, request.method!, status, performance.now() - started)
+  const accessLog = context.accessLog
+  if (accessLog === undefined) return
+  logAccess(accessLog, {
+    reqId: requestId,
+    method: request.method!,
+    url: request.url!,
+    status,
+    elapsedMs: performance.now() - started,
+    keyId,
+  })
+}
