@@ -18,7 +18,7 @@ import { registerOperator } from './commands/operator.js'
 import { registerOrg } from './commands/org.js'
 import { registerProgress } from './commands/progress.js'
 import { registerRestore } from './commands/restore.js'
-import { registerSchools } from './commands/schools.js'
+import { defineSchools } from './commands/schools/index.js'
 import { registerRoster } from './commands/roster.js'
 import { registerStudents } from './commands/students.js'
 
@@ -53,7 +53,7 @@ export function buildProgram(options: { json: boolean }): Command {
   registerAgreement(program)
   registerKey(program)
   registerStudents(program)
-  registerSchools(program)
+  defineSchools(program)
   registerRoster(program)
   registerLinks(program)
   registerProgress(program)

@@ -5,12 +5,12 @@
  * attend, and the links to partners that end with it, by organisation.
  */
 import type { Kysely } from 'kysely'
-import type { Attendance, Link } from '../storage/school-shares.js'
-import type { Database } from '../storage/tables.js'
-import type { PendingChange } from './confirm.js'
-import type { ImportRun } from './import-runner.js'
-import { plural } from './output.js'
-import { count } from './progress-bar.js'
+import type { Attendance, Link } from '../../../../storage/school-shares.js'
+import type { Database } from '../../../../storage/tables.js'
+import type { PendingChange } from '../../../confirm.js'
+import type { ImportRun } from '../../../import-runner.js'
+import { plural } from '../../../output.js'
+import { count } from '../../../progress-bar.js'
 
 /** A row of a members file. */
 export interface MembershipRow extends Attendance {
@@ -35,8 +35,8 @@ export async function leavingChange(
   run: ImportRun,
 ): Promise<PendingChange> {
   const [{ linksEndedBy }, { organisationNames, schoolsOfStudents }] = await Promise.all([
-    import('../storage/links-ending.js'),
-    import('../storage/roster-repository.js'),
+    import('../../../../storage/links-ending.js'),
+    import('../../../../storage/roster-repository.js'),
   ])
   // Rows come in key order, a student's together: only the students with a left row are kept.
   const moves: Moves[] = []
