@@ -14,8 +14,9 @@ import { defineImportCommand } from '../import-command.js'
 import { text, uuid } from '../import-fields.js'
 import type { ImportSpec } from '../import-runner.js'
 import { defineGroup } from '../options.js'
-import { registerLinkRemove } from './link-remove.js'
-import { registerLinkShares } from './link-shares.js'
+import { defineLinksAdd } from './links/add.js'
+import { defineLinksRemove } from './links/remove.js'
+import { defineLinksShares } from './links/shares.js'
 
 interface LinkImportContext {
   byId: Map<string, OrganisationRow>
@@ -89,6 +90,7 @@ export function registerLinks(program: Command): void {
       'held by one list share per organisation, named after the file',
     ['curriculum links import links.csv      # header: studentId,organisation (an id or exact name)'],
   )
-  registerLinkShares(group)
-  registerLinkRemove(group)
+  defineLinksAdd(group)
+  defineLinksShares(group)
+  defineLinksRemove(group)
 }

@@ -5,24 +5,24 @@
  */
 import type { Command } from 'commander'
 import type { Kysely } from 'kysely'
-import { systemClock } from '../../clock.js'
-import type { Database, OrganisationRow, SchoolRow } from '../../storage/tables.js'
-import type { Audit } from '../audit.js'
-import { act } from '../command-action.js'
-import { confirmChange, type PendingChange, withConfirmation } from '../confirm.js'
-import { defineCommand, uuidOption } from '../options.js'
-import { type CommandResult, plural, UsageError } from '../output.js'
-import { withStorage } from '../storage-session.js'
-import { named, organisationJson } from './link-shares.js'
+import { systemClock } from '../../../clock.js'
+import type { Database, OrganisationRow, SchoolRow } from '../../../storage/tables.js'
+import type { Audit } from '../../audit.js'
+import { act } from '../../command-action.js'
+import { confirmChange, type PendingChange, withConfirmation } from '../../confirm.js'
+import { defineCommand, uuidOption } from '../../options.js'
+import { type CommandResult, plural, UsageError } from '../../output.js'
+import { withStorage } from '../../storage-session.js'
+import { named, organisationJson } from './views.js'
 
 /** What the organisation sees of an unlink, as the dashboard's confirmation says it. */
 const told = (whom: 'the student' | 'them') =>
   `its keys get 404 for ${whom} at once, and its change feed and webhooks get a student_unlinked notice ` +
   `(the id only)${whom === 'them' ? ' for each' : ''}, telling it to delete its copy`
 
-export function registerLinkRemove(group: Command): void {
+export function defineLinksRemove(links: Command): void {
   const command = defineCommand(
-    group,
+    links,
     'remove',
     "End an organisation's share of a school (--school), or unlink one student from it (--student, which takes " +
       'the student out of all its shares): each student no share holds any more is unlinked, and the ' +
@@ -39,26 +39,26 @@ export function registerLinkRemove(group: Command): void {
     .option('--student <id>', 'the student id', uuidOption)
     .option('--school <school>', 'school id, external id or exact name')
   withConfirmation(command, 'end the share or unlink the student')
-  command.action(
-    act(async (command, audit) => {
-      const { org, student, school } = command.opts<{ org: string; student?: string; school?: string }>()
-      if ((student === undefined) === (school === undefined))
-        throw new UsageError('name one student with --student, or a school with --school')
-      const change = student === undefined ? await shareEnding(org, school!) : await unlinking(org, student)
-      const confirmed = await confirmChange(command, change)
-      if (!confirmed.write) return confirmed.result
-      return student === undefined ? endSchoolShare(audit, org, school!) : unlink(audit, org, student)
-    }),
-  )
+  command.action(act(removeLink))
+}
+
+async function removeLink(command: Command, audit: Audit): Promise<CommandResult> {
+  const { org, student, school } = command.opts<{ org: string; student?: string; school?: string }>()
+  if ((student === undefined) === (school === undefined))
+    throw new UsageError('name one student with --student, or a school with --school')
+  const change = student === undefined ? await shareEnding(org, school!) : await unlinking(org, student)
+  const confirmed = await confirmChange(command, change)
+  if (!confirmed.write) return confirmed.result
+  return student === undefined ? endSchoolShare(audit, org, school!) : unlink(audit, org, student)
 }
 
 /** What unlinking would end: the student's link, held by these shares. Reads only. */
 async function unlinking(org: string, studentId: string): Promise<PendingChange> {
   return withStorage(async ({ storage: { db } }) => {
     const [{ findOrganisation }, { sharesHoldingStudent }, { isLinked }] = await Promise.all([
-      import('../../storage/access-repository.js'),
-      import('../../storage/share-listing.js'),
-      import('../../storage/linked-students.js'),
+      import('../../../storage/access-repository.js'),
+      import('../../../storage/share-listing.js'),
+      import('../../../storage/linked-students.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const linked = await isLinked(db, organisation.id, studentId)
@@ -90,9 +90,9 @@ async function unlinking(org: string, studentId: string): Promise<PendingChange>
 async function shareEnding(org: string, schoolRef: string): Promise<PendingChange> {
   return withStorage(async ({ storage: { db } }) => {
     const [{ findOrganisation }, { findSchool }, { heldByNoOtherShare, studentsInShare }] = await Promise.all([
-      import('../../storage/access-repository.js'),
-      import('../../storage/schools.js'),
-      import('../../storage/share-listing.js'),
+      import('../../../storage/access-repository.js'),
+      import('../../../storage/schools.js'),
+      import('../../../storage/share-listing.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const school = await findSchool(db, schoolRef)
@@ -124,10 +124,10 @@ async function shareEnding(org: string, schoolRef: string): Promise<PendingChang
 
 /** The id of the organisation's share of the school in force; NotFoundError when there is none. */
 async function shareInForceOf(db: Kysely<Database>, organisation: OrganisationRow, school: SchoolRow): Promise<string> {
-  const { schoolShareInForce } = await import('../../storage/shares.js')
+  const { schoolShareInForce } = await import('../../../storage/shares.js')
   const share = await schoolShareInForce(db, organisation.id, school.id)
   if (share === undefined) {
-    const { NotFoundError } = await import('../../domain/errors.js')
+    const { NotFoundError } = await import('../../../domain/errors.js')
     throw new NotFoundError(`${named(organisation)} has no share of school ${school.name} in force`)
   }
   return share.id
@@ -136,8 +136,8 @@ async function shareInForceOf(db: Kysely<Database>, organisation: OrganisationRo
 async function unlink(audit: Audit, org: string, student: string): Promise<CommandResult> {
   const { organisation, outcome } = await audit.change(async ({ db }) => {
     const [{ findOrganisation }, { unlinkStudent }] = await Promise.all([
-      import('../../storage/access-repository.js'),
-      import('../../cases/unlink.js'),
+      import('../../../storage/access-repository.js'),
+      import('../../../cases/unlink.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const outcome = await unlinkStudent(db, student, organisation.id, systemClock.now())
@@ -158,9 +158,9 @@ async function unlink(audit: Audit, org: string, student: string): Promise<Comma
 async function endSchoolShare(audit: Audit, org: string, schoolRef: string): Promise<CommandResult> {
   const { organisation, school, ended } = await audit.change(async ({ db }) => {
     const [{ findOrganisation }, { findSchool }, { endShare }] = await Promise.all([
-      import('../../storage/access-repository.js'),
-      import('../../storage/schools.js'),
-      import('../../cases/shares.js'),
+      import('../../../storage/access-repository.js'),
+      import('../../../storage/schools.js'),
+      import('../../../cases/shares.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const school = await findSchool(db, schoolRef)
