@@ -4,7 +4,7 @@
  */
 import type { DatabaseFileReport } from '../storage/connection.js'
 import { CliError } from './output.js'
-import { count } from './progress-bar.js'
+import { count, ProgressLine } from './progress-bar.js'
 import { usePostgresTools } from './postgres-dump.js'
 
 /** SQLite's file operations, loaded when a command needs them (program.ts). */
@@ -37,9 +37,45 @@ export async function postgresDatabaseUrl(): Promise<string | undefined> {
   return engineOf(databaseUrl) === 'postgres' ? databaseUrl : undefined
 }
 
-export function progressText(doing: string, copied: number, total: number): string {
+function progressText(doing: string, copied: number, total: number): string {
   const percent = total === 0 ? 100 : Math.floor((copied / total) * 100)
   return `${doing}: ${percent}% (${count(copied)} of ${count(total)} pages)`
+}
+
+/**
+ * Runs a copy of a database file under a progress line; an `expected` error (the operator's to
+ * act on, not a bug) becomes a CliError with its message.
+ */
+export async function withProgressLine<T>(
+  doing: string,
+  copy: (onProgress: (copied: number, total: number) => void) => Promise<T>,
+  expected: (error: unknown) => boolean,
+): Promise<T> {
+  const bar = new ProgressLine()
+  try {
+    return await copy((copied, total) => bar.update(progressText(doing, copied, total)))
+  } catch (error) {
+    if (expected(error)) throw new CliError((error as Error).message)
+    throw error
+  } finally {
+    bar.clear()
+  }
+}
+
+/** Inspects a database file and describes it; a file that is not one is the operator's error, `consequence` added. */
+export async function inspectFile(
+  file: string,
+  consequence = '',
+): Promise<{ report: DatabaseFileReport; described: DescribedFile }> {
+  const files = await openDatabaseFiles()
+  let report: DatabaseFileReport
+  try {
+    report = await files.inspectDatabaseFile(file)
+  } catch (error) {
+    if (error instanceof files.DatabaseFileError) throw new CliError(`${error.message}${consequence}`)
+    throw error
+  }
+  return { report, described: await describeDatabaseFile(report) }
 }
 
 export interface DescribedFile {

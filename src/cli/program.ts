@@ -8,16 +8,16 @@
  */
 import { Command } from 'commander'
 import { registerAgreement } from './commands/agreement.js'
-import { registerBackup } from './commands/backup.js'
+import { defineBackup } from './commands/backup.js'
 import { registerCatalog } from './commands/catalog.js'
 import { registerDisclosures } from './commands/disclosures.js'
 import { registerKey } from './commands/key.js'
 import { registerLinks } from './commands/links.js'
-import { registerMigrate } from './commands/migrate.js'
+import { defineMigrate } from './commands/migrate.js'
 import { registerOperator } from './commands/operator.js'
 import { registerOrg } from './commands/org.js'
 import { registerProgress } from './commands/progress.js'
-import { registerRestore } from './commands/restore.js'
+import { defineRestore } from './commands/restore.js'
 import { defineSchools } from './commands/schools/index.js'
 import { registerRoster } from './commands/roster.js'
 import { registerStudents } from './commands/students.js'
@@ -45,9 +45,9 @@ export function buildProgram(options: { json: boolean }): Command {
       },
     })
     .showHelpAfterError(options.json ? false : '(add --help for usage)')
-  registerMigrate(program)
-  registerBackup(program)
-  registerRestore(program)
+  defineMigrate(program)
+  defineBackup(program)
+  defineRestore(program)
   registerCatalog(program)
   registerOrg(program)
   registerAgreement(program)

@@ -6,20 +6,21 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
+import type { Audit } from '../audit.js'
 import { act } from '../command-action.js'
 import {
   describeDatabaseFile,
+  inspectFile,
   openDatabaseFiles,
   postgresDatabaseUrl,
-  progressText,
   sqliteDatabase,
+  withProgressLine,
 } from '../database-files.js'
 import { defineCommand } from '../options.js'
 import { CliError, type CommandResult } from '../output.js'
 import { describePostgresDump, isPostgresDump } from '../postgres-dump-check.js'
-import { ProgressLine } from '../progress-bar.js'
 
-export function registerBackup(program: Command): void {
+export function defineBackup(program: Command): void {
   defineCommand(
     program,
     'backup <file>',
@@ -37,50 +38,42 @@ export function registerBackup(program: Command): void {
         'counts; writes nothing',
     )
     .option('--force', 'replace <file> if it exists')
-    .action(
-      act(async (command, audit) => {
-        const [file] = command.args as [string]
-        const options = command.opts<{ verify?: boolean; force?: boolean }>()
-        if (options.verify === true) return verify(file)
-        const source = await sqliteDatabase(file, 'backup')
-        if (!fs.existsSync(source))
-          throw new CliError(`there is no database at ${source} (DATABASE_URL): nothing to back up`)
-        const destination = path.resolve(file)
-        if (destination === path.resolve(source))
-          throw new CliError(`${destination} is the database itself; give another file for its backup`)
-        if (!fs.existsSync(path.dirname(destination)))
-          throw new CliError(`the folder ${path.dirname(destination)} does not exist; nothing was written`)
-        const files = await openDatabaseFiles()
-        const bar = new ProgressLine()
-        let report: Awaited<ReturnType<typeof files.backupDatabaseFile>>
-        try {
-          report = await files.backupDatabaseFile(source, destination, {
-            overwrite: options.force === true,
-            onProgress: (copied, total) => bar.update(progressText('backing up', copied, total)),
-            audit: (db) => audit.record(db, 'database', { file: destination }),
-          })
-        } catch (error) {
-          if (error instanceof files.DestinationExistsError || error instanceof files.DatabaseFileError)
-            throw new CliError(error.message)
-          throw error
-        } finally {
-          bar.clear()
-        }
-        const described = await describeDatabaseFile(report)
-        const foreign = (report.schemaDifferences?.length ?? 0) > 0
-        return {
-          data: { file: destination, ...described.data },
-          text: [
-            `backed up ${source} into ${destination} (mode 0600: it holds children's data)`,
-            ...described.text,
-            // The database itself holds them: someone changed its schema outside the migrations.
-            ...(foreign
-              ? ['the database holds schema objects the migrations do not make: restore refuses this backup']
-              : []),
-          ],
-        }
+    .action(act(backup))
+}
+
+async function backup(command: Command, audit: Audit): Promise<CommandResult> {
+  const [file] = command.args as [string]
+  const options = command.opts<{ verify?: boolean; force?: boolean }>()
+  if (options.verify === true) return verify(file)
+  const source = await sqliteDatabase(file, 'backup')
+  if (!fs.existsSync(source)) throw new CliError(`there is no database at ${source} (DATABASE_URL): nothing to back up`)
+  const destination = path.resolve(file)
+  if (destination === path.resolve(source))
+    throw new CliError(`${destination} is the database itself; give another file for its backup`)
+  if (!fs.existsSync(path.dirname(destination)))
+    throw new CliError(`the folder ${path.dirname(destination)} does not exist; nothing was written`)
+  const files = await openDatabaseFiles()
+  const report = await withProgressLine(
+    'backing up',
+    (onProgress) =>
+      files.backupDatabaseFile(source, destination, {
+        overwrite: options.force === true,
+        onProgress,
+        audit: (db) => audit.record(db, 'database', { file: destination }),
       }),
-    )
+    (error) => error instanceof files.DestinationExistsError || error instanceof files.DatabaseFileError,
+  )
+  const described = await describeDatabaseFile(report)
+  const foreign = (report.schemaDifferences?.length ?? 0) > 0
+  return {
+    data: { file: destination, ...described.data },
+    text: [
+      `backed up ${source} into ${destination} (mode 0600: it holds children's data)`,
+      ...described.text,
+      // The database itself holds them: someone changed its schema outside the migrations.
+      ...(foreign ? ['the database holds schema objects the migrations do not make: restore refuses this backup'] : []),
+    ],
+  }
 }
 
 /**
@@ -89,15 +82,7 @@ export function registerBackup(program: Command): void {
  */
 async function verify(file: string): Promise<CommandResult> {
   if (isPostgresDump(file)) return verifyPostgresDump(file)
-  const files = await openDatabaseFiles()
-  let report: Awaited<ReturnType<typeof files.inspectDatabaseFile>>
-  try {
-    report = await files.inspectDatabaseFile(path.resolve(file))
-  } catch (error) {
-    if (error instanceof files.DatabaseFileError) throw new CliError(error.message)
-    throw error
-  }
-  const described = await describeDatabaseFile(report)
+  const { report, described } = await inspectFile(path.resolve(file))
   if (described.refusal !== undefined)
     throw new CliError(`${described.refusal}\n${described.text.join('\n')}`, [], 1, described.data)
   return { data: { file: report.file, ...described.data }, text: [`${report.file}: a sound backup`, ...described.text] }

@@ -4,12 +4,13 @@
  */
 import fs from 'node:fs'
 import type { Command } from 'commander'
+import type { Audit } from '../audit.js'
 import { act } from '../command-action.js'
 import { defineCommand } from '../options.js'
 import type { CommandResult } from '../output.js'
 import { withStorage } from '../storage-session.js'
 
-export function registerMigrate(program: Command): void {
+export function defineMigrate(program: Command): void {
   defineCommand(
     program,
     'migrate',
@@ -21,21 +22,21 @@ export function registerMigrate(program: Command): void {
     { audit: 'database.migrate' },
   )
     .option('--dry-run', 'list the migrations that would be applied, and change nothing')
-    .action(
-      act(async (command, audit) => {
-        if (command.opts<{ dryRun?: boolean }>().dryRun === true) return dryRun()
-        // Recorded even when there was nothing to apply: a deploy that ran it is worth knowing.
-        const applied = await audit.change(async ({ migrated }) => ({
-          value: migrated.applied,
-          target: 'database',
-          changed: { applied: migrated.applied },
-        }))
-        return {
-          data: { applied },
-          text: applied.length === 0 ? 'the database is up to date' : applied.map((name) => `applied ${name}`),
-        }
-      }),
-    )
+    .action(act(migrate))
+}
+
+async function migrate(command: Command, audit: Audit): Promise<CommandResult> {
+  if (command.opts<{ dryRun?: boolean }>().dryRun === true) return dryRun()
+  // Recorded even when there was nothing to apply: a deploy that ran it is worth knowing.
+  const applied = await audit.change(async ({ migrated }) => ({
+    value: migrated.applied,
+    target: 'database',
+    changed: { applied: migrated.applied },
+  }))
+  return {
+    data: { applied },
+    text: applied.length === 0 ? 'the database is up to date' : applied.map((name) => `applied ${name}`),
+  }
 }
 
 /** Reads the migration table and writes nothing, not even an audit row: nothing was done. */

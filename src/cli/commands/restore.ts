@@ -8,22 +8,22 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import type { Command } from 'commander'
+import type { RestoreReport } from '../../storage/connection.js'
+import type { Audit } from '../audit.js'
 import { act } from '../command-action.js'
 import {
-  describeDatabaseFile,
+  inspectFile,
   openDatabaseFiles,
   postgresDatabaseUrl,
-  progressText,
   sqliteDatabase,
+  withProgressLine,
 } from '../database-files.js'
 import { defineCommand } from '../options.js'
-import { CliError, plural } from '../output.js'
+import { CliError, type CommandResult, plural } from '../output.js'
 import { keepSettingsCommands, usePostgresTools } from '../postgres-dump.js'
 import { describePostgresDump, signingKeysLost } from '../postgres-dump-check.js'
-import { ProgressLine } from '../progress-bar.js'
-import type { RestoreReport } from '../../storage/connection.js'
 
-export function registerRestore(program: Command): void {
+export function defineRestore(program: Command): void {
   defineCommand(
     program,
     'restore <file>',
@@ -36,59 +36,47 @@ export function registerRestore(program: Command): void {
       'replace the database even while a process has it open (a running server keeps writing into the ' +
         'replaced file, and that is lost: restart it at once)',
     )
-    .action(
-      act(async (command, audit) => {
-        const [file] = command.args as [string]
-        const force = command.opts<{ force?: boolean }>().force === true
-        const postgres = await postgresDatabaseUrl()
-        if (postgres !== undefined) throw await checkedPostgresRestore(file, postgres)
-        const target = path.resolve(await sqliteDatabase(file, 'restore'))
-        const backup = path.resolve(file)
-        if (backup === target) throw new CliError(`${backup} is the database itself; give a backup of it`)
-        if (!fs.existsSync(path.dirname(target)))
-          throw new CliError(`the folder ${path.dirname(target)} (DATABASE_URL) does not exist; nothing was changed`)
-        const files = await openDatabaseFiles()
-        let report: Awaited<ReturnType<typeof files.inspectDatabaseFile>>
-        try {
-          report = await files.inspectDatabaseFile(backup)
-        } catch (error) {
-          if (error instanceof files.DatabaseFileError) throw new CliError(`${error.message}; nothing was changed`)
-          throw error
-        }
-        const described = await describeDatabaseFile(report)
-        if (described.refusal !== undefined)
-          throw new CliError(`${described.refusal}; nothing was changed`, [], 1, described.data)
-        const bar = new ProgressLine()
-        let restored: Awaited<ReturnType<typeof files.restoreDatabaseFile>>
-        try {
-          restored = await files.restoreDatabaseFile(backup, target, {
-            force,
-            onProgress: (copied, total) => bar.update(progressText('restoring', copied, total)),
-            audit: (db, facts) => audit.record(db, 'database', { from: backup, ...facts }),
-          })
-        } catch (error) {
-          if (error instanceof files.DatabaseInUseError || error instanceof files.DatabaseFileError)
-            throw new CliError(error.message)
-          throw error
-        } finally {
-          bar.clear()
-        }
-        return {
-          data: { database: target, from: backup, ...restored, ...described.data },
-          text: [
-            `restored ${backup} into ${target}`,
-            ...described.text,
-            ...(restored.forced
-              ? ['the replaced database was in use (--force): restart the server now; what it wrote since is lost']
-              : ['start the server: it serves the restored database (and applies any pending migrations)']),
-            ...historyLines(restored.history),
-            ...signingKeyLines(restored.signingKeys),
-            `the change feed restarts at ${restored.changeFeedFloor}: partners' cursors from before the restore ` +
-              'answer 410 cursor_expired, and they resync',
-          ],
-        }
+    .action(act(restore))
+}
+
+async function restore(command: Command, audit: Audit): Promise<CommandResult> {
+  const [file] = command.args as [string]
+  const force = command.opts<{ force?: boolean }>().force === true
+  const postgres = await postgresDatabaseUrl()
+  if (postgres !== undefined) throw await checkedPostgresRestore(file, postgres)
+  const target = path.resolve(await sqliteDatabase(file, 'restore'))
+  const backup = path.resolve(file)
+  if (backup === target) throw new CliError(`${backup} is the database itself; give a backup of it`)
+  if (!fs.existsSync(path.dirname(target)))
+    throw new CliError(`the folder ${path.dirname(target)} (DATABASE_URL) does not exist; nothing was changed`)
+  const { described } = await inspectFile(backup, '; nothing was changed')
+  if (described.refusal !== undefined)
+    throw new CliError(`${described.refusal}; nothing was changed`, [], 1, described.data)
+  const files = await openDatabaseFiles()
+  const restored = await withProgressLine(
+    'restoring',
+    (onProgress) =>
+      files.restoreDatabaseFile(backup, target, {
+        force,
+        onProgress,
+        audit: (db, facts) => audit.record(db, 'database', { from: backup, ...facts }),
       }),
-    )
+    (error) => error instanceof files.DatabaseInUseError || error instanceof files.DatabaseFileError,
+  )
+  return {
+    data: { database: target, from: backup, ...restored, ...described.data },
+    text: [
+      `restored ${backup} into ${target}`,
+      ...described.text,
+      ...(restored.forced
+        ? ['the replaced database was in use (--force): restart the server now; what it wrote since is lost']
+        : ['start the server: it serves the restored database (and applies any pending migrations)']),
+      ...historyLines(restored.history),
+      ...signingKeyLines(restored.signingKeys),
+      `the change feed restarts at ${restored.changeFeedFloor}: partners' cursors from before the restore ` +
+        'answer 410 cursor_expired, and they resync',
+    ],
+  }
 }
 
 /**
