@@ -9,7 +9,7 @@
 import { Command } from 'commander'
 import { registerAgreement } from './commands/agreement.js'
 import { defineBackup } from './commands/backup.js'
-import { registerCatalog } from './commands/catalog.js'
+import { defineCatalog } from './commands/catalog/index.js'
 import { registerDisclosures } from './commands/disclosures.js'
 import { registerKey } from './commands/key.js'
 import { registerLinks } from './commands/links.js'
@@ -48,7 +48,7 @@ export function buildProgram(options: { json: boolean }): Command {
   defineMigrate(program)
   defineBackup(program)
   defineRestore(program)
-  registerCatalog(program)
+  defineCatalog(program)
   registerOrg(program)
   registerAgreement(program)
   registerKey(program)
