@@ -9,7 +9,7 @@
  * running service, and it disappears with the connection even if the process is killed.
  */
 import { type Kysely, sql } from 'kysely'
-import type { Database } from '../storage/tables.js'
+import type { Database } from './tables.js'
 
 /** One staged row. `row` is the checked row as JSON; null when the row was refused. */
 interface StagedRow {
