@@ -138,7 +138,7 @@ export async function metricsCost({
 export async function recordCost(calls = 1_000_000) {
   const { ROOT } = await import('./lib/paths.mjs')
   const dist = (file) => pathToFileURL(path.join(ROOT, 'dist', file)).href
-  const { recordRequest, requestsObserved } = await import(dist('observability/metrics-channels.js'))
+  const { recordRequest, requestsObserved } = await import(dist('instrumentation/metrics-channels.js'))
   const { Metrics } = await import(dist('observability/metrics.js'))
   const metrics = new Metrics({ engine: 'sqlite', db: undefined })
   const routes = ['/api/v1/tiers', '/api/v1/lessons', '/api/v1/lessons/*']

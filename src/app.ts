@@ -64,7 +64,7 @@ import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition
 import { keySetSource, signingKeySource } from './services/signing-keys.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
-import { recordRequest } from './observability/metrics-channels.js'
+import { recordRequest } from './instrumentation/metrics-channels.js'
 import type { Metrics } from './observability/metrics.js'
 import { metricsRoute, type Scrape } from './observability/metrics-route.js'
 import type { Storage } from './storage/connection.js'

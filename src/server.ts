@@ -11,8 +11,9 @@ import { type AppServices, buildApp } from './app.js'
 import type { CompileCache } from './compile-cache.js'
 import { systemClock } from './clock.js'
 import { type Config, ConfigError, loadConfig } from './config.js'
+import { API_PREFIX } from './http/api-prefix.js'
 import { createLogger } from './logger.js'
-import { installSpans, type Spans } from './observability/tracing-spans.js'
+import { installSpans, type Spans } from './instrumentation/spans.js'
 import { databaseFilesOpenToOthers, openStorage, type Storage } from './storage/connection.js'
 import { isEmptyDatabase } from './storage/meta-repository.js'
 import { migrate, NewerDatabaseError } from './storage/migrate.js'
@@ -72,7 +73,8 @@ async function prepareDatabase(storage: Storage, config: Config, log: ReturnType
     // Loaded only when needed: it reads the catalog files (YAML), which a later start never does.
     const { demoBanner, seedDemoIfEmpty } = await import('./demo/seed-demo.js')
     const seed = await seedDemoIfEmpty(storage.db, config.catalogDir, systemClock.now())
-    if (seed !== undefined) process.stdout.write(`\n${demoBanner(seed, config.publicUrl)}\n\n`)
+    if (seed !== undefined)
+      process.stdout.write(`\n${demoBanner(seed, config.publicUrl, `${config.publicUrl}${API_PREFIX}`)}\n\n`)
   }
 }
 

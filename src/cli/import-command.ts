@@ -1,20 +1,24 @@
 /**
  * `<what> import <file>`: the command line shared by the imports; what differs between them
- * lives in their ImportSpec. An import that can end partners' access asks first (confirm.ts).
+ * lives in their RecordImportSpec (imports/record-spec.ts). An import that can end partners'
+ * access asks first (confirm.ts).
  */
 import { type Command, Option } from 'commander'
 import { systemClock } from '../clock.js'
 import { act } from './command-action.js'
-import { confirmChange, withConfirmation } from './confirm.js'
-import { type ImportSpec, runImport } from './import-runner.js'
+import { ImportStopped, runRecordImport } from '../imports/record-import.js'
+import type { RecordImportSpec } from '../imports/record-spec.js'
+import { RECORD_FORMATS, type RecordFormat } from '../imports/records.js'
+import { confirmChange, type PendingChange, withConfirmation } from './confirm.js'
 import { defineCommand } from './options.js'
-import { type CommandResult, plural } from './output.js'
-import { formatOf, RECORD_FORMATS, type RecordFormat } from './records.js'
+import { CliError, type CommandResult, plural } from './output.js'
+import { ProgressLine } from './progress-bar.js'
+import { formatOf } from './record-format.js'
 import { withStorage } from './storage-session.js'
 
 export function defineImportCommand<Row, Context>(
   group: Command,
-  spec: ImportSpec<Row, Context>,
+  spec: RecordImportSpec<Row, Context, PendingChange>,
   description: string,
   examples: readonly string[],
 ): Command {
@@ -34,8 +38,8 @@ export function defineImportCommand<Row, Context>(
       const format = formatOf(file, options.format)
       const started = performance.now()
       let stopped: CommandResult | undefined
-      const summary = await withStorage(({ storage }) =>
-        runImport(spec, storage, {
+      const result = await withStorage(({ storage }) =>
+        runRecordImport(spec, storage, {
           file,
           format,
           now: systemClock.now(),
@@ -47,9 +51,18 @@ export function defineImportCommand<Row, Context>(
             if (!confirmed.write) stopped = confirmed.result
             return confirmed.write
           },
+          progress: new ProgressLine(),
         }),
-      )
+      ).catch((error: unknown) => {
+        throw error instanceof ImportStopped ? new CliError(error.message) : error
+      })
+      if (!result.ok)
+        throw new CliError(
+          `${file}: ${plural(result.problems.length, 'problem')}; nothing was imported`,
+          result.problems,
+        )
       if (stopped !== undefined) return stopped
+      const { summary } = result
       const seconds = ((performance.now() - started) / 1000).toFixed(1)
       return {
         data: { ...summary },

@@ -6,7 +6,7 @@
  */
 import { parseTimestamp } from './dates.js'
 import { UUID } from '../domain/uuid.js'
-import type { RowInput } from './import-runner.js'
+import type { RowInput } from '../imports/record-spec.js'
 
 /** PostgreSQL `integer` is 32-bit; a larger count would fail the whole import at write time. */
 const MAX_COUNT = 2_147_483_647

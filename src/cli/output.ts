@@ -4,25 +4,18 @@
  * errors go to stderr. Exit codes: 0 done, 1 failed (bad data, conflict, not found), 2 the
  * command line itself was wrong, 3 a change that ends access was not confirmed (confirm.ts).
  */
+import { formatImportProblem, type ImportProblem } from '../imports/problems.js'
 
 /** A problem with an input, located so that an operator can open the file at that line. */
-export interface InputProblem extends ReportedProblem {
+export interface InputProblem extends ImportProblem {
   line: number
-}
-
-/** A problem as reported: with its line, or about a whole file (a roster export's missing file). */
-export interface ReportedProblem {
-  file: string
-  line?: number
-  field?: string
-  message: string
 }
 
 export class CliError extends Error {
   override name = 'CliError'
   constructor(
     message: string,
-    readonly problems: readonly ReportedProblem[] = [],
+    readonly problems: readonly ImportProblem[] = [],
     readonly exitCode = 1,
     /** Fields for the --json error beside the message, for a script to act on. */
     readonly details: Readonly<Record<string, unknown>> = {},
@@ -45,11 +38,6 @@ export interface CommandResult {
   text: string | readonly string[]
 }
 
-export function formatProblemLine(problem: ReportedProblem): string {
-  const place = problem.line === undefined ? problem.file : `${problem.file}:${problem.line}`
-  return problem.field === undefined ? `${place}: ${problem.message}` : `${place}: ${problem.field}: ${problem.message}`
-}
-
 export function writeJson(document: unknown): void {
   process.stdout.write(`${JSON.stringify(document)}\n`)
 }
@@ -62,7 +50,7 @@ export function writeText(text: string | readonly string[]): void {
 export function reportFailure(
   json: boolean,
   message: string,
-  problems: readonly ReportedProblem[] = [],
+  problems: readonly ImportProblem[] = [],
   details: Readonly<Record<string, unknown>> = {},
 ): void {
   if (json) {
@@ -72,7 +60,7 @@ export function reportFailure(
   // Problems are written in chunks: an import with a million bad rows must not build one string.
   let buffer = ''
   for (const problem of problems) {
-    buffer += `${formatProblemLine(problem)}\n`
+    buffer += `${formatImportProblem(problem)}\n`
     if (buffer.length > 65_536) {
       process.stderr.write(buffer)
       buffer = ''

@@ -2,9 +2,9 @@
  * A roster import's preview and outcome as lines for the operator (`curriculum roster import`).
  * Counts and ids only: nothing of a child but what the service keeps is ever at hand here.
  */
-import type { RosterCounts, RosterCoverage, RosterPreview } from '../roster/roster-import.js'
-import { KEPT_FIELDS, NEVER_KEPT } from '../roster/roster-kept.js'
-import { districtsLabel, linksEnding, partnersLabel, sourceLabel } from '../roster/roster-source.js'
+import type { RosterCounts, RosterCoverage, RosterPreview } from '../cases/roster-import.js'
+import { KEPT_FIELDS, NEVER_KEPT } from '../cases/roster-kept.js'
+import { districtsLabel, linksEnding, partnersLabel, sourceLabel } from '../cases/roster-labels.js'
 import { plural } from './output.js'
 
 /** The counts, then what a bulk file's absent students and a delta's removals come to. */

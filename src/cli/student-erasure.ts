@@ -13,7 +13,7 @@ import type { Database } from '../storage/tables.js'
 import { UUID } from '../domain/uuid.js'
 import { CliError, type InputProblem, plural } from './output.js'
 import { count, ProgressLine } from './progress-bar.js'
-import { fieldValue, type RecordFormat, readRecords } from './records.js'
+import { fieldValue, type RecordFormat, readRecords } from '../imports/records.js'
 import { pauseAfterBatch, WriteBatchSize } from '../imports/write-batch-size.js'
 
 /** Students per transaction on SQLite: the size follows the time each batch held the lock. */

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import type { Kysely } from 'kysely'
 import type { Database } from '../storage/tables.js'
 import { CliError, type InputProblem, plural } from './output.js'
-import { fieldValue, type RecordFormat, readRecords } from './records.js'
+import { fieldValue, type RecordFormat, readRecords } from '../imports/records.js'
 
 const FIELD = 'student'
 

@@ -11,7 +11,6 @@ import { formatProblem, readCatalogDir } from '../catalog/catalog-files.js'
 import type { TierId } from '../domain/tiers.js'
 import { hashPassword } from '../domain/passwords.js'
 import { ConflictError } from '../domain/errors.js'
-import { API_PREFIX } from '../http/api-prefix.js'
 import { createApiKey, createOrganisation, recordAgreement } from '../storage/access-repository.js'
 import { createAccount } from '../storage/account-repository.js'
 import { replaceCatalog } from '../storage/catalog-repository.js'
@@ -112,7 +111,8 @@ export async function seedDemoIfEmpty(
   }
 }
 
-export function demoBanner(seed: DemoSeed, baseUrl: string): string {
+/** `apiUrl` is where the API's routes start (the service's address and its prefix). */
+export function demoBanner(seed: DemoSeed, baseUrl: string, apiUrl: string): string {
   const student = seed.students[0]!
   const rule = '='.repeat(72)
   return [
@@ -132,9 +132,9 @@ export function demoBanner(seed: DemoSeed, baseUrl: string): string {
     '',
     ' Try:',
     `   curl -H 'Authorization: Bearer ${seed.catalogKey}' \\`,
-    `     ${baseUrl}${API_PREFIX}/tiers`,
+    `     ${apiUrl}/tiers`,
     `   curl -H 'Authorization: Bearer ${seed.studentKey}' \\`,
-    `     ${baseUrl}${API_PREFIX}/students/${student.id}/progress`,
+    `     ${apiUrl}/students/${student.id}/progress`,
     ` API reference: ${baseUrl}/docs`,
     '',
     ` Dashboard: ${baseUrl}/dashboard`,

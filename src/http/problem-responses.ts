@@ -13,7 +13,7 @@ import {
   problemType,
 } from '../errors.js'
 import { isStorageUnavailable } from '../storage/connection.js'
-import { recordProblem } from '../observability/metrics-channels.js'
+import { recordProblem } from '../instrumentation/metrics-channels.js'
 import { StorageFailureLog } from './storage-failure-log.js'
 import type { ProblemBody } from './schemas/common.js'
 

@@ -8,6 +8,9 @@
  * which is what an operator needs to find a bad row in an editor. Malformed input does not
  * stop the reader: the record is returned with an `error` and reading goes on, so every bad
  * row of a file can be reported in one pass.
+ *
+ * Hand-written rather than csv-parse behind the same interface: it parses a million rows about
+ * fifteen times as fast and adds no dependency (docs/performance.md, Measurements behind the code).
  */
 
 export interface CsvRecord {

@@ -18,7 +18,7 @@ import {
   disclosureChannel,
   observeRequests,
   refusalChannel,
-} from './metrics-channels.js'
+} from '../instrumentation/metrics-channels.js'
 import { LATENCY_BUCKETS, RequestMetrics } from './metrics-requests.js'
 
 /** The services whose state is read at each scrape. */

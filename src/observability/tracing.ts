@@ -14,7 +14,7 @@ import { HttpInstrumentation } from '@opentelemetry/instrumentation-http'
 import { IORedisInstrumentation } from '@opentelemetry/instrumentation-ioredis'
 import { PgInstrumentation } from '@opentelemetry/instrumentation-pg'
 import { NodeSDK } from '@opentelemetry/sdk-node'
-import type { SpanAttributes, Spans } from './tracing-spans.js'
+import type { SpanAttributes, Spans } from '../instrumentation/spans.js'
 import { redactSpan } from './tracing-redaction.js'
 
 const SERVICE_NAME = 'curriculum-api'

@@ -23,7 +23,7 @@ export interface FileLimits {
 
 export type OpenedExport = { ok: true; file(name: string): RosterFile } | { ok: false; message: string }
 
-/** Reads are in 256 KiB chunks, as the existing importer's are (cli/records.ts). */
+/** Reads are in 256 KiB chunks, as the existing importer's are (imports/records.ts). */
 const CHUNK_BYTES = 1 << 18
 /** Below this size a high compression ratio is harmless, and small files of blanks reach it. */
 const RATIO_CHECKED_FROM = 1 << 20

@@ -24,7 +24,7 @@ import {
 import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter.js'
 import type { Database, DisclosureRow } from './tables.js'
 import { preparedQuery } from './prepared-query.js'
-import { recordDisclosures as announceDisclosures } from '../observability/metrics-channels.js'
+import { recordDisclosures as announceDisclosures } from '../instrumentation/metrics-channels.js'
 
 export { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureOutcome }
 

@@ -12,7 +12,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { auditedAction, auditedArguments, osUser } from '../../src/cli/audit.js'
 import { doesWork } from '../../src/cli/options.js'
 import { studentImport } from '../../src/cli/commands/students.js'
-import { type ImportChange, runImport } from '../../src/cli/import-runner.js'
+import { runRecordImport } from '../../src/imports/record-import.js'
+import type { ImportChange } from '../../src/imports/record-spec.js'
 import { buildProgram } from '../../src/cli/program.js'
 import { hashApiKey } from '../../src/domain/api-key.js'
 import { createApiKey, createOrganisation, recordAgreement } from '../../src/storage/access-repository.js'
@@ -581,7 +582,7 @@ describe('the audit row of an import', () => {
     return withStorage(databaseUrl, async (storage) => {
       let error: unknown
       try {
-        await runImport(spec, storage, {
+        await runRecordImport(spec, storage, {
           file,
           format: 'csv',
           now: Date.now(),

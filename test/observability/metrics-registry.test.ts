@@ -3,7 +3,7 @@
  * scrape-time gauges answer from storage, and closing stops the counting.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { recordBatch, recordDelivery, recordRequest } from '../../src/observability/metrics-channels.js'
+import { recordBatch, recordDelivery, recordRequest } from '../../src/instrumentation/metrics-channels.js'
 import { Metrics } from '../../src/observability/metrics.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage } from '../helper.js'

@@ -12,7 +12,7 @@ import type { LinkImportRow, LinkShares } from '../../storage/student-import-rep
 import type { OrganisationRow } from '../../storage/tables.js'
 import { defineImportCommand } from '../import-command.js'
 import { text, uuid } from '../import-fields.js'
-import type { ImportSpec } from '../import-runner.js'
+import type { RecordImportSpec } from '../../imports/record-spec.js'
 import { defineGroup } from '../options.js'
 import { defineLinksAdd } from './links/add.js'
 import { defineLinksRemove } from './links/remove.js'
@@ -25,7 +25,7 @@ interface LinkImportContext {
   shares: LinkShares
 }
 
-export const linkImport: ImportSpec<LinkImportRow, LinkImportContext> = {
+export const linkImport: RecordImportSpec<LinkImportRow, LinkImportContext> = {
   noun: 'link',
   audit: { action: 'links.import', target: 'links' },
   fields: ['studentId', 'organisation'],
@@ -73,7 +73,7 @@ export const linkImport: ImportSpec<LinkImportRow, LinkImportContext> = {
   }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
   write: async (db, rows, now, progress, context) =>
-    (await import('../../storage/student-import-repository.js')).linkStudents(db, rows, now, progress, context.shares),
+    (await import('../../cases/csv-import.js')).importLinks(db, rows, now, progress, context.shares),
 }
 
 export function registerLinks(program: Command): void {

@@ -9,7 +9,7 @@ import { PROGRESS_STATUSES } from '../../domain/progress.js'
 import type { ProgressImportRow } from '../../storage/student-import-repository.js'
 import { defineImportCommand } from '../import-command.js'
 import { count, oneOf, optionalTimestamp, text, timestamp, uuid } from '../import-fields.js'
-import type { ImportSpec } from '../import-runner.js'
+import type { RecordImportSpec } from '../../imports/record-spec.js'
 import { defineGroup } from '../options.js'
 
 interface Lessons {
@@ -18,7 +18,7 @@ interface Lessons {
   known: ReadonlySet<string> | null
 }
 
-export const progressImport: ImportSpec<ProgressImportRow, Lessons> = {
+export const progressImport: RecordImportSpec<ProgressImportRow, Lessons> = {
   noun: 'progress row',
   audit: { action: 'progress.import', target: 'progress' },
   options: [
@@ -90,7 +90,7 @@ export const progressImport: ImportSpec<ProgressImportRow, Lessons> = {
   }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
   write: async (db, rows, now, progress) =>
-    (await import('../../storage/student-import-repository.js')).upsertProgress(db, rows, now, progress),
+    (await import('../../cases/csv-import.js')).importProgress(db, rows, now, progress),
 }
 
 export function registerProgress(program: Command): void {

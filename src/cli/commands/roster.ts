@@ -1,10 +1,11 @@
 /**
  * `curriculum roster import <folder-or-zip>`: a district's OneRoster 1.1 or 1.2 CSV export, bulk
- * or delta (roster/oneroster.ts reads it, roster/roster-import.ts imports it). It always shows
- * the preview first; `--dry-run` stops there, and a delta that would erase students stops there
- * too unless `--confirm-erase` says to erase them. An import that takes students out of schools or
- * erases asks first (confirm.ts): a wrong folder would end a district's sharing. The import is one
- * transaction with its audit row, which holds counts and ids only.
+ * or delta, through the one import run (imports/import-run.ts) with the OneRoster format
+ * (cases/roster-import-spec.ts: roster/oneroster.ts reads it, cases/roster-import.ts imports it).
+ * It always shows the preview first; `--dry-run` stops there, and a delta that would erase
+ * students stops there too unless `--confirm-erase` says to erase them. An import that takes
+ * students out of schools or erases asks first (confirm.ts): a wrong folder would end a district's
+ * sharing. The import is one transaction with its audit row, which holds counts and ids only.
  */
 import path from 'node:path'
 import { type Command, Option } from 'commander'
@@ -13,7 +14,7 @@ import { TIER_IDS, type TierId } from '../../domain/tiers.js'
 import { act } from '../command-action.js'
 import { confirmChange, withConfirmation } from '../confirm.js'
 import { defineCommand, defineGroup } from '../options.js'
-import { CliError, plural, writeText } from '../output.js'
+import { CliError, type CommandResult, plural, writeText } from '../output.js'
 import { count, ProgressLine } from '../progress-bar.js'
 import { countLines, endingLine, endsAccess, previewLines } from '../roster-preview.js'
 import { withStorage } from '../storage-session.js'
@@ -57,27 +58,29 @@ export function registerRoster(program: Command): void {
       const bar = new ProgressLine()
       try {
         bar.update('reading the export', true)
-        const { readOneRoster } = await import('../../roster/oneroster.js')
-        const roster = await readOneRoster(source)
-        if (!roster.ok) {
-          const more = roster.moreProblems > 0 ? ` (${count(roster.moreProblems)} more not shown)` : ''
-          const total = roster.problems.length + roster.moreProblems
-          throw new CliError(`${source}: ${plural(total, 'problem')}${more}; nothing was imported`, roster.problems)
-        }
-        return await withStorage(async ({ storage }) => {
-          const { applyRosterImport, planRosterImport } = await import('../../roster/roster-import.js')
-          const request = { now: systemClock.now(), ...(options.tier === undefined ? {} : { tier: options.tier }) }
-          bar.update('comparing with the service', true)
-          const preview = await planRosterImport(storage.db, roster, request)
+        const [{ rosterImport }, { runImport }] = await Promise.all([
+          import('../../cases/roster-import-spec.js'),
+          import('../../imports/import-run.js'),
+        ])
+        const spec = rosterImport({
+          source,
+          open: (work) =>
+            withStorage(({ storage }) => {
+              bar.update('comparing with the service', true)
+              return work(storage)
+            }),
+          options: {
+            now: systemClock.now(),
+            ...(options.tier === undefined ? {} : { tier: options.tier }),
+            confirmErase: options.confirmErase === true,
+            progress: (phase, done, total) => bar.update(`${phase}: ${count(done)}/${count(total)}`),
+          },
+          record: (trx, detail) => audit.record(trx, `roster:${path.basename(source)}`, detail),
+        })
+        let stopped: CommandResult | undefined
+        const result = await runImport(spec, async (preview) => {
           bar.clear()
-          const { problems, moreProblems, ...counts } = preview
-          if (problems.length > 0) {
-            const more = moreProblems > 0 ? ` (${count(moreProblems)} more not shown)` : ''
-            throw new CliError(
-              `${source}: ${plural(problems.length + moreProblems, 'problem')}${more}; nothing was imported`,
-              problems,
-            )
-          }
+          const { problems: _problems, moreProblems: _more, ...counts } = preview
           const erasing = preview.students.toErase
           if (erasing > 0 && options.confirmErase !== true && options.dryRun !== true) {
             if (!json) writeText(previewLines(preview))
@@ -97,40 +100,29 @@ export function registerRoster(program: Command): void {
             ends,
             action: 'import it',
           })
-          if (!confirmed.write) return confirmed.result
-          const outcome = await applyRosterImport(
-            storage.db,
-            roster,
-            {
-              ...request,
-              confirmErase: options.confirmErase === true,
-              // See applyRosterImport: on SQLite one transaction would hold the server's writes.
-              commit: storage.engine === 'sqlite' ? 'batches' : 'one-transaction',
-              progress: (phase, done, total) => bar.update(`${phase}: ${count(done)}/${count(total)}`),
-            },
-            (trx, result) =>
-              audit.record(trx, `roster:${path.basename(source)}`, {
-                version: preview.version,
-                kind: preview.kind,
-                tier: preview.tier,
-                ...result,
-              }),
-          )
-          bar.clear()
-          const log = outcome.erased.length > 0 ? await storage.truncateLog() : 'none'
-          const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
-          return {
-            data: { source, preview: counts, ...outcome, seconds },
-            text: [
-              `imported OneRoster ${preview.version} ${preview.kind} export ${source} in ${seconds} s`,
-              ...countLines(outcome),
-              `links to partners: ${count(outcome.links.made)} made, ${count(outcome.links.ended)} ended ` +
-                `(each told); ${plural(outcome.erased.length, 'student')} erased; ` +
-                `${plural(outcome.webhooks, 'webhook delivery', 'webhook deliveries')} queued`,
-              ...(log === 'busy' ? ['the SQLite WAL file was busy and is not truncated yet'] : []),
-            ],
-          }
+          if (!confirmed.write) stopped = confirmed.result
+          return confirmed.write
         })
+        if (result.kind === 'refused') {
+          const more = result.more > 0 ? ` (${count(result.more)} more not shown)` : ''
+          const total = result.problems.length + result.more
+          throw new CliError(`${source}: ${plural(total, 'problem')}${more}; nothing was imported`, result.problems)
+        }
+        if (result.kind === 'previewed') return stopped!
+        const { problems: _problems, moreProblems: _more, ...counts } = result.checked
+        const { outcome, log } = result.outcome
+        const seconds = Number(((performance.now() - started) / 1000).toFixed(1))
+        return {
+          data: { source, preview: counts, ...outcome, seconds },
+          text: [
+            `imported OneRoster ${result.checked.version} ${result.checked.kind} export ${source} in ${seconds} s`,
+            ...countLines(outcome),
+            `links to partners: ${count(outcome.links.made)} made, ${count(outcome.links.ended)} ended ` +
+              `(each told); ${plural(outcome.erased.length, 'student')} erased; ` +
+              `${plural(outcome.webhooks, 'webhook delivery', 'webhook deliveries')} queued`,
+            ...(log === 'busy' ? ['the SQLite WAL file was busy and is not truncated yet'] : []),
+          ],
+        }
       } finally {
         bar.clear()
       }

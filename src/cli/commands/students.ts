@@ -19,14 +19,15 @@ import { act } from '../command-action.js'
 import { confirmChange, type PendingChange, withConfirmation } from '../confirm.js'
 import { defineImportCommand } from '../import-command.js'
 import { oneOf, text, uuid } from '../import-fields.js'
-import type { ImportSpec } from '../import-runner.js'
+import type { RecordImportSpec } from '../../imports/record-spec.js'
 import { defineCommand, defineGroup } from '../options.js'
 import { plural, table, UsageError } from '../output.js'
-import { formatOf, RECORD_FORMATS, type RecordFormat } from '../records.js'
+import { RECORD_FORMATS, type RecordFormat } from '../../imports/records.js'
+import { formatOf } from '../record-format.js'
 import { eraseInBatches, readErasureFile } from '../student-erasure.js'
 import { withStorage } from '../storage-session.js'
 
-export const studentImport: ImportSpec<StudentImportRow, void> = {
+export const studentImport: RecordImportSpec<StudentImportRow, void> = {
   noun: 'student',
   audit: { action: 'students.import', target: 'students' },
   fields: ['id', 'firstName', 'tier'],
@@ -46,7 +47,7 @@ export const studentImport: ImportSpec<StudentImportRow, void> = {
   key: (row) => row.id,
   duplicate: (row, firstLine) => ({ field: 'id', message: `student ${row.id} is already on line ${firstLine}` }),
   write: async (db, rows, now, progress) =>
-    (await import('../../storage/student-import-repository.js')).upsertStudents(db, rows, now, progress),
+    (await import('../../cases/csv-import.js')).importStudents(db, rows, now, progress),
 }
 
 export function registerStudents(program: Command): void {

@@ -6,7 +6,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import { PROBLEM_CATALOG, type Problem } from '../../errors.js'
-import { recordProblem, recordRequest, requestsObserved } from '../../observability/metrics-channels.js'
+import { recordProblem, recordRequest, requestsObserved } from '../../instrumentation/metrics-channels.js'
 import { logAccess } from '../access-log.js'
 import type { ByteString } from '../byte-string.js'
 import { type RateState, rateLimitHeaders } from '../rate-limit-headers.js'

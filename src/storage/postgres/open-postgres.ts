@@ -10,7 +10,7 @@ import type { Storage } from '../storage.js'
 import type { Database } from '../tables.js'
 import { advisoryLocks } from './advisory-locks.js'
 import { directWriteQueue } from './direct-writes.js'
-import { tracedWrites } from '../../observability/tracing-spans.js'
+import { tracedWrites } from '../traced-writes.js'
 import { nameStatements } from './named-statements.js'
 
 export interface PostgresOptions {

@@ -14,7 +14,7 @@
  */
 import type SQLite from 'better-sqlite3'
 import type { Kysely } from 'kysely'
-import { recordBatch } from '../../observability/metrics-channels.js'
+import { recordBatch } from '../../instrumentation/metrics-channels.js'
 import { runsDirectly } from '../prepared-query.js'
 import type { Database } from '../tables.js'
 import type { WriteQueue } from '../write-queue.js'

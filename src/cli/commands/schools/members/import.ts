@@ -1,15 +1,16 @@
 /**
  * `curriculum schools members import <file>`: students joining and leaving schools, all or
- * nothing (cases/school-attendance.ts); a file with leavers shows what it would end and asks first.
+ * nothing (cases/csv-import.ts); a file with leavers shows what it would end and asks first.
  */
 import type { Command } from 'commander'
 import { UUID } from '../../../../domain/uuid.js'
-import type { Attendance } from '../../../../storage/school-shares.js'
+import type { MembershipRow } from '../../../../cases/csv-import.js'
+import type { RecordImportSpec } from '../../../../imports/record-spec.js'
 import type { SchoolRow } from '../../../../storage/tables.js'
+import type { PendingChange } from '../../../confirm.js'
 import { defineImportCommand } from '../../../import-command.js'
 import { oneOf, text, uuid } from '../../../import-fields.js'
-import type { ImportSpec } from '../../../import-runner.js'
-import { leavingChange, type MembershipRow } from './membership-ending.js'
+import { leavingChange } from './membership-ending.js'
 
 interface Schools {
   byId: Map<string, SchoolRow>
@@ -19,7 +20,7 @@ interface Schools {
 
 const STATUSES = ['attends', 'left'] as const
 
-export const membershipImport: ImportSpec<MembershipRow, Schools> = {
+export const membershipImport: RecordImportSpec<MembershipRow, Schools, PendingChange> = {
   noun: 'membership',
   audit: { action: 'schools.members.import', target: 'schools' },
   fields: ['studentId', 'school', 'status'],
@@ -70,15 +71,7 @@ export const membershipImport: ImportSpec<MembershipRow, Schools> = {
     message: `student ${row.studentId} is listed with this school already on line ${firstLine}`,
   }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
-  async write(db, rows, now) {
-    const { changeAttendance } = await import('../../../../cases/school-attendance.js')
-    const pair = (row: MembershipRow): Attendance => ({ studentId: row.studentId, schoolId: row.schoolId })
-    await changeAttendance(
-      db,
-      { joined: rows.filter((row) => !row.left).map(pair), left: rows.filter((row) => row.left).map(pair) },
-      now,
-    )
-  },
+  write: async (db, rows, now) => (await import('../../../../cases/csv-import.js')).importMemberships(db, rows, now),
   ending: {
     yes: 'record students leaving schools, ending the links that only those schools held,',
     preview: leavingChange,

@@ -5,18 +5,13 @@
  * attend, and the links to partners that end with it, by organisation.
  */
 import type { Kysely } from 'kysely'
+import type { MembershipRow } from '../../../../cases/csv-import.js'
+import type { ImportRun } from '../../../../imports/record-spec.js'
 import type { Attendance, Link } from '../../../../storage/school-shares.js'
 import type { Database } from '../../../../storage/tables.js'
 import type { PendingChange } from '../../../confirm.js'
-import type { ImportRun } from '../../../import-runner.js'
 import { plural } from '../../../output.js'
 import { count } from '../../../progress-bar.js'
-
-/** A row of a members file. */
-export interface MembershipRow extends Attendance {
-  /** The row records the student leaving the school rather than attending it. */
-  left: boolean
-}
 
 /** Students per lookup: under both engines' bound-parameter limits. */
 const CHUNK = 500

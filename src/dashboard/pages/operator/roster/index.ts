@@ -6,20 +6,20 @@
  *
  * The preview and the import run in this process and yield to the event loop between batches of
  * students, so requests keep being answered meanwhile; on SQLite the import commits batch by
- * batch, on PostgreSQL in one transaction (roster/roster-import.ts says why).
+ * batch, on PostgreSQL in one transaction (cases/roster-import.ts says why). Both go through the
+ * one import run (imports/import-run.ts) with the OneRoster format (cases/roster-import-spec.ts).
  */
 import multipart from '@fastify/multipart'
 import type { FastifyRequest } from 'fastify'
 import { TIER_IDS, type TierId } from '../../../../domain/tiers.js'
-import { readOneRoster } from '../../../../roster/oneroster.js'
 import {
-  applyRosterImport,
   ErasureNotConfirmed,
-  planRosterImport,
   RosterImportRefused,
   type RosterOutcome,
   type RosterPreview,
-} from '../../../../roster/roster-import.js'
+} from '../../../../cases/roster-import.js'
+import { rosterImport } from '../../../../cases/roster-import-spec.js'
+import { previewImport, writeImport } from '../../../../imports/import-run.js'
 import { RosterUploads } from '../../../../services/roster-uploads.js'
 import { recordAudit } from '../../../../storage/audit-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
@@ -58,7 +58,7 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
   app.addHook('onClose', async () => clearInterval(timer))
   // A turn of the event loop between batches: on SQLite every statement runs on this thread.
   const pause = storage.engine === 'sqlite' ? () => new Promise<void>((resolve) => setImmediate(resolve)) : undefined
-  const commit = storage.engine === 'sqlite' ? ('batches' as const) : ('one-transaction' as const)
+  const open = <T>(work: (s: typeof storage) => Promise<T>) => work(storage)
   const audit = (
     request: FastifyRequest,
     action: string,
@@ -94,16 +94,12 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
       const body = uploadBody(request, uploads.maxBytes, false, error)
       return sendPage(request, reply, 'Import a roster', body, saved === undefined ? 400 : 413, PAGE)
     }
-    const roster = await readOneRoster(uploads.fileOf(saved.token)!)
-    const preview = roster.ok
-      ? await planRosterImport(storage.db, roster, {
-          now: clock.now(),
-          tier,
-          ...(pause === undefined ? {} : { pause }),
-        })
-      : undefined
-    const problems = preview?.problems ?? (roster.ok ? [] : roster.problems)
-    const more = preview?.moreProblems ?? (roster.ok ? 0 : roster.moreProblems)
+    const source = uploads.fileOf(saved.token)!
+    const options = { now: clock.now(), tier, ...(pause === undefined ? {} : { pause }) }
+    const result = await previewImport(rosterImport({ source, open, options }))
+    const preview = result.checked
+    const problems = result.kind === 'refused' ? result.problems : []
+    const more = result.kind === 'refused' ? result.more : 0
     const counts = preview === undefined ? {} : { students: preview.students }
     await audit(request, 'roster.upload', saved.token, {
       bytes: saved.bytes,
@@ -142,31 +138,24 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
   app.post('/roster/:token/confirm', operator, async (request, reply) => {
     const { token, upload } = claim(request)
     try {
-      const roster = await readOneRoster(uploads.fileOf(token)!)
-      if (!roster.ok) {
-        const body = problemsBody(roster.problems, roster.moreProblems)
+      const written = await writeImport(
+        rosterImport({
+          source: uploads.fileOf(token)!,
+          open,
+          options: {
+            now: clock.now(),
+            tier: upload.tier,
+            confirmErase: text(request.body as FormBody, 'erase') === 'yes',
+            ...(pause === undefined ? {} : { pause }),
+          },
+          record: (trx, detail) => audit(request, 'roster.import', token, detail, trx),
+        }),
+      )
+      if (!written.ok) {
+        const body = problemsBody(written.problems, written.more)
         return sendPage(request, reply, 'The roster has problems', body, 400, PAGE)
       }
-      const outcome = await applyRosterImport(
-        storage.db,
-        roster,
-        {
-          now: clock.now(),
-          tier: upload.tier,
-          confirmErase: text(request.body as FormBody, 'erase') === 'yes',
-          commit,
-          ...(pause === undefined ? {} : { pause }),
-        },
-        (trx, result) =>
-          audit(
-            request,
-            'roster.import',
-            token,
-            { version: upload.preview.version, kind: upload.preview.kind, tier: upload.tier, ...result },
-            trx,
-          ),
-      )
-      if (outcome.erased.length > 0) await storage.truncateLog()
+      const { outcome } = written.outcome
       uploads.writeState(token, 'done', { ...upload, outcome })
       return reply.redirect(`${PAGE}/${token}`, 303)
     } catch (error) {

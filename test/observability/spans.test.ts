@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
-import { installSpans, type SpanAttributes, type Spans } from '../../src/observability/tracing-spans.js'
+import { installSpans, type SpanAttributes, type Spans } from '../../src/instrumentation/spans.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { enrollStudent } from '../../src/cases/enroll.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'

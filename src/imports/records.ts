@@ -4,9 +4,7 @@
  * file of millions of rows costs only the rows kept.
  */
 import fs from 'node:fs'
-import path from 'node:path'
-import { CsvParser, type CsvRecord } from '../imports/csv.js'
-import { UsageError } from './output.js'
+import { CsvParser, type CsvRecord } from './csv.js'
 
 export const RECORD_FORMATS = ['csv', 'jsonl'] as const
 export type RecordFormat = (typeof RECORD_FORMATS)[number]
@@ -29,18 +27,6 @@ export type SourceItem =
   | { kind: 'record'; line: number; values: RecordValues }
   /** A line that could not be read as a record at all. */
   | { kind: 'problem'; line: number; message: string }
-
-const EXTENSIONS: Record<string, RecordFormat> = { '.csv': 'csv', '.jsonl': 'jsonl', '.ndjson': 'jsonl' }
-
-export function formatOf(file: string, explicit: RecordFormat | undefined): RecordFormat {
-  if (explicit !== undefined) return explicit
-  const format = EXTENSIONS[path.extname(file).toLowerCase()]
-  if (format === undefined)
-    throw new UsageError(
-      `cannot tell the format of "${file}" from its name; name it .csv, .jsonl or .ndjson, or pass --format csv|jsonl`,
-    )
-  return format
-}
 
 /**
  * 256 KiB reads: few enough syscalls to be fast, and few enough records alive at once (a

@@ -7,13 +7,13 @@
  * batch. An enroll holds its student's row until it has numbered its change, and numbering holds
  * the change counter to the commit (student-change-log.ts): once this import has numbered a
  * change it writes no student row an enroll could hold, so neither waits for the other in a
- * circle. Students are read and written in batches (roster-batches.ts), so that memory holds one
+ * circle. Students are read and written in batches (imports/import-batches.ts), so that memory holds one
  * batch beside the export and a server keeps answering meanwhile.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { eraseStudentRows, type PendingErasure, recordErasureNotices } from '../cases/erasure.js'
-import { changeAttendance } from '../cases/school-attendance.js'
+import { eraseStudentRows, type PendingErasure, recordErasureNotices } from './erasure.js'
+import { changeAttendance } from './school-attendance.js'
 import { isoAt } from '../clock.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
@@ -39,14 +39,18 @@ import type { Attendance, Link } from '../storage/school-shares.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
 import type { Database } from '../storage/tables.js'
 import { announceStudentChanges } from '../storage/webhook-repository.js'
-import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterStudent } from './oneroster.js'
-import { RosterBatches } from './roster-batches.js'
+import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterStudent } from '../roster/oneroster.js'
 import { emptyCounts, type RosterImportOptions, type SchoolCoverage, type Touched } from './roster-counts.js'
 import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
+import { ImportBatches } from '../imports/import-batches.js'
 import { ProblemList } from '../imports/problems.js'
+import { WriteBatchSize } from '../imports/write-batch-size.js'
 
 /** Students erased per batch: each deletes their progress and change-log rows too. */
 const ERASE_BATCH = 100
+/** Students in the first batch that commits on its own, and the fewest in any. */
+const FIRST_BATCH = 200
+const MIN_BATCH = 25
 const USERS = 'users.csv'
 const ROLES = 'roles.csv'
 const ORGS = 'orgs.csv'
@@ -95,7 +99,7 @@ export class RosterRun {
   /** Collected by a preview, for the import that follows it. */
   readonly touched: Touched = { students: new Set(), absent: new Set() }
 
-  readonly #batches: RosterBatches
+  readonly #batches: ImportBatches
 
   /**
    * `root` is the caller's transaction, or with `batches` the database, each batch of students
@@ -113,7 +117,8 @@ export class RosterRun {
     this.tier = options.tier ?? TIER_IDS[0]
     this.at = isoAt(options.now)
     this.source = roster.source.systemCode ?? roster.source.systemName ?? null
-    this.#batches = new RosterBatches(root, write && batches, options.pause)
+    const size = new WriteBatchSize({ first: FIRST_BATCH, min: MIN_BATCH, max: ROSTER_CHUNK })
+    this.#batches = new ImportBatches(root, write && batches, size, options.pause)
   }
 
   /** Where the current batch reads and writes. */
@@ -121,8 +126,13 @@ export class RosterRun {
     return this.#batches.db
   }
 
-  #slices<T>(items: readonly T[]): Generator<T[]> {
-    return this.#batches.slices(items)
+  /** `items` a batch at a time: ROSTER_CHUNK, or the current size when batches commit on their own. */
+  *#slices<T>(items: readonly T[]): Generator<T[]> {
+    for (let from = 0; from < items.length; ) {
+      const size = this.#batches.own ? this.#batches.size!.rows : ROSTER_CHUNK
+      yield items.slice(from, from + size)
+      from += size
+    }
   }
 
   #unit(work: () => Promise<void>): Promise<void> {

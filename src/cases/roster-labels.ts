@@ -2,7 +2,7 @@
  * How an export's source system, districts and the partner links it ends are named to the
  * operator, the same on the command line and the dashboard.
  */
-import type { RosterSource } from './oneroster-manifest.js'
+import type { RosterSource } from '../roster/oneroster-manifest.js'
 import type { PartnerLinksEnding } from './roster-counts.js'
 
 /** "District SIS, code SIS-1", or null when the manifest names no source. */

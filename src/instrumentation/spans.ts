@@ -5,8 +5,6 @@
  * installs it at start. Until then there is no tracer, and the seams below are not wrapped at
  * all, so an untraced server runs exactly the code it ran before.
  */
-import type { WriteQueue } from '../storage/write-queue.js'
-
 /** What a span may carry: never a first name, a key or anything read from a request body. */
 export type SpanAttributes = Record<string, string | number | boolean>
 
@@ -40,15 +38,4 @@ export function installSpans(spans: Spans | undefined): void {
 /** The tracer, or undefined when tracing is off (the seams then keep their plain functions). */
 export function activeSpans(): Spans | undefined {
   return installed
-}
-
-/** `queue` with a span around each write, from the call to its commit, or `queue` itself untraced. */
-export function tracedWrites(queue: WriteQueue, engine: 'sqlite' | 'postgres'): WriteQueue {
-  const spans = installed
-  if (spans === undefined) return queue
-  const attributes = { 'db.system.name': engine === 'sqlite' ? 'sqlite' : 'postgresql' }
-  return {
-    transaction: (work) => spans.run('storage.transaction', attributes, () => queue.transaction(work)),
-    statement: (work) => spans.run('storage.statement', attributes, () => queue.statement(work)),
-  }
 }

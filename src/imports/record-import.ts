@@ -1,13 +1,14 @@
 /**
- * The shape every import follows, so students, links and progress behave alike:
+ * The CSV and JSON Lines imports as a format of the one run (import-run.ts), so students, links,
+ * progress and school members behave alike:
  *
  * 1. read the file as a stream and check every row, collecting every problem with its line;
- *    checked rows go to a staging table (import-staging.ts), not into memory;
+ *    checked rows go to a staging table (storage/import-staging.ts), not into memory;
  * 2. check the staged rows against each other (duplicates) and against stored data (are their
  *    students stored? is any a sandbox student?);
  * 3. if anything at all is wrong, report every problem and write nothing; otherwise write the
  *    rows in batches in key order, each committed on its own (on SQLite sized to hold the write
- *    lock about 20 ms, imports/write-batch-size.ts).
+ *    lock about 20 ms, import-batches.ts).
  *
  * The audit row (what was written, how many rows) is written in the last batch's transaction,
  * so a completed import and its record commit together; an import whose writing stopped records
@@ -24,106 +25,30 @@
  */
 import fs from 'node:fs'
 import type { Kysely } from 'kysely'
-import type { Database } from '../storage/tables.js'
-import type { Engine } from '../storage/connection.js'
-import type { PendingChange } from './confirm.js'
-import { ImportStaging } from './import-staging.js'
 import { UUID } from '../domain/uuid.js'
-import { pauseAfterBatch, WriteBatchSize } from '../imports/write-batch-size.js'
-import { CliError, plural, type InputProblem } from './output.js'
-import { count, ProgressLine } from './progress-bar.js'
+import type { Engine } from '../storage/connection.js'
+import { ImportStaging } from '../storage/import-staging.js'
+import type { Database } from '../storage/tables.js'
+import { ImportBatches } from './import-batches.js'
+import { type ImportSpec, runImport } from './import-run.js'
+import type { ImportProblem } from './problems.js'
 import { fieldValue, readRecords, type RecordFormat, type RecordValues } from './records.js'
+import type {
+  ImportChange,
+  ImportRequest,
+  ImportSummary,
+  ProgressReport,
+  RecordImportSpec,
+  RowInput,
+} from './record-spec.js'
+import { WriteBatchSize } from './write-batch-size.js'
 
-/** One row as a spec's `parse` sees it. */
-export interface RowInput {
-  readonly line: number
-  readonly format: RecordFormat
-  /** The field's value, or undefined when the row lacks it. */
-  value(field: string): unknown
-  report(field: string, message: string): void
+/** Stops a run: a file that is not there, or writing that failed part-way (its message says so). */
+export class ImportStopped extends Error {
+  override name = 'ImportStopped'
 }
 
-export interface ImportSpec<Row, Context> {
-  /** What one row is, for messages: "student", "link". */
-  noun: string
-  /** The audit log's action and target for this import. */
-  audit: { action: string; target: string }
-  /** Options of this import's command beyond the shared ones; their values reach `prepare`. */
-  options?: readonly { flags: string; description: string }[]
-  /** Every accepted field, in the order shown in messages. */
-  fields: readonly string[]
-  /** Fields a row may leave out; in CSV, columns the header may leave out. */
-  optional?: readonly string[]
-  /** Why any other field is refused. */
-  unknownField: string
-  /** Loads what `parse` and `write` need, once, before reading the file. */
-  prepare(db: Kysely<Database>, options: Readonly<Record<string, unknown>>, run: ImportRun): Promise<Context>
-  /** The row in its stored form, or null after reporting what is wrong with it. */
-  parse(row: RowInput, context: Context): Row | null
-  /** Identity within the file; a second row with the same key is reported as a duplicate. */
-  key(row: Row): string
-  duplicate(row: Row, firstLine: number): { field: string; message: string }
-  /**
-   * The student a row writes or refers to: the field, and how to read it from a valid row. No
-   * import ever touches a sandbox (synthetic) student, and with `mustExist` the student must be
-   * stored already. Rows with other problems are checked too, so one run reports everything.
-   */
-  student?: { field: string; of(row: Row): string; mustExist: boolean }
-  write(
-    db: Kysely<Database>,
-    rows: readonly Row[],
-    now: number,
-    progress: (done: number) => void,
-    context: Context,
-  ): Promise<void>
-  /**
-   * For an import that can end partners' access (students leaving schools): what its checked rows
-   * would end, read before anything is written, for the command to show and ask about (confirm.ts).
-   */
-  ending?: {
-    /** What --yes does, for its help. */
-    yes: string
-    preview(db: Kysely<Database>, rows: AsyncIterable<Row[]>, run: ImportRun): Promise<PendingChange>
-  }
-}
-
-/** The run an import's `prepare` serves. */
-export interface ImportRun {
-  file: string
-  /** Who runs it, as the audit log names them. */
-  actor: string | null
-}
-
-export interface ImportSummary {
-  file: string
-  format: RecordFormat
-  rows: number
-}
-
-export interface ImportRequest {
-  file: string
-  format: RecordFormat
-  now: number
-  /** Values of the spec's own options. */
-  options?: Readonly<Record<string, unknown>>
-  /** Who runs it, as the audit log names them. */
-  actor?: string
-  /** Writes the audit row with `db`, a transaction that writes rows of the import. */
-  record(db: Kysely<Database>, changed: ImportChange): Promise<void>
-  /** For a spec with `ending`: shows what the import would end and says whether to write it. */
-  confirm?(change: PendingChange): Promise<boolean>
-}
-
-/** What an import changed, for the audit log. */
-export interface ImportChange {
-  file: string
-  format: RecordFormat
-  /** Rows written. */
-  rows: number
-  /** Rows the file holds: more than `rows` when writing stopped. */
-  total: number
-  complete: boolean
-}
+const count = (value: number): string => value.toLocaleString('en-US')
 
 const REPORT_EVERY = 1000
 
@@ -135,16 +60,16 @@ const POSTGRES_BATCH = 2000
 
 /** Reads, checks and stages every row; returns the problems found row by row. */
 async function stage<Row, Context>(
-  spec: ImportSpec<Row, Context>,
+  spec: RecordImportSpec<Row, Context, unknown>,
   staging: ImportStaging,
   file: string,
   format: RecordFormat,
   context: Context,
-  bar: ProgressLine,
-): Promise<{ problems: InputProblem[]; accepted: number }> {
+  bar: ProgressReport,
+): Promise<{ problems: ImportProblem[]; accepted: number }> {
   const accepted = new Set(spec.fields)
   const required = spec.fields.filter((field) => !spec.optional?.includes(field))
-  const problems: InputProblem[] = []
+  const problems: ImportProblem[] = []
   let sawHeader = false
   let seen = 0
   let kept = 0
@@ -235,11 +160,11 @@ function reportUnknownFields(
  * agreement, so an import that wrote a real child's name there would disclose it.
  */
 async function crossRowProblems<Row>(
-  spec: ImportSpec<Row, unknown>,
+  spec: RecordImportSpec<Row, unknown, unknown>,
   staging: ImportStaging,
   file: string,
-): Promise<InputProblem[]> {
-  const problems: InputProblem[] = []
+): Promise<ImportProblem[]> {
+  const problems: ImportProblem[] = []
   for (const duplicate of await staging.duplicates()) {
     problems.push({
       file,
@@ -261,32 +186,29 @@ async function crossRowProblems<Row>(
 }
 
 /**
- * Writes the staged rows in committed batches, pausing after each on SQLite (pauseAfterBatch),
- * and the audit row with the last batch.
+ * Writes the staged rows in committed batches (import-batches.ts: on SQLite sized by lock time
+ * and paused after), and the audit row with the last batch.
  */
 async function writeBatches<Row>(
-  spec: ImportSpec<Row, unknown>,
-  db: Kysely<Database>,
-  engine: Engine,
-  staging: ImportStaging,
+  spec: RecordImportSpec<Row, unknown, unknown>,
+  session: Session,
   total: number,
   request: ImportRequest,
-  context: unknown,
-  bar: ProgressLine,
+  bar: ProgressReport,
 ): Promise<void> {
+  const { db, staging, context } = session
   const { file, format, now } = request
   const change = (rows: number): ImportChange => ({ file, format, rows, total, complete: rows === total })
   let done = 0
   let recorded = false
-  const sqliteBatch = engine === 'sqlite' ? new WriteBatchSize() : undefined
-  for await (const texts of staging.accepted(() => sqliteBatch?.rows ?? POSTGRES_BATCH)) {
+  const batches = new ImportBatches(db, true, session.engine === 'sqlite' ? new WriteBatchSize() : undefined)
+  for await (const texts of staging.accepted(() => batches.size?.rows ?? POSTGRES_BATCH)) {
     const rows = texts.map((text) => JSON.parse(text) as Row)
-    const started = performance.now()
     try {
-      await db.transaction().execute(async (trx) => {
+      await batches.unit(async (trx) => {
         await spec.write(trx, rows, now, () => {}, context)
         if (done + rows.length === total) await request.record(trx, change(total))
-      })
+      }, rows.length)
       recorded = done + rows.length === total
     } catch (error) {
       const reason = error instanceof Error ? error.message : String(error)
@@ -296,18 +218,13 @@ async function writeBatches<Row>(
           .transaction()
           .execute((trx) => request.record(trx, change(done)))
           .catch(() => {})
-      throw new CliError(
+      throw new ImportStopped(
         `${file}: writing stopped after ${count(done)} of ${count(total)} rows (${reason}); ` +
           'the rows written are kept, and running the same import again completes it',
       )
     }
     done += rows.length
     bar.update(`written ${count(done)}/${count(total)}`, done === total)
-    if (sqliteBatch !== undefined) {
-      const held = performance.now() - started
-      sqliteBatch.record(rows.length, held)
-      await pauseAfterBatch(held)
-    }
   }
   // A file without rows has no batch to carry its row.
   if (!recorded) await db.transaction().execute((trx) => request.record(trx, change(done)))
@@ -318,58 +235,89 @@ async function* parsed<Row>(staging: ImportStaging): AsyncGenerator<Row[]> {
   for await (const texts of staging.accepted(() => POSTGRES_BATCH)) yield texts.map((text) => JSON.parse(text) as Row)
 }
 
+/** The pinned connection a run checks and writes on, with its staging table and the spec's context. */
+interface Session {
+  db: Kysely<Database>
+  engine: Engine
+  staging: ImportStaging
+  context: unknown
+}
+
+/** What checking found: every problem, in line order, and how many rows were accepted. */
+interface Checked {
+  problems: ImportProblem[]
+  accepted: number
+}
+
+/** The run's format for one spec and request. */
+function recordFormat<Row, Context, Preview>(
+  spec: RecordImportSpec<Row, Context, Preview>,
+  storage: { db: Kysely<Database>; engine: Engine },
+  request: ImportRequest<Preview>,
+  bar: ProgressReport,
+): ImportSpec<Session, string, Checked, Preview | undefined, void> {
+  const { file, format } = request
+  const run = { file, actor: request.actor ?? null }
+  const generic = spec as unknown as RecordImportSpec<Row, unknown, unknown>
+  return {
+    async read() {
+      if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new ImportStopped(`no file "${file}"`)
+      return { ok: true, value: file }
+    },
+    // One pinned connection: the staging table exists only on the connection that made it.
+    open: (work) =>
+      storage.db.connection().execute(async (db) => {
+        const staging = await ImportStaging.create(db)
+        try {
+          const context = await spec.prepare(db, request.options ?? {}, run)
+          return await work({ db, engine: storage.engine, staging, context })
+        } finally {
+          await staging.drop()
+        }
+      }),
+    async check({ staging, context }) {
+      const { problems, accepted } = await stage(spec, staging, file, format, context as Context, bar)
+      bar.update('checking rows against each other and the database', true)
+      // A loop, not push(...): spreading a million problems would overflow the call stack.
+      for (const problem of await crossRowProblems(generic, staging, file)) problems.push(problem)
+      // Stable sort: problems of one line stay in field order.
+      problems.sort((a, b) => a.line! - b.line!)
+      return { problems, accepted }
+    },
+    problems: (checked) => ({ problems: checked.problems, more: 0 }),
+    async preview({ db, staging }) {
+      const change = await spec.ending?.preview(db, parsed<Row>(staging), run)
+      bar.clear()
+      return change
+    },
+    write: (session, _file, checked) => writeBatches(generic, session, checked!.accepted, request, bar),
+  }
+}
+
 /**
- * Runs one import; throws a CliError carrying every problem when anything is wrong, having
- * written nothing.
+ * Runs one import. Returns every problem when anything is wrong, having written nothing; throws
+ * ImportStopped when the file is not there or writing stopped part-way.
  *
  * @example
- * await runImport(studentImport, storage, { file: 'students.csv', format: 'csv', now: Date.now(), record })
+ * await runRecordImport(studentImport, storage, { file: 'students.csv', format: 'csv', now: Date.now(), record })
  */
-export async function runImport<Row, Context>(
-  spec: ImportSpec<Row, Context>,
+export async function runRecordImport<Row, Context, Preview>(
+  spec: RecordImportSpec<Row, Context, Preview>,
   storage: { db: Kysely<Database>; engine: Engine },
-  request: ImportRequest,
-): Promise<ImportSummary> {
+  request: ImportRequest<Preview>,
+): Promise<{ ok: true; summary: ImportSummary } | { ok: false; problems: readonly ImportProblem[] }> {
   const { file, format } = request
-  if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new CliError(`no file "${file}"`)
-  const bar = new ProgressLine()
+  const quiet: ProgressReport = { update() {}, clear() {} }
+  const bar = request.progress ?? quiet
+  const confirm = request.confirm
   try {
-    // One pinned connection: the staging table exists only on the connection that made it.
-    return await storage.db.connection().execute(async (db) => {
-      const staging = await ImportStaging.create(db)
-      try {
-        const context = await spec.prepare(db, request.options ?? {}, { file, actor: request.actor ?? null })
-        const { problems, accepted } = await stage(spec, staging, file, format, context, bar)
-        bar.update('checking rows against each other and the database', true)
-        // A loop, not push(...): spreading a million problems would overflow the call stack.
-        for (const problem of await crossRowProblems(spec as ImportSpec<Row, unknown>, staging, file))
-          problems.push(problem)
-        if (problems.length > 0) {
-          // Stable sort: problems of one line stay in field order.
-          problems.sort((a, b) => a.line - b.line)
-          throw new CliError(`${file}: ${plural(problems.length, 'problem')}; nothing was imported`, problems)
-        }
-        if (spec.ending !== undefined && request.confirm !== undefined) {
-          const rows = parsed<Row>(staging)
-          const change = await spec.ending.preview(db, rows, { file, actor: request.actor ?? null })
-          bar.clear()
-          if (!(await request.confirm(change))) return { file, format, rows: 0 }
-        }
-        await writeBatches(
-          spec as ImportSpec<Row, unknown>,
-          db,
-          storage.engine,
-          staging,
-          accepted,
-          request,
-          context,
-          bar,
-        )
-        return { file, format, rows: accepted }
-      } finally {
-        await staging.drop()
-      }
-    })
+    const result = await runImport(
+      recordFormat(spec, storage, request, bar),
+      spec.ending !== undefined && confirm !== undefined ? (change) => confirm(change as Preview) : undefined,
+    )
+    if (result.kind === 'refused') return { ok: false, problems: result.problems }
+    const rows = result.kind === 'written' ? result.checked.accepted : 0
+    return { ok: true, summary: { file, format, rows } }
   } finally {
     bar.clear()
   }

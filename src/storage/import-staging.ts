@@ -9,12 +9,12 @@
  * running service, and it disappears with the connection even if the process is killed.
  */
 import { type Kysely, sql } from 'kysely'
-import type { Database } from '../storage/tables.js'
+import type { Database } from './tables.js'
 
 /** One staged row. `row` is the checked row as JSON; null when the row was refused. */
 interface StagedRow {
   line: number
-  /** The row's identity within the file (ImportSpec.key); null for a refused row. */
+  /** The row's identity within the file (imports/record-spec.ts, RecordImportSpec.key); null for a refused row. */
   key: string | null
   /** The student the row names, when it names one that looks like an id. */
   student: string | null
