@@ -20,7 +20,7 @@ import { registerProgress } from './commands/progress.js'
 import { defineRestore } from './commands/restore.js'
 import { defineSchools } from './commands/schools/index.js'
 import { registerRoster } from './commands/roster.js'
-import { registerStudents } from './commands/students.js'
+import { defineStudents } from './commands/students/index.js'
 
 export function buildProgram(options: { json: boolean }): Command {
   const program = new Command('curriculum')
@@ -52,7 +52,7 @@ export function buildProgram(options: { json: boolean }): Command {
   registerOrg(program)
   registerAgreement(program)
   registerKey(program)
-  registerStudents(program)
+  defineStudents(program)
   defineSchools(program)
   registerRoster(program)
   registerLinks(program)

@@ -7,14 +7,14 @@
  * erased or not; running the same file again finishes it, the ids already erased being missing.
  */
 import type { Kysely } from 'kysely'
-import type { Engine } from '../storage/connection.js'
-import type { ErasedStudent } from '../cases/erasure.js'
-import type { Database } from '../storage/tables.js'
-import { UUID } from '../domain/uuid.js'
-import { CliError, type InputProblem, plural } from './output.js'
-import { count, ProgressLine } from './progress-bar.js'
-import { fieldValue, type RecordFormat, readRecords } from '../imports/records.js'
-import { pauseAfterBatch, WriteBatchSize } from '../imports/write-batch-size.js'
+import type { Engine } from '../../../storage/connection.js'
+import type { ErasedStudent } from '../../../cases/erasure.js'
+import type { Database } from '../../../storage/tables.js'
+import { UUID } from '../../../domain/uuid.js'
+import { CliError, type InputProblem, plural } from '../../output.js'
+import { count, ProgressLine } from '../../progress-bar.js'
+import { fieldValue, type RecordFormat, readRecords } from '../../../imports/records.js'
+import { pauseAfterBatch, WriteBatchSize } from '../../../imports/write-batch-size.js'
 
 /** Students per transaction on SQLite: the size follows the time each batch held the lock. */
 const SQLITE_BATCH = { first: 20, min: 1, max: 500 }
@@ -95,7 +95,7 @@ export async function eraseInBatches(
   ids: readonly string[],
   request: ErasureRequest,
 ): Promise<ErasureTotals> {
-  const { eraseStudents, SandboxStudentError } = await import('../cases/erasure.js')
+  const { eraseStudents, SandboxStudentError } = await import('../../../cases/erasure.js')
   const sandbox = await sandboxIds(storage.db, ids)
   if (sandbox.length > 0) throw new SandboxStudentError(sandbox)
   const totals: ErasureTotals = {
