@@ -12,7 +12,7 @@ import { defineBackup } from './commands/backup.js'
 import { defineCatalog } from './commands/catalog/index.js'
 import { registerDisclosures } from './commands/disclosures.js'
 import { registerKey } from './commands/key.js'
-import { registerLinks } from './commands/links.js'
+import { defineLinks } from './commands/links/index.js'
 import { defineMigrate } from './commands/migrate.js'
 import { registerOperator } from './commands/operator.js'
 import { registerOrg } from './commands/org.js'
@@ -55,7 +55,7 @@ export function buildProgram(options: { json: boolean }): Command {
   defineStudents(program)
   defineSchools(program)
   registerRoster(program)
-  registerLinks(program)
+  defineLinks(program)
   registerProgress(program)
   registerDisclosures(program)
   registerOperator(program)

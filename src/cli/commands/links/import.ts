@@ -1,22 +1,15 @@
 /**
- * `curriculum links ...`: which organisation may see which student. A partner reaches a
- * student's data only through a link, and every link to a partner is held by a share: a school
- * (its students present and future) or a list (`links add`, or a `links import` file, one list
- * share per organisation and file). `links remove` ends a school's share or unlinks one student,
- * and the organisation is told (change feed and webhook) to drop its copy.
+ * `curriculum links import <file>`: students linked to organisations from a file, all or nothing;
+ * the links are held by one list share per organisation and file (cases/csv-import.ts).
  */
 import path from 'node:path'
 import type { Command } from 'commander'
-import { UUID } from '../../domain/uuid.js'
-import type { LinkImportRow, LinkShares } from '../../storage/student-import-repository.js'
-import type { OrganisationRow } from '../../storage/tables.js'
-import { defineImportCommand } from '../import-command.js'
-import { text, uuid } from '../import-fields.js'
-import type { RecordImportSpec } from '../../imports/record-spec.js'
-import { defineGroup } from '../options.js'
-import { defineLinksAdd } from './links/add.js'
-import { defineLinksRemove } from './links/remove.js'
-import { defineLinksShares } from './links/shares.js'
+import { UUID } from '../../../domain/uuid.js'
+import type { LinkImportRow, LinkShares } from '../../../storage/student-import-repository.js'
+import type { OrganisationRow } from '../../../storage/tables.js'
+import { defineImportCommand } from '../../import-command.js'
+import { text, uuid } from '../../import-fields.js'
+import type { RecordImportSpec } from '../../../imports/record-spec.js'
 
 interface LinkImportContext {
   byId: Map<string, OrganisationRow>
@@ -32,8 +25,8 @@ export const linkImport: RecordImportSpec<LinkImportRow, LinkImportContext> = {
   unknownField: 'only studentId and organisation are accepted',
   async prepare(db, _options, run) {
     const [{ listOrganisations }, { importShares }] = await Promise.all([
-      import('../../storage/access-repository.js'),
-      import('../../storage/student-import-repository.js'),
+      import('../../../storage/access-repository.js'),
+      import('../../../storage/student-import-repository.js'),
     ])
     const organisations = await listOrganisations(db)
     return {
@@ -73,24 +66,15 @@ export const linkImport: RecordImportSpec<LinkImportRow, LinkImportContext> = {
   }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
   write: async (db, rows, now, progress, context) =>
-    (await import('../../cases/csv-import.js')).importLinks(db, rows, now, progress, context.shares),
+    (await import('../../../cases/csv-import.js')).importLinks(db, rows, now, progress, context.shares),
 }
 
-export function registerLinks(program: Command): void {
-  const group = defineGroup(
-    program,
-    'links',
-    'Share students with the organisations that may see them (by school or by list), or unlink them',
-    'curriculum links add --org "Acme Learning" --school "Hillside Primary"',
-  )
+export function defineLinksImport(links: Command): void {
   defineImportCommand(
-    group,
+    links,
     linkImport,
     'Link existing students to organisations from a CSV or JSON Lines file, all or nothing; the links are ' +
       'held by one list share per organisation, named after the file',
     ['curriculum links import links.csv      # header: studentId,organisation (an id or exact name)'],
   )
-  defineLinksAdd(group)
-  defineLinksShares(group)
-  defineLinksRemove(group)
 }
