@@ -16,7 +16,7 @@ import { defineLinks } from './commands/links/index.js'
 import { defineMigrate } from './commands/migrate.js'
 import { registerOperator } from './commands/operator.js'
 import { registerOrg } from './commands/org.js'
-import { registerProgress } from './commands/progress.js'
+import { defineProgress } from './commands/progress/index.js'
 import { defineRestore } from './commands/restore.js'
 import { defineSchools } from './commands/schools/index.js'
 import { registerRoster } from './commands/roster.js'
@@ -56,7 +56,7 @@ export function buildProgram(options: { json: boolean }): Command {
   defineSchools(program)
   registerRoster(program)
   defineLinks(program)
-  registerProgress(program)
+  defineProgress(program)
   registerDisclosures(program)
   registerOperator(program)
   return program

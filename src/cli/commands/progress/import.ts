@@ -5,12 +5,11 @@
  * progress outlives lessons a later catalog drops: only the import checks.
  */
 import type { Command } from 'commander'
-import { PROGRESS_STATUSES } from '../../domain/progress.js'
-import type { ProgressImportRow } from '../../storage/student-import-repository.js'
-import { defineImportCommand } from '../import-command.js'
-import { count, oneOf, optionalTimestamp, text, timestamp, uuid } from '../import-fields.js'
-import type { RecordImportSpec } from '../../imports/record-spec.js'
-import { defineGroup } from '../options.js'
+import { PROGRESS_STATUSES } from '../../../domain/progress.js'
+import type { ProgressImportRow } from '../../../storage/student-import-repository.js'
+import { defineImportCommand } from '../../import-command.js'
+import { count, oneOf, optionalTimestamp, text, timestamp, uuid } from '../../import-fields.js'
+import type { RecordImportSpec } from '../../../imports/record-spec.js'
 
 interface Lessons {
   slug: RegExp
@@ -31,11 +30,11 @@ export const progressImport: RecordImportSpec<ProgressImportRow, Lessons> = {
   optional: ['completedAt'],
   unknownField: 'only studentId, lessonSlug, status, xp, timeSeconds, startedAt and completedAt are accepted',
   prepare: async (db, options) => ({
-    slug: (await import('../../catalog/catalog-files.js')).SLUG,
+    slug: (await import('../../../catalog/catalog-files.js')).SLUG,
     known:
       options.allowUnknownLessons === true
         ? null
-        : await (await import('../../storage/catalog-repository.js')).lessonSlugs(db),
+        : await (await import('../../../storage/catalog-repository.js')).lessonSlugs(db),
   }),
   parse(row, { slug, known }) {
     const studentId = uuid(row, 'studentId')
@@ -90,18 +89,12 @@ export const progressImport: RecordImportSpec<ProgressImportRow, Lessons> = {
   }),
   student: { field: 'studentId', of: (row) => row.studentId, mustExist: true },
   write: async (db, rows, now, progress) =>
-    (await import('../../cases/csv-import.js')).importProgress(db, rows, now, progress),
+    (await import('../../../cases/csv-import.js')).importProgress(db, rows, now, progress),
 }
 
-export function registerProgress(program: Command): void {
-  const group = defineGroup(
-    program,
-    'progress',
-    'Import lesson progress for existing students',
-    'curriculum progress import progress.csv',
-  )
+export function defineProgressImport(progress: Command): void {
   defineImportCommand(
-    group,
+    progress,
     progressImport,
     'Add or replace lesson progress from a CSV or JSON Lines file, all or nothing',
     [
