@@ -19,7 +19,7 @@ import { registerOrg } from './commands/org.js'
 import { defineProgress } from './commands/progress/index.js'
 import { defineRestore } from './commands/restore.js'
 import { defineSchools } from './commands/schools/index.js'
-import { registerRoster } from './commands/roster.js'
+import { defineRoster } from './commands/roster/index.js'
 import { defineStudents } from './commands/students/index.js'
 
 export function buildProgram(options: { json: boolean }): Command {
@@ -54,7 +54,7 @@ export function buildProgram(options: { json: boolean }): Command {
   registerKey(program)
   defineStudents(program)
   defineSchools(program)
-  registerRoster(program)
+  defineRoster(program)
   defineLinks(program)
   defineProgress(program)
   registerDisclosures(program)
