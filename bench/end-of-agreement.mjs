@@ -32,7 +32,7 @@ const { unlinkStudent, eraseStudents } = await dist('storage/student-removal.js'
 const { disposeDueAgreements } = await dist('cases/agreement-disposition.js')
 const { agreementEnds } = await dist('storage/agreement-ends.js')
 const { deletionList } = await dist('storage/deletion-list.js')
-const { disposedEnd, issueCertificate } = await dist('services/deletion-certificate.js')
+const { disposedEnd, issueCertificate } = await dist('cases/deletion-certificate.js')
 const { loadSigningKey } = await dist('services/signing-keys.js')
 
 const mb = (bytes) => `${Math.round(bytes / 1_048_576)} MB`

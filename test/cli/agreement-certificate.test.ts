@@ -16,7 +16,7 @@ import { createApiKey, createOrganisation } from '../../src/storage/access-repos
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { disposeDueAgreements } from '../../src/cases/agreement-disposition.js'
-import { attestDeletion } from '../../src/storage/deletion-attestations.js'
+import { attestDeletion } from '../../src/cases/deletion-attestation.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import {

@@ -17,7 +17,7 @@ import { disposeDueAgreements, disposeOnDemand, dispositionPlan } from '../../sr
 import { type AgreementEnd, agreementEnds } from '../../src/storage/agreement-ends.js'
 import { pruneChangeLog } from '../../src/storage/change-feed-retention.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { attestDeletion } from '../../src/storage/deletion-attestations.js'
+import { attestDeletion } from '../../src/cases/deletion-attestation.js'
 import { type DeletionEntry, deletionList } from '../../src/storage/deletion-list.js'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'

@@ -1,6 +1,6 @@
 /**
  * POST /api/v1/deletion-attestations: a partner attests, with a live key, that it deleted the data
- * shared under its ended agreement (storage/deletion-attestations.ts).
+ * shared under its ended agreement (cases/deletion-attestation.ts).
  *
  * Its access check is its own. Student endpoints need an agreement in force, and this one exists
  * for organisations that have none any more, so it needs neither an agreement nor a student; it
@@ -15,7 +15,7 @@ import { type Problem, ProblemError } from '../../errors.js'
 import { endedAgreementDocument } from '../../cases/ended-agreement.js'
 import type { AgreementEnd } from '../../storage/agreement-ends.js'
 import type { Storage } from '../../storage/connection.js'
-import { attestDeletion } from '../../storage/deletion-attestations.js'
+import { attestDeletion } from '../../cases/deletion-attestation.js'
 import { principalOf } from '../access-control.js'
 import { AUTH_FAILURES, REALM } from '../admission.js'
 import type { TypedApp } from '../app-types.js'

@@ -1,6 +1,7 @@
 /**
  * Issues the certificate of deletion of an organisation's ended agreement, once its links have
- * ended (domain/deletion-certificate.ts): gathers the facts from storage and signs them.
+ * ended (domain/deletion-certificate.ts): gathers the facts from storage and signs them. Issuing
+ * one is audited, from the dashboard (here) and from the CLI (its own audit row, cli/audit.ts).
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
@@ -18,6 +19,7 @@ import { ConflictError, NotFoundError } from '../domain/errors.js'
 import type { SigningKey } from '../domain/signing-key.js'
 import { organisationById } from '../storage/access-repository.js'
 import { type AgreementEnd, type AttestationView, agreementEnds } from '../storage/agreement-ends.js'
+import { recordAudit } from '../storage/audit-repository.js'
 import { deletionList } from '../storage/deletion-list.js'
 import type { Database } from '../storage/tables.js'
 
@@ -105,4 +107,36 @@ export async function issueCertificate(db: Db, end: AgreementEnd, key: SigningKe
     filename: `certificate-of-deletion-${agreement.id}-${day}.json`,
     end,
   } satisfies IssuedCertificate
+}
+
+/**
+ * The certificate as the operator downloads it from the dashboard, audited before it is handed
+ * on: a download cut short was still recorded.
+ */
+export async function issueAuditedCertificate(
+  db: Db,
+  issue: { organisationName: string; end: AgreementEnd; key: SigningKey },
+  actor: string,
+  now: number,
+): Promise<IssuedCertificate> {
+  const { end } = issue
+  const certificate = await issueCertificate(db, end, issue.key, now)
+  await recordAudit(
+    db,
+    {
+      actor,
+      action: 'agreement.certificate',
+      target: `organisation:${end.organisationId}`,
+      detail: {
+        organisation: issue.organisationName,
+        agreementId: end.agreement.id,
+        document: end.agreement.document_ref,
+        students: end.students,
+        attested: end.attestation !== null,
+        kid: certificate.signed.signature.kid,
+      },
+    },
+    now,
+  )
+  return certificate
 }
