@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseCsv } from '../../src/imports/csv.js'
 import { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } from '../../src/domain/disclosure.js'
-import { reportChunks } from '../../src/services/disclosure-report.js'
+import { reportChunks } from '../../src/cases/disclosure-report.js'
 import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
