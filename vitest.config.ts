@@ -1,6 +1,6 @@
 /**
  * Three projects: every suite on SQLite; the HTTP suites again on SQLite with the fast path off
- * (`sqlite-plain`, the router alone); and the storage and HTTP suites again on PostgreSQL (each
+ * (`sqlite-plain`, the router alone); and the storage, cases and HTTP suites again on PostgreSQL (each
  * test in a schema of its own). The HTTP suites talk to the app over a real socket, so the first
  * and third answer through the fast path wherever it applies. Suites that need a service that is
  * not running are skipped, and the run says which and why.
@@ -123,7 +123,12 @@ export default defineConfig(async () => {
                   name: 'postgres',
                   // As sqlite-plain: every test builds its own app on a schema of its own.
                   isolate: false,
-                  include: ['test/http/**/*.test.ts', 'test/services/**/*.test.ts', 'test/storage/**/*.test.ts'],
+                  include: [
+                    'test/http/**/*.test.ts',
+                    'test/services/**/*.test.ts',
+                    'test/storage/**/*.test.ts',
+                    'test/cases/**/*.test.ts',
+                  ],
                   // Redis only: nothing about the database engine to test twice.
                   exclude: ['test/storage/redis-limiter.test.ts'],
                   env: { ...env, TEST_DATABASE_URL: POSTGRES_URL, TEST_REQUEST_PATH: FAST_UNLESS_ASKED },

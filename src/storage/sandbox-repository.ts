@@ -1,7 +1,7 @@
 /**
  * The storage side of a partner's sandbox: an organisation of kind `sandbox` whose students are
  * synthetic (`students.sandbox = 1`). Making a sandbox is a use case and lives in
- * services/sandbox.ts; this module only reads and writes rows.
+ * cases/sandbox.ts; this module only reads and writes rows.
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'

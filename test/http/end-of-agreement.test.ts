@@ -11,7 +11,7 @@
 import { createPublicKey, verify } from 'node:crypto'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { createApiKey } from '../../src/storage/access-repository.js'
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'

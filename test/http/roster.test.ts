@@ -6,7 +6,7 @@
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
