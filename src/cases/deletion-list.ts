@@ -24,13 +24,8 @@ export async function* disclosedDeletionList(
     organisationId: end.organisationId,
   }
   for await (const page of deletionList(db, end)) {
-    await recordDisclosures(
-      db,
-      context,
-      page.map((entry) => entry.studentId),
-      'deletion.list',
-      'disclosed',
-    )
+    const ids = page.map((entry) => entry.studentId)
+    await recordDisclosures(db, context, ids, 'deletion.list', 'disclosed')
     yield page
   }
 }
