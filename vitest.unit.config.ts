@@ -25,7 +25,6 @@ export const UNIT_TESTS = [
   'test/package/import-graph.test.ts',
   'test/package/line-length.test.ts',
   'test/package/unit-tier.test.ts',
-  'test/cases/**/*.test.ts',
   'test/storage/sqlite/commit-hold.test.ts',
   'test/storage/sqlite/schema-differences.test.ts',
   'test/storage/agreement-terms.test.ts',
@@ -48,6 +47,7 @@ export const UNIT_TESTS = [
   'test/storage/student-removal.test.ts',
   'test/storage/transaction-locks.test.ts',
   'test/services/key-usage.test.ts',
+  'test/cases/**/*.test.ts',
 ]
 
 export default defineConfig({

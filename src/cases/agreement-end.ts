@@ -8,9 +8,9 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { recordAccessChange } from '../storage/access-change-repository.js'
 import { markAgreementsEnded } from '../storage/access-repository.js'
-import { recordAudit } from '../storage/audit-repository.js'
 import type { AgreementRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 /** Ends one agreement, or every agreement of an organisation that has not ended yet. */
 export async function endAgreements(
@@ -30,16 +30,16 @@ export async function endAgreements(
 export function endAgreementAudited(
   db: Kysely<Database>,
   ending: { organisation: { id: string; name: string }; agreement: AgreementRow },
-  actor: string,
+  audit: OperatorAudit,
   now: number,
 ): Promise<void> {
   const { organisation, agreement } = ending
   return inTransaction(db, async (trx) => {
     await endAgreements(trx, { agreementId: agreement.id }, now)
-    await recordAudit(
+    await auditOperator(
       trx,
+      audit,
       {
-        actor,
         action: 'agreement.end',
         target: `organisation:${organisation.id}`,
         detail: { organisation: organisation.name, agreementId: agreement.id, document: agreement.document_ref },

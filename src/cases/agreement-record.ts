@@ -18,9 +18,9 @@ import {
 import { ConflictError } from '../domain/errors.js'
 import { recordAccessChange } from '../storage/access-change-repository.js'
 import { insertAgreement } from '../storage/access-repository.js'
-import { recordAudit } from '../storage/audit-repository.js'
 import type { AgreementRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 export interface NewAgreement {
   organisationId: string
@@ -92,15 +92,15 @@ export function recordAgreementAudited(
   db: Kysely<Database>,
   organisation: { id: string; name: string },
   agreement: Omit<NewAgreement, 'organisationId'>,
-  actor: string,
+  audit: OperatorAudit,
   now: number,
 ): Promise<AgreementRow> {
   return inTransaction(db, async (trx) => {
     const row = await recordAgreement(trx, { ...agreement, organisationId: organisation.id }, now)
-    await recordAudit(
+    await auditOperator(
       trx,
+      audit,
       {
-        actor,
         action: 'agreement.record',
         target: `organisation:${organisation.id}`,
         detail: agreementAuditDetail(organisation.name, row),

@@ -19,9 +19,9 @@ import { ConflictError, NotFoundError } from '../domain/errors.js'
 import type { SigningKey } from '../domain/signing-key.js'
 import { organisationById } from '../storage/access-repository.js'
 import { type AgreementEnd, type AttestationView, agreementEnds } from '../storage/agreement-ends.js'
-import { recordAudit } from '../storage/audit-repository.js'
 import { deletionList } from '../storage/deletion-list.js'
 import type { Database } from '../storage/tables.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 type Db = Kysely<Database>
 
@@ -116,15 +116,15 @@ export async function issueCertificate(db: Db, end: AgreementEnd, key: SigningKe
 export async function issueAuditedCertificate(
   db: Db,
   issue: { organisationName: string; end: AgreementEnd; key: SigningKey },
-  actor: string,
+  audit: OperatorAudit,
   now: number,
 ): Promise<IssuedCertificate> {
   const { end } = issue
   const certificate = await issueCertificate(db, end, issue.key, now)
-  await recordAudit(
+  await auditOperator(
     db,
+    audit,
     {
-      actor,
       action: 'agreement.certificate',
       target: `organisation:${end.organisationId}`,
       detail: {

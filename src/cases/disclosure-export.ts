@@ -5,19 +5,19 @@
  */
 import type { Kysely } from 'kysely'
 import { csvCell } from '../domain/csv-cell.js'
-import { recordAudit } from '../storage/audit-repository.js'
 import { type DisclosureFilter, listDisclosures } from '../storage/disclosure-log.js'
 import type { Database } from '../storage/tables.js'
 import { type ReportFormat, type ReportRequest, reportChunks } from './disclosure-report.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 type Db = Kysely<Database>
 
-/** The report's text (disclosure-report.ts), once the operator `actor`'s download of it is audited. */
+/** The report's text (disclosure-report.ts), once the operator's download of it is audited. */
 export async function auditedReportChunks(
   db: Db,
   request: ReportRequest,
   format: ReportFormat,
-  actor: string,
+  audit: OperatorAudit,
   now: number,
 ): Promise<AsyncGenerator<string, void, undefined>> {
   const { subject } = request
@@ -29,7 +29,7 @@ export async function auditedReportChunks(
           detail: { student: subject.student.id, format },
         }
       : { action: 'disclosures.export', target: 'disclosures', detail: { format, filter: request.filter } }
-  await recordAudit(db, { actor, ...entry }, now)
+  await auditOperator(db, audit, entry, now)
   return reportChunks(db, request, format)
 }
 
@@ -38,7 +38,7 @@ export async function auditedLogCsv(
   db: Db,
   filter: DisclosureFilter,
   limit: number,
-  actor: string,
+  audit: OperatorAudit,
   now: number,
 ): Promise<string> {
   const rows = await listDisclosures(db, { ...filter, limit })
@@ -49,9 +49,10 @@ export async function auditedLogCsv(
         .map(csvCell)
         .join(','),
     )
-  await recordAudit(
+  await auditOperator(
     db,
-    { actor, action: 'disclosures.export', target: 'disclosures', detail: { rows: rows.length, filter } },
+    audit,
+    { action: 'disclosures.export', target: 'disclosures', detail: { rows: rows.length, filter } },
     now,
   )
   return `${lines.join('\r\n')}\r\n`

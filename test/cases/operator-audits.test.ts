@@ -16,6 +16,7 @@ import { createTestStorage, START, STUDENTS } from '../helper.js'
 
 const DAY = 86_400_000
 const ACTOR = 'account:operator@district.example'
+const AUDIT = { actor: ACTOR }
 
 describe('the operator audits of the agreement and disclosure cases', () => {
   let storage: Storage
@@ -34,8 +35,8 @@ describe('the operator audits of the agreement and disclosure cases', () => {
   it('records an agreement and ends it, each with its audit entry', async () => {
     const acme = await createOrganisation(storage.db, 'Acme Learning', START)
     const terms = { signedAt: START - DAY, expiresAt: null, documentRef: 'DSA-1', purpose: 'Reading practice' }
-    const row = await recordAgreementAudited(storage.db, acme, terms, ACTOR, START)
-    await endAgreementAudited(storage.db, { organisation: acme, agreement: row }, ACTOR, START + DAY)
+    const row = await recordAgreementAudited(storage.db, acme, terms, AUDIT, START)
+    await endAgreementAudited(storage.db, { organisation: acme, agreement: row }, AUDIT, START + DAY)
 
     const ended = await storage.db.selectFrom('agreements').select('ended_at').executeTakeFirstOrThrow()
     expect(ended.ended_at).toBe(new Date(START + DAY).toISOString())
@@ -67,7 +68,7 @@ describe('the operator audits of the agreement and disclosure cases', () => {
   it('writes neither the agreement nor its audit entry when the terms are refused', async () => {
     const acme = await createOrganisation(storage.db, 'Acme Learning', START)
     const terms = { signedAt: START, expiresAt: START - DAY, documentRef: 'DSA-1', purpose: 'Reading practice' }
-    await expect(recordAgreementAudited(storage.db, acme, terms, ACTOR, START)).rejects.toThrow(ConflictError)
+    await expect(recordAgreementAudited(storage.db, acme, terms, AUDIT, START)).rejects.toThrow(ConflictError)
     expect(await storage.db.selectFrom('agreements').selectAll().execute()).toEqual([])
     expect(await audits()).toEqual([])
   })
@@ -75,10 +76,10 @@ describe('the operator audits of the agreement and disclosure cases', () => {
   it('audits a report and an export before their first byte', async () => {
     const acme = await createOrganisation(storage.db, 'Acme Learning', START)
     const student = { id: STUDENTS.ada, firstName: null, externalId: null }
-    const chunks = await auditedReportChunks(storage.db, studentReport(student, START), 'json', ACTOR, START)
+    const chunks = await auditedReportChunks(storage.db, studentReport(student, START), 'json', AUDIT, START)
     const range = rangeReport({ since: START - DAY }, acme, null, START)
-    await auditedReportChunks(storage.db, range, 'csv', ACTOR, START)
-    const csv = await auditedLogCsv(storage.db, { organisationId: acme.id }, 10, ACTOR, START)
+    await auditedReportChunks(storage.db, range, 'csv', AUDIT, START)
+    const csv = await auditedLogCsv(storage.db, { organisationId: acme.id }, 10, AUDIT, START)
 
     expect(await audits()).toEqual([
       {

@@ -83,7 +83,7 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
         dataCategories: data,
         dispositionDays: disposition,
       },
-      auditActor(request),
+      { actor: auditActor(request) },
       clock.now(),
     )
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?recorded=${row.id}`, 303)
@@ -94,7 +94,7 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
     const { agreementId } = request.params as { agreementId: string }
     const agreement = (await listAgreements(db, o.id)).find((a) => a.id === agreementId)
     if (agreement === undefined) throw new NotFoundError(agreementId)
-    await endAgreementAudited(db, { organisation: o, agreement }, auditActor(request), clock.now())
+    await endAgreementAudited(db, { organisation: o, agreement }, { actor: auditActor(request) }, clock.now())
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-ended`, 303)
   })
 }

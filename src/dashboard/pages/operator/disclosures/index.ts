@@ -65,13 +65,13 @@ export const disclosurePages: PagePlugin = async (app, { context }) => {
       // A HEAD request (Fastify answers it with this handler) is shown nothing, so nothing is read or audited.
       if (request.method === 'HEAD') return reply.send()
       // Before the first byte: a download cut short was still recorded.
-      const chunks = await auditedReportChunks(db, report, format, auditActor(request), now)
+      const chunks = await auditedReportChunks(db, report, format, { actor: auditActor(request) }, now)
       return reply.send(Readable.from(chunks, { highWaterMark: 1 }))
     })
 
   app.get('/disclosures.csv', studentPage, async (request, reply) => {
     const { filter } = disclosureFilter(request.query as Record<string, unknown>)
-    const csv = await auditedLogCsv(db, filter, CSV_EXPORT_LIMIT, auditActor(request), clock.now())
+    const csv = await auditedLogCsv(db, filter, CSV_EXPORT_LIMIT, { actor: auditActor(request) }, clock.now())
     return reply
       .type('text/csv; charset=utf-8')
       .header(

@@ -41,7 +41,7 @@ export const endedAgreementPages: PagePlugin = async (app, { context }) => {
     const certificate = await issueAuditedCertificate(
       db,
       { organisationName: o.name, end, key },
-      auditActor(request),
+      { actor: auditActor(request) },
       now,
     )
     return reply

@@ -64,7 +64,7 @@ export const studentDisclosurePages: PagePlugin = async (app, { context }) => {
       const student = await reportStudent(db, studentId)
       const report = studentReport(student, now)
       // Before the first byte: a download cut short was still recorded.
-      const chunks = await auditedReportChunks(db, report, format, auditActor(request), now)
+      const chunks = await auditedReportChunks(db, report, format, { actor: auditActor(request) }, now)
       return reply.send(Readable.from(chunks, { highWaterMark: 1 }))
     })
   }
