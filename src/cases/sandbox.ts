@@ -6,7 +6,7 @@
 import { createHash, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import { syntheticProgress, syntheticStudents } from '../demo/synthetic-students.js'
+import { syntheticProgress, syntheticStudents } from './synthetic-students.js'
 import { createApiKey, createOrganisation } from '../storage/access-repository.js'
 import { setSandboxIfNone } from '../storage/account-repository.js'
 import type { AccountRow, ApiKeyRow, Database, OrganisationRow } from '../storage/tables.js'

@@ -20,7 +20,7 @@ import type { Database } from '../storage/tables.js'
 import { isEmptyDatabase } from '../storage/meta-repository.js'
 import { inTransaction } from '../storage/transaction.js'
 import { importShares, linkStudents, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
-import { syntheticProgress, syntheticStudents } from './synthetic-students.js'
+import { syntheticProgress, syntheticStudents } from '../cases/synthetic-students.js'
 
 export const DEMO_ORGANISATION = 'Demo Partner (demo data)'
 
