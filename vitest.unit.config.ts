@@ -29,7 +29,6 @@ export const UNIT_TESTS = [
   'test/cases/student-removal.test.ts',
   'test/storage/sqlite/commit-hold.test.ts',
   'test/storage/sqlite/schema-differences.test.ts',
-  'test/storage/agreement-disposition.test.ts',
   'test/storage/agreement-terms.test.ts',
   'test/storage/change-feed-retention.test.ts',
   'test/storage/clustered-progress.test.ts',
@@ -41,7 +40,6 @@ export const UNIT_TESTS = [
   'test/storage/roster-import.test.ts',
   'test/storage/roster-scope.test.ts',
   'test/storage/row-order.test.ts',
-  'test/storage/sandbox-ids.test.ts',
   'test/storage/sandbox-links.test.ts',
   'test/storage/shares-migration.test.ts',
   'test/storage/student-change-log.test.ts',
@@ -49,6 +47,7 @@ export const UNIT_TESTS = [
   'test/storage/student-reads.test.ts',
   'test/storage/transaction-locks.test.ts',
   'test/services/key-usage.test.ts',
+  'test/cases/**/*.test.ts',
 ]
 
 export default defineConfig({

@@ -23,15 +23,15 @@ const DAY = 86_400_000
 
 const { openStorage } = await dist('storage/connection.js')
 const { migrate } = await dist('storage/migrate.js')
-const { createOrganisation, recordAgreement, endAgreements } = await dist('storage/access-repository.js')
+const { createOrganisation } = await dist('storage/access-repository.js')
+const { recordAgreement } = await dist('cases/agreement-record.js')
+const { endAgreements } = await dist('cases/agreement-end.js')
 const { upsertStudents, linkStudents } = await dist('storage/student-import-repository.js')
 const { createEndpoint } = await dist('storage/webhook-endpoint-repository.js')
-const { unlinkStudent } = await dist('cases/unlink.js')
-const { eraseStudents } = await dist('cases/erasure.js')
-const { disposeDueAgreements } = await dist('storage/agreement-dispositions.js')
+const { disposeDueAgreements } = await dist('cases/agreement-disposition.js')
 const { agreementEnds } = await dist('storage/agreement-ends.js')
 const { deletionList } = await dist('storage/deletion-list.js')
-const { disposedEnd, issueCertificate } = await dist('services/deletion-certificate.js')
+const { disposedEnd, issueCertificate } = await dist('cases/deletion-certificate.js')
 const { loadSigningKey } = await dist('services/signing-keys.js')
 
 const mb = (bytes) => `${Math.round(bytes / 1_048_576)} MB`

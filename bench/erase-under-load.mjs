@@ -28,7 +28,8 @@ const READ = '11111111-1111-4111-8111-111111111111'
 
 const { openStorage } = await dist('storage/connection.js')
 const { migrate } = await dist('storage/migrate.js')
-const { createOrganisation, recordAgreement } = await dist('storage/access-repository.js')
+const { createOrganisation } = await dist('storage/access-repository.js')
+const { recordAgreement } = await dist('cases/agreement-record.js')
 const { upsertStudents, linkStudents, upsertProgress } = await dist('storage/student-import-repository.js')
 const { replaceCatalog } = await dist('storage/catalog-repository.js')
 const { readCatalogDir } = await dist('catalog/catalog-files.js')

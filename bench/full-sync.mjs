@@ -36,7 +36,8 @@ async function generate(file) {
   const { migrate } = await importDist('storage/migrate.js')
   const { readCatalogDir } = await importDist('catalog/catalog-files.js')
   const { replaceCatalog } = await importDist('storage/catalog-repository.js')
-  const { createApiKey, createOrganisation, recordAgreement } = await importDist('storage/access-repository.js')
+  const { createApiKey, createOrganisation } = await importDist('storage/access-repository.js')
+  const { recordAgreement } = await importDist('cases/agreement-record.js')
   const { linkStudents, upsertProgress, upsertStudents } = await importDist('storage/student-import-repository.js')
   const { inTransaction } = await importDist('storage/transaction.js')
 

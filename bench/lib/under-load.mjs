@@ -8,9 +8,8 @@ import { startServer } from './server-process.mjs'
 
 /** A partner organisation of `root`'s build with an agreement in force and a live key of `scopes`. */
 export async function partnerWithKey(root, db, { name, scopes, now }) {
-  const { createOrganisation, recordAgreement, createApiKey } = await import(
-    path.join(root, 'dist/storage/access-repository.js')
-  )
+  const { createOrganisation, createApiKey } = await import(path.join(root, 'dist/storage/access-repository.js'))
+  const { recordAgreement } = await import(path.join(root, 'dist/cases/agreement-record.js'))
   const organisation = await createOrganisation(db, name, now)
   await recordAgreement(
     db,

@@ -1,12 +1,12 @@
 /**
  * Ends the links of organisations whose agreement's disposition period has run out
- * (storage/agreement-dispositions.ts): every instance runs it at start and every hour, and each
+ * (cases/agreement-disposition.ts): every instance runs it at start and every hour, and each
  * disposition is carried out once however many run it at the same moment. Logs what it did, by
  * ids only.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.js'
-import { disposeDueAgreements } from '../storage/agreement-dispositions.js'
+import { disposeDueAgreements } from '../cases/agreement-disposition.js'
 import type { Storage } from '../storage/connection.js'
 import { PeriodicTask } from './periodic-task.js'
 

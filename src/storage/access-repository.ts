@@ -1,23 +1,14 @@
 /**
  * Organisations, their data-sharing agreements and their API keys. Every change that can make a
- * cached key record wrong (a revocation, a suspension, an agreement recorded or ended) is
- * written to the access change log in the same transaction, so running instances evict just the
- * keys concerned within one poll interval. Creating a key or an organisation records nothing:
+ * cached key record wrong (a revocation, a suspension, and in cases/ an agreement recorded or
+ * ended) is written to the access change log in the same transaction, so running instances evict
+ * just the keys concerned within one poll interval. Creating a key or an organisation records nothing:
  * no instance can have cached a key that did not exist.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { agreementWindow } from '../domain/agreements.js'
-import {
-  DATA_CATEGORIES,
-  type DataCategory,
-  DEFAULT_DISPOSITION_DAYS,
-  dispositionDaysProblem,
-  formatDataCategories,
-  normalizePurpose,
-  purposeProblem,
-} from '../domain/agreement-terms.js'
 import { generateApiKey, type KeyMode, type KeyRecord } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, type Scope, scopeBits } from '../domain/scopes.js'
@@ -105,91 +96,23 @@ export async function listOrganisationsByName(
   return query.orderBy('name').execute()
 }
 
-export interface NewAgreement {
-  organisationId: string
-  signedAt: number
-  expiresAt: number | null
-  documentRef: string
-  /**
-   * What the partner may use the data for. The CLI and the dashboard require one; left out (seed
-   * data, fixtures) it is stored empty, which reads as "not recorded".
-   */
-  purpose?: string
-  /** The kinds of data shared; all of them when left out. */
-  dataCategories?: readonly DataCategory[]
-  /** Days after the end within which the partner must delete the data; DEFAULT_DISPOSITION_DAYS when left out. */
-  dispositionDays?: number
+/** Writes an agreement as recorded (cases/agreement-record.ts checks it first). */
+export async function insertAgreement(trx: Kysely<Database>, row: AgreementRow): Promise<void> {
+  await trx.insertInto('agreements').values(row).execute()
 }
 
-export async function recordAgreement(
-  db: Kysely<Database>,
-  agreement: NewAgreement,
-  now: number,
-): Promise<AgreementRow> {
-  if (agreement.expiresAt !== null && agreement.expiresAt <= agreement.signedAt) {
-    throw new ConflictError('an agreement must expire after it is signed')
-  }
-  if (agreement.documentRef.trim() === '') throw new ConflictError('an agreement needs a document reference')
-  const purpose = normalizePurpose(agreement.purpose ?? '')
-  const problem =
-    (agreement.purpose === undefined ? null : purposeProblem(purpose)) ??
-    dispositionDaysProblem(agreement.dispositionDays ?? DEFAULT_DISPOSITION_DAYS)
-  if (problem !== null) throw new ConflictError(problem)
-  if (agreement.dataCategories !== undefined && agreement.dataCategories.length === 0)
-    throw new ConflictError('an agreement shares at least one kind of data')
-  const row: AgreementRow = {
-    id: randomUUID(),
-    organisation_id: agreement.organisationId,
-    signed_at: isoAt(agreement.signedAt),
-    expires_at: agreement.expiresAt === null ? null : isoAt(agreement.expiresAt),
-    ended_at: null,
-    document_ref: agreement.documentRef.trim(),
-    created_at: isoAt(now),
-    purpose,
-    data_categories: formatDataCategories(agreement.dataCategories ?? DATA_CATEGORIES),
-    disposition_days: agreement.dispositionDays ?? DEFAULT_DISPOSITION_DAYS,
-  }
-  await inTransaction(db, async (trx) => {
-    await trx.insertInto('agreements').values(row).execute()
-    await recordAccessChange(trx, { kind: 'agreements', organisationId: agreement.organisationId })
-  })
-  return row
-}
-
-/** What the audit log keeps of a recorded agreement, the same from the dashboard and the CLI. */
-export function agreementAuditDetail(organisationName: string, row: AgreementRow): Record<string, unknown> {
-  return {
-    organisation: organisationName,
-    agreementId: row.id,
-    document: row.document_ref,
-    signed: row.signed_at,
-    expires: row.expires_at,
-    purpose: row.purpose,
-    data: row.data_categories,
-    dispositionDays: row.disposition_days,
-  }
-}
-
-/** Ends one agreement, or every agreement of an organisation that has not ended yet. */
-export async function endAgreements(
-  db: Kysely<Database>,
+/** Sets `at` as the end of one agreement, or of every agreement of an organisation, that has not ended yet. */
+export async function markAgreementsEnded(
+  trx: Kysely<Database>,
   target: { agreementId: string } | { organisationId: string },
-  now: number,
+  at: string,
 ): Promise<AgreementRow[]> {
-  return inTransaction(db, async (trx) => {
-    let query = trx
-      .updateTable('agreements')
-      .set({ ended_at: isoAt(now) })
-      .where('ended_at', 'is', null)
-    query =
-      'agreementId' in target
-        ? query.where('id', '=', target.agreementId)
-        : query.where('organisation_id', '=', target.organisationId)
-    const rows = await query.returningAll().execute()
-    for (const organisationId of new Set(rows.map((row) => row.organisation_id)))
-      await recordAccessChange(trx, { kind: 'agreements', organisationId })
-    return rows
-  })
+  let query = trx.updateTable('agreements').set({ ended_at: at }).where('ended_at', 'is', null)
+  query =
+    'agreementId' in target
+      ? query.where('id', '=', target.agreementId)
+      : query.where('organisation_id', '=', target.organisationId)
+  return query.returningAll().execute()
 }
 
 export async function listAgreements(db: Kysely<Database>, organisationId?: string): Promise<AgreementRow[]> {

@@ -1,69 +1,37 @@
 /**
- * A partner's attestation that it deleted the data shared under an ended agreement, made in the
- * dashboard (by an account) or through the API (by a live key), recorded once per agreement: the
- * row's key is the agreement, so of two attestations racing one is recorded and the other finds it.
- * An end still within its disposition period can be attested too: a partner may delete early. The
- * attestation keeps how many students the deletion list held then (deletion-list.ts), so the
- * certificate can say whether it covers the whole list.
+ * The partners' attestations that they deleted the data of an ended agreement, one row per
+ * agreement (the row's key). Recording one is cases/deletion-attestation.ts.
  */
 import type { Kysely } from 'kysely'
-import { isoAt } from '../clock.js'
-import { type AgreementEnd, agreementEnds } from './agreement-ends.js'
 import type { Database } from './tables.js'
-import { inTransaction } from './transaction.js'
 
-type Db = Kysely<Database>
-
+/** Who attested: a partner's dashboard account, or a live key. */
 export type Attesting = { accountId: string } | { keyId: string }
 
-export type AttestationOutcome =
-  /** Recorded now; `end` carries it. */
-  | { outcome: 'attested'; end: AgreementEnd }
-  /** No ended agreement of the organisation awaits an attestation (or `agreementId` names none of its ends). */
-  | { outcome: 'nothing'; ends: AgreementEnd[] }
-  /** Attested before; `end` carries the attestation recorded. */
-  | { outcome: 'already'; end: AgreementEnd }
-  /** Several ends await one and none was named. */
-  | { outcome: 'ambiguous'; awaiting: AgreementEnd[] }
+export interface NewAttestation {
+  agreementId: string
+  organisationId: string
+  attestedAt: string
+  by: Attesting
+  /** Students on the deletion list when it was attested. */
+  students: number
+}
 
-/**
- * Records the attestation of the end of `agreementId`, or, when it is left out, of the one end of
- * the organisation that awaits one.
- */
-export function attestDeletion(
-  db: Db,
-  request: { organisationId: string; agreementId?: string; by: Attesting },
-  now: number,
-): Promise<AttestationOutcome> {
-  const { organisationId, agreementId, by } = request
-  return inTransaction(db, async (trx): Promise<AttestationOutcome> => {
-    const ends = await agreementEnds(trx, now, organisationId)
-    let end: AgreementEnd | undefined
-    if (agreementId !== undefined) {
-      end = ends.find((candidate) => candidate.agreement.id === agreementId)
-      if (end === undefined) return { outcome: 'nothing', ends }
-    } else {
-      const awaiting = ends.filter((candidate) => candidate.attestation === null)
-      if (awaiting.length > 1) return { outcome: 'ambiguous', awaiting }
-      end = awaiting[0] ?? ends[0]
-      if (end === undefined) return { outcome: 'nothing', ends }
-    }
-    if (end.attestation !== null) return { outcome: 'already', end }
-    const recorded = await trx
-      .insertInto('deletion_attestations')
-      .values({
-        agreement_id: end.agreement.id,
-        organisation_id: organisationId,
-        attested_at: isoAt(now),
-        account_id: 'accountId' in by ? by.accountId : null,
-        key_id: 'keyId' in by ? by.keyId : null,
-        students: end.students,
-      })
-      .onConflict((oc) => oc.column('agreement_id').doNothing())
-      .returning('agreement_id')
-      .executeTakeFirst()
-    const agreement = end.agreement.id
-    const after = (await agreementEnds(trx, now, organisationId)).find((e) => e.agreement.id === agreement)!
-    return recorded === undefined ? { outcome: 'already', end: after } : { outcome: 'attested', end: after }
-  })
+/** Writes the attestation unless the agreement has one already: false then, and nothing is written. */
+export async function insertAttestation(trx: Kysely<Database>, attestation: NewAttestation): Promise<boolean> {
+  const { by } = attestation
+  const recorded = await trx
+    .insertInto('deletion_attestations')
+    .values({
+      agreement_id: attestation.agreementId,
+      organisation_id: attestation.organisationId,
+      attested_at: attestation.attestedAt,
+      account_id: 'accountId' in by ? by.accountId : null,
+      key_id: 'keyId' in by ? by.keyId : null,
+      students: attestation.students,
+    })
+    .onConflict((oc) => oc.column('agreement_id').doNothing())
+    .returning('agreement_id')
+    .executeTakeFirst()
+  return recorded !== undefined
 }

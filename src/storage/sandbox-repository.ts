@@ -1,13 +1,10 @@
 /**
  * The storage side of a partner's sandbox: an organisation of kind `sandbox` whose students are
  * synthetic (`students.sandbox = 1`). Making a sandbox is a use case and lives in
- * services/sandbox.ts; this module only reads and writes rows.
+ * cases/sandbox.ts; this module only reads and writes rows.
  */
 import type { Kysely } from 'kysely'
-import { isoAt } from '../clock.js'
-import { recordStudentChanges } from './student-change-log.js'
 import type { Database } from './tables.js'
-import { inTransaction } from './transaction.js'
 import type { StudentImportRow } from './student-import-repository.js'
 
 /** What synthetic progress needs to know of each lesson, in catalog order. */
@@ -19,37 +16,28 @@ export async function lessonOutlines(
 }
 
 /**
- * Inserts synthetic students, marked as sandbox rows, and logs their tiers as changes (so that
- * a test key reading the change feed from the beginning sees them, as a live key sees imported
- * students). Inserted, never upserted: an id that some student already has fails the insert
- * instead of overwriting that student.
+ * Inserts synthetic students, marked as sandbox rows. Inserted, never upserted: an id that some
+ * student already has fails the insert instead of overwriting that student.
  */
 export async function insertSandboxStudents(
-  db: Kysely<Database>,
+  trx: Kysely<Database>,
   students: readonly StudentImportRow[],
-  now: number,
+  at: string,
 ): Promise<void> {
-  const at = isoAt(now)
-  await inTransaction(db, async (trx) => {
-    await trx
-      .insertInto('students')
-      .values(
-        students.map((student) => ({
-          id: student.id,
-          first_name: student.firstName,
-          tier: student.tier,
-          tier_updated_at: at,
-          updated_at: at,
-          created_at: at,
-          sandbox: 1,
-        })),
-      )
-      .execute()
-    await recordStudentChanges(
-      trx,
-      students.map((student) => ({ type: 'tier_changed', studentId: student.id, tier: student.tier, changedAt: at })),
+  await trx
+    .insertInto('students')
+    .values(
+      students.map((student) => ({
+        id: student.id,
+        first_name: student.firstName,
+        tier: student.tier,
+        tier_updated_at: at,
+        updated_at: at,
+        created_at: at,
+        sandbox: 1,
+      })),
     )
-  })
+    .execute()
 }
 
 /** The sandbox's students, for the partner's dashboard (ids to try the API with). */

@@ -8,7 +8,7 @@
  */
 import { sql } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'

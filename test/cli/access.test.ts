@@ -10,8 +10,8 @@ import {
   createApiKey,
   createOrganisation,
   findKeyByHash,
-  recordAgreement,
 } from '../../src/storage/access-repository.js'
+import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { readVersions } from '../../src/storage/meta-repository.js'
 import {
   cli,

@@ -12,14 +12,11 @@ import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
 import { keySet, loadSigningKey } from '../../src/services/signing-keys.js'
-import {
-  createApiKey,
-  createOrganisation,
-  endAgreements,
-  recordAgreement,
-} from '../../src/storage/access-repository.js'
-import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
-import { attestDeletion } from '../../src/storage/deletion-attestations.js'
+import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
+import { endAgreements } from '../../src/cases/agreement-end.js'
+import { recordAgreement } from '../../src/cases/agreement-record.js'
+import { disposeDueAgreements } from '../../src/cases/agreement-disposition.js'
+import { attestDeletion } from '../../src/cases/deletion-attestation.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import {

@@ -14,13 +14,10 @@ import SQLite from 'better-sqlite3'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
 import type { PublicJwk } from '../../src/domain/signing-key.js'
-import {
-  createApiKey,
-  createOrganisation,
-  endAgreements,
-  recordAgreement,
-} from '../../src/storage/access-repository.js'
-import { disposeDueAgreements } from '../../src/storage/agreement-dispositions.js'
+import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
+import { endAgreements } from '../../src/cases/agreement-end.js'
+import { recordAgreement } from '../../src/cases/agreement-record.js'
+import { disposeDueAgreements } from '../../src/cases/agreement-disposition.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { readChangeFeed } from '../../src/cases/change-feed-read.js'
 import { startServer } from '../server/process.js'

@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readCatalogDir } from '../../src/catalog/catalog-files.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { replaceCatalog } from '../../src/storage/catalog-repository.js'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import {
   CATALOG_DIR,

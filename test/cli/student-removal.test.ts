@@ -8,7 +8,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'

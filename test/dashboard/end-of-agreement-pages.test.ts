@@ -6,7 +6,8 @@
  * once the links have ended.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { endAgreements, recordAgreement } from '../../src/storage/access-repository.js'
+import { endAgreements } from '../../src/cases/agreement-end.js'
+import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'

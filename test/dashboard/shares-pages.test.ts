@@ -6,7 +6,7 @@
  * account, and the rule that a link exists exactly while a share in force holds it holds after each.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { changeAttendance } from '../../src/cases/school-attendance.js'
 import { listShares } from '../../src/storage/share-listing.js'

@@ -5,7 +5,7 @@
  */
 import type { LightMyRequestResponse } from 'fastify'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { sandboxName } from '../../src/services/sandbox.js'
+import { sandboxName } from '../../src/cases/sandbox.js'
 import { buildTestApp, type TestContext } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
 

@@ -4,7 +4,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey } from '../../src/storage/access-repository.js'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { bearer, buildTestApp, linkPastTheGuard, type TestContext, STUDENTS } from '../helper.js'
 

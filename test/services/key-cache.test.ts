@@ -6,13 +6,9 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js'
 import { KeyCache } from '../../src/services/key-cache.js'
-import {
-  createApiKey,
-  endAgreements,
-  recordAgreement,
-  revokeApiKey,
-  setOrganisationStatus,
-} from '../../src/storage/access-repository.js'
+import { createApiKey, revokeApiKey, setOrganisationStatus } from '../../src/storage/access-repository.js'
+import { endAgreements } from '../../src/cases/agreement-end.js'
+import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { bumpVersion } from '../../src/storage/meta-repository.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 

@@ -7,13 +7,10 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { parseCsv } from '../../src/imports/csv.js'
 import { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } from '../../src/domain/disclosure.js'
-import { reportChunks } from '../../src/services/disclosure-report.js'
-import {
-  createApiKey,
-  createOrganisation,
-  endAgreements,
-  recordAgreement,
-} from '../../src/storage/access-repository.js'
+import { reportChunks } from '../../src/cases/disclosure-report.js'
+import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
+import { endAgreements } from '../../src/cases/agreement-end.js'
+import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { type BatchFilter, disclosureBatches } from '../../src/storage/disclosure-batches.js'

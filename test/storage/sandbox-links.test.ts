@@ -4,7 +4,7 @@
  * with their line before it gets here).
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { lessonSlugs } from '../../src/storage/catalog-repository.js'
 import type { Storage } from '../../src/storage/connection.js'

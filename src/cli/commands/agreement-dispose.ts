@@ -2,14 +2,14 @@
  * `curriculum agreement dispose --org <org> [--now]`: the disposition of an organisation's ended
  * agreement at once, rather than at the server's next hourly run (a drill, or a district asking
  * for it): its shares and links end, each student with a `student.unlinked` notice, as the hourly
- * run does (storage/agreement-dispositions.ts). Without --now it runs only once the disposition
+ * run does (cases/agreement-disposition.ts). Without --now it runs only once the disposition
  * period is over; with --now, before too. It shows what it will do and asks first (confirm.ts), is
  * audited (`agreement.dispose`), and does nothing the second time: the disposition is recorded
  * once per agreement.
  */
 import type { Command } from 'commander'
 import { systemClock } from '../../clock.js'
-import type { DispositionPlan } from '../../storage/agreement-dispositions.js'
+import type { DispositionPlan } from '../../cases/agreement-disposition.js'
 import { act } from '../command-action.js'
 import { confirmChange, withConfirmation } from '../confirm.js'
 import { defineCommand } from '../options.js'
@@ -84,7 +84,7 @@ export function registerAgreementDispose(agreement: Command): void {
       const early = options.now === true
       const { organisation, plan } = await withStorage(async ({ storage }) => {
         const { findOrganisation } = await import('../../storage/access-repository.js')
-        const { dispositionPlan } = await import('../../storage/agreement-dispositions.js')
+        const { dispositionPlan } = await import('../../cases/agreement-disposition.js')
         const organisation = await findOrganisation(storage.db, options.org)
         return { organisation, plan: await dispositionPlan(storage.db, organisation.id, systemClock.now()) }
       })
@@ -110,7 +110,7 @@ export function registerAgreementDispose(agreement: Command): void {
       if (!confirmation.write) return confirmation.result
       const outcome = await audit
         .change(async ({ db }) => {
-          const { disposeOnDemand } = await import('../../storage/agreement-dispositions.js')
+          const { disposeOnDemand } = await import('../../cases/agreement-disposition.js')
           const outcome = await disposeOnDemand(db, organisation.id, plan.end.agreement.id, systemClock.now(), early)
           // Done by another run meanwhile: nothing changed, so nothing to audit.
           if (outcome === undefined) throw new AlreadyDone()

@@ -44,7 +44,10 @@ export function registerAgreementEnd(agreement: Command): void {
       )
       if (!confirmed.write) return confirmed.result
       const ended = await audit.change(async ({ db }) => {
-        const { endAgreements, findOrganisation } = await import('../../storage/access-repository.js')
+        const [{ findOrganisation }, { endAgreements }] = await Promise.all([
+          import('../../storage/access-repository.js'),
+          import('../../cases/agreement-end.js'),
+        ])
         let organisationId: string
         let ended: AgreementRow[]
         if (options.id !== undefined) {

@@ -116,7 +116,7 @@ export function registerAgreementEnds(agreement: Command): void {
         try {
           const issued = await audit.change(async ({ db }) => {
             const { findOrganisation } = await import('../../storage/access-repository.js')
-            const { disposedEnd, issueCertificate } = await import('../../services/deletion-certificate.js')
+            const { disposedEnd, issueCertificate } = await import('../../cases/deletion-certificate.js')
             const { loadSigningKey } = await import('../../services/signing-keys.js')
             const organisation = await findOrganisation(db, options.org)
             const end = await disposedEnd(db, organisation.id, now, options.agreement)

@@ -97,9 +97,10 @@ export function registerAgreement(program: Command): void {
         }>()
         const now = systemClock.now()
         const { row, organisation } = await audit.change(async ({ db, config }) => {
-          const { agreementAuditDetail, findOrganisation, recordAgreement } = await import(
-            '../../storage/access-repository.js'
-          )
+          const [{ findOrganisation }, { agreementAuditDetail, recordAgreement }] = await Promise.all([
+            import('../../storage/access-repository.js'),
+            import('../../cases/agreement-record.js'),
+          ])
           const organisation = await findOrganisation(db, options.org)
           const row = await recordAgreement(
             db,

@@ -2,7 +2,7 @@
  * `curriculum disclosures report` (every disclosure of one student's data: what answers a
  * parent's request to inspect the record, or a GDPR access request) and `curriculum disclosures
  * export` (every disclosure in a date range, a district's export), as CSV or JSON, streamed so
- * that memory stays flat however many rows there are (services/disclosure-report.ts).
+ * that memory stays flat however many rows there are (cases/disclosure-report.ts).
  *
  * Either hands children's data to whoever runs it, so each is audited, and the audit row is
  * written before the first byte leaves: a report cut short by a failure was still recorded.
@@ -13,7 +13,7 @@ import { Readable, type Writable } from 'node:stream'
 import { pipeline } from 'node:stream/promises'
 import { type Command, Option } from 'commander'
 import { systemClock } from '../../clock.js'
-import { REPORT_FORMATS, type ReportFormat, type ReportRequest } from '../../services/disclosure-report.js'
+import { REPORT_FORMATS, type ReportFormat, type ReportRequest } from '../../cases/disclosure-report.js'
 import { act } from '../command-action.js'
 import type { Audit } from '../audit.js'
 import { dateOption, defineCommand, uuidOption } from '../options.js'
@@ -68,7 +68,7 @@ interface Run {
 async function runReport({ audit, options, recorded, request }: Run) {
   checkOutput(options)
   return withStorage(async (session) => {
-    const { reportChunks } = await import('../../services/disclosure-report.js')
+    const { reportChunks } = await import('../../cases/disclosure-report.js')
     const built = await request(session)
     const output = await openOutput(options.output)
     const tally = { rows: 0 }
@@ -136,11 +136,8 @@ export function registerDisclosureReports(disclosures: Command): void {
               `no stored student has the external id ${options.externalId}; ` +
                 'an erased student is reported by the id the erasure printed (--student <uuid>)',
             )
-          return {
-            subject: { kind: 'student', student: await reportStudent(storage.db, studentId) },
-            filter: { studentId },
-            generatedAt: new Date(systemClock.now()).toISOString(),
-          }
+          const { studentReport } = await import('../../cases/disclosure-report.js')
+          return studentReport(await reportStudent(storage.db, studentId), systemClock.now())
         },
       })
       const student = request.subject.kind === 'student' ? request.subject.student : undefined
@@ -194,22 +191,13 @@ export function registerDisclosureReports(disclosures: Command): void {
           ])
           const organisation = options.org === undefined ? null : await findOrganisation(storage.db, options.org)
           const school = options.school === undefined ? null : await findSchool(storage.db, options.school)
-          return {
-            subject: {
-              kind: 'range',
-              since,
-              until,
-              organisation: organisation === null ? null : { id: organisation.id, name: organisation.name },
-              school: school === null ? null : { id: school.id, name: school.name },
-            },
-            filter: {
-              since: options.since,
-              until: options.until,
-              ...(organisation === null ? {} : { organisationId: organisation.id }),
-              ...(school === null ? {} : { schoolId: school.id }),
-            },
-            generatedAt: new Date(systemClock.now()).toISOString(),
-          }
+          const { rangeReport } = await import('../../cases/disclosure-report.js')
+          return rangeReport(
+            options,
+            organisation === null ? null : { id: organisation.id, name: organisation.name },
+            school === null ? null : { id: school.id, name: school.name },
+            systemClock.now(),
+          )
         },
       })
       const range = request.subject.kind === 'range' ? request.subject : undefined

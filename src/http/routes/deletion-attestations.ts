@@ -1,6 +1,6 @@
 /**
  * POST /api/v1/deletion-attestations: a partner attests, with a live key, that it deleted the data
- * shared under its ended agreement (storage/deletion-attestations.ts).
+ * shared under its ended agreement (cases/deletion-attestation.ts).
  *
  * Its access check is its own. Student endpoints need an agreement in force, and this one exists
  * for organisations that have none any more, so it needs neither an agreement nor a student; it
@@ -15,7 +15,7 @@ import { type Problem, ProblemError } from '../../errors.js'
 import { endedAgreementDocument } from '../../cases/ended-agreement.js'
 import type { AgreementEnd } from '../../storage/agreement-ends.js'
 import type { Storage } from '../../storage/connection.js'
-import { attestDeletion } from '../../storage/deletion-attestations.js'
+import { type AttestationOutcome, attestDeletion } from '../../cases/deletion-attestation.js'
 import { principalOf } from '../access-control.js'
 import { AUTH_FAILURES, REALM } from '../admission.js'
 import type { TypedApp } from '../app-types.js'
@@ -65,6 +65,36 @@ function attestedBy(end: AgreementEnd): string {
   return a.keyId !== null
     ? `with key ${a.keyPrefix ?? a.keyId}\u2026 ("${a.keyName ?? ''}")`
     : `in the dashboard by ${a.accountEmail ?? 'a partner account'}`
+}
+
+/** The route's answer to each outcome of the attestation. */
+function answer(reply: FastifyReply, result: AttestationOutcome, agreementId: string | undefined) {
+  switch (result.outcome) {
+    case 'attested':
+      return reply.code(201).send(attestationBody(result.end))
+    case 'already':
+      throw new ProblemError(
+        'already_attested',
+        `The deletion under agreement ${result.end.agreement.document_ref} (${result.end.agreement.id}) was ` +
+          `attested at ${result.end.attestation!.attestedAt} ${attestedBy(result.end)}; it is recorded once.`,
+      )
+    case 'ambiguous': {
+      const ids = result.awaiting.map((end) => `${end.agreement.id} (${end.agreement.document_ref})`).join(', ')
+      const detail = `several ended agreements await an attestation: name one of ${ids}`
+      throw new ProblemError('invalid_request', `The request is invalid: body /agreementId: ${detail}.`, {
+        errors: [{ in: 'body', field: '/agreementId', detail }],
+      })
+    }
+    case 'nothing':
+      throw new ProblemError(
+        'nothing_to_attest',
+        agreementId !== undefined
+          ? `Your organisation has no ended agreement ${agreementId} awaiting a deletion attestation ` +
+              '(none with this id has ended, or a newer agreement is in force).'
+          : 'No ended agreement of your organisation awaits a deletion attestation: none has ended, or a ' +
+              'newer agreement is in force, under which the data is still shared.',
+      )
+  }
 }
 
 export function deletionAttestationRoutes(app: TypedApp, deps: { storage: Storage; clock: Clock }): void {
@@ -120,32 +150,7 @@ export function deletionAttestationRoutes(app: TypedApp, deps: { storage: Storag
         },
         clock.now(),
       )
-      switch (result.outcome) {
-        case 'attested':
-          return reply.code(201).send(attestationBody(result.end))
-        case 'already':
-          throw new ProblemError(
-            'already_attested',
-            `The deletion under agreement ${result.end.agreement.document_ref} (${result.end.agreement.id}) was ` +
-              `attested at ${result.end.attestation!.attestedAt} ${attestedBy(result.end)}; it is recorded once.`,
-          )
-        case 'ambiguous': {
-          const ids = result.awaiting.map((end) => `${end.agreement.id} (${end.agreement.document_ref})`).join(', ')
-          const detail = `several ended agreements await an attestation: name one of ${ids}`
-          throw new ProblemError('invalid_request', `The request is invalid: body /agreementId: ${detail}.`, {
-            errors: [{ in: 'body', field: '/agreementId', detail }],
-          })
-        }
-        case 'nothing':
-          throw new ProblemError(
-            'nothing_to_attest',
-            agreementId !== undefined
-              ? `Your organisation has no ended agreement ${agreementId} awaiting a deletion attestation ` +
-                  '(none with this id has ended, or a newer agreement is in force).'
-              : 'No ended agreement of your organisation awaits a deletion attestation: none has ended, or a ' +
-                  'newer agreement is in force, under which the data is still shared.',
-          )
-      }
+      return answer(reply, result, agreementId)
     },
   )
 }

@@ -15,7 +15,7 @@
  */
 import { addressKey } from '../../../domain/client-address.js'
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from '../../../domain/passwords.js'
-import { provideSandbox } from '../../../services/sandbox.js'
+import { provideSandbox } from '../../../cases/sandbox.js'
 import { createAccountIfNew, findAccountByEmail, normaliseEmail } from '../../../storage/account-repository.js'
 import type { PagePlugin } from '../../dashboard-context.js'
 import { type FieldErrors, type FormBody, isEmail, text } from '../../forms.js'

@@ -3,14 +3,9 @@
  * organisation's page, input kept) and ending one; each is audited in the same transaction.
  */
 import { NotFoundError } from '../../../../domain/errors.js'
-import {
-  agreementAuditDetail,
-  endAgreements,
-  listAgreements,
-  recordAgreement,
-} from '../../../../storage/access-repository.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
-import { inTransaction } from '../../../../storage/transaction.js'
+import { listAgreements } from '../../../../storage/access-repository.js'
+import { endAgreementAudited } from '../../../../cases/agreement-end.js'
+import { recordAgreementAudited } from '../../../../cases/agreement-record.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import {
   dispositionDaysProblem,
@@ -77,32 +72,20 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
     if (dispositionDaysProblem(disposition) !== null) errors.disposition = DISPOSITION_ERROR
     if (Object.keys(errors).length > 0)
       return sendOrganisationPage(request, reply, context, o, { agreement: { values, errors } }, 400)
-    const row = await inTransaction(db, async (trx) => {
-      const row = await recordAgreement(
-        trx,
-        {
-          organisationId: o.id,
-          signedAt: signed,
-          expiresAt: expires,
-          documentRef: values.document,
-          purpose: values.purpose,
-          dataCategories: data,
-          dispositionDays: disposition,
-        },
-        clock.now(),
-      )
-      await recordAudit(
-        trx,
-        {
-          actor: auditActor(request),
-          action: 'agreement.record',
-          target: `organisation:${o.id}`,
-          detail: agreementAuditDetail(o.name, row),
-        },
-        clock.now(),
-      )
-      return row
-    })
+    const row = await recordAgreementAudited(
+      db,
+      o,
+      {
+        signedAt: signed,
+        expiresAt: expires,
+        documentRef: values.document,
+        purpose: values.purpose,
+        dataCategories: data,
+        dispositionDays: disposition,
+      },
+      { actor: auditActor(request) },
+      clock.now(),
+    )
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?recorded=${row.id}`, 303)
   })
 
@@ -111,19 +94,7 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
     const { agreementId } = request.params as { agreementId: string }
     const agreement = (await listAgreements(db, o.id)).find((a) => a.id === agreementId)
     if (agreement === undefined) throw new NotFoundError(agreementId)
-    await inTransaction(db, async (trx) => {
-      await endAgreements(trx, { agreementId }, clock.now())
-      await recordAudit(
-        trx,
-        {
-          actor: auditActor(request),
-          action: 'agreement.end',
-          target: `organisation:${o.id}`,
-          detail: { organisation: o.name, agreementId, document: agreement.document_ref },
-        },
-        clock.now(),
-      )
-    })
+    await endAgreementAudited(db, { organisation: o, agreement }, { actor: auditActor(request) }, clock.now())
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=agreement-ended`, 303)
   })
 }

@@ -3,13 +3,12 @@
  * paged, and its CSV export (the export itself audited). Both show student ids, so both open only
  * from this dashboard.
  */
-import { listDisclosures, pageDisclosures } from '../../../../storage/disclosure-log.js'
+import { pageDisclosures } from '../../../../storage/disclosure-log.js'
 import { listOrganisationsByName } from '../../../../storage/access-repository.js'
 import { Readable } from 'node:stream'
-import { csvCell } from '../../../../services/csv-cell.js'
-import { REPORT_CONTENT_TYPES, REPORT_FORMATS, reportChunks } from '../../../../services/disclosure-report.js'
+import { auditedLogCsv, auditedReportChunks } from '../../../../cases/disclosure-export.js'
+import { rangeReport, REPORT_CONTENT_TYPES, REPORT_FORMATS } from '../../../../cases/disclosure-report.js'
 import { DashboardError } from '../../../dashboard-error.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
@@ -56,22 +55,7 @@ export const disclosurePages: PagePlugin = async (app, { context }) => {
       ])
       if (organisation === undefined || school === undefined)
         throw new DashboardError(404, 'Not found', 'There is no such organisation or school.')
-      const range = { since: filter.since, until: filter.until }
-      const report = {
-        subject: {
-          kind: 'range' as const,
-          since: range.since === undefined ? null : new Date(range.since).toISOString(),
-          until: range.until === undefined ? null : new Date(range.until).toISOString(),
-          organisation,
-          school,
-        },
-        filter: {
-          ...range,
-          ...(organisation === null ? {} : { organisationId: organisation.id }),
-          ...(school === null ? {} : { schoolId: school.id }),
-        },
-        generatedAt: new Date(now).toISOString(),
-      }
+      const report = rangeReport(filter, organisation, school, now)
       reply
         .type(REPORT_CONTENT_TYPES[format])
         .header(
@@ -81,45 +65,19 @@ export const disclosurePages: PagePlugin = async (app, { context }) => {
       // A HEAD request (Fastify answers it with this handler) is shown nothing, so nothing is read or audited.
       if (request.method === 'HEAD') return reply.send()
       // Before the first byte: a download cut short was still recorded.
-      await recordAudit(
-        db,
-        {
-          actor: auditActor(request),
-          action: 'disclosures.export',
-          target: 'disclosures',
-          detail: { format, filter: report.filter },
-        },
-        now,
-      )
-      return reply.send(Readable.from(reportChunks(db, report, format), { highWaterMark: 1 }))
+      const chunks = await auditedReportChunks(db, report, format, { actor: auditActor(request) }, now)
+      return reply.send(Readable.from(chunks, { highWaterMark: 1 }))
     })
 
   app.get('/disclosures.csv', studentPage, async (request, reply) => {
     const { filter } = disclosureFilter(request.query as Record<string, unknown>)
-    const rows = await listDisclosures(db, { ...filter, limit: CSV_EXPORT_LIMIT })
-    const lines = [['at', 'organisation_id', 'key_id', 'student_id', 'action', 'outcome', 'request_id'].join(',')]
-    for (const row of rows)
-      lines.push(
-        [row.at, row.organisation_id, row.key_id, row.student_id, row.action, row.outcome, row.request_id]
-          .map(csvCell)
-          .join(','),
-      )
-    await recordAudit(
-      db,
-      {
-        actor: auditActor(request),
-        action: 'disclosures.export',
-        target: 'disclosures',
-        detail: { rows: rows.length, filter },
-      },
-      clock.now(),
-    )
+    const csv = await auditedLogCsv(db, filter, CSV_EXPORT_LIMIT, { actor: auditActor(request) }, clock.now())
     return reply
       .type('text/csv; charset=utf-8')
       .header(
         'content-disposition',
         `attachment; filename="disclosures-${new Date(clock.now()).toISOString().slice(0, 10)}.csv"`,
       )
-      .send(`${lines.join('\r\n')}\r\n`)
+      .send(csv)
   })
 }

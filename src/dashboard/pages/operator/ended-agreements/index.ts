@@ -1,15 +1,14 @@
 /**
  * The operator's view of ended agreements across partners (which have attested the deletion), and
- * the certificate of deletion of one, downloaded as signed JSON (services/deletion-certificate.ts).
+ * the certificate of deletion of one, downloaded as signed JSON (cases/deletion-certificate.ts).
  * Each download is audited before it is sent, and opens only from this dashboard (it lists
  * students' ids).
  */
 import { NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
-import { disposedEnd, issueCertificate } from '../../../../services/deletion-certificate.js'
+import { disposedEnd, issueAuditedCertificate } from '../../../../cases/deletion-certificate.js'
 import { listOrganisations } from '../../../../storage/access-repository.js'
 import { agreementEnds } from '../../../../storage/agreement-ends.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
@@ -38,23 +37,11 @@ export const endedAgreementPages: PagePlugin = async (app, { context }) => {
     const end = await disposedEnd(db, o.id, now, agreementId.toLowerCase())
     // A HEAD request (Fastify answers it with this handler) is given nothing, so nothing is signed or audited.
     if (request.method === 'HEAD') return reply.type('application/json; charset=utf-8').send()
-    const certificate = await issueCertificate(db, end, await context.signingKey(), now)
-    // Before it is sent: a download cut short was still recorded.
-    await recordAudit(
+    const key = await context.signingKey()
+    const certificate = await issueAuditedCertificate(
       db,
-      {
-        actor: auditActor(request),
-        action: 'agreement.certificate',
-        target: `organisation:${o.id}`,
-        detail: {
-          organisation: o.name,
-          agreementId: end.agreement.id,
-          document: end.agreement.document_ref,
-          students: end.students,
-          attested: end.attestation !== null,
-          kid: certificate.signed.signature.kid,
-        },
-      },
+      { organisationName: o.name, end, key },
+      { actor: auditActor(request) },
       now,
     )
     return reply

@@ -1,15 +1,15 @@
 /**
  * One student's disclosure report for the operator: every disclosure of the student's data,
  * oldest first, with who, when, what and under which agreement (and that agreement's terms),
- * and the same as CSV and JSON downloads, streamed (services/disclosure-report.ts). This is what
+ * and the same as CSV and JSON downloads, streamed (cases/disclosure-report.ts). This is what
  * answers a parent's request to inspect the record. Every page and download shows children's
  * data, so all open only from this dashboard; each download is audited before its first byte.
  */
 import { Readable } from 'node:stream'
 import { NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
-import { REPORT_CONTENT_TYPES, reportChunks } from '../../../../services/disclosure-report.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
+import { auditedReportChunks } from '../../../../cases/disclosure-export.js'
+import { REPORT_CONTENT_TYPES, studentReport } from '../../../../cases/disclosure-report.js'
 import { describedDisclosures, type ReportRow, reportStudent } from '../../../../storage/disclosure-report.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
@@ -62,23 +62,10 @@ export const studentDisclosurePages: PagePlugin = async (app, { context }) => {
       // A HEAD request (Fastify answers it with this handler) is shown nothing, so nothing is read or audited.
       if (request.method === 'HEAD') return reply.send()
       const student = await reportStudent(db, studentId)
+      const report = studentReport(student, now)
       // Before the first byte: a download cut short was still recorded.
-      await recordAudit(
-        db,
-        {
-          actor: auditActor(request),
-          action: 'disclosures.report',
-          target: `student:${studentId}`,
-          detail: { student: studentId, format },
-        },
-        now,
-      )
-      const report = {
-        subject: { kind: 'student' as const, student },
-        filter: { studentId },
-        generatedAt: new Date(now).toISOString(),
-      }
-      return reply.send(Readable.from(reportChunks(db, report, format), { highWaterMark: 1 }))
+      const chunks = await auditedReportChunks(db, report, format, { actor: auditActor(request) }, now)
+      return reply.send(Readable.from(chunks, { highWaterMark: 1 }))
     })
   }
 }

@@ -1,20 +1,18 @@
 /**
  * What the partner must delete once a data-sharing agreement has ended, and its attestation that
- * it did (storage/agreement-ends.ts, storage/deletion-list.ts, storage/deletion-attestations.ts).
+ * it did (storage/agreement-ends.ts, cases/deletion-list.ts, cases/deletion-attestation.ts).
  * The list download is a disclosure of the students' ids (action `deletion.list`), recorded a
  * page at a time before that page is sent, and opens only from this dashboard; the attestation is
  * a form behind a confirmation page, recorded with the time and the account.
  */
-import { randomUUID } from 'node:crypto'
 import { Readable } from 'node:stream'
 import type { Kysely } from 'kysely'
 import { ConflictError, NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
-import { csvRecord } from '../../../../services/csv-cell.js'
+import { csvRecord } from '../../../../domain/csv-cell.js'
 import { type AgreementEnd, agreementEnds } from '../../../../storage/agreement-ends.js'
-import { attestDeletion } from '../../../../storage/deletion-attestations.js'
-import { deletionList } from '../../../../storage/deletion-list.js'
-import { recordDisclosures } from '../../../../storage/disclosure-log.js'
+import { attestDeletion } from '../../../../cases/deletion-attestation.js'
+import { disclosedDeletionList } from '../../../../cases/deletion-list.js'
 import type { Database } from '../../../../storage/tables.js'
 import type { DashboardContext, PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
@@ -40,22 +38,8 @@ export const LIST_COLUMNS = ['student_id', 'asked_by', 'asked_at', 'webhook'] as
 /** The list as CSV, each page's ids recorded as disclosed to `accountId` before the page is sent. */
 async function* listCsv(db: Kysely<Database>, end: AgreementEnd, accountId: string, now: number) {
   yield csvRecord(LIST_COLUMNS)
-  const context = {
-    at: now,
-    requestId: randomUUID(),
-    keyId: `dashboard:${accountId}`,
-    organisationId: end.organisationId,
-  }
-  for await (const page of deletionList(db, end)) {
-    await recordDisclosures(
-      db,
-      context,
-      page.map((entry) => entry.studentId),
-      'deletion.list',
-      'disclosed',
-    )
+  for await (const page of disclosedDeletionList(db, end, accountId, now))
     yield page.map((e) => csvRecord([e.studentId, e.askedBy, e.askedAt, e.webhook])).join('')
-  }
 }
 
 export const deletionPages: PagePlugin = async (app, { context }) => {

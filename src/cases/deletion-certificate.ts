@@ -1,6 +1,7 @@
 /**
  * Issues the certificate of deletion of an organisation's ended agreement, once its links have
- * ended (domain/deletion-certificate.ts): gathers the facts from storage and signs them.
+ * ended (domain/deletion-certificate.ts): gathers the facts from storage and signs them. Issuing
+ * one is audited, from the dashboard (here) and from the CLI (its own audit row, cli/audit.ts).
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
@@ -20,6 +21,7 @@ import { organisationById } from '../storage/access-repository.js'
 import { type AgreementEnd, type AttestationView, agreementEnds } from '../storage/agreement-ends.js'
 import { deletionList } from '../storage/deletion-list.js'
 import type { Database } from '../storage/tables.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 type Db = Kysely<Database>
 
@@ -105,4 +107,36 @@ export async function issueCertificate(db: Db, end: AgreementEnd, key: SigningKe
     filename: `certificate-of-deletion-${agreement.id}-${day}.json`,
     end,
   } satisfies IssuedCertificate
+}
+
+/**
+ * The certificate as the operator downloads it from the dashboard, audited before it is handed
+ * on: a download cut short was still recorded.
+ */
+export async function issueAuditedCertificate(
+  db: Db,
+  issue: { organisationName: string; end: AgreementEnd; key: SigningKey },
+  audit: OperatorAudit,
+  now: number,
+): Promise<IssuedCertificate> {
+  const { end } = issue
+  const certificate = await issueCertificate(db, end, issue.key, now)
+  await auditOperator(
+    db,
+    audit,
+    {
+      action: 'agreement.certificate',
+      target: `organisation:${end.organisationId}`,
+      detail: {
+        organisation: issue.organisationName,
+        agreementId: end.agreement.id,
+        document: end.agreement.document_ref,
+        students: end.students,
+        attested: end.attestation !== null,
+        kid: certificate.signed.signature.kid,
+      },
+    },
+    now,
+  )
+  return certificate
 }

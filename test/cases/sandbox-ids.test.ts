@@ -5,7 +5,7 @@
 import { randomUUID } from 'node:crypto'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { createSandbox } from '../../src/services/sandbox.js'
+import { createSandbox } from '../../src/cases/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, START, STUDENTS } from '../helper.js'

@@ -13,7 +13,7 @@ import type { Kysely } from 'kysely'
 import type { BatchFilter } from '../storage/disclosure-batches.js'
 import { describedDisclosures, type ReportRow, type ReportStudent } from '../storage/disclosure-report.js'
 import type { Database } from '../storage/tables.js'
-import { csvRecord } from './csv-cell.js'
+import { csvRecord } from '../domain/csv-cell.js'
 
 export const REPORT_FORMATS = ['csv', 'json'] as const
 export type ReportFormat = (typeof REPORT_FORMATS)[number]
@@ -39,6 +39,38 @@ export interface ReportRequest {
   subject: ReportSubject
   filter: BatchFilter
   generatedAt: string
+}
+
+/** The report of every disclosure of one student's data. */
+export function studentReport(student: ReportStudent, now: number): ReportRequest {
+  return {
+    subject: { kind: 'student', student },
+    filter: { studentId: student.id },
+    generatedAt: new Date(now).toISOString(),
+  }
+}
+
+/**
+ * The report of a range of the log (either bound open, epoch ms): one organisation's rows when
+ * `organisation` is given, and only those of `school`'s students when it is (school-students.ts).
+ */
+export function rangeReport(
+  range: { since?: number; until?: number },
+  organisation: { id: string; name: string } | null,
+  school: { id: string; name: string } | null,
+  now: number,
+): ReportRequest {
+  const at = (bound: number | undefined) => (bound === undefined ? null : new Date(bound).toISOString())
+  return {
+    subject: { kind: 'range', since: at(range.since), until: at(range.until), organisation, school },
+    filter: {
+      since: range.since,
+      until: range.until,
+      ...(organisation === null ? {} : { organisationId: organisation.id }),
+      ...(school === null ? {} : { schoolId: school.id }),
+    },
+    generatedAt: new Date(now).toISOString(),
+  }
 }
 
 export const REPORT_CSV_COLUMNS = [

@@ -5,11 +5,13 @@
  */
 import { createHash, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { syntheticProgress, syntheticStudents } from '../demo/synthetic-students.js'
+import { isoAt } from '../clock.js'
+import { syntheticProgress, syntheticStudents } from './synthetic-students.js'
 import { createApiKey, createOrganisation } from '../storage/access-repository.js'
 import { setSandboxIfNone } from '../storage/account-repository.js'
 import type { AccountRow, ApiKeyRow, Database, OrganisationRow } from '../storage/tables.js'
 import { insertSandboxStudents, lessonOutlines } from '../storage/sandbox-repository.js'
+import { recordStudentChanges } from '../storage/student-change-log.js'
 import { linkStudents, storedStudents, upsertProgress } from '../storage/student-import-repository.js'
 import { inTransaction } from '../storage/transaction.js'
 
@@ -69,7 +71,14 @@ export async function createSandbox(
     const ids: string[] = []
     for (let i = 0; i < 8; i++) ids.push(await unusedStudentId(trx, newId, taken))
     const students = syntheticStudents(ids.length, () => ids.shift()!)
-    await insertSandboxStudents(trx, students, now)
+    // Their tiers logged as changes, so a test key reading the change feed from the beginning sees
+    // them, as a live key sees imported students.
+    const at = isoAt(now)
+    await insertSandboxStudents(trx, students, at)
+    await recordStudentChanges(
+      trx,
+      students.map((student) => ({ type: 'tier_changed', studentId: student.id, tier: student.tier, changedAt: at })),
+    )
     await linkStudents(
       trx,
       students.map((student) => ({ studentId: student.id, organisationId: organisation.id })),
