@@ -86,3 +86,13 @@ export function table(headers: readonly string[], rows: readonly (readonly (stri
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`
 }
+
+/** The error for an output file that could not be created; one that exists is never written over. */
+export function outputFileError(file: string, error: unknown, noun: string): CliError {
+  const code = (error as NodeJS.ErrnoException).code
+  return new CliError(
+    code === 'EEXIST'
+      ? `${file} already exists: choose a new file (a ${noun} never replaces one)`
+      : `cannot write ${file}: ${(error as Error).message}`,
+  )
+}

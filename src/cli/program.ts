@@ -7,7 +7,7 @@
  * error or `catalog validate` should not pay (figures: docs/performance.md).
  */
 import { Command } from 'commander'
-import { registerAgreement } from './commands/agreement.js'
+import { defineAgreement } from './commands/agreement/index.js'
 import { defineBackup } from './commands/backup.js'
 import { defineCatalog } from './commands/catalog/index.js'
 import { registerDisclosures } from './commands/disclosures.js'
@@ -50,7 +50,7 @@ export function buildProgram(options: { json: boolean }): Command {
   defineRestore(program)
   defineCatalog(program)
   registerOrg(program)
-  registerAgreement(program)
+  defineAgreement(program)
   registerKey(program)
   defineStudents(program)
   defineSchools(program)

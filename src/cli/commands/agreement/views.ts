@@ -1,9 +1,9 @@
 /**
  * An agreement as the `curriculum agreement` commands print it with --json, and its state now.
  */
-import { deletionDueAt, storedDataCategories } from '../../domain/agreement-terms.js'
-import { type AgreementState, agreementState as stateAt } from '../../domain/agreements.js'
-import type { AgreementRow } from '../../storage/tables.js'
+import { deletionDueAt, storedDataCategories } from '../../../domain/agreement-terms.js'
+import { type AgreementState, agreementState as stateAt } from '../../../domain/agreements.js'
+import type { AgreementRow } from '../../../storage/tables.js'
 
 /** The state at `now` (see domain/agreements.ts). */
 export function agreementState(row: AgreementRow, now: number): AgreementState {

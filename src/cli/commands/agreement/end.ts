@@ -6,16 +6,17 @@
  */
 import type { Command } from 'commander'
 import type { Kysely } from 'kysely'
-import { systemClock } from '../../clock.js'
-import type { AgreementRow, Database } from '../../storage/tables.js'
-import { act } from '../command-action.js'
-import { confirmChange, type PendingChange, withConfirmation } from '../confirm.js'
-import { defineCommand, uuidOption } from '../options.js'
-import { CliError, plural, UsageError } from '../output.js'
-import { withStorage } from '../storage-session.js'
-import { agreementJson, agreementState } from './agreement-json.js'
+import { systemClock } from '../../../clock.js'
+import type { AgreementRow, Database } from '../../../storage/tables.js'
+import type { Audit } from '../../audit.js'
+import { act } from '../../command-action.js'
+import { confirmChange, type PendingChange, withConfirmation } from '../../confirm.js'
+import { defineCommand, uuidOption } from '../../options.js'
+import { CliError, type CommandResult, plural, UsageError } from '../../output.js'
+import { withStorage } from '../../storage-session.js'
+import { agreementJson, agreementState } from './views.js'
 
-export function registerAgreementEnd(agreement: Command): void {
+export function defineAgreementEnd(agreement: Command): void {
   const end = defineCommand(
     agreement,
     'end',
@@ -32,51 +33,51 @@ export function registerAgreementEnd(agreement: Command): void {
     .option('--org <organisation>', 'end every agreement of this organisation (id or exact name)')
     .option('--id <agreementId>', 'end this agreement only', uuidOption)
   withConfirmation(end, 'end them')
-  end.action(
-    act(async (command, audit) => {
-      const options = command.opts<{ org?: string; id?: string }>()
-      if ((options.org === undefined) === (options.id === undefined))
-        throw new UsageError('give exactly one of --org <organisation> or --id <agreementId>')
-      const now = systemClock.now()
-      const confirmed = await confirmChange(
-        command,
-        await withStorage(({ storage }) => agreementEnding(storage.db, options, now)),
-      )
-      if (!confirmed.write) return confirmed.result
-      const ended = await audit.change(async ({ db }) => {
-        const [{ findOrganisation }, { endAgreements }] = await Promise.all([
-          import('../../storage/access-repository.js'),
-          import('../../cases/agreement-end.js'),
-        ])
-        let organisationId: string
-        let ended: AgreementRow[]
-        if (options.id !== undefined) {
-          const existing = await agreementById(db, options.id)
-          organisationId = existing.organisation_id
-          ended = await endAgreements(db, { agreementId: existing.id }, now)
-        } else {
-          organisationId = (await findOrganisation(db, options.org!)).id
-          ended = await endAgreements(db, { organisationId }, now)
-        }
-        return {
-          value: ended,
-          target: `organisation:${organisationId}`,
-          changed: { ended: ended.map((row) => ({ agreementId: row.id, document: row.document_ref })) },
-        }
-      })
-      return {
-        data: { ended: ended.map((row) => agreementJson(row, now)) },
-        text:
-          ended.length === 0
-            ? 'nothing to end: no agreement was still open'
-            : `ended ${plural(ended.length, 'agreement')}: ${ended.map((row) => row.id).join(', ')}`,
-      }
-    }),
+  end.action(act(endAgreement))
+}
+
+async function endAgreement(command: Command, audit: Audit): Promise<CommandResult> {
+  const options = command.opts<{ org?: string; id?: string }>()
+  if ((options.org === undefined) === (options.id === undefined))
+    throw new UsageError('give exactly one of --org <organisation> or --id <agreementId>')
+  const now = systemClock.now()
+  const confirmed = await confirmChange(
+    command,
+    await withStorage(({ storage }) => agreementEnding(storage.db, options, now)),
   )
+  if (!confirmed.write) return confirmed.result
+  const ended = await audit.change(async ({ db }) => {
+    const [{ findOrganisation }, { endAgreements }] = await Promise.all([
+      import('../../../storage/access-repository.js'),
+      import('../../../cases/agreement-end.js'),
+    ])
+    let organisationId: string
+    let ended: AgreementRow[]
+    if (options.id !== undefined) {
+      const existing = await agreementById(db, options.id)
+      organisationId = existing.organisation_id
+      ended = await endAgreements(db, { agreementId: existing.id }, now)
+    } else {
+      organisationId = (await findOrganisation(db, options.org!)).id
+      ended = await endAgreements(db, { organisationId }, now)
+    }
+    return {
+      value: ended,
+      target: `organisation:${organisationId}`,
+      changed: { ended: ended.map((row) => ({ agreementId: row.id, document: row.document_ref })) },
+    }
+  })
+  return {
+    data: { ended: ended.map((row) => agreementJson(row, now)) },
+    text:
+      ended.length === 0
+        ? 'nothing to end: no agreement was still open'
+        : `ended ${plural(ended.length, 'agreement')}: ${ended.map((row) => row.id).join(', ')}`,
+  }
 }
 
 async function agreementById(db: Kysely<Database>, id: string): Promise<AgreementRow> {
-  const { listAgreements } = await import('../../storage/access-repository.js')
+  const { listAgreements } = await import('../../../storage/access-repository.js')
   const existing = (await listAgreements(db)).find((row) => row.id === id)
   if (existing === undefined) throw new CliError(`no agreement "${id}"`)
   return existing
@@ -92,8 +93,8 @@ async function agreementEnding(
   now: number,
 ): Promise<PendingChange> {
   const [{ findOrganisation, listAgreements }, { countLinked }] = await Promise.all([
-    import('../../storage/access-repository.js'),
-    import('../../storage/share-listing.js'),
+    import('../../../storage/access-repository.js'),
+    import('../../../storage/share-listing.js'),
   ])
   const organisation =
     target.id !== undefined

@@ -1,0 +1,49 @@
+/** `curriculum agreement list`: agreements with their state now. */
+import type { Command } from 'commander'
+import { systemClock } from '../../../clock.js'
+import { act } from '../../command-action.js'
+import { defineCommand } from '../../options.js'
+import { type CommandResult, table } from '../../output.js'
+import { organisationFilter } from '../../organisation-filter.js'
+import { withStorage } from '../../storage-session.js'
+import { agreementJson, agreementState } from './views.js'
+
+export function defineAgreementList(agreement: Command): void {
+  defineCommand(agreement, 'list', 'List agreements with their state now: active, pending, expired or ended', [
+    'curriculum agreement list',
+    'curriculum agreement list --org "Acme Learning" --json',
+  ])
+    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .action(act(showAgreements))
+}
+
+async function showAgreements(command: Command): Promise<CommandResult> {
+  const options = command.opts<{ org?: string }>()
+  const now = systemClock.now()
+  const { rows, names } = await withStorage(async ({ storage }) => {
+    const { listAgreements } = await import('../../../storage/access-repository.js')
+    const { organisationId, names } = await organisationFilter(storage.db, options.org)
+    return { rows: await listAgreements(storage.db, organisationId), names }
+  })
+  return {
+    data: { agreements: rows.map((row) => agreementJson(row, now, names.get(row.organisation_id))) },
+    text:
+      rows.length === 0
+        ? 'no agreements'
+        : table(
+            ['ID', 'ORGANISATION', 'STATE', 'SIGNED', 'EXPIRES', 'ENDED', 'DOCUMENT', 'DATA', 'DELETE', 'PURPOSE'],
+            rows.map((row) => [
+              row.id,
+              names.get(row.organisation_id),
+              agreementState(row, now),
+              row.signed_at,
+              row.expires_at,
+              row.ended_at,
+              row.document_ref,
+              row.data_categories.replaceAll(' ', ','),
+              `${row.disposition_days}d after end`,
+              row.purpose === '' ? '(not recorded)' : row.purpose,
+            ]),
+          ),
+  }
+}
