@@ -10,7 +10,7 @@ import { Command } from 'commander'
 import { defineAgreement } from './commands/agreement/index.js'
 import { defineBackup } from './commands/backup.js'
 import { defineCatalog } from './commands/catalog/index.js'
-import { registerDisclosures } from './commands/disclosures.js'
+import { defineDisclosures } from './commands/disclosures/index.js'
 import { registerKey } from './commands/key.js'
 import { defineLinks } from './commands/links/index.js'
 import { defineMigrate } from './commands/migrate.js'
@@ -57,7 +57,7 @@ export function buildProgram(options: { json: boolean }): Command {
   defineRoster(program)
   defineLinks(program)
   defineProgress(program)
-  registerDisclosures(program)
+  defineDisclosures(program)
   registerOperator(program)
   return program
 }
