@@ -5,6 +5,7 @@
  */
 import { type Command, Option } from 'commander'
 import { systemClock } from '../clock.js'
+import type { Audit } from './audit.js'
 import { act } from './command-action.js'
 import { ImportStopped, runRecordImport } from '../imports/record-import.js'
 import type { RecordImportSpec } from '../imports/record-spec.js'
@@ -31,43 +32,44 @@ export function defineImportCommand<Row, Context>(
   )
   for (const option of spec.options ?? []) command.option(option.flags, option.description)
   if (spec.ending !== undefined) withConfirmation(command, spec.ending.yes)
-  return command.action(
-    act(async (command, audit) => {
-      const [file] = command.processedArgs as [string]
-      const options = command.opts<{ format?: RecordFormat }>()
-      const format = formatOf(file, options.format)
-      const started = performance.now()
-      let stopped: CommandResult | undefined
-      const result = await withStorage(({ storage }) =>
-        runRecordImport(spec, storage, {
-          file,
-          format,
-          now: systemClock.now(),
-          options,
-          actor: audit.actor,
-          record: (db, changed) => audit.record(db, spec.audit.target, { ...changed }),
-          async confirm(change) {
-            const confirmed = await confirmChange(command, change)
-            if (!confirmed.write) stopped = confirmed.result
-            return confirmed.write
-          },
-          progress: new ProgressLine(),
-        }),
-      ).catch((error: unknown) => {
-        throw error instanceof ImportStopped ? new CliError(error.message) : error
-      })
-      if (!result.ok)
-        throw new CliError(
-          `${file}: ${plural(result.problems.length, 'problem')}; nothing was imported`,
-          result.problems,
-        )
-      if (stopped !== undefined) return stopped
-      const { summary } = result
-      const seconds = ((performance.now() - started) / 1000).toFixed(1)
-      return {
-        data: { ...summary },
-        text: `imported ${plural(summary.rows, spec.noun)} from ${file} in ${seconds} s`,
-      }
+  return command.action(act((command, audit) => importFile(spec, command, audit)))
+}
+
+async function importFile<Row, Context>(
+  spec: RecordImportSpec<Row, Context, PendingChange>,
+  command: Command,
+  audit: Audit,
+): Promise<CommandResult> {
+  const [file] = command.processedArgs as [string]
+  const options = command.opts<{ format?: RecordFormat }>()
+  const format = formatOf(file, options.format)
+  const started = performance.now()
+  let stopped: CommandResult | undefined
+  const result = await withStorage(({ storage }) =>
+    runRecordImport(spec, storage, {
+      file,
+      format,
+      now: systemClock.now(),
+      options,
+      actor: audit.actor,
+      record: (db, changed) => audit.record(db, spec.audit.target, { ...changed }),
+      async confirm(change) {
+        const confirmed = await confirmChange(command, change)
+        if (!confirmed.write) stopped = confirmed.result
+        return confirmed.write
+      },
+      progress: new ProgressLine(),
     }),
-  )
+  ).catch((error: unknown) => {
+    throw error instanceof ImportStopped ? new CliError(error.message) : error
+  })
+  if (!result.ok)
+    throw new CliError(`${file}: ${plural(result.problems.length, 'problem')}; nothing was imported`, result.problems)
+  if (stopped !== undefined) return stopped
+  const { summary } = result
+  const seconds = ((performance.now() - started) / 1000).toFixed(1)
+  return {
+    data: { ...summary },
+    text: `imported ${plural(summary.rows, spec.noun)} from ${file} in ${seconds} s`,
+  }
 }
