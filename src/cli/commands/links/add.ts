@@ -66,7 +66,7 @@ async function addShare(command: Command, audit: Audit): Promise<CommandResult> 
     throw new UsageError('name a school with --school, or a file of students with --file')
   if (options.school !== undefined && options.label !== undefined)
     throw new UsageError('--label names a list share; a school share is named after the school')
-  const { readStudentList, resolveStudentList } = await import('../../student-list-file.js')
+  const { readStudentList, resolveStudentList } = await import('./student-list-file.js')
   const list =
     options.file === undefined ? undefined : await readStudentList(options.file, formatOf(options.file, options.format))
   const now = systemClock.now()

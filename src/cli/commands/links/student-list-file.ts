@@ -6,9 +6,10 @@
  */
 import fs from 'node:fs'
 import type { Kysely } from 'kysely'
-import type { Database } from '../storage/tables.js'
-import { CliError, type InputProblem, plural } from './output.js'
-import { fieldValue, type RecordFormat, readRecords } from '../imports/records.js'
+import type { Database } from '../../../storage/tables.js'
+import { CliError, type InputProblem, plural } from '../../output.js'
+import { fieldValue, type RecordFormat } from '../../../imports/records.js'
+import { readListFile } from '../../list-file.js'
 
 const FIELD = 'student'
 
@@ -22,14 +23,13 @@ export interface StudentList {
 /** Reads the file (without opening the database, so no transaction waits on the reading). */
 export async function readStudentList(file: string, format: RecordFormat): Promise<StudentList> {
   if (!fs.existsSync(file) || !fs.statSync(file).isFile()) throw new CliError(`no file "${file}"`)
-  const problems: InputProblem[] = []
   const rows: { line: number; ref: string }[] = []
-  let header = false
-  for await (const batch of readRecords(file, format)) {
-    for (const item of batch) {
-      if (item.kind === 'problem') problems.push({ file, line: item.line, message: item.message })
-      else if (item.kind === 'header') {
-        header = true
+  const problems = await readListFile(
+    file,
+    format,
+    'the file is empty; it starts with a header row: student',
+    (item, problems) => {
+      if (item.kind === 'header') {
         for (const name of item.fields)
           if (name !== FIELD) problems.push({ file, line: item.line, field: name, message: 'only student is accepted' })
         if (!item.fields.includes(FIELD))
@@ -38,27 +38,23 @@ export async function readStudentList(file: string, format: RecordFormat): Promi
             line: item.line,
             message: 'the header has no student column; the file lists a student id or external id a row',
           })
-      } else {
-        if (format === 'jsonl')
-          for (const name of Object.keys(item.values))
-            if (name !== FIELD)
-              problems.push({ file, line: item.line, field: name, message: 'only student is accepted' })
-        const value = fieldValue(item.values, FIELD)
-        if (typeof value !== 'string' || value.trim() === '')
-          problems.push({
-            file,
-            line: item.line,
-            field: FIELD,
-            message: `must be a student id or external id (got ${JSON.stringify(value ?? null)})`,
-          })
-        else rows.push({ line: item.line, ref: value.trim() })
+        return
       }
-    }
-  }
-  if (format === 'csv' && !header && problems.length === 0)
-    problems.push({ file, line: 1, message: 'the file is empty; it starts with a header row: student' })
-  else if (rows.length === 0 && problems.length === 0)
-    problems.push({ file, line: 1, message: 'the file names no student' })
+      if (format === 'jsonl')
+        for (const name of Object.keys(item.values))
+          if (name !== FIELD) problems.push({ file, line: item.line, field: name, message: 'only student is accepted' })
+      const value = fieldValue(item.values, FIELD)
+      if (typeof value !== 'string' || value.trim() === '')
+        problems.push({
+          file,
+          line: item.line,
+          field: FIELD,
+          message: `must be a student id or external id (got ${JSON.stringify(value ?? null)})`,
+        })
+      else rows.push({ line: item.line, ref: value.trim() })
+    },
+  )
+  if (rows.length === 0 && problems.length === 0) problems.push({ file, line: 1, message: 'the file names no student' })
   return { file, rows, problems }
 }
 
@@ -69,7 +65,7 @@ export async function readStudentList(file: string, format: RecordFormat): Promi
 export async function resolveStudentList(db: Kysely<Database>, list: StudentList): Promise<string[]> {
   const { file, rows } = list
   const problems = [...list.problems]
-  const { studentsByReference } = await import('../storage/student-references.js')
+  const { studentsByReference } = await import('../../../storage/student-references.js')
   const found = await studentsByReference(
     db,
     rows.map((row) => row.ref),

@@ -11,9 +11,10 @@ import type { Engine } from '../../../storage/connection.js'
 import type { ErasedStudent } from '../../../cases/erasure.js'
 import type { Database } from '../../../storage/tables.js'
 import { UUID } from '../../../domain/uuid.js'
-import { CliError, type InputProblem, plural } from '../../output.js'
+import { CliError, plural } from '../../output.js'
 import { count, ProgressLine } from '../../progress-bar.js'
-import { fieldValue, type RecordFormat, readRecords } from '../../../imports/records.js'
+import { fieldValue, type RecordFormat } from '../../../imports/records.js'
+import { readListFile } from '../../list-file.js'
 import { pauseAfterBatch, WriteBatchSize } from '../../../imports/write-batch-size.js'
 
 /** Students per transaction on SQLite: the size follows the time each batch held the lock. */
@@ -25,40 +26,37 @@ const EXAMPLE_ID = '11111111-1111-4111-8111-111111111111'
 
 /** The ids of an erasure file: CSV with an `id` column, or JSON Lines of `{"id": ...}`. */
 export async function readErasureFile(file: string, format: RecordFormat): Promise<string[]> {
-  const problems: InputProblem[] = []
   const ids: string[] = []
   const seen = new Set<string>()
-  let header = false
-  for await (const batch of readRecords(file, format)) {
-    for (const item of batch) {
-      if (item.kind === 'problem') problems.push({ file, line: item.line, message: item.message })
-      else if (item.kind === 'header') {
-        header = true
+  const problems = await readListFile(
+    file,
+    format,
+    'the file is empty; an erasure file starts with a header row: id',
+    (item, problems) => {
+      if (item.kind === 'header') {
         if (!item.fields.includes('id'))
           problems.push({
             file,
             line: item.line,
             message: 'the header has no id column; the file lists ids under "id"',
           })
-      } else {
-        const value = fieldValue(item.values, 'id')
-        const id = typeof value === 'string' ? value.trim().toLowerCase() : ''
-        if (!UUID.test(id))
-          problems.push({
-            file,
-            line: item.line,
-            field: 'id',
-            message: `must be a student id such as ${EXAMPLE_ID} (got ${JSON.stringify(value ?? null)})`,
-          })
-        else if (!seen.has(id)) {
-          seen.add(id)
-          ids.push(id)
-        }
+        return
       }
-    }
-  }
-  if (format === 'csv' && !header && problems.length === 0)
-    problems.push({ file, line: 1, message: 'the file is empty; an erasure file starts with a header row: id' })
+      const value = fieldValue(item.values, 'id')
+      const id = typeof value === 'string' ? value.trim().toLowerCase() : ''
+      if (!UUID.test(id))
+        problems.push({
+          file,
+          line: item.line,
+          field: 'id',
+          message: `must be a student id such as ${EXAMPLE_ID} (got ${JSON.stringify(value ?? null)})`,
+        })
+      else if (!seen.has(id)) {
+        seen.add(id)
+        ids.push(id)
+      }
+    },
+  )
   if (problems.length > 0)
     throw new CliError(`${file}: ${plural(problems.length, 'problem')}; nothing was erased`, problems)
   return ids
