@@ -25,8 +25,6 @@ export const UNIT_TESTS = [
   'test/package/import-graph.test.ts',
   'test/package/line-length.test.ts',
   'test/package/unit-tier.test.ts',
-  'test/cases/shares.test.ts',
-  'test/cases/student-removal.test.ts',
   'test/storage/sqlite/commit-hold.test.ts',
   'test/storage/sqlite/schema-differences.test.ts',
   'test/storage/agreement-terms.test.ts',
