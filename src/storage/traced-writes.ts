@@ -9,7 +9,7 @@ import type { WriteQueue } from './write-queue.js'
  * `queue` with a span around each write, from the call to its commit, or `queue` itself untraced;
  * `system` is OpenTelemetry's name for the engine.
  */
-export function tracedWrites(queue: WriteQueue, system: 'sqlite' | 'postgresql'): WriteQueue {
+export function tracedWrites(queue: WriteQueue, system: string): WriteQueue {
   const spans = activeSpans()
   if (spans === undefined) return queue
   const attributes = { 'db.system.name': system }
