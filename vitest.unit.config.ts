@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config'
 export const UNIT_TESTS = [
   'test/domain/**/*.test.ts',
   'test/catalog/**/*.test.ts',
+  'test/cases/**/*.test.ts',
   'test/config/**/*.test.ts',
   'test/imports/**/*.test.ts',
   'test/roster/**/*.test.ts',
