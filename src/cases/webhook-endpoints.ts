@@ -2,8 +2,8 @@
  * A partner's webhook endpoints as the dashboard manages them: registered (with a signing secret
  * shown once), the secret rolled, disabled and enabled (within the organisation's cap), and by
  * hand a test event or a delivery sent again (limited per endpoint; a resend about a student the
- * organisation may no longer hear about is refused and logged). The rules' queries live in
- * storage/webhook-endpoint-repository.ts and storage/webhook-repository.ts.
+ * organisation may no longer hear about is refused and logged). The endpoint cap is held by
+ * storage/webhook-endpoint-repository.ts, the manual sends' count by storage/webhook-manual-sends.ts.
  */
 import type { Kysely } from 'kysely'
 import {
@@ -12,13 +12,11 @@ import {
   rollSecret,
   setEndpointEnabled,
 } from '../storage/webhook-endpoint-repository.js'
-import {
-  type ManualSendResult,
-  type ResendResult,
-  resendDelivery,
-  sendTestEvent,
-} from '../storage/webhook-repository.js'
+import { type DeliveryRefusal, isNoticeEvent } from '../domain/webhook-events.js'
 import type { Database, WebhookEndpointRow } from '../storage/tables.js'
+import { inTransaction } from '../storage/transaction.js'
+import { takeManualSend } from '../storage/webhook-manual-sends.js'
+import { deliveryToResend, enqueueTestEvent, recordRefusal, requeueDelivery } from '../storage/webhook-repository.js'
 
 /** Registers an endpoint (EndpointLimitError past `maxEnabled`); the returned secret is the only time it is shown. */
 export function addEndpoint(
@@ -44,21 +42,51 @@ export function enableEndpoint(
   return setEndpointEnabled(db, endpoint, enabled, maxEnabled)
 }
 
-/** A `webhook.test` event to the endpoint, unless it had its manual sends this minute. */
-export function sendTestDelivery(
+/** What a send asked for by hand came to: `limited` when the endpoint had its share this minute. */
+export type ManualSendResult = { outcome: 'queued' } | { outcome: 'limited'; retryAfterMs: number }
+
+export type ResendResult =
+  | ManualSendResult
+  | { outcome: 'not_found' }
+  | { outcome: 'refused'; refusal: DeliveryRefusal }
+
+/** A `webhook.test` event to one endpoint, from the dashboard's button; limited per endpoint. */
+export function sendTestEvent(
   db: Kysely<Database>,
   endpoint: WebhookEndpointRow,
   now: number,
 ): Promise<ManualSendResult> {
-  return sendTestEvent(db, endpoint, now)
+  return inTransaction(db, async (trx) => {
+    const retryAfterMs = await takeManualSend(trx, endpoint.id, now)
+    if (retryAfterMs > 0) return { outcome: 'limited', retryAfterMs }
+    await enqueueTestEvent(trx, endpoint, now)
+    return { outcome: 'queued' }
+  })
 }
 
-/** Sends one of the endpoint's deliveries again from the start of its schedule. */
-export function resendEndpointDelivery(
+/**
+ * Sends a delivery again from the start of the schedule (the dashboard's "resend"), limited per
+ * endpoint with test events, unless it is about a student the endpoint's organisation may no
+ * longer hear about: then nothing is queued and the refusal goes to the disclosure log. A notice
+ * (NOTICE_EVENTS) is sent again whatever the access.
+ */
+export function resendDelivery(
   db: Kysely<Database>,
   deliveryId: string,
   endpoint: Pick<WebhookEndpointRow, 'id' | 'organisation_id'>,
   now: number,
 ): Promise<ResendResult> {
-  return resendDelivery(db, deliveryId, endpoint, now)
+  return inTransaction(db, async (trx) => {
+    const delivery = await deliveryToResend(trx, deliveryId, endpoint.id, now)
+    if (delivery === undefined) return { outcome: 'not_found' }
+    // Counted before the access check, so that refusals, each a disclosure row, are limited too.
+    const retryAfterMs = await takeManualSend(trx, endpoint.id, now)
+    if (retryAfterMs > 0) return { outcome: 'limited', retryAfterMs }
+    if (delivery.student_id !== null && delivery.refusal !== null && !isNoticeEvent(delivery.event_type)) {
+      await recordRefusal(trx, delivery.id, endpoint, delivery.student_id, delivery.refusal, now)
+      return { outcome: 'refused', refusal: delivery.refusal }
+    }
+    await requeueDelivery(trx, deliveryId, now)
+    return { outcome: 'queued' }
+  })
 }

@@ -24,10 +24,7 @@ const ENTRY_LAYERS = ['http', 'dashboard', 'cli', 'imports']
  * Writer imports that wait for their own case, file -> names: they belong to work still under
  * way. Every entry must still be a violation, so the list only shrinks.
  */
-const NOT_YET_THROUGH_CASES: Record<string, readonly string[]> = {
-  // Publishing a catalog.
-  'cli/commands/catalog.ts': ['announceCatalogPublished', 'replaceCatalog'],
-}
+const NOT_YET_THROUGH_CASES: Record<string, readonly string[]> = {}
 
 const WRITE_METHODS = new Set(['insertInto', 'updateTable', 'deleteFrom', 'replaceInto', 'mergeInto', 'transaction'])
 const RAW_WRITE = /\b(insert\s+(or\s+\w+\s+)?into|update\s+\S+\s+set|delete\s+from)\b/i

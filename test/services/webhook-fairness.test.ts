@@ -14,7 +14,8 @@ import {
   EndpointLimitError,
   setEndpointEnabled,
 } from '../../src/storage/webhook-endpoint-repository.js'
-import { listDeliveries, resendDelivery, sendTestEvent } from '../../src/storage/webhook-repository.js'
+import { resendDelivery, sendTestEvent } from '../../src/cases/webhook-endpoints.js'
+import { listDeliveries } from '../../src/storage/webhook-repository.js'
 import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, START, seedFixtures } from '../helper.js'
 import { Receiver } from '../support/webhook-receiver.js'

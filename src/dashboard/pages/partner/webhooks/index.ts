@@ -7,9 +7,9 @@ import type { FastifyReply, FastifyRequest } from 'fastify'
 import {
   addEndpoint,
   enableEndpoint,
-  resendEndpointDelivery,
+  resendDelivery,
   rollEndpointSecret,
-  sendTestDelivery,
+  sendTestEvent,
 } from '../../../../cases/webhook-endpoints.js'
 import type { KeyMode } from '../../../../domain/api-key.js'
 import { isWebhookEvent, MANUAL_SENDS, REFUSAL_REASONS } from '../../../../domain/webhook-events.js'
@@ -121,7 +121,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
 
   app.post('/webhooks/:id/test', partner, async (request, reply) => {
     const endpoint = await ownEndpoint(request)
-    const sent = await sendTestDelivery(db, endpoint, clock.now())
+    const sent = await sendTestEvent(db, endpoint, clock.now())
     if (sent.outcome === 'limited') tooManySends(sent.retryAfterMs)
     return reply.redirect(`/dashboard/partner/webhooks/${endpoint.id}`, 303)
   })
@@ -150,7 +150,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
   app.post('/webhooks/:id/deliveries/:delivery/resend', partner, async (request, reply) => {
     const endpoint = await ownEndpoint(request)
     const { delivery } = request.params as { delivery: string }
-    const resent = await resendEndpointDelivery(db, delivery, endpoint, clock.now())
+    const resent = await resendDelivery(db, delivery, endpoint, clock.now())
     if (resent.outcome === 'not_found')
       throw new DashboardError(404, 'Not found', 'There is no such delivery for this endpoint.')
     if (resent.outcome === 'limited') tooManySends(resent.retryAfterMs)
