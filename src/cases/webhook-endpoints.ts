@@ -1,16 +1,22 @@
 /**
  * A partner's webhook endpoints as the dashboard manages them: registered (with a signing secret
- * shown once), the secret rolled, disabled and enabled (within the organisation's cap), and by
- * hand a test event or a delivery sent again (limited per endpoint; a resend about a student the
- * organisation may no longer hear about is refused and logged). The endpoint cap is held by
- * storage/webhook-endpoint-repository.ts, the manual sends' count by storage/webhook-manual-sends.ts.
+ * shown once), the secret rolled, disabled and enabled, and by hand a test event or a delivery
+ * sent again (limited per endpoint: storage/webhook-manual-sends.ts; a resend about a student the
+ * organisation may no longer hear about is refused and logged). An organisation has at most
+ * MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION enabled endpoints: each may hold sending slots of every
+ * instance, so without a cap more endpoints would mean a larger share of them.
  */
 import type { Kysely } from 'kysely'
+import { lockOrganisation } from '../storage/access-repository.js'
 import {
-  createEndpoint,
+  countEnabledEndpoints,
+  EndpointLimitError,
+  endpointStatus,
+  insertEndpoint,
   type NewEndpoint,
+  newEndpoint,
   rollSecret,
-  setEndpointEnabled,
+  setEndpointStatus,
 } from '../storage/webhook-endpoint-repository.js'
 import { type DeliveryRefusal, isNoticeEvent } from '../domain/webhook-events.js'
 import type { Database, WebhookEndpointRow } from '../storage/tables.js'
@@ -18,13 +24,34 @@ import { inTransaction } from '../storage/transaction.js'
 import { takeManualSend } from '../storage/webhook-manual-sends.js'
 import { deliveryToResend, enqueueTestEvent, recordRefusal, requeueDelivery } from '../storage/webhook-repository.js'
 
+export interface CappedEndpoint extends NewEndpoint {
+  /** Enabled endpoints the organisation may have; none when absent. */
+  maxEnabled?: number
+}
+
+/**
+ * Throws EndpointLimitError if the organisation already has `max` enabled endpoints. Run it in
+ * the transaction that adds or enables one: count and change must be one step, or two at 9 of 10
+ * both pass.
+ */
+async function checkRoom(trx: Kysely<Database>, organisationId: string, max: number | undefined): Promise<void> {
+  if (max === undefined) return
+  await lockOrganisation(trx, organisationId)
+  if ((await countEnabledEndpoints(trx, organisationId)) >= max) throw new EndpointLimitError(max)
+}
+
 /** Registers an endpoint (EndpointLimitError past `maxEnabled`); the returned secret is the only time it is shown. */
-export function addEndpoint(
+export async function addEndpoint(
   db: Kysely<Database>,
-  spec: NewEndpoint,
+  spec: CappedEndpoint,
   now: number,
 ): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
-  return createEndpoint(db, spec, now)
+  const created = newEndpoint(spec, now)
+  await inTransaction(db, async (trx) => {
+    await checkRoom(trx, spec.organisationId, spec.maxEnabled)
+    await insertEndpoint(trx, created.endpoint)
+  })
+  return created
 }
 
 /** A new secret, shown once; the old one keeps signing beside it for a day. */
@@ -33,13 +60,19 @@ export function rollEndpointSecret(db: Kysely<Database>, endpoint: WebhookEndpoi
 }
 
 /** Disables or enables an endpoint; enabling one past `maxEnabled` throws EndpointLimitError. */
-export function enableEndpoint(
+export async function enableEndpoint(
   db: Kysely<Database>,
   endpoint: Pick<WebhookEndpointRow, 'id' | 'organisation_id'>,
   enabled: boolean,
   maxEnabled?: number,
 ): Promise<void> {
-  return setEndpointEnabled(db, endpoint, enabled, maxEnabled)
+  await inTransaction(db, async (trx) => {
+    if (enabled) {
+      if ((await endpointStatus(trx, endpoint.id)) === 'enabled') return
+      await checkRoom(trx, endpoint.organisation_id, maxEnabled)
+    }
+    await setEndpointStatus(trx, endpoint.id, enabled)
+  })
 }
 
 /** What a send asked for by hand came to: `limited` when the endpoint had its share this minute. */

@@ -3,9 +3,9 @@
  * scopes granted and student scopes only under an agreement), the new key's one-time page, and
  * revoking a key of theirs after a confirmation page.
  */
-import { createKey, revokeKey } from '../../../../cases/api-keys.js'
+import { type CappedKey, createKey, revokeKey } from '../../../../cases/api-keys.js'
 import { isScope } from '../../../../domain/scopes.js'
-import { findApiKey, KeyLimitError, type NewKey } from '../../../../storage/access-repository.js'
+import { findApiKey, KeyLimitError } from '../../../../storage/access-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
@@ -65,7 +65,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
       organisationId = v.organisation.id
     }
     if (Object.keys(errors).length > 0) return sendOverview(request, reply, context, v, { mode, values, errors }, 400)
-    const spec: NewKey = {
+    const spec: CappedKey = {
       organisationId,
       name: values.name,
       scopes,
