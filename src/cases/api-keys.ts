@@ -18,7 +18,7 @@ import {
 } from '../storage/access-repository.js'
 import type { ApiKeyRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
-import { auditedChange } from './operator-audit.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 export interface CappedKey extends NewKey {
   /**
@@ -56,19 +56,14 @@ export function revokeKey(db: Kysely<Database>, idOrPrefix: string, now: number)
 /** The operator revokes one of an organisation's keys: the revocation and its audit row, in one transaction. */
 export async function revokeOrganisationKey(
   db: Kysely<Database>,
-  revocation: { key: ApiKeyRow; organisation: string; actor: string },
+  revocation: { key: ApiKeyRow; organisation: string },
+  audit: OperatorAudit,
   clock: Clock,
 ): Promise<void> {
-  const { key, organisation, actor } = revocation
-  await auditedChange(
-    db,
-    (trx) => revokeApiKey(trx, key.id, clock.now()),
-    () => ({
-      actor,
-      action: 'key.revoke',
-      target: `key:${key.id}`,
-      detail: { organisation, prefix: key.display_prefix, name: key.name },
-    }),
-    clock,
-  )
+  const { key, organisation } = revocation
+  await inTransaction(db, async (trx) => {
+    await revokeApiKey(trx, key.id, clock.now())
+    const detail = { organisation, prefix: key.display_prefix, name: key.name }
+    await auditOperator(trx, audit, { action: 'key.revoke', target: `key:${key.id}`, detail }, clock.now())
+  })
 }

@@ -7,7 +7,8 @@ import type { Clock } from '../clock.js'
 import { nextOrganisationStatus, type OrganisationStatus } from '../domain/application-state.js'
 import { createOrganisation, setOrganisationStatus } from '../storage/access-repository.js'
 import type { Database, OrganisationRow } from '../storage/tables.js'
-import { auditedChange } from './operator-audit.js'
+import { inTransaction } from '../storage/transaction.js'
+import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 /** A partner organisation named `name` (1 to 120 characters, unique). */
 export function addOrganisation(db: Kysely<Database>, name: string, now: number): Promise<OrganisationRow> {
@@ -29,20 +30,15 @@ export function changeOrganisationStatus(
  */
 export async function suspendOrReinstate(
   db: Kysely<Database>,
-  change: { organisation: OrganisationRow; event: 'suspend' | 'reinstate'; actor: string },
+  change: { organisation: OrganisationRow; event: 'suspend' | 'reinstate' },
+  audit: OperatorAudit,
   clock: Clock,
 ): Promise<void> {
-  const { organisation, event, actor } = change
+  const { organisation, event } = change
   const status = nextOrganisationStatus(organisation.status, event)
-  await auditedChange(
-    db,
-    (trx) => setOrganisationStatus(trx, organisation.id, status),
-    () => ({
-      actor,
-      action: `organisation.${event}`,
-      target: `organisation:${organisation.id}`,
-      detail: { organisation: organisation.name },
-    }),
-    clock,
-  )
+  await inTransaction(db, async (trx) => {
+    await setOrganisationStatus(trx, organisation.id, status)
+    const entry = { action: `organisation.${event}`, target: `organisation:${organisation.id}` }
+    await auditOperator(trx, audit, { ...entry, detail: { organisation: organisation.name } }, clock.now())
+  })
 }

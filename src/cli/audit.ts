@@ -195,12 +195,12 @@ export function auditFor(command: Command): Audit {
   return {
     actor: cliActor(command),
     record: async (db, target, changed) => {
-      const { auditAction } = await import('../cases/operator-audit.js')
+      const { auditAction } = await import('../cases/operator-action.js')
       await auditAction(db, entry({ target, changed }), systemClock.now())
     },
     change: (work) =>
       withStorage(async ({ storage, ...session }) => {
-        const { auditedChange } = await import('../cases/operator-audit.js')
+        const { auditedChange } = await import('../cases/operator-action.js')
         const done = await auditedChange(storage.db, (db) => work({ ...session, db }), entry, systemClock)
         return done.value
       }),

@@ -30,7 +30,7 @@ describe("the operator's audited changes", () => {
       { organisationId: acme.id, name: 'production', scopes: [], expiresAt: null },
       clock.now(),
     )
-    await revokeOrganisationKey(storage.db, { key, organisation: 'Acme', actor: 'dashboard:ops' }, clock)
+    await revokeOrganisationKey(storage.db, { key, organisation: 'Acme' }, { actor: 'dashboard:ops' }, clock)
     expect((await findApiKey(storage.db, key.id))?.revoked_at).toBe(new Date(clock.now()).toISOString())
     const [row] = await listAudit(storage.db)
     expect(row).toMatchObject({ actor: 'dashboard:ops', action: 'key.revoke', target: `key:${key.id}` })
@@ -38,13 +38,18 @@ describe("the operator's audited changes", () => {
   })
 
   it('suspends and reinstates, each audited, and refuses a second suspension without a row', async () => {
-    await suspendOrReinstate(storage.db, { organisation: acme, event: 'suspend', actor: 'dashboard:ops' }, clock)
+    await suspendOrReinstate(storage.db, { organisation: acme, event: 'suspend' }, { actor: 'dashboard:ops' }, clock)
     const suspended = (await organisationById(storage.db, acme.id))!
     expect(suspended.status).toBe('suspended')
     await expect(
-      suspendOrReinstate(storage.db, { organisation: suspended, event: 'suspend', actor: 'dashboard:ops' }, clock),
+      suspendOrReinstate(storage.db, { organisation: suspended, event: 'suspend' }, { actor: 'dashboard:ops' }, clock),
     ).rejects.toBeInstanceOf(IllegalTransition)
-    await suspendOrReinstate(storage.db, { organisation: suspended, event: 'reinstate', actor: 'dashboard:ops' }, clock)
+    await suspendOrReinstate(
+      storage.db,
+      { organisation: suspended, event: 'reinstate' },
+      { actor: 'dashboard:ops' },
+      clock,
+    )
     expect((await organisationById(storage.db, acme.id))?.status).toBe('active')
     const rows = await listAudit(storage.db)
     expect(rows.map((row) => [row.action, row.target, row.detail]).sort()).toEqual([

@@ -38,7 +38,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
 
   app.post('/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
     const { o, key } = await organisationKey(context, request)
-    await revokeOrganisationKey(storage.db, { key, organisation: o.name, actor: auditActor(request) }, clock)
+    await revokeOrganisationKey(storage.db, { key, organisation: o.name }, { actor: auditActor(request) }, clock)
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=key-revoked`, 303)
   })
 }

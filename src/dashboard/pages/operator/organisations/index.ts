@@ -37,7 +37,7 @@ export const organisationPages: PagePlugin = async (app, { context }) => {
   for (const event of ['suspend', 'reinstate'] as const) {
     app.post(`/organisations/:id/${event}`, operator, async (request, reply) => {
       const o = await organisationParam(context, request)
-      await suspendOrReinstate(db, { organisation: o, event, actor: auditActor(request) }, clock)
+      await suspendOrReinstate(db, { organisation: o, event }, { actor: auditActor(request) }, clock)
       return reply.redirect(
         `/dashboard/operator/organisations/${o.id}?notice=${event === 'suspend' ? 'suspended' : 'reinstated'}`,
         303,

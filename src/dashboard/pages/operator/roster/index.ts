@@ -21,7 +21,7 @@ import {
 import { rosterImport } from '../../../../cases/roster-import-spec.js'
 import { previewImport, writeImport } from '../../../../imports/import-run.js'
 import { RosterUploads } from '../../../../services/roster-uploads.js'
-import { auditAction } from '../../../../cases/operator-audit.js'
+import { auditAction } from '../../../../cases/operator-action.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FormBody, text } from '../../../forms.js'

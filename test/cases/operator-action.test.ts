@@ -3,7 +3,7 @@
  * with it, and a change that fails leaves no row, as a row that cannot be written leaves no change.
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { auditAction, auditedChange } from '../../src/cases/operator-audit.js'
+import { auditAction, auditedChange } from '../../src/cases/operator-action.js'
 import { ManualClock } from '../../src/clock.js'
 import { createOrganisation, listOrganisations } from '../../src/storage/access-repository.js'
 import { listAudit } from '../../src/storage/audit-repository.js'
