@@ -10,6 +10,7 @@ import { defineConfig } from 'vitest/config'
 export const UNIT_TESTS = [
   'test/domain/**/*.test.ts',
   'test/catalog/**/*.test.ts',
+  'test/cases/**/*.test.ts',
   'test/config/**/*.test.ts',
   'test/imports/**/*.test.ts',
   'test/roster/**/*.test.ts',
@@ -25,8 +26,6 @@ export const UNIT_TESTS = [
   'test/package/import-graph.test.ts',
   'test/package/line-length.test.ts',
   'test/package/unit-tier.test.ts',
-  'test/cases/shares.test.ts',
-  'test/cases/student-removal.test.ts',
   'test/storage/sqlite/commit-hold.test.ts',
   'test/storage/sqlite/schema-differences.test.ts',
   'test/storage/agreement-terms.test.ts',

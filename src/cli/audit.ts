@@ -190,21 +190,19 @@ export function auditFor(command: Command): Audit {
       record: refuse,
     }
   }
-  const record = async (db: Kysely<Database>, target: string, changed: Record<string, unknown>) => {
-    const { recordAudit } = await import('../storage/audit-repository.js')
-    await recordAudit(db, auditEntry(command, action, target, changed), systemClock.now())
-  }
+  const entry = ({ target, changed }: Omit<AuditedChange<unknown>, 'value'>) =>
+    auditEntry(command, action, target, changed)
   return {
     actor: cliActor(command),
-    record,
+    record: async (db, target, changed) => {
+      const { auditAction } = await import('../cases/operator-action.js')
+      await auditAction(db, entry({ target, changed }), systemClock.now())
+    },
     change: (work) =>
       withStorage(async ({ storage, ...session }) => {
-        const { inTransaction } = await import('../storage/transaction.js')
-        return inTransaction(storage.db, async (db) => {
-          const { value, target, changed } = await work({ ...session, db })
-          await record(db, target, changed)
-          return value
-        })
+        const { auditedChange } = await import('../cases/operator-action.js')
+        const done = await auditedChange(storage.db, (db) => work({ ...session, db }), entry, systemClock)
+        return done.value
       }),
   }
 }

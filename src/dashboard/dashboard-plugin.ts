@@ -8,11 +8,11 @@
  * plugins of their own, one per page group, under pages/.
  */
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify'
+import { sharedSecret } from '../cases/shared-settings.js'
 import { IllegalTransition } from '../domain/application-state.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { isStorageUnavailable } from '../storage/connection.js'
 import { signingKeySource } from '../services/signing-keys.js'
-import { sharedSecret } from '../storage/settings-repository.js'
 import { DASHBOARD_CSS, DASHBOARD_JS } from './assets.js'
 import { continuePage, crossSiteSource } from './cross-site-navigation.js'
 import type { DashboardContext, DashboardDeps } from './dashboard-context.js'

@@ -18,10 +18,11 @@
 import { createCipheriv, createDecipheriv, hkdfSync, randomBytes } from 'node:crypto'
 import type { FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
+import { addKeyView, findKeyView, hideKeyView } from '../cases/key-views.js'
 import type { Clock } from '../clock.js'
 import { isoAt } from '../clock.js'
 import type { ApiKeyRow, Database } from '../storage/tables.js'
-import { addKeyView, deleteKeyView, findKeyView, keyViewId } from '../storage/key-view-repository.js'
+import { keyViewId } from '../storage/key-view-repository.js'
 import type { SessionSupport } from './session.js'
 
 /** How long a new key can be shown again: long enough to copy it, short enough to leave nothing behind. */
@@ -114,7 +115,7 @@ export function createKeyViews(options: {
         : { key, keyId: row.key_id, welcome: row.welcome === 1, expiresAt: Date.parse(row.expires_at) }
     },
     async hide(request, viewToken) {
-      if (request.account !== null && VIEW_TOKEN.test(viewToken)) await deleteKeyView(db, viewToken, request.account.id)
+      if (request.account !== null && VIEW_TOKEN.test(viewToken)) await hideKeyView(db, viewToken, request.account.id)
     },
   }
 }

@@ -12,7 +12,8 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
-import { accountForSession, createSession, deleteSession } from '../storage/account-repository.js'
+import { endSession, startSession } from '../cases/accounts.js'
+import { accountForSession } from '../storage/account-repository.js'
 import type { AccountRow, Database } from '../storage/tables.js'
 import { clearCookie, readCookie, setCookie } from './cookies.js'
 import { csrfToken, verifyCsrf } from './csrf.js'
@@ -68,7 +69,7 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
         verifyCsrf(request, request.csrfToken)
     },
     async signIn(request, reply, account) {
-      const token = await createSession(db, account.id, clock.now(), SESSION_LIFETIME_MS)
+      const token = await startSession(db, account.id, clock.now(), SESSION_LIFETIME_MS)
       setCookie(request, reply, SESSION_COOKIE, token, { maxAgeSeconds: SESSION_LIFETIME_MS / 1000 })
       tokens.set(request, token)
       request.csrfToken = csrfToken(secret, { kind: 'session', token })
@@ -76,7 +77,7 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
     },
     async signOut(request, reply) {
       const token = readCookie(request, SESSION_COOKIE)
-      if (token !== undefined) await deleteSession(db, token)
+      if (token !== undefined) await endSession(db, token)
       clearCookie(request, reply, SESSION_COOKIE)
       tokens.delete(request)
       // A fresh visitor value, so a token from before sign-out is not valid after it.

@@ -129,12 +129,6 @@ export interface NewKey {
   mode?: KeyMode
   /** The dashboard account creating it, if any. */
   createdBy?: string
-  /**
-   * Refuse with KeyLimitError when the organisation already has this many active keys (neither
-   * revoked nor expired). Every key has its own rate limit, so an unlimited number of keys
-   * would multiply an organisation's share. Left out (seed data, sign-up's first key): no cap.
-   */
-  maxActiveKeys?: number
 }
 
 /** Keys of an organisation that still work at `now`: `keyState` in SQL (any revocation, or expiry at or before now). */
@@ -149,12 +143,11 @@ export async function countActiveKeys(db: Kysely<Database>, organisationId: stri
   return Number(row.count)
 }
 
-/** Creates a key; the returned `key` is the only time the secret exists outside the caller. */
-export async function createApiKey(
-  db: Kysely<Database>,
-  spec: NewKey,
-  now: number,
-): Promise<{ row: ApiKeyRow; key: string }> {
+/**
+ * A new key's row and its secret, not stored yet (ConflictError if it would expire at once); the
+ * returned `key` is the only time the secret exists outside the caller.
+ */
+export function newApiKey(spec: NewKey, now: number): { row: ApiKeyRow; key: string } {
   if (spec.expiresAt !== null && spec.expiresAt <= now) throw new ConflictError('a key must expire in the future')
   const secret = generateApiKey(spec.mode ?? 'live')
   const row: ApiKeyRow = {
@@ -171,24 +164,38 @@ export async function createApiKey(
     last_used_at: null,
     created_by: spec.createdBy ?? null,
   }
-  await inTransaction(db, async (trx) => {
-    if (spec.maxActiveKeys !== undefined) {
-      // Count and insert must be one step, or two creations at 9 of 10 both succeed. This no-op
-      // update locks the organisation's row until commit on PostgreSQL (a concurrent creation
-      // waits here, then counts after this one committed); SQLite transactions are
-      // BEGIN IMMEDIATE (sqlite/immediate-transactions.ts), so they run one at a time anyway.
-      const locked = await trx
-        .updateTable('organisations')
-        .set((eb) => ({ status: eb.ref('status') }))
-        .where('id', '=', spec.organisationId)
-        .executeTakeFirst()
-      if (Number(locked.numUpdatedRows) === 0) throw new NotFoundError(`no organisation "${spec.organisationId}"`)
-      if ((await countActiveKeys(trx, spec.organisationId, now)) >= spec.maxActiveKeys)
-        throw new KeyLimitError(spec.maxActiveKeys)
-    }
-    await trx.insertInto('api_keys').values(row).execute()
-  })
   return { row, key: secret.key }
+}
+
+export async function insertApiKey(db: Kysely<Database>, row: ApiKeyRow): Promise<void> {
+  await db.insertInto('api_keys').values(row).execute()
+}
+
+/** Creates a key with no cap on the organisation's keys (seed data, a sandbox's first key, fixtures). */
+export async function createApiKey(
+  db: Kysely<Database>,
+  spec: NewKey,
+  now: number,
+): Promise<{ row: ApiKeyRow; key: string }> {
+  const created = newApiKey(spec, now)
+  await insertApiKey(db, created.row)
+  return created
+}
+
+/**
+ * Holds the organisation's row until `trx` ends, so that a count and the change it allows are one
+ * step: this no-op update locks the row on PostgreSQL (a concurrent transaction waits here, then
+ * counts after this one committed); SQLite transactions are BEGIN IMMEDIATE
+ * (sqlite/immediate-transactions.ts), so they run one at a time anyway. False if there is no such
+ * organisation.
+ */
+export async function lockOrganisation(trx: Kysely<Database>, organisationId: string): Promise<boolean> {
+  const locked = await trx
+    .updateTable('organisations')
+    .set((eb) => ({ status: eb.ref('status') }))
+    .where('id', '=', organisationId)
+    .executeTakeFirst()
+  return Number(locked.numUpdatedRows) > 0
 }
 
 export async function listApiKeys(db: Kysely<Database>, organisationId?: string): Promise<ApiKeyRow[]> {

@@ -75,6 +75,15 @@ export async function setSandboxIfNone(
   return Number(result.numUpdatedRows) === 1
 }
 
+/** Links the account to its organisation (its application was approved). */
+export async function setAccountOrganisation(
+  db: Kysely<Database>,
+  accountId: string,
+  organisationId: string,
+): Promise<void> {
+  await db.updateTable('accounts').set({ organisation_id: organisationId }).where('id', '=', accountId).execute()
+}
+
 export async function findAccountByEmail(db: Kysely<Database>, email: string): Promise<AccountRow | undefined> {
   return db.selectFrom('accounts').selectAll().where('email', '=', normaliseEmail(email)).executeTakeFirst()
 }

@@ -1,6 +1,6 @@
 /**
  * One-time views of new keys: a sealed (encrypted) key, whose account may read it until it
- * expires. Expired rows, anyone's, are deleted whenever a view is added or read.
+ * expires (cases/key-views.ts deletes expired rows, anyone's, whenever a view is added or read).
  */
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
@@ -12,27 +12,17 @@ export function keyViewId(viewToken: string): string {
   return createHash('sha256').update(viewToken).digest('hex')
 }
 
-/** Deletes every view whose time is up; run on each add and each read, so none outlives its window by long. */
-async function deleteExpired(db: Kysely<Database>, now: number): Promise<void> {
+/** Deletes every view whose time is up. */
+export async function deleteExpiredKeyViews(db: Kysely<Database>, now: number): Promise<void> {
   await db.deleteFrom('key_views').where('expires_at', '<=', isoAt(now)).execute()
 }
 
-export async function addKeyView(db: Kysely<Database>, row: KeyViewRow, now: number): Promise<void> {
-  await deleteExpired(db, now)
+export async function insertKeyView(db: Kysely<Database>, row: KeyViewRow): Promise<void> {
   await db.insertInto('key_views').values(row).execute()
 }
 
-/**
- * The account's view for this token while its time is not up, or undefined (none, another
- * account's, or expired and now deleted).
- */
-export async function findKeyView(
-  db: Kysely<Database>,
-  viewToken: string,
-  accountId: string,
-  now: number,
-): Promise<KeyViewRow | undefined> {
-  await deleteExpired(db, now)
+/** The account's view for this token, or undefined (none, or another account's). */
+export function keyViewOf(db: Kysely<Database>, viewToken: string, accountId: string): Promise<KeyViewRow | undefined> {
   return db
     .selectFrom('key_views')
     .selectAll()

@@ -1,23 +1,20 @@
 /**
- * Settings every instance must agree on, kept in the database: created once by whichever
- * instance needs it first, then read by all.
+ * Settings every instance must agree on, kept in the database (cases/shared-settings.ts: the
+ * first instance to need one stores it, all read it).
  */
-import { randomBytes } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { Database } from './tables.js'
 
-/** The value under `name`: `initial` if no instance has stored one yet, else the stored one. */
-export async function sharedValue(db: Kysely<Database>, name: string, initial: string): Promise<string> {
+/** Stores `value` under `name` unless a value is stored there already. */
+export async function insertSettingIfAbsent(db: Kysely<Database>, name: string, value: string): Promise<void> {
   await db
     .insertInto('settings')
-    .values({ name, value: initial })
+    .values({ name, value })
     .onConflict((oc) => oc.column('name').doNothing())
     .execute()
-  const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()
-  return row.value
 }
 
-/** A random secret under `name`, the same for every instance sharing the database. */
-export async function sharedSecret(db: Kysely<Database>, name: string): Promise<Buffer> {
-  return Buffer.from(await sharedValue(db, name, randomBytes(32).toString('base64url')), 'base64url')
+export async function settingValue(db: Kysely<Database>, name: string): Promise<string> {
+  const row = await db.selectFrom('settings').select('value').where('name', '=', name).executeTakeFirstOrThrow()
+  return row.value
 }

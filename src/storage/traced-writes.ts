@@ -5,11 +5,14 @@
 import { activeSpans } from '../instrumentation/spans.js'
 import type { WriteQueue } from './write-queue.js'
 
-/** `queue` with a span around each write, from the call to its commit, or `queue` itself untraced. */
-export function tracedWrites(queue: WriteQueue, engine: 'sqlite' | 'postgres'): WriteQueue {
+/**
+ * `queue` with a span around each write, from the call to its commit, or `queue` itself untraced;
+ * `system` is OpenTelemetry's name for the engine.
+ */
+export function tracedWrites(queue: WriteQueue, system: string): WriteQueue {
   const spans = activeSpans()
   if (spans === undefined) return queue
-  const attributes = { 'db.system.name': engine === 'sqlite' ? 'sqlite' : 'postgresql' }
+  const attributes = { 'db.system.name': system }
   return {
     transaction: (work) => spans.run('storage.transaction', attributes, () => queue.transaction(work)),
     statement: (work) => spans.run('storage.statement', attributes, () => queue.statement(work)),

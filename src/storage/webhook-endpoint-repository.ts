@@ -1,8 +1,6 @@
 /**
  * A partner's webhook endpoints: registered with a signing secret shown once, rolled, disabled
- * and enabled. An organisation has at most MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION enabled
- * endpoints: each may hold sending slots of every instance, so without a cap more endpoints
- * would mean a larger share of them.
+ * and enabled (cases/webhook-endpoints.ts holds the cap on enabled endpoints).
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
@@ -12,7 +10,6 @@ import type { SubscribableEvent } from '../domain/webhook-events.js'
 import { generateWebhookSecret } from '../domain/webhook-signature.js'
 import { ConflictError } from '../domain/errors.js'
 import type { Database, WebhookEndpointRow } from './tables.js'
-import { inTransaction } from './transaction.js'
 
 type Db = Kysely<Database>
 
@@ -32,38 +29,21 @@ export interface NewEndpoint {
   url: string
   events: readonly SubscribableEvent[]
   createdBy?: string
-  /** Enabled endpoints the organisation may have; none when absent. */
-  maxEnabled?: number
 }
 
-/**
- * Throws EndpointLimitError if the organisation already has `max` enabled endpoints. Run it in
- * the transaction that adds or enables one: count and change must be one step, or two at 9 of 10
- * both pass. This no-op update locks the organisation's row until commit on PostgreSQL (the
- * other waits, then counts after this one committed); SQLite transactions run one at a time.
- */
-async function checkRoom(trx: Db, organisationId: string, max: number | undefined): Promise<void> {
-  if (max === undefined) return
-  await trx
-    .updateTable('organisations')
-    .set((eb) => ({ status: eb.ref('status') }))
-    .where('id', '=', organisationId)
-    .execute()
-  const { count } = await trx
+/** The organisation's enabled endpoints. */
+export async function countEnabledEndpoints(db: Db, organisationId: string): Promise<number> {
+  const { count } = await db
     .selectFrom('webhook_endpoints')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))
     .where('organisation_id', '=', organisationId)
     .where('status', '=', 'enabled')
     .executeTakeFirstOrThrow()
-  if (Number(count) >= max) throw new EndpointLimitError(max)
+  return Number(count)
 }
 
-/** Registers an endpoint; the returned secret is the only time it is shown. */
-export async function createEndpoint(
-  db: Db,
-  spec: NewEndpoint,
-  now: number,
-): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
+/** A new endpoint's row and its signing secret, not stored yet; the secret is shown only this once. */
+export function newEndpoint(spec: NewEndpoint, now: number): { endpoint: WebhookEndpointRow; secret: string } {
   const secret = generateWebhookSecret()
   const endpoint: WebhookEndpointRow = {
     id: randomUUID(),
@@ -83,11 +63,22 @@ export async function createEndpoint(
     backoff_until: null,
     timeouts: 0,
   }
-  await inTransaction(db, async (trx) => {
-    await checkRoom(trx, spec.organisationId, spec.maxEnabled)
-    await trx.insertInto('webhook_endpoints').values(endpoint).execute()
-  })
   return { endpoint, secret }
+}
+
+export async function insertEndpoint(db: Db, endpoint: WebhookEndpointRow): Promise<void> {
+  await db.insertInto('webhook_endpoints').values(endpoint).execute()
+}
+
+/** Registers an endpoint with no cap on the organisation's endpoints (fixtures). */
+export async function createEndpoint(
+  db: Db,
+  spec: NewEndpoint,
+  now: number,
+): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
+  const created = newEndpoint(spec, now)
+  await insertEndpoint(db, created.endpoint)
+  return created
 }
 
 export function listEndpoints(db: Db, organisationIds: readonly string[]): Promise<WebhookEndpointRow[]> {
@@ -121,33 +112,22 @@ export async function rollSecret(db: Db, endpoint: WebhookEndpointRow, now: numb
   return secret
 }
 
-/** Disables or enables an endpoint; enabling one past `maxEnabled` throws EndpointLimitError. */
-export async function setEndpointEnabled(
-  db: Db,
-  endpoint: Pick<WebhookEndpointRow, 'id' | 'organisation_id'>,
-  enabled: boolean,
-  maxEnabled?: number,
-): Promise<void> {
-  await inTransaction(db, async (trx) => {
-    if (enabled) {
-      const current = await trx
-        .selectFrom('webhook_endpoints')
-        .select('status')
-        .where('id', '=', endpoint.id)
-        .executeTakeFirst()
-      if (current?.status === 'enabled') return
-      await checkRoom(trx, endpoint.organisation_id, maxEnabled)
-    }
-    await trx
-      .updateTable('webhook_endpoints')
-      .set(
-        enabled
-          ? { status: 'enabled', disabled_reason: null, failing_since: null }
-          : { status: 'disabled', disabled_reason: 'Disabled by your organisation.' },
-      )
-      .where('id', '=', endpoint.id)
-      .execute()
-  })
+export async function endpointStatus(db: Db, endpointId: string) {
+  const row = await db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpointId).executeTakeFirst()
+  return row?.status
+}
+
+/** Enables the endpoint (forgetting why it was disabled and when it began failing), or disables it by request. */
+export async function setEndpointStatus(db: Db, endpointId: string, enabled: boolean): Promise<void> {
+  await db
+    .updateTable('webhook_endpoints')
+    .set(
+      enabled
+        ? { status: 'enabled', disabled_reason: null, failing_since: null }
+        : { status: 'disabled', disabled_reason: 'Disabled by your organisation.' },
+    )
+    .where('id', '=', endpointId)
+    .execute()
 }
 
 /** The secrets that sign a delivery now: the current one, and the previous one during its grace day. */

@@ -9,14 +9,12 @@ import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange } from '../domain/student-change.js'
-import { type DeliveryRefusal, isNoticeEvent, type NoticeEvent, REFUSAL_REASONS } from '../domain/webhook-events.js'
+import { type DeliveryRefusal, type NoticeEvent, REFUSAL_REASONS } from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
 import { recordDepartures } from './student-departures.js'
 import { preparedQuery } from './prepared-query.js'
 import type { Database, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventType } from './tables.js'
-import { inTransaction } from './transaction.js'
 import { accessRefusal } from './webhook-access.js'
-import { takeManualSend } from './webhook-manual-sends.js'
 
 type Db = Kysely<Database>
 
@@ -210,65 +208,30 @@ export async function announceCatalogPublished(trx: Db, data: object, now: numbe
   return enqueue(trx, endpoints, 'catalog.published', data, null, now)
 }
 
-/** What a send asked for by hand came to: `limited` when the endpoint had its share this minute. */
-export type ManualSendResult = { outcome: 'queued' } | { outcome: 'limited'; retryAfterMs: number }
-
-/** A `webhook.test` event to one endpoint, from the dashboard's button; limited per endpoint. */
-export function sendTestEvent(db: Db, endpoint: WebhookEndpointRow, now: number): Promise<ManualSendResult> {
-  return inTransaction(db, async (trx) => {
-    const retryAfterMs = await takeManualSend(trx, endpoint.id, now)
-    if (retryAfterMs > 0) return { outcome: 'limited', retryAfterMs }
-    const data = { endpointId: endpoint.id, message: 'A test event from the dashboard.' }
-    await enqueue(trx, [{ ...endpoint, refusal: null }], 'webhook.test', data, null, now)
-    return { outcome: 'queued' }
-  })
+/** A `webhook.test` event to one endpoint (cases/webhook-endpoints.ts limits how often). */
+export async function enqueueTestEvent(trx: Db, endpoint: WebhookEndpointRow, now: number): Promise<void> {
+  const data = { endpointId: endpoint.id, message: 'A test event from the dashboard.' }
+  await enqueue(trx, [{ ...endpoint, refusal: null }], 'webhook.test', data, null, now)
 }
 
-export type ResendResult =
-  | ManualSendResult
-  | { outcome: 'not_found' }
-  | { outcome: 'refused'; refusal: DeliveryRefusal }
+/** One of the endpoint's deliveries, and why its student's data may not go to the endpoint now, if it may not. */
+export function deliveryToResend(trx: Db, deliveryId: string, endpointId: string, now: number) {
+  return trx
+    .selectFrom('webhook_deliveries as d')
+    .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
+    .select(['d.id', 'd.student_id', 'd.event_type', accessRefusal(sql.ref('d.student_id'), isoAt(now)).as('refusal')])
+    .where('d.id', '=', deliveryId)
+    .where('d.endpoint_id', '=', endpointId)
+    .executeTakeFirst()
+}
 
-/**
- * Sends a delivery again from the start of the schedule (the dashboard's "resend"), limited per
- * endpoint with test events, unless it is about a student the endpoint's organisation may no
- * longer hear about: then nothing is queued and the refusal goes to the disclosure log. A notice
- * (NOTICE_EVENTS) is sent again whatever the access.
- */
-export function resendDelivery(
-  db: Db,
-  deliveryId: string,
-  endpoint: Pick<WebhookEndpointRow, 'id' | 'organisation_id'>,
-  now: number,
-): Promise<ResendResult> {
-  return inTransaction(db, async (trx) => {
-    const delivery = await trx
-      .selectFrom('webhook_deliveries as d')
-      .innerJoin('webhook_endpoints as e', 'e.id', 'd.endpoint_id')
-      .select([
-        'd.id',
-        'd.student_id',
-        'd.event_type',
-        accessRefusal(sql.ref('d.student_id'), isoAt(now)).as('refusal'),
-      ])
-      .where('d.id', '=', deliveryId)
-      .where('d.endpoint_id', '=', endpoint.id)
-      .executeTakeFirst()
-    if (delivery === undefined) return { outcome: 'not_found' }
-    // Counted before the access check, so that refusals, each a disclosure row, are limited too.
-    const retryAfterMs = await takeManualSend(trx, endpoint.id, now)
-    if (retryAfterMs > 0) return { outcome: 'limited', retryAfterMs }
-    if (delivery.student_id !== null && delivery.refusal !== null && !isNoticeEvent(delivery.event_type)) {
-      await recordRefusal(trx, delivery.id, endpoint, delivery.student_id, delivery.refusal, now)
-      return { outcome: 'refused', refusal: delivery.refusal }
-    }
-    await trx
-      .updateTable('webhook_deliveries')
-      .set({ state: 'pending', attempts: 0, next_attempt_at: isoAt(now), lease_until: null })
-      .where('id', '=', deliveryId)
-      .execute()
-    return { outcome: 'queued' }
-  })
+/** Puts a delivery back at the start of its schedule. */
+export async function requeueDelivery(trx: Db, deliveryId: string, now: number): Promise<void> {
+  await trx
+    .updateTable('webhook_deliveries')
+    .set({ state: 'pending', attempts: 0, next_attempt_at: isoAt(now), lease_until: null })
+    .where('id', '=', deliveryId)
+    .execute()
 }
 
 export function listDeliveries(db: Db, endpointId: string, limit = 100): Promise<WebhookDeliveryRow[]> {

@@ -12,7 +12,7 @@ import { Cursors } from '../../src/http/cursors.js'
 import { createApiKey } from '../../src/storage/access-repository.js'
 import { openStorage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
-import { sharedSecret } from '../../src/storage/settings-repository.js'
+import { sharedSecret } from '../../src/cases/shared-settings.js'
 import { lastChangeSequence } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import {

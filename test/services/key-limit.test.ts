@@ -5,13 +5,8 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
-import {
-  countActiveKeys,
-  createApiKey,
-  KeyLimitError,
-  listApiKeys,
-  revokeApiKey,
-} from '../../src/storage/access-repository.js'
+import { createKey } from '../../src/cases/api-keys.js'
+import { countActiveKeys, KeyLimitError, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
 import { DashboardClient } from '../dashboard/dashboard-client.js'
 import { buildTestApp, type TestContext } from '../helper.js'
 
@@ -33,7 +28,7 @@ describe('keys per organisation', () => {
   afterEach(async () => t.close())
 
   const create = (at: number, expiresAt: number | null = null) =>
-    createApiKey(
+    createKey(
       t.storage.db,
       { organisationId: t.fixtures.orgs.gamma, name: 'k', scopes: [], expiresAt, maxActiveKeys: 3 },
       at,
@@ -62,7 +57,7 @@ describe('keys per organisation', () => {
       const limit = active + 1
       const results = await Promise.allSettled(
         Array.from({ length: 8 }, () =>
-          createApiKey(
+          createKey(
             t.storage.db,
             { organisationId, name: `race ${round}`, scopes: [], expiresAt: null, maxActiveKeys: limit },
             t.clock.now(),

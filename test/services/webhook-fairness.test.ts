@@ -9,12 +9,9 @@ import { ManualClock } from '../../src/clock.js'
 import { MANUAL_SENDS, timeoutBackoffMs } from '../../src/domain/webhook-events.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
-import {
-  createEndpoint,
-  EndpointLimitError,
-  setEndpointEnabled,
-} from '../../src/storage/webhook-endpoint-repository.js'
-import { listDeliveries, resendDelivery, sendTestEvent } from '../../src/storage/webhook-repository.js'
+import { createEndpoint, EndpointLimitError } from '../../src/storage/webhook-endpoint-repository.js'
+import { addEndpoint, enableEndpoint, resendDelivery, sendTestEvent } from '../../src/cases/webhook-endpoints.js'
+import { listDeliveries } from '../../src/storage/webhook-repository.js'
 import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, START, seedFixtures } from '../helper.js'
 import { Receiver } from '../support/webhook-receiver.js'
@@ -157,12 +154,12 @@ describe('webhook fairness', () => {
       events: ['catalog.published' as const],
       maxEnabled: max,
     })
-    for (let n = 0; n < max - 1; n++) await createEndpoint(storage.db, spec(n), clock.now())
+    for (let n = 0; n < max - 1; n++) await addEndpoint(storage.db, spec(n), clock.now())
     const other = openStorage(url)
     try {
       const results = await Promise.allSettled(
         Array.from({ length: 6 }, (_, i) =>
-          createEndpoint(i % 2 === 0 ? storage.db : other.db, spec(100 + i), clock.now()),
+          addEndpoint(i % 2 === 0 ? storage.db : other.db, spec(100 + i), clock.now()),
         ),
       )
       expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1)
@@ -178,11 +175,11 @@ describe('webhook fairness', () => {
       .where('organisation_id', '=', fixtures.orgs.gamma)
       .execute()
     expect(endpoints).toHaveLength(max)
-    await setEndpointEnabled(storage.db, endpoints[0]!, false, max)
-    const { endpoint: replacement } = await createEndpoint(storage.db, spec(200), clock.now())
-    await expect(setEndpointEnabled(storage.db, endpoints[0]!, true, max)).rejects.toBeInstanceOf(EndpointLimitError)
-    await setEndpointEnabled(storage.db, replacement, false, max)
-    await setEndpointEnabled(storage.db, endpoints[0]!, true, max)
+    await enableEndpoint(storage.db, endpoints[0]!, false, max)
+    const { endpoint: replacement } = await addEndpoint(storage.db, spec(200), clock.now())
+    await expect(enableEndpoint(storage.db, endpoints[0]!, true, max)).rejects.toBeInstanceOf(EndpointLimitError)
+    await enableEndpoint(storage.db, replacement, false, max)
+    await enableEndpoint(storage.db, endpoints[0]!, true, max)
   })
 
   it('limits test events and resends to 10 a minute per endpoint, across instances', async () => {

@@ -64,9 +64,12 @@ export function registerKey(program: Command): void {
       act(async (command, audit) => {
         const options = command.opts<{ org: string; name: string; scopes: Scope[]; expires?: number }>()
         const { created, organisation } = await audit.change(async ({ db, config }) => {
-          const { createApiKey, findOrganisation } = await import('../../storage/access-repository.js')
+          const [{ findOrganisation }, { createKey }] = await Promise.all([
+            import('../../storage/access-repository.js'),
+            import('../../cases/api-keys.js'),
+          ])
           const organisation = await findOrganisation(db, options.org)
-          const created = await createApiKey(
+          const created = await createKey(
             db,
             {
               organisationId: organisation.id,
@@ -170,9 +173,9 @@ export function registerKey(program: Command): void {
       const [idOrPrefix] = command.processedArgs as [string]
       const now = systemClock.now()
       const row = await audit.change(async ({ db }) => {
-        const { revokeApiKey } = await import('../../storage/access-repository.js')
+        const { revokeKey } = await import('../../cases/api-keys.js')
         // Listings show the prefix followed by an ellipsis; accept it pasted back as it is.
-        const row = await revokeApiKey(db, idOrPrefix.replace(/…$/, ''), now)
+        const row = await revokeKey(db, idOrPrefix.replace(/…$/, ''), now)
         return {
           value: row,
           target: `key:${row.id}`,

@@ -51,8 +51,8 @@ export function registerOperator(program: Command): void {
         if (weak !== null) throw new CliError(`password refused: ${weak}`)
         const passwordHash = await hashPassword(password)
         const account = await audit.change(async ({ db }) => {
-          const { createAccount } = await import('../../storage/account-repository.js')
-          const row = await createAccount(db, { email, passwordHash, role: 'operator' }, systemClock.now())
+          const { createOperator } = await import('../../cases/accounts.js')
+          const row = await createOperator(db, { email, passwordHash }, systemClock.now())
           // Whether the password was generated, never the password or its hash.
           return { value: row, target: `account:${row.id}`, changed: { email, passwordGenerated: generated } }
         })

@@ -41,9 +41,12 @@ function registerStatusChange(
         if (!confirmed.write) return confirmed.result
       }
       const { organisation, changed } = await audit.change(async ({ db }) => {
-        const { findOrganisation, setOrganisationStatus } = await import('../../storage/access-repository.js')
+        const [{ findOrganisation }, { changeOrganisationStatus }] = await Promise.all([
+          import('../../storage/access-repository.js'),
+          import('../../cases/organisations.js'),
+        ])
         const found = await findOrganisation(db, idOrName)
-        const value = await setOrganisationStatus(db, found.id, status)
+        const value = await changeOrganisationStatus(db, found.id, status)
         return {
           value,
           target: `organisation:${found.id}`,
@@ -100,8 +103,8 @@ export function registerOrg(program: Command): void {
       act(async (command, audit) => {
         const { name } = command.opts<{ name: string }>()
         const row = await audit.change(async ({ db }) => {
-          const { createOrganisation } = await import('../../storage/access-repository.js')
-          const row = await createOrganisation(db, name, systemClock.now())
+          const { addOrganisation } = await import('../../cases/organisations.js')
+          const row = await addOrganisation(db, name, systemClock.now())
           return { value: row, target: `organisation:${row.id}`, changed: { name: row.name, kind: row.kind } }
         })
         return { data: { organisation: organisationJson(row) }, text: `created organisation ${row.name} (${row.id})` }

@@ -61,7 +61,7 @@ export function openPostgres(url: string, options: PostgresOptions): Storage {
     db,
     engine: 'postgres',
     schema,
-    writes: tracedWrites(directWriteQueue(db), 'postgres'),
+    writes: tracedWrites(directWriteQueue(db), 'postgresql'),
     reader: undefined,
     keyLookups: db,
     locks: advisoryLocks,

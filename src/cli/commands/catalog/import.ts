@@ -25,14 +25,9 @@ async function importCatalog(command: Command, audit: Audit): Promise<CommandRes
   const data = await readOrFail(dir, '; the stored catalog was not changed')
   // Subscribed endpoints hear of the new catalog if, and only if, it was stored.
   const version = await audit.change(async ({ db }) => {
-    const { replaceCatalog } = await import('../../../storage/catalog-repository.js')
-    const { readVersions } = await import('../../../storage/meta-repository.js')
-    const { announceCatalogPublished } = await import('../../../storage/webhook-repository.js')
-    await replaceCatalog(db, data)
-    const published = (await readVersions(db)).catalog
-    const summary = { catalogVersion: published, tiers: data.tiers.length, lessons: data.lessons.length }
-    await announceCatalogPublished(db, summary, systemClock.now())
-    return { value: published, target: 'catalog', changed: { dir, ...summary } }
+    const { publishCatalog } = await import('../../../cases/catalog-publishing.js')
+    const summary = await publishCatalog(db, data, systemClock)
+    return { value: summary.catalogVersion, target: 'catalog', changed: { dir, ...summary } }
   })
   return {
     data: { dir, tiers: data.tiers.length, lessons: data.lessons.length, catalogVersion: version },

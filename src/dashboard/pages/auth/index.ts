@@ -13,10 +13,11 @@
  * Sign-ups are limited per address (SIGN_UP_LIMIT an hour), counted the same either way. A
  * sign-in or a sign-up takes as long whether or not the account exists.
  */
+import { signUp } from '../../../cases/accounts.js'
 import { addressKey } from '../../../domain/client-address.js'
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from '../../../domain/passwords.js'
 import { provideSandbox } from '../../../cases/sandbox.js'
-import { createAccountIfNew, findAccountByEmail, normaliseEmail } from '../../../storage/account-repository.js'
+import { findAccountByEmail, normaliseEmail } from '../../../storage/account-repository.js'
 import type { PagePlugin } from '../../dashboard-context.js'
 import { type FieldErrors, type FormBody, isEmail, text } from '../../forms.js'
 import { sendPage } from '../../send-page.js'
@@ -61,7 +62,7 @@ export const authPages: PagePlugin = async (app, { context }) => {
     if (!attempt.allowed) tooManyAttempts(attempt.resetMs)
     // Hashed either way, so an existing address answers no faster than a new one.
     const passwordHash = await guard.hash(request.ip, () => hashPassword(password))
-    await createAccountIfNew(storage.db, { email, passwordHash, role: 'partner' }, clock.now())
+    await signUp(storage.db, { email, passwordHash }, clock.now())
     return reply.redirect('/dashboard/login?notice=signed-up', 303)
   })
 

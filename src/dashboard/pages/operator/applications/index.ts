@@ -3,11 +3,12 @@
  * organisation) or rejected with a reason the partner sees; each decision is audited.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import { decideApplication } from '../../../../cases/applications.js'
 import { NotFoundError } from '../../../../domain/errors.js'
 import { isScope } from '../../../../domain/scopes.js'
 import { UUID } from '../../../../domain/uuid.js'
 import { accountEmails } from '../../../../storage/account-repository.js'
-import { decideApplication, listApplications } from '../../../../storage/application-repository.js'
+import { listApplications } from '../../../../storage/application-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'

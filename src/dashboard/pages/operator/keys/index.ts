@@ -1,10 +1,9 @@
 /** Revoking one of an organisation's keys: a confirmation page naming the key, then the revocation, audited. */
 import type { FastifyRequest } from 'fastify'
+import { revokeOrganisationKey } from '../../../../cases/api-keys.js'
 import { NotFoundError } from '../../../../domain/errors.js'
-import { listApiKeys, revokeApiKey } from '../../../../storage/access-repository.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
+import { listApiKeys } from '../../../../storage/access-repository.js'
 import type { ApiKeyRow, OrganisationRow } from '../../../../storage/tables.js'
-import { inTransaction } from '../../../../storage/transaction.js'
 import type { DashboardContext, PagePlugin } from '../../../dashboard-context.js'
 import { revokeConfirmPage } from '../../../views/revoke-confirm.js'
 import { auditActor } from '../audit-actor.js'
@@ -39,19 +38,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
 
   app.post('/organisations/:id/keys/:keyId/revoke', operator, async (request, reply) => {
     const { o, key } = await organisationKey(context, request)
-    await inTransaction(storage.db, async (trx) => {
-      await revokeApiKey(trx, key.id, clock.now())
-      await recordAudit(
-        trx,
-        {
-          actor: auditActor(request),
-          action: 'key.revoke',
-          target: `key:${key.id}`,
-          detail: { organisation: o.name, prefix: key.display_prefix, name: key.name },
-        },
-        clock.now(),
-      )
-    })
+    await revokeOrganisationKey(storage.db, { key, organisation: o.name }, { actor: auditActor(request) }, clock)
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?notice=key-revoked`, 303)
   })
 }

@@ -2,15 +2,8 @@
  * The partner organisations: the list with each one's status, scopes and agreement, one
  * organisation's page, and suspending (after a confirmation page) or reinstating it, audited.
  */
-import { nextOrganisationStatus, type OrganisationStatus } from '../../../../domain/application-state.js'
-import {
-  listAgreements,
-  listApiKeys,
-  listOrganisationsByName,
-  setOrganisationStatus,
-} from '../../../../storage/access-repository.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
-import { inTransaction } from '../../../../storage/transaction.js'
+import { suspendOrReinstate } from '../../../../cases/organisations.js'
+import { listAgreements, listApiKeys, listOrganisationsByName } from '../../../../storage/access-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
@@ -44,20 +37,7 @@ export const organisationPages: PagePlugin = async (app, { context }) => {
   for (const event of ['suspend', 'reinstate'] as const) {
     app.post(`/organisations/:id/${event}`, operator, async (request, reply) => {
       const o = await organisationParam(context, request)
-      const status: OrganisationStatus = nextOrganisationStatus(o.status, event)
-      await inTransaction(db, async (trx) => {
-        await setOrganisationStatus(trx, o.id, status)
-        await recordAudit(
-          trx,
-          {
-            actor: auditActor(request),
-            action: `organisation.${event}`,
-            target: `organisation:${o.id}`,
-            detail: { organisation: o.name },
-          },
-          clock.now(),
-        )
-      })
+      await suspendOrReinstate(db, { organisation: o, event }, { actor: auditActor(request) }, clock)
       return reply.redirect(
         `/dashboard/operator/organisations/${o.id}?notice=${event === 'suspend' ? 'suspended' : 'reinstated'}`,
         303,

@@ -21,7 +21,7 @@ import {
 import { rosterImport } from '../../../../cases/roster-import-spec.js'
 import { previewImport, writeImport } from '../../../../imports/import-run.js'
 import { RosterUploads } from '../../../../services/roster-uploads.js'
-import { recordAudit } from '../../../../storage/audit-repository.js'
+import { auditAction } from '../../../../cases/operator-action.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FormBody, text } from '../../../forms.js'
@@ -66,7 +66,7 @@ export const rosterPages: PagePlugin = async (app, { context }) => {
     detail: Record<string, unknown>,
     db = storage.db,
   ) =>
-    recordAudit(db, { actor: auditActor(request), action, target: `roster:${token.slice(0, 8)}`, detail }, clock.now())
+    auditAction(db, { actor: auditActor(request), action, target: `roster:${token.slice(0, 8)}`, detail }, clock.now())
   const tokenOf = (request: FastifyRequest) => String((request.params as { token?: unknown }).token ?? '')
   /** The upload's state at `stage`, if this operator uploaded it. */
   const own = (request: FastifyRequest, state: UploadState | undefined) =>

@@ -2,8 +2,9 @@
  * The access application: the form (again after a rejection, with the reason), or, once sent,
  * the application as sent and its state. Approval creates the partner's organisation.
  */
+import { submitApplication } from '../../../../cases/applications.js'
 import { isScope } from '../../../../domain/scopes.js'
-import { applicationsOf, submitApplication } from '../../../../storage/application-repository.js'
+import { applicationsOf } from '../../../../storage/application-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { type FieldErrors, type FormBody, isEmail, isWebsite, list, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'

@@ -3,14 +3,9 @@
  * scopes granted and student scopes only under an agreement), the new key's one-time page, and
  * revoking a key of theirs after a confirmation page.
  */
+import { type CappedKey, createKey, revokeKey } from '../../../../cases/api-keys.js'
 import { isScope } from '../../../../domain/scopes.js'
-import {
-  createApiKey,
-  findApiKey,
-  KeyLimitError,
-  type NewKey,
-  revokeApiKey,
-} from '../../../../storage/access-repository.js'
+import { findApiKey, KeyLimitError } from '../../../../storage/access-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
@@ -70,7 +65,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
       organisationId = v.organisation.id
     }
     if (Object.keys(errors).length > 0) return sendOverview(request, reply, context, v, { mode, values, errors }, 400)
-    const spec: NewKey = {
+    const spec: CappedKey = {
       organisationId,
       name: values.name,
       scopes,
@@ -79,7 +74,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
       createdBy: v.account.id,
       maxActiveKeys: context.maxKeysPerOrganisation,
     }
-    const created = await createApiKey(db, spec, clock.now()).catch((error: unknown) => {
+    const created = await createKey(db, spec, clock.now()).catch((error: unknown) => {
       if (error instanceof KeyLimitError) return error
       throw error
     })
@@ -123,7 +118,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
     const keys = await ownKeys(context, v)
     if (![...keys.test, ...keys.live].some((key) => key.id === id))
       throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
-    await revokeApiKey(db, id, clock.now())
+    await revokeKey(db, id, clock.now())
     return reply.redirect('/dashboard/partner?notice=key-revoked', 303)
   })
 }

@@ -4,18 +4,18 @@
  * enable it, read its delivery log, resend a delivery and send a test event.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
+import {
+  addEndpoint,
+  enableEndpoint,
+  resendDelivery,
+  rollEndpointSecret,
+  sendTestEvent,
+} from '../../../../cases/webhook-endpoints.js'
 import type { KeyMode } from '../../../../domain/api-key.js'
 import { isWebhookEvent, MANUAL_SENDS, REFUSAL_REASONS } from '../../../../domain/webhook-events.js'
 import type { WebhookEndpointRow } from '../../../../storage/tables.js'
-import {
-  createEndpoint,
-  EndpointLimitError,
-  findEndpoint,
-  listEndpoints,
-  rollSecret,
-  setEndpointEnabled,
-} from '../../../../storage/webhook-endpoint-repository.js'
-import { listDeliveries, resendDelivery, sendTestEvent } from '../../../../storage/webhook-repository.js'
+import { EndpointLimitError, findEndpoint, listEndpoints } from '../../../../storage/webhook-endpoint-repository.js'
+import { listDeliveries } from '../../../../storage/webhook-repository.js'
 import { checkWebhookUrl } from '../../../../webhooks/webhook-url.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
@@ -92,7 +92,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
     const events = list(values, 'events').filter(isWebhookEvent)
     if (events.length === 0) errors.events = 'Choose at least one event.'
     if (!url.ok || Object.keys(errors).length > 0) return listPage(request, reply, values, errors, 400)
-    const created = await createEndpoint(
+    const created = await addEndpoint(
       db,
       {
         organisationId: mode === 'live' ? live! : test,
@@ -128,7 +128,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
 
   app.post('/webhooks/:id/roll', partner, async (request, reply) => {
     const endpoint = await ownEndpoint(request)
-    return secretPage(request, reply, endpoint, await rollSecret(db, endpoint, clock.now()))
+    return secretPage(request, reply, endpoint, await rollEndpointSecret(db, endpoint, clock.now()))
   })
 
   for (const [path, enabled] of [
@@ -138,7 +138,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
     app.post(`/webhooks/:id/${path}`, partner, async (request, reply) => {
       const endpoint = await ownEndpoint(request)
       try {
-        await setEndpointEnabled(db, endpoint, enabled, context.maxWebhookEndpoints)
+        await enableEndpoint(db, endpoint, enabled, context.maxWebhookEndpoints)
       } catch (error) {
         if (!(error instanceof EndpointLimitError)) throw error
         throw new DashboardError(409, 'Endpoint limit reached', endpointLimit(error.limit))
