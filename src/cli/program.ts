@@ -15,7 +15,7 @@ import { registerKey } from './commands/key.js'
 import { defineLinks } from './commands/links/index.js'
 import { defineMigrate } from './commands/migrate.js'
 import { registerOperator } from './commands/operator.js'
-import { registerOrg } from './commands/org.js'
+import { defineOrg } from './commands/org/index.js'
 import { defineProgress } from './commands/progress/index.js'
 import { defineRestore } from './commands/restore.js'
 import { defineSchools } from './commands/schools/index.js'
@@ -49,7 +49,7 @@ export function buildProgram(options: { json: boolean }): Command {
   defineBackup(program)
   defineRestore(program)
   defineCatalog(program)
-  registerOrg(program)
+  defineOrg(program)
   defineAgreement(program)
   registerKey(program)
   defineStudents(program)
