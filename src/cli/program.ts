@@ -11,7 +11,7 @@ import { defineAgreement } from './commands/agreement/index.js'
 import { defineBackup } from './commands/backup.js'
 import { defineCatalog } from './commands/catalog/index.js'
 import { defineDisclosures } from './commands/disclosures/index.js'
-import { registerKey } from './commands/key.js'
+import { defineKey } from './commands/key/index.js'
 import { defineLinks } from './commands/links/index.js'
 import { defineMigrate } from './commands/migrate.js'
 import { registerOperator } from './commands/operator.js'
@@ -51,7 +51,7 @@ export function buildProgram(options: { json: boolean }): Command {
   defineCatalog(program)
   defineOrg(program)
   defineAgreement(program)
-  registerKey(program)
+  defineKey(program)
   defineStudents(program)
   defineSchools(program)
   defineRoster(program)

@@ -1,0 +1,50 @@
+/** `curriculum key list`: API keys and their state, never the keys themselves. */
+import type { Command } from 'commander'
+import { systemClock } from '../../../clock.js'
+import { keyRowState } from '../../../storage/key-row-state.js'
+import { act } from '../../command-action.js'
+import { defineCommand } from '../../options.js'
+import { type CommandResult, table } from '../../output.js'
+import { organisationFilter } from '../../organisation-filter.js'
+import { withStorage } from '../../storage-session.js'
+import { keyJson } from './views.js'
+
+export function defineKeyList(key: Command): void {
+  defineCommand(key, 'list', 'List API keys (never the keys themselves)', [
+    'curriculum key list',
+    'curriculum key list --org "Acme Learning" --json',
+  ])
+    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .action(act(listKeys))
+}
+
+async function listKeys(command: Command): Promise<CommandResult> {
+  const options = command.opts<{ org?: string }>()
+  const now = systemClock.now()
+  const { rows, names } = await withStorage(async ({ storage }) => {
+    const { listApiKeys } = await import('../../../storage/access-repository.js')
+    const { organisationId, names } = await organisationFilter(storage.db, options.org)
+    return { rows: await listApiKeys(storage.db, organisationId), names }
+  })
+  return {
+    data: { keys: rows.map((row) => keyJson(row, names.get(row.organisation_id), now)) },
+    text:
+      rows.length === 0
+        ? 'no keys'
+        : table(
+            ['ID', 'PREFIX', 'NAME', 'ORGANISATION', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED'],
+            rows.map((row) => [
+              row.id,
+              `${row.display_prefix}…`,
+              row.name,
+              names.get(row.organisation_id),
+              row.scopes.replaceAll(' ', ','),
+              keyRowState(row, now),
+              row.created_at,
+              row.expires_at,
+              row.revoked_at,
+              row.last_used_at,
+            ]),
+          ),
+  }
+}
