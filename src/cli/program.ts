@@ -14,7 +14,7 @@ import { defineDisclosures } from './commands/disclosures/index.js'
 import { defineKey } from './commands/key/index.js'
 import { defineLinks } from './commands/links/index.js'
 import { defineMigrate } from './commands/migrate.js'
-import { registerOperator } from './commands/operator.js'
+import { defineOperator } from './commands/operator/index.js'
 import { defineOrg } from './commands/org/index.js'
 import { defineProgress } from './commands/progress/index.js'
 import { defineRestore } from './commands/restore.js'
@@ -58,6 +58,6 @@ export function buildProgram(options: { json: boolean }): Command {
   defineLinks(program)
   defineProgress(program)
   defineDisclosures(program)
-  registerOperator(program)
+  defineOperator(program)
   return program
 }
