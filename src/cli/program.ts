@@ -8,7 +8,7 @@
  */
 import { Command } from 'commander'
 import { defineAgreement } from './commands/agreement/index.js'
-import { defineBackup } from './commands/backup.js'
+import { defineBackup } from './commands/backup/index.js'
 import { defineCatalog } from './commands/catalog/index.js'
 import { defineDisclosures } from './commands/disclosures/index.js'
 import { defineKey } from './commands/key/index.js'
