@@ -9,8 +9,7 @@ import type { AgreementEnd } from '../../../storage/agreement-ends.js'
 import { act } from '../../command-action.js'
 import { defineCommand } from '../../options.js'
 import { type CommandResult, table } from '../../output.js'
-import { organisationFilter } from '../../organisation-filter.js'
-import { withStorage } from '../../storage-session.js'
+import { listedByOrganisation } from '../../organisation-filter.js'
 
 function endJson(end: AgreementEnd, organisation?: string) {
   const a = end.attestation
@@ -42,11 +41,9 @@ export function defineAgreementEnded(agreement: Command): void {
 
 async function listEnded(command: Command): Promise<CommandResult> {
   const options = command.opts<{ org?: string }>()
-  const { ends, names } = await withStorage(async ({ storage }) => {
-    const { agreementEnds } = await import('../../../storage/agreement-ends.js')
-    const { organisationId, names } = await organisationFilter(storage.db, options.org)
-    return { ends: await agreementEnds(storage.db, systemClock.now(), organisationId), names }
-  })
+  const { rows: ends, names } = await listedByOrganisation(options.org, async (db, organisationId) =>
+    (await import('../../../storage/agreement-ends.js')).agreementEnds(db, systemClock.now(), organisationId),
+  )
   return {
     data: { ends: ends.map((end) => endJson(end, names.get(end.organisationId))) },
     text:

@@ -4,8 +4,7 @@ import { systemClock } from '../../../clock.js'
 import { act } from '../../command-action.js'
 import { defineCommand } from '../../options.js'
 import { type CommandResult, table } from '../../output.js'
-import { organisationFilter } from '../../organisation-filter.js'
-import { withStorage } from '../../storage-session.js'
+import { listedByOrganisation } from '../../organisation-filter.js'
 import { agreementJson, agreementState } from './views.js'
 
 export function defineAgreementList(agreement: Command): void {
@@ -20,11 +19,9 @@ export function defineAgreementList(agreement: Command): void {
 async function showAgreements(command: Command): Promise<CommandResult> {
   const options = command.opts<{ org?: string }>()
   const now = systemClock.now()
-  const { rows, names } = await withStorage(async ({ storage }) => {
-    const { listAgreements } = await import('../../../storage/access-repository.js')
-    const { organisationId, names } = await organisationFilter(storage.db, options.org)
-    return { rows: await listAgreements(storage.db, organisationId), names }
-  })
+  const { rows, names } = await listedByOrganisation(options.org, async (db, organisationId) =>
+    (await import('../../../storage/access-repository.js')).listAgreements(db, organisationId),
+  )
   return {
     data: { agreements: rows.map((row) => agreementJson(row, now, names.get(row.organisation_id))) },
     text:

@@ -5,8 +5,7 @@ import { keyRowState } from '../../../storage/key-row-state.js'
 import { act } from '../../command-action.js'
 import { defineCommand } from '../../options.js'
 import { type CommandResult, table } from '../../output.js'
-import { organisationFilter } from '../../organisation-filter.js'
-import { withStorage } from '../../storage-session.js'
+import { listedByOrganisation } from '../../organisation-filter.js'
 import { keyJson } from './views.js'
 
 export function defineKeyList(key: Command): void {
@@ -21,11 +20,9 @@ export function defineKeyList(key: Command): void {
 async function listKeys(command: Command): Promise<CommandResult> {
   const options = command.opts<{ org?: string }>()
   const now = systemClock.now()
-  const { rows, names } = await withStorage(async ({ storage }) => {
-    const { listApiKeys } = await import('../../../storage/access-repository.js')
-    const { organisationId, names } = await organisationFilter(storage.db, options.org)
-    return { rows: await listApiKeys(storage.db, organisationId), names }
-  })
+  const { rows, names } = await listedByOrganisation(options.org, async (db, organisationId) =>
+    (await import('../../../storage/access-repository.js')).listApiKeys(db, organisationId),
+  )
   return {
     data: { keys: rows.map((row) => keyJson(row, names.get(row.organisation_id), now)) },
     text:
