@@ -17,7 +17,7 @@ import { changeAttendance } from './school-attendance.js'
 import { isoAt } from '../clock.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import { TIER_IDS, type TierId } from '../domain/tiers.js'
-import { linksEndedBy } from '../storage/links-ending.js'
+import { linksEndedBy } from '../storage/links-ending-repository.js'
 import {
   type Attended,
   claimStudents,
@@ -35,7 +35,7 @@ import {
   studentsOfSchool,
   updateSchool,
 } from '../storage/roster-repository.js'
-import type { Attendance, Link } from '../storage/school-shares.js'
+import type { Attendance, Link } from '../storage/school-share-repository.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
 import type { Database } from '../storage/tables.js'
 import { announceStudentChanges } from '../storage/webhook-repository.js'

@@ -12,10 +12,10 @@ import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
-import type { Attendance } from '../../src/storage/school-shares.js'
+import type { Attendance } from '../../src/storage/school-share-repository.js'
 import { changeAttendance } from '../../src/cases/school-attendance.js'
 import { createSchool } from '../../src/cases/schools.js'
-import { countLinked, listShares, sharedStudents } from '../../src/storage/share-listing.js'
+import { countLinked, listShares, sharedStudents } from '../../src/storage/share-listing-repository.js'
 import {
   endShare,
   SandboxShareError,

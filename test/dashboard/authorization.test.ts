@@ -9,7 +9,7 @@ import { hashPassword } from '../../src/domain/passwords.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import { listApiKeys } from '../../src/storage/access-repository.js'
 import { createSchool } from '../../src/cases/schools.js'
-import { listShares } from '../../src/storage/share-listing.js'
+import { listShares } from '../../src/storage/share-listing-repository.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
 

@@ -4,7 +4,7 @@
  * page that silently skips them); a cursor at the floor, a fresh one and `from=beginning` read on.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { changeLogFloor } from '../../src/storage/change-feed-retention.js'
+import { changeLogFloor } from '../../src/storage/change-feed-retention-repository.js'
 import { lastChangeSequence } from '../../src/storage/student-change-log.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 

@@ -6,7 +6,11 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import { changeLogFloor, type PruneOptions, pruneChangeLog } from '../../src/storage/change-feed-retention.js'
+import {
+  changeLogFloor,
+  type PruneOptions,
+  pruneChangeLog,
+} from '../../src/storage/change-feed-retention-repository.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { recordStudentChanges, type StudentChangePage } from '../../src/storage/student-change-log.js'
 import { readChangeFeed } from '../../src/cases/change-feed-read.js'

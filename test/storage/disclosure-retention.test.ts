@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import { pageDisclosures, recordDisclosure, sealSegments } from '../../src/storage/disclosure-log.js'
-import { type DisclosurePruneOptions, pruneDisclosureLog } from '../../src/storage/disclosure-retention.js'
+import { type DisclosurePruneOptions, pruneDisclosureLog } from '../../src/storage/disclosure-retention-repository.js'
 import { createTestStorage } from '../helper.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')

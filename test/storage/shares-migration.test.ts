@@ -6,7 +6,7 @@
 import { type Kysely, sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { listShares } from '../../src/storage/share-listing.js'
+import { listShares } from '../../src/storage/share-listing-repository.js'
 import { endShare } from '../../src/cases/shares.js'
 import { freshDatabaseUrl, migrateBesideOtherTests } from '../helper.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'

@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import type { Command } from 'commander'
 import { systemClock } from '../../clock.js'
 import { endedAgreementDocument } from '../../cases/ended-agreement.js'
-import type { AgreementEnd } from '../../storage/agreement-ends.js'
+import type { AgreementEnd } from '../../storage/agreement-end-repository.js'
 import { act } from '../command-action.js'
 import { defineCommand, uuidOption } from '../options.js'
 import { CliError, plural, table } from '../output.js'
@@ -58,7 +58,7 @@ export function registerAgreementEnds(agreement: Command): void {
         const options = command.opts<{ org?: string }>()
         const { ends, names } = await withStorage(async ({ storage }) => {
           const { findOrganisation, listOrganisations } = await import('../../storage/access-repository.js')
-          const { agreementEnds } = await import('../../storage/agreement-ends.js')
+          const { agreementEnds } = await import('../../storage/agreement-end-repository.js')
           const organisationId =
             options.org === undefined ? undefined : (await findOrganisation(storage.db, options.org)).id
           const names = new Map((await listOrganisations(storage.db)).map((o) => [o.id, o.name]))

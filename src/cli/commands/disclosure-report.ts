@@ -128,7 +128,7 @@ export function registerDisclosureReports(disclosures: Command): void {
           }
         },
         request: async ({ storage }) => {
-          const { reportStudent, studentIdByExternalId } = await import('../../storage/disclosure-report.js')
+          const { reportStudent, studentIdByExternalId } = await import('../../storage/disclosure-report-repository.js')
           const studentId = options.student ?? (await studentIdByExternalId(storage.db, options.externalId!))
           // Once erased, a student is known by our id only: the district's id went with the name.
           if (studentId === undefined)
@@ -187,7 +187,7 @@ export function registerDisclosureReports(disclosures: Command): void {
         request: async ({ storage }) => {
           const [{ findOrganisation }, { findSchool }] = await Promise.all([
             import('../../storage/access-repository.js'),
-            import('../../storage/schools.js'),
+            import('../../storage/school-repository.js'),
           ])
           const organisation = options.org === undefined ? null : await findOrganisation(storage.db, options.org)
           const school = options.school === undefined ? null : await findSchool(storage.db, options.school)

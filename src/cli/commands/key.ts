@@ -5,7 +5,7 @@
 import type { Command } from 'commander'
 import { isoAt, systemClock } from '../../clock.js'
 import type { Scope } from '../../domain/scopes.js'
-import { keyRowState } from '../../storage/key-row-state.js'
+import { keyRowState } from '../../storage/access-repository.js'
 import type { ApiKeyRow } from '../../storage/tables.js'
 import { act } from '../command-action.js'
 import { dateOption, defineCommand, defineGroup, scopesOption } from '../options.js'

@@ -82,7 +82,7 @@ export function registerLinkShares(group: Command): void {
           const organisation = await findOrganisation(db, options.org)
           let outcome: ShareOutcome
           if (options.school !== undefined) {
-            const { findSchool } = await import('../../storage/schools.js')
+            const { findSchool } = await import('../../storage/school-repository.js')
             const school = await findSchool(db, options.school)
             outcome = await shares.shareSchool(
               db,
@@ -126,7 +126,7 @@ export function registerLinkShares(group: Command): void {
         const { organisation, shares, linked } = await withStorage(async ({ storage }) => {
           const [{ findOrganisation }, { listShares, countLinked }] = await Promise.all([
             import('../../storage/access-repository.js'),
-            import('../../storage/share-listing.js'),
+            import('../../storage/share-listing-repository.js'),
           ])
           const organisation = await findOrganisation(storage.db, org)
           return {

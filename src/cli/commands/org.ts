@@ -67,7 +67,7 @@ function registerStatusChange(
 async function suspension(db: Kysely<Database>, idOrName: string): Promise<PendingChange> {
   const [{ findOrganisation, listApiKeys }, { keyRowState }] = await Promise.all([
     import('../../storage/access-repository.js'),
-    import('../../storage/key-row-state.js'),
+    import('../../storage/access-repository.js'),
   ])
   const organisation = await findOrganisation(db, idOrName)
   const now = systemClock.now()

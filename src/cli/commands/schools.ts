@@ -133,7 +133,7 @@ export function registerSchools(program: Command): void {
   ]).action(
     act(async () => {
       const schools = await withStorage(async ({ storage }) =>
-        (await import('../../storage/schools.js')).listSchools(storage.db),
+        (await import('../../storage/school-repository.js')).listSchools(storage.db),
       )
       return {
         data: { schools },

@@ -14,7 +14,7 @@ import { TIER_IDS } from '../../domain/tiers.js'
 import { UUID } from '../../domain/uuid.js'
 import type { StudentImportRow } from '../../storage/student-import-repository.js'
 import type { Database } from '../../storage/tables.js'
-import type { ErasurePreview, StudentToErase } from '../../storage/erasure-preview.js'
+import type { ErasurePreview, StudentToErase } from '../../storage/erasure-preview-repository.js'
 import { act } from '../command-action.js'
 import { confirmChange, type PendingChange, withConfirmation } from '../confirm.js'
 import { defineImportCommand } from '../import-command.js'
@@ -147,7 +147,7 @@ function registerErase(group: Command): void {
  */
 async function erasing(db: Kysely<Database>, ids: readonly string[]): Promise<ErasurePreview> {
   const [{ erasurePreview }, { SandboxStudentError }] = await Promise.all([
-    import('../../storage/erasure-preview.js'),
+    import('../../storage/erasure-preview-repository.js'),
     import('../../cases/erasure.js'),
   ])
   const preview = await erasurePreview(db, ids)
