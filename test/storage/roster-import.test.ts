@@ -14,7 +14,7 @@ import {
   ErasureNotConfirmed,
   planRosterImport,
   RosterImportRefused,
-} from '../../src/cases/roster-import.js'
+} from '../../src/cases/roster-import/import.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { enrollStudent } from '../../src/cases/enroll.js'
 import { createTestStorage, type Fixtures, seedFixtures, START } from '../helper.js'

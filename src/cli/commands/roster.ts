@@ -1,7 +1,7 @@
 /**
  * `curriculum roster import <folder-or-zip>`: a district's OneRoster 1.1 or 1.2 CSV export, bulk
  * or delta, through the one import run (imports/import-run.ts) with the OneRoster format
- * (cases/roster-import-spec.ts: roster/oneroster.ts reads it, cases/roster-import.ts imports it).
+ * (cases/roster-import/spec.ts: roster/oneroster.ts reads it, cases/roster-import/import.ts imports it).
  * It always shows the preview first; `--dry-run` stops there, and a delta that would erase
  * students stops there too unless `--confirm-erase` says to erase them. An import that takes
  * students out of schools or erases asks first (confirm.ts): a wrong folder would end a district's
@@ -59,7 +59,7 @@ export function registerRoster(program: Command): void {
       try {
         bar.update('reading the export', true)
         const [{ rosterImport }, { runImport }] = await Promise.all([
-          import('../../cases/roster-import-spec.js'),
+          import('../../cases/roster-import/spec.js'),
           import('../../imports/import-run.js'),
         ])
         const spec = rosterImport({
