@@ -9,7 +9,7 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
 import { keySet, loadSigningKey } from '../../src/services/signing-keys.js'
 import {
@@ -25,19 +25,17 @@ import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js
 import {
   CATALOG_DIR,
   CLI,
-  type CliResult,
   cli,
-  ensureBuilt,
+  type CliResult,
   jsonOf,
   newDatabaseUrl,
   ROOT,
-  removeTempDirs,
   tempDir,
+  useCliHarness,
   withStorage,
 } from './cli-harness.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 const DAY = 86_400_000
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`

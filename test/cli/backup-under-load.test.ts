@@ -12,13 +12,13 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { bearer, buildTestApp, type TestContext } from '../helper.js'
-import { cli, ensureBuilt, jsonOf, removeTempDirs, tempDir } from './cli-harness.js'
+import { bearer, buildTestApp } from '../helper.js'
+import { cli, jsonOf, tempDir, useCliHarness } from './cli-harness.js'
+import { perSuite } from '../support/built.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 const STUDENTS = 40_000
 const CLIENTS = 32
@@ -32,11 +32,7 @@ interface Ack {
 }
 
 describe('a backup taken while enrolls are committed at full speed', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' } })
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' } }))
 
   it('restores into a fresh file holding every enroll acknowledged before it started, with its disclosure row', async () => {
     const { rows } = await sql<{ name: string; file: string }>`pragma database_list`.execute(t.storage.db)

@@ -1,17 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readCatalog } from '../../src/storage/catalog-repository.js'
-import {
-  CATALOG_DIR,
-  cli,
-  ensureBuilt,
-  jsonOf,
-  newDatabaseUrl,
-  removeTempDirs,
-  tempDir,
-  withStorage,
-} from './cli-harness.js'
+import { CATALOG_DIR, cli, jsonOf, newDatabaseUrl, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 
 interface ExpectedProblem {
   file: string
@@ -86,8 +77,7 @@ function brokenCatalog(): { dir: string; expected: ExpectedProblem[] } {
   return { dir, expected }
 }
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 describe('catalog validate', () => {
   it('accepts the sample catalog, read from CATALOG_DIR by default', async () => {

@@ -8,6 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
+import { afterAll, beforeAll } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { migrate } from '../../src/storage/migrate.js'
 
@@ -71,6 +72,15 @@ export async function dropSchemas(): Promise<void> {
       await storage.close()
     }
   }
+}
+
+/** What every CLI test file needs: dist/ checked before its tests, its folders and schemas removed after them. */
+export function useCliHarness(): void {
+  beforeAll(ensureBuilt)
+  afterAll(async () => {
+    removeTempDirs()
+    await dropSchemas()
+  })
 }
 
 export interface CliResult {

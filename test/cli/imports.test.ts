@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readCatalogDir } from '../../src/catalog/catalog-files.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { replaceCatalog } from '../../src/storage/catalog-repository.js'
@@ -17,11 +17,10 @@ import {
   CLI,
   cli,
   countRows,
-  ensureBuilt,
   jsonOf,
   newDatabaseUrl,
-  removeTempDirs,
   tempDir,
+  useCliHarness,
   withStorage,
 } from './cli-harness.js'
 
@@ -54,8 +53,7 @@ async function setUp(): Promise<{ databaseUrl: string; dir: string; acme: string
   return { databaseUrl, dir: tempDir(), acme, beta }
 }
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 describe('imports', () => {
   it('store students, links and progress from CSV and JSON Lines', async () => {
