@@ -5,21 +5,13 @@
  * `checks` names the failing check. Over a real socket, on this run's request path and engine.
  */
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { knownMigrations } from '../../src/storage/migrate.js'
 import type { Storage } from '../../src/storage/connection.js'
-import {
-  bearer,
-  buildTestApp,
-  createTestStorage,
-  listeningApp,
-  START,
-  seedFixtures,
-  type TestContext,
-  testConfig,
-} from '../helper.js'
+import { bearer, buildTestApp, createTestStorage, listeningApp, START, seedFixtures, testConfig } from '../helper.js'
 import { freePort } from '../support/services.js'
+import { perSuite } from '../support/built.js'
 
 /** The migration table of `storage`, in its schema on PostgreSQL. */
 function migrationTable(storage: Storage) {
@@ -27,11 +19,7 @@ function migrationTable(storage: Storage) {
 }
 
 describe('health endpoints', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp())
 
   it('answers liveness on /livez and /healthz alike, without a key', async () => {
     for (const url of ['/livez', '/healthz']) {

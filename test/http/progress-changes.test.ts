@@ -4,7 +4,7 @@
  * see; each student of a response recorded in the disclosure log.
  */
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { TIER_IDS, type TierId } from '../../src/domain/tiers.js'
 import { createSandbox } from '../../src/services/sandbox.js'
@@ -25,10 +25,10 @@ import {
   seedFixtures,
   START,
   testConfig,
-  type TestContext,
   STUDENTS,
 } from '../helper.js'
 import { bodyInClear, legacyCursor } from '../support/cursors.js'
+import { perSuite } from '../support/built.js'
 
 interface Change {
   sequence: number
@@ -49,7 +49,7 @@ interface Feed {
 const FEED = '/api/v1/progress/changes'
 
 describe('progress change feed', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let read: { authorization: string }
   let write: { authorization: string }
 
@@ -85,11 +85,9 @@ describe('progress change feed', () => {
   }
 
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     read = bearer(t.fixtures.keys.read)
     write = bearer(t.fixtures.keys.write)
   })
-  afterAll(async () => t.close())
   beforeEach(() => t.clock.advance(1000))
 
   it("starts from the beginning with from=beginning: the fixtures' tiers, then their progress", async () => {

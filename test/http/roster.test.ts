@@ -5,14 +5,15 @@
  */
 import { randomUUID } from 'node:crypto'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/services/sandbox.js'
 import { createApiKey, createOrganisation, recordAgreement } from '../../src/storage/access-repository.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { TIER_IDS } from '../../src/domain/tiers.js'
-import { bearer, buildTestApp, linkPastTheGuard, type TestContext, STUDENTS } from '../helper.js'
+import { bearer, buildTestApp, linkPastTheGuard, STUDENTS } from '../helper.js'
 import { bodyInClear, legacyCursor } from '../support/cursors.js'
+import { perSuite } from '../support/built.js'
 
 const DAY = 86_400_000
 
@@ -24,7 +25,7 @@ interface RosterStudent {
 }
 
 describe('roster', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let read: { authorization: string }
   /** Acme's real students, by id. */
   let acme: string[]
@@ -72,13 +73,11 @@ describe('roster', () => {
   }
 
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     read = bearer(t.fixtures.keys.read)
     const extra = Array.from({ length: 17 }, () => randomUUID())
     await addStudents(extra)
     acme = [STUDENTS.ada, STUDENTS.ben, STUDENTS.dev, ...extra].sort()
   })
-  afterAll(async () => t.close())
 
   it('lists the first name, tier and last change of each student, by id', async () => {
     const res = await t.call({ url: '/api/v1/students', headers: read })
