@@ -6,10 +6,9 @@
  * that were not sent yet; the other events keep every access check.
  */
 import { Webhook } from 'standardwebhooks'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { endAgreements, recordAgreement, setOrganisationStatus } from '../../src/storage/access-repository.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { enrollStudent } from '../../src/storage/student-repository.js'
 import { ERASED_REASON, eraseStudents, unlinkStudent } from '../../src/storage/student-removal.js'
@@ -19,9 +18,10 @@ import { listDeliveries, resendDelivery } from '../../src/storage/webhook-reposi
 import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, STUDENTS, seedFixtures } from '../helper.js'
 import { Receiver } from '../support/webhook-receiver.js'
+import { perSuite } from '../support/built.js'
 
 describe('webhooks of students who leave', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage())
   let fixtures: Fixtures
   let receiver: Receiver
   // Near the real time: the reference verifier refuses timestamps more than five minutes off.
@@ -32,10 +32,8 @@ describe('webhooks of students who leave', () => {
     new WebhookDeliverer({ storage, clock, log: console as never, timeoutMs: 2000, allowLoopback: true })
 
   beforeAll(async () => {
-    storage = await createTestStorage()
     fixtures = await seedFixtures(storage, clock.now())
   })
-  afterAll(async () => storage?.close())
   beforeEach(async () => {
     receiver = new Receiver()
     const base = await receiver.start()

@@ -33,6 +33,7 @@ import {
   STUDENTS,
   seedFixtures,
 } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const DAY = 86_400_000
 
@@ -45,14 +46,13 @@ async function listOf(storage: Storage, end: AgreementEnd, pageSize?: number): P
 const idsOf = (entries: readonly DeletionEntry[]) => entries.map((entry) => entry.studentId)
 
 describe('the end of an agreement', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage({ url: freshDatabaseUrl() }))
   let fixtures: Fixtures
   let acme: string
   let shareId: string
   const ended = START + DAY
 
   beforeAll(async () => {
-    storage = await createTestStorage({ url: freshDatabaseUrl() })
     fixtures = await seedFixtures(storage, START)
     acme = fixtures.orgs.acme
     await createEndpoint(
@@ -81,7 +81,6 @@ describe('the end of an agreement', () => {
       .execute()
     await endAgreements(storage.db, { organisationId: acme }, ended)
   })
-  afterAll(async () => storage?.close())
 
   const linksOf = async (organisationId: string) =>
     (
@@ -290,7 +289,7 @@ describe('the end of an agreement on two instances at once', () => {
 })
 
 describe('the deletion list of an end', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage({ url: freshDatabaseUrl(), catalog: false }))
   let fixtures: Fixtures
   let acme: string
   const EVE = '55555555-5555-4555-8555-555555555555'
@@ -300,7 +299,6 @@ describe('the deletion list of an end', () => {
   const due = ended + 30 * DAY
 
   beforeAll(async () => {
-    storage = await createTestStorage({ url: freshDatabaseUrl(), catalog: false })
     fixtures = await seedFixtures(storage, START)
     acme = fixtures.orgs.acme
     // Subscribed to unlinking only: an erasure's notice reaches Acme through its change feed alone.
@@ -357,7 +355,6 @@ describe('the deletion list of an end', () => {
       await storage.db.selectFrom('student_changes').select('seq').where('student_id', '=', EVE).execute(),
     ).toEqual([])
   })
-  afterAll(async () => storage?.close())
 
   const linkedNow = [STUDENTS.ada, STUDENTS.ben, STUDENTS.dev, GUS].sort()
 

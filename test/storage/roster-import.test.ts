@@ -30,6 +30,7 @@ import {
   writeFolder,
 } from '../roster/roster-export.js'
 import { columnsHolding } from '../support/database-scan.js'
+import { perSuite } from '../support/built.js'
 
 const MINUTE = 60_000
 type Row = Readonly<Record<string, string | undefined>>
@@ -100,13 +101,12 @@ async function exportOf(files: Files): Promise<OneRosterExport> {
 }
 
 describe('roster import', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage())
   let fixtures: Fixtures
   let now = START
   const later = () => (now += MINUTE)
 
   beforeAll(async () => {
-    storage = await createTestStorage()
     fixtures = await seedFixtures(storage, START)
   })
   afterAll(async () => {
@@ -403,7 +403,6 @@ describe('roster import in batches', () => {
     storage = await createTestStorage()
     await seedFixtures(storage, START)
   })
-  afterAll(async () => storage?.close())
 
   it('commits batch by batch to the same outcome as one transaction, and again changes nothing', async () => {
     const batches = { commit: 'batches' as const }

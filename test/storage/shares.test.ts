@@ -7,10 +7,9 @@
  * a share of more students than one statement takes ends.
  */
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/services/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { type Attendance, changeAttendance } from '../../src/storage/school-shares.js'
 import { createSchool } from '../../src/storage/schools.js'
@@ -30,19 +29,19 @@ import { inTransaction } from '../../src/storage/transaction.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { createTestStorage } from '../helper.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
+import { perSuite } from '../support/built.js'
 
 const T0 = Date.parse('2026-03-02T09:00:00.000Z')
 const MINUTE = 60_000
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
 describe('shares', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage({ catalog: false }))
   let acme: string
   let now = T0
   const later = () => (now += MINUTE)
 
   beforeAll(async () => {
-    storage = await createTestStorage({ catalog: false })
     acme = (await createOrganisation(storage.db, 'Acme Learning', T0)).id
     await upsertStudents(
       storage.db,
@@ -55,7 +54,6 @@ describe('shares', () => {
       T0,
     )
   })
-  afterAll(async () => storage?.close())
 
   const attend = (joined: Attendance[], left: Attendance[] = []) =>
     inTransaction(storage.db, (trx) => changeAttendance(trx, { joined, left }, later()))

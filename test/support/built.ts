@@ -48,5 +48,11 @@ function standIn<T extends Closable>(
     },
     set: (_target, key, member) => Reflect.set(current(), key, member),
     has: (_target, key) => Reflect.has(current(), key),
+    // So that `{ ...standIn }` copies the members of the one built.
+    ownKeys: () => Reflect.ownKeys(current()),
+    getOwnPropertyDescriptor(_target, key) {
+      const descriptor = Reflect.getOwnPropertyDescriptor(current(), key)
+      return descriptor === undefined ? undefined : { ...descriptor, configurable: true }
+    },
   })
 }
