@@ -51,26 +51,31 @@ export function freshDatabaseUrl(base = process.env.TEST_DATABASE_URL): string {
   return `sqlite:${path.join(tempDir(), 'test.db')}`
 }
 
+/**
+ * A database opened and not migrated (for tests that migrate it step by step); on PostgreSQL,
+ * closing it drops the test's schema.
+ */
+export function openTestStorage(url = freshDatabaseUrl(), options: Parameters<typeof openStorage>[1] = {}): Storage {
+  const opened = openStorage(url, options)
+  if (opened.schema === undefined) return opened
+  return {
+    ...opened,
+    async close() {
+      await sql`drop schema if exists ${sql.id(opened.schema!)} cascade`.execute(opened.db).catch(() => {})
+      await opened.close()
+    },
+  }
+}
+
 /** A migrated database with the sample catalog. */
 export async function createTestStorage(
   options: { catalog?: boolean; url?: string; mmapBytes?: number; busyTimeoutMs?: number; beginWaitMs?: number } = {},
 ): Promise<Storage> {
-  const opened = openStorage(options.url ?? freshDatabaseUrl(), {
+  const storage = openTestStorage(options.url ?? freshDatabaseUrl(), {
     busyTimeoutMs: options.busyTimeoutMs ?? 1000,
     ...(options.beginWaitMs === undefined ? {} : { beginWaitMs: options.beginWaitMs }),
     ...(options.mmapBytes === undefined ? {} : { mmapBytes: options.mmapBytes }),
   })
-  // A PostgreSQL test schema is dropped when the test closes its storage.
-  const storage: Storage =
-    opened.schema === undefined
-      ? opened
-      : {
-          ...opened,
-          async close() {
-            await sql`drop schema if exists ${sql.id(opened.schema!)} cascade`.execute(opened.db).catch(() => {})
-            await opened.close()
-          },
-        }
   await migrateBesideOtherTests(storage)
   if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
   return storage

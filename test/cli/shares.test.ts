@@ -15,6 +15,7 @@ import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
 import { cli, ENGINES, jsonOf, newDatabaseUrl, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 import { expectConfirmation } from './confirmation-checks.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
 useCliHarness()
 
@@ -47,14 +48,7 @@ function write(name: string, lines: readonly string[]): string {
 const linked = (databaseUrl: string, organisationId: string) =>
   withStorage(databaseUrl, async ({ db }) => {
     await expectSharesHoldEveryLink(db)
-    return (
-      await db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', organisationId)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+    return studentIdsOf(db, organisationId)
   })
 
 const auditRows = (databaseUrl: string, action: string) =>

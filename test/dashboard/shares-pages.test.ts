@@ -18,6 +18,7 @@ import { buildTestApp, STUDENTS } from '../helper.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
 import { type DashboardClient, signedInOperator } from './dashboard-client.js'
 import { perSuite } from '../support/built.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
@@ -50,14 +51,7 @@ describe("the operator's schools and shares pages", () => {
     t.storage.db.selectFrom('audit_log').selectAll().where('action', '=', action).orderBy('id').execute()
   const linked = async () => {
     await expectSharesHoldEveryLink(t.storage.db)
-    return (
-      await t.storage.db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', acme)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+    return studentIdsOf(t.storage.db, acme)
   }
 
   it('adds a school by hand, audited, and refuses a name taken or missing', async () => {

@@ -7,7 +7,7 @@
  * signing key for the first time at once end up with the same one.
  */
 import { randomUUID } from 'node:crypto'
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isoAt } from '../../src/clock.js'
 import { loadSigningKey, SIGNING_KEY_SETTING } from '../../src/services/signing-keys.js'
@@ -29,11 +29,13 @@ import {
   type Fixtures,
   freshDatabaseUrl,
   migrateBesideOtherTests,
+  openTestStorage,
+  seedFixtures,
   START,
   STUDENTS,
-  seedFixtures,
 } from '../helper.js'
 import { perSuite } from '../support/built.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
 const DAY = 86_400_000
 
@@ -82,15 +84,7 @@ describe('the end of an agreement', () => {
     await endAgreements(storage.db, { organisationId: acme }, ended)
   })
 
-  const linksOf = async (organisationId: string) =>
-    (
-      await storage.db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', organisationId)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+  const linksOf = (organisationId: string) => studentIdsOf(storage.db, organisationId)
   const noticesOf = async (organisationId: string) =>
     (await pageStudentChanges(storage.db, { organisationId, sandbox: false }, 0, 500))!.changes.filter(
       (change) => change.type === 'student_unlinked',
@@ -440,15 +434,9 @@ describe('the deletion list of an end', () => {
 })
 
 describe('migration 0016 over notices sent before it', () => {
-  let storage: Storage | undefined
-  afterAll(async () => {
-    if (storage?.schema !== undefined)
-      await sql`drop schema if exists ${sql.id(storage.schema)} cascade`.execute(storage.db)
-    await storage?.close()
-  })
+  const storage = perSuite(async () => openTestStorage())
 
   it('records as departures the notices the change feed and the webhook outbox still hold, once each', async () => {
-    storage = openStorage(freshDatabaseUrl())
     await migrateBesideOtherTests(storage, '0015-erased-student-schools')
     const db = storage.db as unknown as Kysely<Record<string, Record<string, unknown>>>
     const at = (days: number) => isoAt(START + days * DAY)

@@ -30,6 +30,7 @@ import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js
 import { createTestStorage } from '../helper.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
 import { perSuite } from '../support/built.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
 const T0 = Date.parse('2026-03-02T09:00:00.000Z')
 const MINUTE = 60_000
@@ -57,15 +58,7 @@ describe('shares', () => {
 
   const attend = (joined: Attendance[], left: Attendance[] = []) =>
     inTransaction(storage.db, (trx) => changeAttendance(trx, { joined, left }, later()))
-  const linked = async (organisationId: string) =>
-    (
-      await storage.db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', organisationId)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+  const linked = (organisationId: string) => studentIdsOf(storage.db, organisationId)
   const notices = async (organisationId: string) =>
     (await pageStudentChanges(storage.db, { organisationId, sandbox: false }, 0, 500))!.changes
       .filter((change) => change.type === 'student_unlinked')
