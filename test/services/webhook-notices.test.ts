@@ -17,7 +17,7 @@ import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js
 import { listDeliveries, resendDelivery } from '../../src/storage/webhook-repository.js'
 import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, STUDENTS, seedFixtures } from '../helper.js'
-import { Receiver } from '../support/webhook-receiver.js'
+import { clearWebhooks, Receiver } from '../support/webhook-receiver.js'
 import { perSuite } from '../support/built.js'
 
 describe('webhooks of students who leave', () => {
@@ -37,9 +37,7 @@ describe('webhooks of students who leave', () => {
   beforeEach(async () => {
     receiver = new Receiver()
     const base = await receiver.start()
-    await storage.db.deleteFrom('webhook_deliveries').execute()
-    await storage.db.deleteFrom('webhook_manual_sends').execute()
-    await storage.db.deleteFrom('webhook_endpoints').execute()
+    await clearWebhooks(storage.db)
     notices = await createEndpoint(
       storage.db,
       {
