@@ -29,6 +29,7 @@ import {
   useCliHarness,
   withStorage,
 } from './cli-harness.js'
+import { rowCount } from '../support/row-count.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
@@ -595,14 +596,7 @@ describe('the audit row of an import', () => {
       } catch (caught) {
         error = caught
       }
-      const stored = Number(
-        (
-          await storage.db
-            .selectFrom('students')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+      const stored = await rowCount(storage.db, 'students')
       const rows = await storage.db.selectFrom('audit_log').select('detail').orderBy('id').execute()
       return { error, stored, audit: rows.map((row) => JSON.parse(row.detail) as ImportChange) }
     })

@@ -11,6 +11,7 @@ import { sql } from 'kysely'
 import { afterAll, beforeAll } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { migrate } from '../../src/storage/migrate.js'
+import { rowCount } from '../support/row-count.js'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
 export const CLI = path.join(ROOT, 'dist/cli/index.js')
@@ -169,15 +170,7 @@ export async function withStorage<T>(databaseUrl: string, work: (storage: Storag
 
 export async function countRows(databaseUrl: string): Promise<{ students: number; links: number; progress: number }> {
   return withStorage(databaseUrl, async ({ db }) => {
-    const count = async (table: 'students' | 'student_organisations' | 'progress') =>
-      Number(
-        (
-          await db
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+    const count = (table: 'students' | 'student_organisations' | 'progress') => rowCount(db, table)
     return {
       students: await count('students'),
       links: await count('student_organisations'),

@@ -16,6 +16,7 @@ import { loadSampleCatalog } from '../helper.js'
 import { replaceCatalog } from '../../src/storage/catalog-repository.js'
 import { cli, ENGINES, jsonOf, newDatabaseUrl, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 import { expectConfirmation } from './confirmation-checks.js'
+import { rowCount } from '../support/row-count.js'
 
 useCliHarness()
 
@@ -64,15 +65,7 @@ async function arrange(
 
 const counts = (databaseUrl: string) =>
   withStorage(databaseUrl, async ({ db }) => {
-    const n = async (table: 'students' | 'student_organisations' | 'progress' | 'audit_log') =>
-      Number(
-        (
-          await db
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+    const n = (table: 'students' | 'student_organisations' | 'progress' | 'audit_log') => rowCount(db, table)
     return { students: await n('students'), links: await n('student_organisations'), audit: await n('audit_log') }
   })
 

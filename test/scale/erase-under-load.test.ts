@@ -16,7 +16,7 @@ import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/
 import { inTransaction } from '../../src/storage/transaction.js'
 import { type RunningCli, startCli } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
-import { type RunningServer, startServer } from '../server/process.js'
+import { type RunningServer, startServerForLoad } from '../server/process.js'
 import { waitFor } from '../support/wait-for.js'
 
 const STUDENT_COUNT = 1500
@@ -85,12 +85,7 @@ describe('erasing a school under load', () => {
     let eraseStarted = 0
     let eraseEnded = 0
     try {
-      server = await startServer({
-        DATABASE_URL: url,
-        SEED_DEMO: 'false',
-        RATE_LIMIT: '1000000',
-        ORGANISATION_RATE_LIMIT: '1000000',
-      })
+      server = await startServerForLoad(url)
       const baseUrl = server.baseUrl
       let running = true
       const client = async () => {

@@ -12,7 +12,8 @@ import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
 import { type RunningCli, startCli } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
-import { type RunningServer, startServer } from '../server/process.js'
+import { type RunningServer, startServerForLoad } from '../server/process.js'
+import { rowCount } from '../support/row-count.js'
 
 const ROWS = 150_000
 const PEAK_RSS = path.resolve(import.meta.dirname, '../support/report-peak-rss.cjs')
@@ -40,12 +41,7 @@ describe('student import under load', () => {
     let server: RunningServer | undefined
     let importer: RunningCli | undefined
     try {
-      server = await startServer({
-        DATABASE_URL: url,
-        SEED_DEMO: 'false',
-        RATE_LIMIT: '1000000',
-        ORGANISATION_RATE_LIMIT: '1000000',
-      })
+      server = await startServerForLoad(url)
       const baseUrl = server.baseUrl
       importer = startCli(['students', 'import', file, '--json'], {
         databaseUrl: url,
@@ -100,14 +96,6 @@ describe('student import under load', () => {
       importer?.stop()
       await server?.stop()
     }
-    const count = Number(
-      (
-        await storage.db
-          .selectFrom('students')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    )
-    expect(count).toBe(ROWS + 4)
+    expect(await rowCount(storage.db, 'students')).toBe(ROWS + 4)
   }, 120_000)
 })

@@ -31,6 +31,7 @@ import {
 } from '../roster/roster-export.js'
 import { columnsHolding } from '../support/database-scan.js'
 import { perSuite } from '../support/built.js'
+import { rowCount } from '../support/row-count.js'
 
 const MINUTE = 60_000
 type Row = Readonly<Record<string, string | undefined>>
@@ -114,15 +115,8 @@ describe('roster import', () => {
     removeTempDirs()
   })
 
-  const count = async (table: 'students' | 'schools' | 'student_schools' | 'student_changes' | 'share_students') =>
-    Number(
-      (
-        await storage.db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    )
+  const count = (table: 'students' | 'schools' | 'student_schools' | 'student_changes' | 'share_students') =>
+    rowCount(storage.db, table)
   const snapshot = async () => ({
     students: await storage.db.selectFrom('students').selectAll().orderBy('id').execute(),
     schools: await storage.db.selectFrom('schools').selectAll().orderBy('id').execute(),
