@@ -75,6 +75,8 @@ const COVERAGE = {
   include: ['src/**/*.ts'],
   reporter: ['text-summary'],
   reportsDirectory: 'coverage',
+  // The figure is printed even when a test failed.
+  reportOnFailure: true,
 }
 
 export default defineConfig(async () => {

@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
+import { expect } from 'vitest'
 import { type AppOptions, buildApp } from '../src/app.js'
 import { readCatalogDir, type CatalogData } from '../src/catalog/catalog-files.js'
 import { ManualClock } from '../src/clock.js'
@@ -326,6 +327,29 @@ export async function listeningApp(options: AppOptions, path?: RequestPath): Pro
   }
 }
 
+/**
+ * The app listening on a fresh database whose ping never answers, with a 100 ms storage
+ * timeout: what readiness answers while storage hangs. Closing it closes the database too.
+ */
+export async function listeningOnHangingStorage(options: Partial<AppOptions> = {}): Promise<ListeningApp> {
+  const storage = await createTestStorage()
+  const hanging = { ...storage, ping: () => new Promise<void>(() => {}) }
+  const server = await listeningApp({
+    config: testConfig({ STORAGE_TIMEOUT_MS: '100' }),
+    storage: hanging,
+    clock: new ManualClock(START),
+    logger: false,
+    ...options,
+  })
+  return {
+    ...server,
+    async close() {
+      await server.close()
+      await storage.close()
+    },
+  }
+}
+
 export interface TestContext {
   app: TypedApp
   /** Where the app listens: http://127.0.0.1:<port>. */
@@ -393,6 +417,47 @@ export async function buildTestApp(options: { env?: Record<string, string> } = {
 
 export function bearer(key: string): { authorization: string } {
   return { authorization: `Bearer ${key}` }
+}
+
+/** The fixture keys every student read refuses, and the code each gets: no scope (two kinds), no agreement. */
+export function keysWithoutAccess(fixtures: Fixtures): [key: string, code: string][] {
+  return [
+    [fixtures.keys.catalog, 'insufficient_scope'],
+    [fixtures.keys.write, 'insufficient_scope'],
+    [fixtures.keys.noAgreement, 'agreement_required'],
+  ]
+}
+
+/** GETs `url` with each key and expects the problem code paired with it. */
+export async function expectRefusals(
+  t: TestContext,
+  url: string,
+  cases: readonly (readonly [string, string])[],
+): Promise<void> {
+  for (const [key, code] of cases) {
+    const res = await t.call({ url, headers: bearer(key) })
+    expect(res.json().code, code).toBe(code)
+  }
+}
+
+/** New students on the explorer tier, each named `firstName`, linked to the organisation. */
+export async function addLinkedStudents(
+  db: Storage['db'],
+  ids: readonly string[],
+  organisationId: string,
+  firstName: string,
+  at: number,
+): Promise<void> {
+  await upsertStudents(
+    db,
+    ids.map((id) => ({ id, firstName, tier: 'explorer' as const })),
+    at,
+  )
+  await linkStudents(
+    db,
+    ids.map((studentId) => ({ studentId, organisationId })),
+    at,
+  )
 }
 
 /**

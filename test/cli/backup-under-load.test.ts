@@ -13,8 +13,7 @@ import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
 import { describe, expect, it } from 'vitest'
-import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { bearer, buildTestApp } from '../helper.js'
+import { addLinkedStudents, bearer, buildTestApp } from '../helper.js'
 import { cli, jsonOf, tempDir, useCliHarness } from './cli-harness.js'
 import { perSuite } from '../support/built.js'
 
@@ -38,16 +37,7 @@ describe('a backup taken while enrolls are committed at full speed', () => {
     const { rows } = await sql<{ name: string; file: string }>`pragma database_list`.execute(t.storage.db)
     const databaseUrl = `sqlite:${rows.find((row) => row.name === 'main')!.file}`
     const ids: string[] = Array.from({ length: STUDENTS }, () => randomUUID())
-    await upsertStudents(
-      t.storage.db,
-      ids.map((id) => ({ id, firstName: 'Sam', tier: 'explorer' as const })),
-      t.clock.now(),
-    )
-    await linkStudents(
-      t.storage.db,
-      ids.map((studentId) => ({ studentId, organisationId: t.fixtures.orgs.acme })),
-      t.clock.now(),
-    )
+    await addLinkedStudents(t.storage.db, ids, t.fixtures.orgs.acme, 'Sam', t.clock.now())
     // Filler in a table the migrations make: a restore refuses a table of its own.
     await sql`insert into settings (name, value) select 'filler-' || i, hex(randomblob(32768)) from (with recursive
       n(i) as (select 1 union all select i + 1 from n where i < ${FILLER_ROWS}) select i from n)`.execute(t.storage.db)

@@ -148,6 +148,20 @@ export function startCli(args: readonly string[], options: CliOptions & { nodeAr
   }
 }
 
+/** Loaded into a CLI run (`--require`), it prints the run's peak RSS and the heap kept through a full collection. */
+export const PEAK_RSS = path.join(ROOT, 'test/support/report-peak-rss.cjs')
+
+/** The CLI started with PEAK_RSS loaded; memoryOf reads the figures from its stderr. */
+export function startCliMeasuringMemory(args: readonly string[], options: CliOptions): RunningCli {
+  return startCli(args, { ...options, nodeArgs: ['--require', PEAK_RSS] })
+}
+
+/** The peak RSS and the heap kept through a full collection, in KiB, as PEAK_RSS printed them. */
+export function memoryOf(stderr: string): { peakKiB?: number; liveKiB?: number } {
+  const [, peakKiB, liveKiB] = (/peak-rss-kib=(\d+) live-heap-kib=(\d+)/.exec(stderr) ?? []).map(Number)
+  return { peakKiB, liveKiB }
+}
+
 /** The one JSON document a --json run printed; fails the test if stdout holds anything else. */
 // biome-ignore lint/suspicious/noExplicitAny: each test reads the fields of its own command's document
 export function jsonOf(result: CliResult): any {

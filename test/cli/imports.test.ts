@@ -23,6 +23,7 @@ import {
   useCliHarness,
   withStorage,
 } from './cli-harness.js'
+import { allLinks } from '../support/linked-students.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
@@ -130,12 +131,7 @@ describe('imports', () => {
 
     const stored = await withStorage(databaseUrl, async ({ db }) => ({
       students: await db.selectFrom('students').select(['id', 'first_name', 'tier']).orderBy('id').execute(),
-      links: await db
-        .selectFrom('student_organisations')
-        .select(['student_id', 'organisation_id'])
-        .orderBy('student_id')
-        .orderBy('organisation_id')
-        .execute(),
+      links: await allLinks(db),
       progress: await db.selectFrom('progress').selectAll().orderBy('student_id').orderBy('lesson_slug').execute(),
     }))
     expect(stored.students).toEqual([

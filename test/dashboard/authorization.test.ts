@@ -13,6 +13,7 @@ import { listShares } from '../../src/storage/share-listing.js'
 import { buildTestApp, STUDENTS } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
 import { perSuite } from '../support/built.js'
+import { allLinks } from '../support/linked-students.js'
 
 type Actor = 'anonymous' | 'partnerA' | 'partnerB' | 'operator'
 
@@ -304,12 +305,7 @@ describe('dashboard authorization', () => {
       students: await db.selectFrom('students').select('id').orderBy('id').execute(),
       schools: await db.selectFrom('schools').select('id').orderBy('id').execute(),
       shares: await db.selectFrom('shares').select(['id', 'ended_at']).orderBy('id').execute(),
-      links: await db
-        .selectFrom('student_organisations')
-        .select(['student_id', 'organisation_id'])
-        .orderBy('student_id')
-        .orderBy('organisation_id')
-        .execute(),
+      links: await allLinks(db),
     }
   }
 

@@ -9,7 +9,16 @@ import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { knownMigrations } from '../../src/storage/migrate.js'
 import type { Storage } from '../../src/storage/connection.js'
-import { bearer, buildTestApp, createTestStorage, listeningApp, START, seedFixtures, testConfig } from '../helper.js'
+import {
+  bearer,
+  buildTestApp,
+  createTestStorage,
+  listeningApp,
+  listeningOnHangingStorage,
+  seedFixtures,
+  START,
+  testConfig,
+} from '../helper.js'
 import { freePort } from '../support/services.js'
 import { perSuite } from '../support/built.js'
 
@@ -91,15 +100,7 @@ describe('health endpoints', () => {
 
 describe('health when storage does not answer', () => {
   it('stays live, and answers readiness 503 storage_unavailable with the storage check down', async () => {
-    const storage = await createTestStorage()
-    const hanging = { ...storage, ping: () => new Promise<void>(() => {}) }
-    const server = await listeningApp({
-      config: testConfig({ STORAGE_TIMEOUT_MS: '100' }),
-      storage: hanging,
-      clock: new ManualClock(START),
-      logger: false,
-      pollChanges: false,
-    })
+    const server = await listeningOnHangingStorage({ pollChanges: false })
     try {
       expect((await server.client.request({ url: '/livez' })).statusCode).toBe(200)
       const ready = await server.client.request({ url: '/readyz' })
@@ -110,7 +111,6 @@ describe('health when storage does not answer', () => {
       })
     } finally {
       await server.close()
-      await storage.close()
     }
   })
 })

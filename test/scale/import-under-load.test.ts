@@ -10,13 +10,12 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { type RunningCli, startCli } from '../cli/cli-harness.js'
+import { memoryOf, type RunningCli, startCliMeasuringMemory } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { type RunningServer, startServerForLoad } from '../server/process.js'
 import { rowCount } from '../support/row-count.js'
 
 const ROWS = 150_000
-const PEAK_RSS = path.resolve(import.meta.dirname, '../support/report-peak-rss.cjs')
 
 const opened: Storage[] = []
 afterAll(async () => {
@@ -43,10 +42,7 @@ describe('student import under load', () => {
     try {
       server = await startServerForLoad(url)
       const baseUrl = server.baseUrl
-      importer = startCli(['students', 'import', file, '--json'], {
-        databaseUrl: url,
-        nodeArgs: ['--require', PEAK_RSS],
-      })
+      importer = startCliMeasuringMemory(['students', 'import', file, '--json'], { databaseUrl: url })
       let running = true
       void importer.exited.then(() => (running = false))
 
@@ -81,7 +77,7 @@ describe('student import under load', () => {
       const failed = statuses.filter((status) => status !== 200)
       expect(failed, `${failed.length} of ${statuses.length} requests failed during the import`).toEqual([])
 
-      const [, peakKiB, liveKiB] = (/peak-rss-kib=(\d+) live-heap-kib=(\d+)/.exec(stderr) ?? []).map(Number)
+      const { peakKiB, liveKiB } = memoryOf(stderr)
       const memory = `peak RSS ${peakKiB} KiB, largest heap kept through a full collection ${liveKiB} KiB`
       expect(liveKiB, memory).toBeGreaterThan(0)
       // The import holds no rows: what it keeps through a full collection is Node's and its

@@ -11,15 +11,15 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { type RunningCli, startCli } from '../cli/cli-harness.js'
+import { memoryOf, type RunningCli, startCliMeasuringMemory } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
 import { manifest, ORGS_HEADER, ROLES_HEADER, USERS_12_HEADER, writeLargeTable } from '../roster/roster-export.js'
 import { type RunningServer, startServerForLoad } from '../server/process.js'
 import { rowCount } from '../support/row-count.js'
+import { type ReadLog, readWhile } from '../support/progress-reads.js'
 
 const STUDENT_COUNT = 20_000
 const SCHOOLS = 40
-const PEAK_RSS = path.resolve(import.meta.dirname, '../support/report-peak-rss.cjs')
 
 const opened: Storage[] = []
 afterAll(async () => {
@@ -69,25 +69,13 @@ describe('roster import under load', () => {
     try {
       server = await startServerForLoad(url)
       const baseUrl = server.baseUrl
-      importer = startCli(['roster', 'import', folder, '--json'], {
-        databaseUrl: url,
-        nodeArgs: ['--require', PEAK_RSS],
-      })
+      importer = startCliMeasuringMemory(['roster', 'import', folder, '--json'], { databaseUrl: url })
       let running = true
       void importer.exited.then(() => (running = false))
-      const statuses: number[] = []
-      const latencies: number[] = []
-      const client = async () => {
-        while (running) {
-          const started = performance.now()
-          const res = await fetch(`${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`, {
-            headers: bearer(fixtures.keys.read),
-          })
-          await res.arrayBuffer()
-          latencies.push(performance.now() - started)
-          statuses.push(res.status)
-        }
-      }
+      const reads: ReadLog = { statuses: [], latencies: [], answeredAt: [] }
+      const { statuses, latencies } = reads
+      const progress = `${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`
+      const client = () => readWhile(progress, bearer(fixtures.keys.read), () => running, reads)
       await Promise.all(Array.from({ length: 4 }, () => client()))
       const { status, stdout, stderr } = await importer.exited
       expect(status, stderr).toBe(0)
@@ -96,7 +84,7 @@ describe('roster import under load', () => {
       expect(statuses.length).toBeGreaterThan(20)
       expect(statuses.filter((status) => status !== 200)).toEqual([])
 
-      const [, peakKiB, liveKiB] = (/peak-rss-kib=(\d+) live-heap-kib=(\d+)/.exec(stderr) ?? []).map(Number)
+      const { peakKiB, liveKiB } = memoryOf(stderr)
       const sorted = [...latencies].sort((a, b) => a - b)
       const figures =
         `import ${outcome.seconds} s; peak RSS ${Math.round(peakKiB! / 1024)} MiB, largest heap kept through a full ` +

@@ -19,3 +19,13 @@ export async function studentIdsOf(
     .execute()
   return rows.map((row) => row.student_id)
 }
+
+/** Every link, by student and then organisation: the state a test compares before and after a refused change. */
+export function allLinks(db: Kysely<Database>): Promise<{ student_id: string; organisation_id: string }[]> {
+  return db
+    .selectFrom('student_organisations')
+    .select(['student_id', 'organisation_id'])
+    .orderBy('student_id')
+    .orderBy('organisation_id')
+    .execute()
+}
