@@ -1,5 +1,5 @@
 import { Webhook } from 'standardwebhooks'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { RETRY_DELAYS_MS } from '../../src/domain/webhook-events.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
@@ -12,12 +12,13 @@ import { announceCatalogPublished, listDeliveries } from '../../src/storage/webh
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
 import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, STUDENTS, seedFixtures } from '../helper.js'
-import { Receiver } from '../support/webhook-receiver.js'
+import { clearWebhooks, Receiver } from '../support/webhook-receiver.js'
+import { perSuite } from '../support/built.js'
 
 // In order: tests that check signatures with the reference verifier run before the clock moves days ahead.
 describe('webhooks', () => {
-  let storage: Storage
-  let url: string
+  const url = freshDatabaseUrl()
+  const storage = perSuite(() => createTestStorage({ url }))
   let fixtures: Fixtures
   let receiver: Receiver
   let base: string
@@ -36,17 +37,12 @@ describe('webhooks', () => {
   let acmeHook: { endpoint: WebhookEndpointRow; secret: string }
 
   beforeAll(async () => {
-    url = freshDatabaseUrl()
-    storage = await createTestStorage({ url })
     fixtures = await seedFixtures(storage, T0)
   })
-  afterAll(async () => storage.close())
   beforeEach(async () => {
     receiver = new Receiver()
     base = await receiver.start()
-    await storage.db.deleteFrom('webhook_deliveries').execute()
-    await storage.db.deleteFrom('webhook_manual_sends').execute()
-    await storage.db.deleteFrom('webhook_endpoints').execute()
+    await clearWebhooks(storage.db)
     acmeHook = await createEndpoint(
       storage.db,
       { organisationId: fixtures.orgs.acme, mode: 'live', url: `${base}/acme`, events: ['student.tier_changed'] },
