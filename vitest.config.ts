@@ -65,6 +65,20 @@ const shared = {
  */
 const MAX_WORKERS = 2
 
+/**
+ * What `npm test` (`vitest run --coverage`) measures: the lines of src/ that tests run in their own
+ * process. A child process (the CLI from dist/, a spawned server) is not measured. Only a summary
+ * is printed; the raw data goes to the gitignored coverage/ folder.
+ */
+const COVERAGE = {
+  provider: 'v8' as const,
+  include: ['src/**/*.ts'],
+  reporter: ['text-summary'],
+  reportsDirectory: 'coverage',
+  // The figure is printed even when a test failed.
+  reportOnFailure: true,
+}
+
 export default defineConfig(async () => {
   const postgres = await reachable(POSTGRES_URL, 5432)
   const redis = await reachable(REDIS_URL, 6379)
@@ -89,6 +103,7 @@ export default defineConfig(async () => {
     test: {
       reporters: ['default'],
       maxWorkers: MAX_WORKERS,
+      coverage: COVERAGE,
       projects: [
         {
           test: {

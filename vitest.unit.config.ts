@@ -1,7 +1,7 @@
 /**
  * The cheap tier (`npm run test:unit`): the tests that run in this process alone. No build
  * (dist/), no child process, no network service (PostgreSQL, Redis, nginx, Chromium) and no HTTP
- * server: pure functions, and storage over SQLite files in temp folders. The same files run again
+ * server: pure functions, and cases and storage over SQLite files in temp folders. The same files run again
  * in `npm test` (vitest.config.ts); this config only picks them out, so it never changes that run.
  */
 import { defineConfig } from 'vitest/config'
@@ -9,6 +9,7 @@ import { defineConfig } from 'vitest/config'
 /** Files that build nothing, start nothing and listen on nothing. */
 export const UNIT_TESTS = [
   'test/domain/**/*.test.ts',
+  'test/cases/**/*.test.ts',
   'test/catalog/**/*.test.ts',
   'test/cases/**/*.test.ts',
   'test/config/**/*.test.ts',

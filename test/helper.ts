@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
+import { expect } from 'vitest'
 import { type AppOptions, buildApp } from '../src/app.js'
 import { readCatalogDir, type CatalogData } from '../src/catalog/catalog-files.js'
 import { ManualClock } from '../src/clock.js'
@@ -52,26 +53,31 @@ export function freshDatabaseUrl(base = process.env.TEST_DATABASE_URL): string {
   return `sqlite:${path.join(tempDir(), 'test.db')}`
 }
 
+/**
+ * A database opened and not migrated (for tests that migrate it step by step); on PostgreSQL,
+ * closing it drops the test's schema.
+ */
+export function openTestStorage(url = freshDatabaseUrl(), options: Parameters<typeof openStorage>[1] = {}): Storage {
+  const opened = openStorage(url, options)
+  if (opened.schema === undefined) return opened
+  return {
+    ...opened,
+    async close() {
+      await sql`drop schema if exists ${sql.id(opened.schema!)} cascade`.execute(opened.db).catch(() => {})
+      await opened.close()
+    },
+  }
+}
+
 /** A migrated database with the sample catalog. */
 export async function createTestStorage(
   options: { catalog?: boolean; url?: string; mmapBytes?: number; busyTimeoutMs?: number; beginWaitMs?: number } = {},
 ): Promise<Storage> {
-  const opened = openStorage(options.url ?? freshDatabaseUrl(), {
+  const storage = openTestStorage(options.url ?? freshDatabaseUrl(), {
     busyTimeoutMs: options.busyTimeoutMs ?? 1000,
     ...(options.beginWaitMs === undefined ? {} : { beginWaitMs: options.beginWaitMs }),
     ...(options.mmapBytes === undefined ? {} : { mmapBytes: options.mmapBytes }),
   })
-  // A PostgreSQL test schema is dropped when the test closes its storage.
-  const storage: Storage =
-    opened.schema === undefined
-      ? opened
-      : {
-          ...opened,
-          async close() {
-            await sql`drop schema if exists ${sql.id(opened.schema!)} cascade`.execute(opened.db).catch(() => {})
-            await opened.close()
-          },
-        }
   await migrateBesideOtherTests(storage)
   if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
   return storage
@@ -322,6 +328,29 @@ export async function listeningApp(options: AppOptions, path?: RequestPath): Pro
   }
 }
 
+/**
+ * The app listening on a fresh database whose ping never answers, with a 100 ms storage
+ * timeout: what readiness answers while storage hangs. Closing it closes the database too.
+ */
+export async function listeningOnHangingStorage(options: Partial<AppOptions> = {}): Promise<ListeningApp> {
+  const storage = await createTestStorage()
+  const hanging = { ...storage, ping: () => new Promise<void>(() => {}) }
+  const server = await listeningApp({
+    config: testConfig({ STORAGE_TIMEOUT_MS: '100' }),
+    storage: hanging,
+    clock: new ManualClock(START),
+    logger: false,
+    ...options,
+  })
+  return {
+    ...server,
+    async close() {
+      await server.close()
+      await storage.close()
+    },
+  }
+}
+
 export interface TestContext {
   app: TypedApp
   /** Where the app listens: http://127.0.0.1:<port>. */
@@ -389,6 +418,47 @@ export async function buildTestApp(options: { env?: Record<string, string> } = {
 
 export function bearer(key: string): { authorization: string } {
   return { authorization: `Bearer ${key}` }
+}
+
+/** The fixture keys every student read refuses, and the code each gets: no scope (two kinds), no agreement. */
+export function keysWithoutAccess(fixtures: Fixtures): [key: string, code: string][] {
+  return [
+    [fixtures.keys.catalog, 'insufficient_scope'],
+    [fixtures.keys.write, 'insufficient_scope'],
+    [fixtures.keys.noAgreement, 'agreement_required'],
+  ]
+}
+
+/** GETs `url` with each key and expects the problem code paired with it. */
+export async function expectRefusals(
+  t: TestContext,
+  url: string,
+  cases: readonly (readonly [string, string])[],
+): Promise<void> {
+  for (const [key, code] of cases) {
+    const res = await t.call({ url, headers: bearer(key) })
+    expect(res.json().code, code).toBe(code)
+  }
+}
+
+/** New students on the explorer tier, each named `firstName`, linked to the organisation. */
+export async function addLinkedStudents(
+  db: Storage['db'],
+  ids: readonly string[],
+  organisationId: string,
+  firstName: string,
+  at: number,
+): Promise<void> {
+  await upsertStudents(
+    db,
+    ids.map((id) => ({ id, firstName, tier: 'explorer' as const })),
+    at,
+  )
+  await linkStudents(
+    db,
+    ids.map((studentId) => ({ studentId, organisationId })),
+    at,
+  )
 }
 
 /**

@@ -3,7 +3,7 @@
  * agreement in force for the disposition period of the one that ended last (domain/disposition.ts),
  * one transaction records the disposition with the ids of the students linked then, ends every
  * share of the organisation still in force, takes their students out of them, and ends the links,
- * each with its `student_unlinked` notice and `student.unlinked` webhook (school-shares.ts
+ * each with its `student_unlinked` notice and `student.unlinked` webhook (storage/school-share-repository.ts
  * `endUnsharedLinks`). The hourly task (services/disposition-task.ts) and `curriculum agreement
  * dispose` both run it.
  *
@@ -31,9 +31,9 @@ import {
   endDisposedShares,
   linkedStudentIds,
   partnerAgreements,
-} from '../storage/agreement-dispositions.js'
-import { endUnsharedLinks } from '../storage/school-shares.js'
-import { lockOrganisations } from '../storage/share-locks.js'
+} from '../storage/agreement-disposition-repository.js'
+import { endUnsharedLinks } from '../storage/school-share-repository.js'
+import { lockOrganisations } from '../storage/share-lock-repository.js'
 import type { AgreementRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 

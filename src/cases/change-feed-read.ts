@@ -3,7 +3,7 @@
  * student with a change in it (`progress.changes`), one transaction committed before the caller
  * gets the data.
  */
-import { changeLogFloor } from '../storage/change-feed-retention.js'
+import { changeLogFloor } from '../storage/change-feed-retention-repository.js'
 import { recordDisclosures } from '../storage/disclosure-log.js'
 import { pageStudentChanges, type StudentChangePage } from '../storage/student-change-log.js'
 import type { StudentAccess } from '../storage/student-repository.js'
@@ -13,7 +13,7 @@ import type { WriteQueue } from '../storage/write-queue.js'
  * One page of the change feed after `after` (see `pageStudentChanges`; `now`: no changes, and
  * the last change committed as `next`; `beginning`: from the oldest change still kept), `ahead`
  * when `after` is past the last change, `expired` when changes after it were pruned (see
- * change-feed-retention.ts): nothing is disclosed then, and the reader must resync.
+ * storage/change-feed-retention-repository.ts): nothing is disclosed then, and the reader must resync.
  */
 export async function readChangeFeed(
   writes: WriteQueue,

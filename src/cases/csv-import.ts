@@ -5,7 +5,7 @@
  * the schools' shares hold (cases/school-attendance.ts).
  */
 import type { Kysely } from 'kysely'
-import type { Attendance } from '../storage/school-shares.js'
+import type { Attendance } from '../storage/school-share-repository.js'
 import { changeAttendance } from './school-attendance.js'
 import {
   type LinkImportRow,

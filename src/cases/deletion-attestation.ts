@@ -3,13 +3,13 @@
  * dashboard (by an account) or through the API (by a live key), recorded once per agreement: the
  * row's key is the agreement, so of two attestations racing one is recorded and the other finds it.
  * An end still within its disposition period can be attested too: a partner may delete early. The
- * attestation keeps how many students the deletion list held then (storage/deletion-list.ts), so
+ * attestation keeps how many students the deletion list held then (storage/deletion-list-repository.ts), so
  * the certificate can say whether it covers the whole list.
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import { type AgreementEnd, agreementEnds } from '../storage/agreement-ends.js'
-import { type Attesting, insertAttestation } from '../storage/deletion-attestations.js'
+import { type AgreementEnd, agreementEnds } from '../storage/agreement-end-repository.js'
+import { type Attesting, insertAttestation } from '../storage/deletion-attestation-repository.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 

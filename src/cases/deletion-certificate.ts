@@ -18,8 +18,8 @@ import {
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import type { SigningKey } from '../domain/signing-key.js'
 import { organisationById } from '../storage/access-repository.js'
-import { type AgreementEnd, type AttestationView, agreementEnds } from '../storage/agreement-ends.js'
-import { deletionList } from '../storage/deletion-list.js'
+import { type AgreementEnd, type AttestationView, agreementEnds } from '../storage/agreement-end-repository.js'
+import { deletionList } from '../storage/deletion-list-repository.js'
 import type { Database } from '../storage/tables.js'
 import { auditOperator, type OperatorAudit } from './operator-action.js'
 

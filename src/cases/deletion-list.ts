@@ -1,12 +1,12 @@
 /**
  * The list of students a partner must delete, as the partner downloads it: a disclosure of the
  * students' ids (action `deletion.list`), each page recorded before it is handed on, so a download
- * cut short still recorded what it sent (storage/deletion-list.ts reads the list).
+ * cut short still recorded what it sent (storage/deletion-list-repository.ts reads the list).
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import type { AgreementEnd } from '../storage/agreement-ends.js'
-import { type DeletionEntry, deletionList } from '../storage/deletion-list.js'
+import type { AgreementEnd } from '../storage/agreement-end-repository.js'
+import { type DeletionEntry, deletionList } from '../storage/deletion-list-repository.js'
 import { recordDisclosures } from '../storage/disclosure-log.js'
 import type { Database } from '../storage/tables.js'
 

@@ -10,8 +10,8 @@
  * `rows` comes last, so a download cut short is not valid JSON.
  */
 import type { Kysely } from 'kysely'
-import type { BatchFilter } from '../storage/disclosure-batches.js'
-import { describedDisclosures, type ReportRow, type ReportStudent } from '../storage/disclosure-report.js'
+import type { BatchFilter } from '../storage/disclosure-batch-repository.js'
+import { describedDisclosures, type ReportRow, type ReportStudent } from '../storage/disclosure-report-repository.js'
 import type { Database } from '../storage/tables.js'
 import { csvRecord } from '../domain/csv-cell.js'
 
@@ -52,7 +52,7 @@ export function studentReport(student: ReportStudent, now: number): ReportReques
 
 /**
  * The report of a range of the log (either bound open, epoch ms): one organisation's rows when
- * `organisation` is given, and only those of `school`'s students when it is (school-students.ts).
+ * `organisation` is given, and only those of `school`'s students when it is (storage/school-student-repository.ts).
  */
 export function rangeReport(
   range: { since?: number; until?: number },

@@ -4,7 +4,7 @@
  * by, when the links ended, and whom the deletion covers. One description, so the two never
  * tell the same end differently.
  */
-import type { AgreementEnd } from '../storage/agreement-ends.js'
+import type { AgreementEnd } from '../storage/agreement-end-repository.js'
 
 export interface EndedAgreementDocument {
   agreementId: string

@@ -7,7 +7,7 @@
  *
  * Callers run this inside their own transaction, with the other writes of the same change first:
  * the notices are numbered last (storage/student-change-log.ts). The schools and organisations
- * concerned are locked first (storage/share-locks.ts), so that shares made or ended meanwhile
+ * concerned are locked first (storage/share-lock-repository.ts), so that shares made or ended meanwhile
  * are seen.
  */
 import type { Kysely } from 'kysely'
@@ -20,9 +20,9 @@ import {
   leaveSchool,
   recordAttendance,
   removeFromShare,
-} from '../storage/school-shares.js'
-import { lockOrganisations, lockSchools } from '../storage/share-locks.js'
-import { holdInShares } from '../storage/shares.js'
+} from '../storage/school-share-repository.js'
+import { lockOrganisations, lockSchools } from '../storage/share-lock-repository.js'
+import { holdInShares } from '../storage/share-repository.js'
 import type { Database } from '../storage/tables.js'
 import { chunks } from '../storage/statement-chunks.js'
 

@@ -7,7 +7,7 @@
  * with a `student_unlinked` notice and webhook. Sandbox organisations hold synthetic students
  * through links of their own and are never shared with.
  *
- * Each change locks the schools and organisations concerned first (storage/share-locks.ts) and,
+ * Each change locks the schools and organisations concerned first (storage/share-lock-repository.ts) and,
  * when an operator makes it from the dashboard, writes its audit row in the same transaction.
  */
 import { randomUUID } from 'node:crypto'
@@ -16,9 +16,9 @@ import { isoAt } from '../clock.js'
 import { displayNameProblem } from '../domain/display-names.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { organisationById } from '../storage/access-repository.js'
-import { endUnsharedLinks, type Link } from '../storage/school-shares.js'
-import { schoolById } from '../storage/schools.js'
-import { lockOrganisations, lockSchools } from '../storage/share-locks.js'
+import { endUnsharedLinks, type Link } from '../storage/school-share-repository.js'
+import { schoolById } from '../storage/school-repository.js'
+import { lockOrganisations, lockSchools } from '../storage/share-lock-repository.js'
 import {
   holdStudents,
   insertShare,
@@ -27,8 +27,8 @@ import {
   releaseShareStudents,
   schoolShareInForce,
   shareById,
-} from '../storage/shares.js'
-import { sandboxFlags } from '../storage/student-references.js'
+} from '../storage/share-repository.js'
+import { sandboxFlags } from '../storage/student-reference-repository.js'
 import type { Database, OrganisationRow, ShareRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import { auditOperator, type OperatorAudit } from './operator-action.js'

@@ -1,7 +1,7 @@
 /**
  * A partner's webhook endpoints as the dashboard manages them: registered (with a signing secret
  * shown once), the secret rolled, disabled and enabled, and by hand a test event or a delivery
- * sent again (limited per endpoint: storage/webhook-manual-sends.ts; a resend about a student the
+ * sent again (limited per endpoint: storage/webhook-manual-send-repository.ts; a resend about a student the
  * organisation may no longer hear about is refused and logged). An organisation has at most
  * MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION enabled endpoints: each may hold sending slots of every
  * instance, so without a cap more endpoints would mean a larger share of them.
@@ -21,7 +21,7 @@ import {
 import { type DeliveryRefusal, isNoticeEvent } from '../domain/webhook-events.js'
 import type { Database, WebhookEndpointRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
-import { takeManualSend } from '../storage/webhook-manual-sends.js'
+import { takeManualSend } from '../storage/webhook-manual-send-repository.js'
 import { deliveryToResend, enqueueTestEvent, recordRefusal, requeueDelivery } from '../storage/webhook-repository.js'
 
 export interface CappedEndpoint extends NewEndpoint {

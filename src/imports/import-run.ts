@@ -2,7 +2,7 @@
  * The one run every import takes, whatever its format: read the source, checking each row by
  * itself; check what was read against the stored data; work out what writing would change (the
  * preview); then stop there or write. A format is an ImportSpec, passed in by the caller: the
- * CSV and JSON Lines imports (record-import.ts) and the OneRoster import (cases/roster-import.ts).
+ * CSV and JSON Lines imports (record-import.ts) and the OneRoster import (cases/roster-import/import.ts).
  *
  * Nothing is written when reading or checking found any problem: an operator fixes a whole file
  * in one pass instead of one error per run. Checking and writing share one session the spec

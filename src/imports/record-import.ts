@@ -3,7 +3,7 @@
  * progress and school members behave alike:
  *
  * 1. read the file as a stream and check every row, collecting every problem with its line;
- *    checked rows go to a staging table (storage/import-staging.ts), not into memory;
+ *    checked rows go to a staging table (storage/import-staging-repository.ts), not into memory;
  * 2. check the staged rows against each other (duplicates) and against stored data (are their
  *    students stored? is any a sandbox student?);
  * 3. if anything at all is wrong, report every problem and write nothing; otherwise write the
@@ -27,7 +27,7 @@ import fs from 'node:fs'
 import type { Kysely } from 'kysely'
 import { UUID } from '../domain/uuid.js'
 import type { Engine } from '../storage/connection.js'
-import { ImportStaging } from '../storage/import-staging.js'
+import { ImportStaging } from '../storage/import-staging-repository.js'
 import type { Database } from '../storage/tables.js'
 import { ImportBatches } from './import-batches.js'
 import { type ImportSpec, runImport } from './import-run.js'

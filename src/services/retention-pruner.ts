@@ -1,16 +1,16 @@
 /**
  * Keeps the change feed, and the disclosure log when it has a retention period, within their
  * periods: once at start and every hour, deletes what is older in small writes (see
- * storage/change-feed-retention.ts and storage/disclosure-retention.ts), pausing between two so
+ * storage/change-feed-retention-repository.ts and storage/disclosure-retention-repository.ts), pausing between two so
  * that the requests held up by one are answered before the next. Every instance runs it; each
  * step is safe to run twice or at once on two instances.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.js'
-import { pruneChangeLog } from '../storage/change-feed-retention.js'
+import { pruneChangeLog } from '../storage/change-feed-retention-repository.js'
 import type { Storage } from '../storage/connection.js'
-import { pruneDisclosureLog } from '../storage/disclosure-retention.js'
+import { pruneDisclosureLog } from '../storage/disclosure-retention-repository.js'
 import { PeriodicTask } from './periodic-task.js'
 
 export const PRUNE_INTERVAL_MS = 3_600_000

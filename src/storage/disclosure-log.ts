@@ -2,7 +2,7 @@
  * The disclosure log: one row per student-endpoint request that reached a student's data or
  * was refused it. It is the operator's record of who saw or changed which child's data, when,
  * and under which key, as student-privacy law expects. Rows are only ever added (and deleted by
- * whole sealed segments past a retention period, when one is set: disclosure-retention.ts), and
+ * whole sealed segments past a retention period, when one is set: disclosure-retention-repository.ts), and
  * every request that reaches or is refused a student's data writes its row here before it is
  * answered.
  *
@@ -21,7 +21,7 @@ import {
   type DisclosureAction,
   type DisclosureOutcome,
 } from '../domain/disclosure.js'
-import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter.js'
+import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter-repository.js'
 import type { Database, DisclosureRow } from './tables.js'
 import { preparedQuery } from './prepared-query.js'
 import { recordDisclosures as announceDisclosures } from '../instrumentation/metrics-channels.js'
@@ -112,7 +112,7 @@ export async function recordDisclosures(
   announceDisclosures(action, outcome, studentIds.length)
 }
 
-export type { DisclosureFilter } from './disclosure-filter.js'
+export type { DisclosureFilter } from './disclosure-filter-repository.js'
 
 export interface DisclosurePage {
   /** Newest first (by id, which is the order rows were written in). */

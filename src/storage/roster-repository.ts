@@ -1,7 +1,7 @@
 /**
- * The queries of a roster import (cases/roster-import.ts): students and schools found by the id
+ * The queries of a roster import (cases/roster-import/import.ts): students and schools found by the id
  * the district's system gives them (`external_id`), which schools students attend, and the rows
- * an import adds or renames. Attendance itself changes only through school-shares.ts, which
+ * an import adds or renames. Attendance itself changes only through cases/school-attendance.ts, which
  * also makes and ends the links that school shares imply.
  */
 import { randomUUID } from 'node:crypto'

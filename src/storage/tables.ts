@@ -168,7 +168,7 @@ export interface ShareStudentsTable {
 
 /**
  * An agreement whose disposition period ran out with no other agreement of its organisation in
- * force: the organisation's shares and links ended then (migration 0013, agreement-dispositions.ts).
+ * force: the organisation's shares and links ended then (migration 0013, cases/agreement-disposition.ts).
  */
 export interface AgreementDispositionsTable {
   id: string
@@ -209,7 +209,7 @@ export interface DeletionAttestationsTable {
 
 /**
  * A notice that a student left a partner organisation, by ids and time only, kept after the
- * change feed's retention (migration 0016, student-departures.ts).
+ * change feed's retention (migration 0016, student-departure-repository.ts).
  */
 export interface StudentDeparturesTable {
   organisation_id: string

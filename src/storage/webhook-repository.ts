@@ -2,7 +2,7 @@
  * The outbox of webhook deliveries (endpoints: webhook-endpoint-repository.ts). An event is
  * written as one delivery row per subscribed endpoint, in the transaction of the change it
  * announces, so a committed change is always announced and a rolled-back one never is. Workers
- * on every instance send them (webhook-outbox.ts).
+ * on every instance send them (webhook-outbox-repository.ts).
  */
 import { randomBytes } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
@@ -11,10 +11,10 @@ import type { ProgressEntry } from '../domain/progress.js'
 import type { NewStudentChange } from '../domain/student-change.js'
 import { type DeliveryRefusal, type NoticeEvent, REFUSAL_REASONS } from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
-import { recordDepartures } from './student-departures.js'
+import { recordDepartures } from './student-departure-repository.js'
 import { preparedQuery } from './prepared-query.js'
 import type { Database, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventType } from './tables.js'
-import { accessRefusal } from './webhook-access.js'
+import { accessRefusal } from './webhook-access-repository.js'
 
 type Db = Kysely<Database>
 
@@ -91,7 +91,7 @@ export function recordRefusal(
 
 /**
  * Announces a change to one student to the enabled endpoints of every organisation the student
- * is linked to. An endpoint that may not hear about the student now (webhook-access.ts) gets
+ * is linked to. An endpoint that may not hear about the student now (webhook-access-repository.ts) gets
  * the delivery already ended as not sent, and the refusal goes to the disclosure log. Run it in
  * the transaction that makes the change.
  */
@@ -120,7 +120,7 @@ const DELIVERY_CHUNK = 500
  * `student.deleted`: the student was erased) to each organisation's enabled endpoints that
  * subscribed: data `{ profileId }` only. Unlike the other student events these are queued, and
  * sent, whatever the organisation's access now (see NOTICE_EVENTS): they ask the partner to
- * delete what it holds. Each notice is also recorded as a departure (student-departures.ts), which
+ * delete what it holds. Each notice is also recorded as a departure (student-departure-repository.ts), which
  * outlives the change feed's copy. Run it in the transaction that removes the links.
  */
 export async function announceStudentNotices(

@@ -1,7 +1,7 @@
 /**
  * Drains the webhook outbox: claims due deliveries fairly (a lease keeps other instances off
  * them; at most ENDPOINT_CONCURRENCY attempts per endpoint; turns across organisations and
- * endpoints: storage/webhook-outbox.ts), signs each per Standard Webhooks with the endpoint's
+ * endpoints: storage/webhook-outbox-repository.ts), signs each per Standard Webhooks with the endpoint's
  * secrets, sends it under the SSRF rules, and records the outcome (the retry schedule is in
  * domain/webhook-events.ts). Every instance runs one; a restarted or killed instance loses
  * nothing, since the outbox is in storage.
@@ -17,7 +17,7 @@ import { signatureHeader } from '../domain/webhook-signature.js'
 import type { Storage } from '../storage/connection.js'
 import { activeSpans, type SpanNotes } from '../instrumentation/spans.js'
 import { recordDelivery } from '../instrumentation/metrics-channels.js'
-import { claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox.js'
+import { claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox-repository.js'
 import { signingSecrets } from '../storage/webhook-endpoint-repository.js'
 import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
 

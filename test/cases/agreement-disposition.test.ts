@@ -7,34 +7,37 @@
  * signing key for the first time at once end up with the same one.
  */
 import { randomUUID } from 'node:crypto'
-import { type Kysely, sql } from 'kysely'
+import type { Kysely } from 'kysely'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { isoAt } from '../../src/clock.js'
 import { loadSigningKey, SIGNING_KEY_SETTING } from '../../src/services/signing-keys.js'
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { disposeDueAgreements, disposeOnDemand, dispositionPlan } from '../../src/cases/agreement-disposition.js'
-import { type AgreementEnd, agreementEnds } from '../../src/storage/agreement-ends.js'
-import { pruneChangeLog } from '../../src/storage/change-feed-retention.js'
+import { type AgreementEnd, agreementEnds } from '../../src/storage/agreement-end-repository.js'
+import { pruneChangeLog } from '../../src/storage/change-feed-retention-repository.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { attestDeletion } from '../../src/cases/deletion-attestation.js'
-import { type DeletionEntry, deletionList } from '../../src/storage/deletion-list.js'
+import { type DeletionEntry, deletionList } from '../../src/storage/deletion-list-repository.js'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { eraseStudents } from '../../src/cases/erasure.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'
-import { claimDue, recordAttempt } from '../../src/storage/webhook-outbox.js'
+import { claimDue, recordAttempt } from '../../src/storage/webhook-outbox-repository.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import {
   createTestStorage,
   type Fixtures,
   freshDatabaseUrl,
   migrateBesideOtherTests,
+  openTestStorage,
+  seedFixtures,
   START,
   STUDENTS,
-  seedFixtures,
 } from '../helper.js'
+import { perSuite } from '../support/built.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
 const DAY = 86_400_000
 
@@ -47,14 +50,13 @@ async function listOf(storage: Storage, end: AgreementEnd, pageSize?: number): P
 const idsOf = (entries: readonly DeletionEntry[]) => entries.map((entry) => entry.studentId)
 
 describe('the end of an agreement', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage({ url: freshDatabaseUrl() }))
   let fixtures: Fixtures
   let acme: string
   let shareId: string
   const ended = START + DAY
 
   beforeAll(async () => {
-    storage = await createTestStorage({ url: freshDatabaseUrl() })
     fixtures = await seedFixtures(storage, START)
     acme = fixtures.orgs.acme
     await createEndpoint(
@@ -83,17 +85,8 @@ describe('the end of an agreement', () => {
       .execute()
     await endAgreements(storage.db, { organisationId: acme }, ended)
   })
-  afterAll(async () => storage?.close())
 
-  const linksOf = async (organisationId: string) =>
-    (
-      await storage.db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', organisationId)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+  const linksOf = (organisationId: string) => studentIdsOf(storage.db, organisationId)
   const noticesOf = async (organisationId: string) =>
     (await pageStudentChanges(storage.db, { organisationId, sandbox: false }, 0, 500))!.changes.filter(
       (change) => change.type === 'student_unlinked',
@@ -292,7 +285,7 @@ describe('the end of an agreement on two instances at once', () => {
 })
 
 describe('the deletion list of an end', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage({ url: freshDatabaseUrl(), catalog: false }))
   let fixtures: Fixtures
   let acme: string
   const EVE = '55555555-5555-4555-8555-555555555555'
@@ -302,7 +295,6 @@ describe('the deletion list of an end', () => {
   const due = ended + 30 * DAY
 
   beforeAll(async () => {
-    storage = await createTestStorage({ url: freshDatabaseUrl(), catalog: false })
     fixtures = await seedFixtures(storage, START)
     acme = fixtures.orgs.acme
     // Subscribed to unlinking only: an erasure's notice reaches Acme through its change feed alone.
@@ -359,7 +351,6 @@ describe('the deletion list of an end', () => {
       await storage.db.selectFrom('student_changes').select('seq').where('student_id', '=', EVE).execute(),
     ).toEqual([])
   })
-  afterAll(async () => storage?.close())
 
   const linkedNow = [STUDENTS.ada, STUDENTS.ben, STUDENTS.dev, GUS].sort()
 
@@ -445,15 +436,9 @@ describe('the deletion list of an end', () => {
 })
 
 describe('migration 0016 over notices sent before it', () => {
-  let storage: Storage | undefined
-  afterAll(async () => {
-    if (storage?.schema !== undefined)
-      await sql`drop schema if exists ${sql.id(storage.schema)} cascade`.execute(storage.db)
-    await storage?.close()
-  })
+  const storage = perSuite(async () => openTestStorage())
 
   it('records as departures the notices the change feed and the webhook outbox still hold, once each', async () => {
-    storage = openStorage(freshDatabaseUrl())
     await migrateBesideOtherTests(storage, '0015-erased-student-schools')
     const db = storage.db as unknown as Kysely<Record<string, Record<string, unknown>>>
     const at = (days: number) => isoAt(START + days * DAY)

@@ -3,21 +3,15 @@
  * creation skips ids real students have, and student writes never change a sandbox row.
  */
 import { randomUUID } from 'node:crypto'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/connection.js'
+import { describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, START, STUDENTS } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 describe('sandbox student ids', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage()
-  })
-  afterEach(async () => {
-    await storage.close()
-  })
+  const storage = perTest(() => createTestStorage())
 
   const student = (id: string) =>
     storage.db

@@ -7,15 +7,14 @@
  * a share of more students than one statement takes ends.
  */
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
-import type { Attendance } from '../../src/storage/school-shares.js'
+import type { Attendance } from '../../src/storage/school-share-repository.js'
 import { changeAttendance } from '../../src/cases/school-attendance.js'
 import { createSchool } from '../../src/cases/schools.js'
-import { countLinked, listShares, sharedStudents } from '../../src/storage/share-listing.js'
+import { countLinked, listShares, sharedStudents } from '../../src/storage/share-listing-repository.js'
 import {
   endShare,
   SandboxShareError,
@@ -31,19 +30,20 @@ import { inTransaction } from '../../src/storage/transaction.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { createTestStorage } from '../helper.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
+import { perSuite } from '../support/built.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
 const T0 = Date.parse('2026-03-02T09:00:00.000Z')
 const MINUTE = 60_000
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
 describe('shares', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage({ catalog: false }))
   let acme: string
   let now = T0
   const later = () => (now += MINUTE)
 
   beforeAll(async () => {
-    storage = await createTestStorage({ catalog: false })
     acme = (await createOrganisation(storage.db, 'Acme Learning', T0)).id
     await upsertStudents(
       storage.db,
@@ -56,19 +56,10 @@ describe('shares', () => {
       T0,
     )
   })
-  afterAll(async () => storage?.close())
 
   const attend = (joined: Attendance[], left: Attendance[] = []) =>
     inTransaction(storage.db, (trx) => changeAttendance(trx, { joined, left }, later()))
-  const linked = async (organisationId: string) =>
-    (
-      await storage.db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', organisationId)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+  const linked = (organisationId: string) => studentIdsOf(storage.db, organisationId)
   const notices = async (organisationId: string) =>
     (await pageStudentChanges(storage.db, { organisationId, sandbox: false }, 0, 500))!.changes
       .filter((change) => change.type === 'student_unlinked')

@@ -3,7 +3,7 @@
  * checks both what the CLI says and what it stored (including the `access` version that tells
  * running servers to reload). Suspending an organisation and ending an agreement ask first.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { hashApiKey } from '../../src/domain/api-key.js'
 import {
   countActiveKeys,
@@ -13,25 +13,12 @@ import {
 } from '../../src/storage/access-repository.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { readVersions } from '../../src/storage/meta-repository.js'
-import {
-  cli,
-  dropSchemas,
-  ENGINES,
-  ensureBuilt,
-  jsonOf,
-  newDatabaseUrl,
-  removeTempDirs,
-  withStorage,
-} from './cli-harness.js'
+import { cli, ENGINES, jsonOf, newDatabaseUrl, useCliHarness, withStorage } from './cli-harness.js'
 import { expectConfirmation } from './confirmation-checks.js'
 
 const KEY = /^cur_live_[0-9A-Za-z]{38}$/
 
-beforeAll(ensureBuilt)
-afterAll(async () => {
-  removeTempDirs()
-  await dropSchemas()
-})
+useCliHarness()
 
 describe('organisations, agreements and keys', () => {
   it('go through their whole life cycle', async () => {

@@ -9,7 +9,8 @@
 import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import type { Kysely } from 'kysely'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
 import { keySet, loadSigningKey } from '../../src/services/signing-keys.js'
 import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
@@ -22,19 +23,29 @@ import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js
 import {
   CATALOG_DIR,
   CLI,
-  type CliResult,
   cli,
-  ensureBuilt,
+  type CliResult,
   jsonOf,
   newDatabaseUrl,
   ROOT,
-  removeTempDirs,
   tempDir,
+  useCliHarness,
   withStorage,
 } from './cli-harness.js'
+import type { Database } from '../../src/storage/tables.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
+
+/** Students named Quill, each linked to every organisation given. */
+async function linkedQuills(db: Kysely<Database>, ids: string[], organisationIds: string[], at: number) {
+  await upsertStudents(
+    db,
+    ids.map((id) => ({ id, firstName: 'Quill', tier: 'explorer' as const })),
+    at,
+  )
+  const links = organisationIds.flatMap((organisationId) => ids.map((studentId) => ({ studentId, organisationId })))
+  await linkStudents(db, links, at)
+}
 
 const DAY = 86_400_000
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
@@ -57,17 +68,7 @@ describe('curriculum agreement ended and certificate', () => {
         now - 400 * DAY,
       )
       agreementId = agreement.id
-      const ids = [uuid(1), uuid(2), uuid(3)]
-      await upsertStudents(
-        db,
-        ids.map((id) => ({ id, firstName: 'Quill', tier: 'explorer' as const })),
-        now - 300 * DAY,
-      )
-      await linkStudents(
-        db,
-        ids.map((studentId) => ({ studentId, organisationId: acme })),
-        now - 300 * DAY,
-      )
+      await linkedQuills(db, [uuid(1), uuid(2), uuid(3)], [acme], now - 300 * DAY)
       await endAgreements(db, { organisationId: acme }, now - 40 * DAY)
       expect(await disposeDueAgreements(db, now)).toHaveLength(1)
     })
@@ -229,17 +230,7 @@ describe('curriculum agreement dispose', () => {
       orgs.due = await organisation('Due Already', now - 40 * DAY)
       orgs.inForce = await organisation('In Force', null)
       orgs.none = (await createOrganisation(db, 'No Agreement', now)).id
-      const ids = [uuid(11), uuid(12)]
-      await upsertStudents(
-        db,
-        ids.map((id) => ({ id, firstName: 'Quill', tier: 'explorer' as const })),
-        now - 300 * DAY,
-      )
-      await linkStudents(
-        db,
-        [orgs.ended, orgs.due].flatMap((organisationId) => ids.map((studentId) => ({ studentId, organisationId }))),
-        now - 300 * DAY,
-      )
+      await linkedQuills(db, [uuid(11), uuid(12)], [orgs.ended, orgs.due], now - 300 * DAY)
       await createEndpoint(
         db,
         { organisationId: orgs.ended, mode: 'live', url: 'https://hooks.example.org/in', events: ['student.unlinked'] },

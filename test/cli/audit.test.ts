@@ -8,7 +8,7 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { Command } from 'commander'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { auditedAction, auditedArguments, osUser } from '../../src/cli/audit.js'
 import { doesWork } from '../../src/cli/options.js'
 import { studentImport } from '../../src/cli/commands/students/import.js'
@@ -23,22 +23,21 @@ import { recordAudit } from '../../src/storage/audit-repository.js'
 import type { AuditRow } from '../../src/storage/tables.js'
 import {
   CATALOG_DIR,
-  type CliResult,
   cli,
-  ensureBuilt,
+  type CliResult,
   jsonOf,
   newDatabaseUrl,
-  removeTempDirs,
   tempDir,
+  useCliHarness,
   withStorage,
 } from './cli-harness.js'
+import { rowCount } from '../support/row-count.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
 const OS_USER = os.userInfo().username
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 /** What the commands run so far printed or stored that an audit row must never hold. */
 interface Secrets {
@@ -599,14 +598,7 @@ describe('the audit row of an import', () => {
       } catch (caught) {
         error = caught
       }
-      const stored = Number(
-        (
-          await storage.db
-            .selectFrom('students')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+      const stored = await rowCount(storage.db, 'students')
       const rows = await storage.db.selectFrom('audit_log').select('detail').orderBy('id').execute()
       return { error, stored, audit: rows.map((row) => JSON.parse(row.detail) as ImportChange) }
     })

@@ -12,13 +12,12 @@ import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
-import { bearer, buildTestApp, type TestContext } from '../helper.js'
-import { cli, ensureBuilt, jsonOf, removeTempDirs, tempDir } from './cli-harness.js'
+import { describe, expect, it } from 'vitest'
+import { addLinkedStudents, bearer, buildTestApp } from '../helper.js'
+import { cli, jsonOf, tempDir, useCliHarness } from './cli-harness.js'
+import { perSuite } from '../support/built.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 const STUDENTS = 40_000
 const CLIENTS = 32
@@ -32,26 +31,13 @@ interface Ack {
 }
 
 describe('a backup taken while enrolls are committed at full speed', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' } })
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000' } }))
 
   it('restores into a fresh file holding every enroll acknowledged before it started, with its disclosure row', async () => {
     const { rows } = await sql<{ name: string; file: string }>`pragma database_list`.execute(t.storage.db)
     const databaseUrl = `sqlite:${rows.find((row) => row.name === 'main')!.file}`
     const ids: string[] = Array.from({ length: STUDENTS }, () => randomUUID())
-    await upsertStudents(
-      t.storage.db,
-      ids.map((id) => ({ id, firstName: 'Sam', tier: 'explorer' as const })),
-      t.clock.now(),
-    )
-    await linkStudents(
-      t.storage.db,
-      ids.map((studentId) => ({ studentId, organisationId: t.fixtures.orgs.acme })),
-      t.clock.now(),
-    )
+    await addLinkedStudents(t.storage.db, ids, t.fixtures.orgs.acme, 'Sam', t.clock.now())
     // Filler in a table the migrations make: a restore refuses a table of its own.
     await sql`insert into settings (name, value) select 'filler-' || i, hex(randomblob(32768)) from (with recursive
       n(i) as (select 1 union all select i + 1 from n where i < ${FILLER_ROWS}) select i from n)`.execute(t.storage.db)

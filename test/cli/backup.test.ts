@@ -11,7 +11,7 @@ import { createHash } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
 import type { PublicJwk } from '../../src/domain/signing-key.js'
 import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
@@ -21,10 +21,9 @@ import { disposeDueAgreements } from '../../src/cases/agreement-disposition.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { readChangeFeed } from '../../src/cases/change-feed-read.js'
 import { startServer } from '../server/process.js'
-import { CLI, cli, ensureBuilt, jsonOf, ROOT, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
+import { CLI, cli, jsonOf, ROOT, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'

@@ -1,17 +1,8 @@
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readCatalog } from '../../src/storage/catalog-repository.js'
-import {
-  CATALOG_DIR,
-  cli,
-  ensureBuilt,
-  jsonOf,
-  newDatabaseUrl,
-  removeTempDirs,
-  tempDir,
-  withStorage,
-} from './cli-harness.js'
+import { CATALOG_DIR, cli, jsonOf, newDatabaseUrl, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 
 interface ExpectedProblem {
   file: string
@@ -56,38 +47,35 @@ function brokenCatalog(): { dir: string; expected: ExpectedProblem[] } {
   fs.copyFileSync(path.join(dir, 'builder/b1-what-is-an-algorithm.yaml'), path.join(dir, 'wizard/w1-magic.yaml'))
   expected.push({ file: 'wizard/', line: 1, message: /unknown tier folder "wizard"/ })
 
-  const quiz = path.join(dir, 'builder/b1-what-is-an-algorithm.yaml')
-  const answerLine = lineOf(quiz, 'answer:')
-  replaceLine(quiz, answerLine, '    answer: 7')
-  expected.push({
-    file: 'builder/b1-what-is-an-algorithm.yaml',
-    line: answerLine,
-    message: /answer must be the 0-based index of the right choice/,
-  })
-
-  const slides = path.join(dir, 'builder/b2-loops-save-time.yaml')
-  const typeLine = lineOf(slides, '- type: bullets')
-  replaceLine(slides, typeLine, '  - type: hologram')
-  expected.push({
-    file: 'builder/b2-loops-save-time.yaml',
-    line: typeLine,
-    message: /unknown type "hologram"; slide types are/,
-  })
-
-  const yaml = path.join(dir, 'builder/b3-events-make-things-happen.yaml')
-  const titleLine = lineOf(yaml, 'title:')
-  replaceLine(yaml, titleLine, 'title: "Events Make Things Happen')
-  expected.push({
-    file: 'builder/b3-events-make-things-happen.yaml',
-    line: titleLine,
-    message: /YAML syntax: Missing closing "quote/,
-  })
+  /** Replaces the first line of `file` holding `needle` with `text`, and expects `message` at it. */
+  const breakLine = (file: string, needle: string, text: string, message: RegExp) => {
+    const line = lineOf(path.join(dir, file), needle)
+    replaceLine(path.join(dir, file), line, text)
+    expected.push({ file, line, message })
+  }
+  breakLine(
+    'builder/b1-what-is-an-algorithm.yaml',
+    'answer:',
+    '    answer: 7',
+    /answer must be the 0-based index of the right choice/,
+  )
+  breakLine(
+    'builder/b2-loops-save-time.yaml',
+    '- type: bullets',
+    '  - type: hologram',
+    /unknown type "hologram"; slide types are/,
+  )
+  breakLine(
+    'builder/b3-events-make-things-happen.yaml',
+    'title:',
+    'title: "Events Make Things Happen',
+    /YAML syntax: Missing closing "quote/,
+  )
 
   return { dir, expected }
 }
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 describe('catalog validate', () => {
   it('accepts the sample catalog, read from CATALOG_DIR by default', async () => {

@@ -8,8 +8,10 @@ import fs from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { sql } from 'kysely'
+import { afterAll, beforeAll } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { migrate } from '../../src/storage/migrate.js'
+import { rowCount } from '../support/row-count.js'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
 export const CLI = path.join(ROOT, 'dist/cli/index.js')
@@ -71,6 +73,15 @@ export async function dropSchemas(): Promise<void> {
       await storage.close()
     }
   }
+}
+
+/** What every CLI test file needs: dist/ checked before its tests, its folders and schemas removed after them. */
+export function useCliHarness(): void {
+  beforeAll(ensureBuilt)
+  afterAll(async () => {
+    removeTempDirs()
+    await dropSchemas()
+  })
 }
 
 export interface CliResult {
@@ -137,6 +148,20 @@ export function startCli(args: readonly string[], options: CliOptions & { nodeAr
   }
 }
 
+/** Loaded into a CLI run (`--require`), it prints the run's peak RSS and the heap kept through a full collection. */
+export const PEAK_RSS = path.join(ROOT, 'test/support/report-peak-rss.cjs')
+
+/** The CLI started with PEAK_RSS loaded; memoryOf reads the figures from its stderr. */
+export function startCliMeasuringMemory(args: readonly string[], options: CliOptions): RunningCli {
+  return startCli(args, { ...options, nodeArgs: ['--require', PEAK_RSS] })
+}
+
+/** The peak RSS and the heap kept through a full collection, in KiB, as PEAK_RSS printed them. */
+export function memoryOf(stderr: string): { peakKiB?: number; liveKiB?: number } {
+  const [, peakKiB, liveKiB] = (/peak-rss-kib=(\d+) live-heap-kib=(\d+)/.exec(stderr) ?? []).map(Number)
+  return { peakKiB, liveKiB }
+}
+
 /** The one JSON document a --json run printed; fails the test if stdout holds anything else. */
 // biome-ignore lint/suspicious/noExplicitAny: each test reads the fields of its own command's document
 export function jsonOf(result: CliResult): any {
@@ -159,15 +184,7 @@ export async function withStorage<T>(databaseUrl: string, work: (storage: Storag
 
 export async function countRows(databaseUrl: string): Promise<{ students: number; links: number; progress: number }> {
   return withStorage(databaseUrl, async ({ db }) => {
-    const count = async (table: 'students' | 'student_organisations' | 'progress') =>
-      Number(
-        (
-          await db
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+    const count = (table: 'students' | 'student_organisations' | 'progress') => rowCount(db, table)
     return {
       students: await count('students'),
       links: await count('student_organisations'),

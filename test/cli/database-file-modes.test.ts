@@ -6,11 +6,10 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import SQLite from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { type CliResult, ensureBuilt, removeTempDirs, startCli, tempDir } from './cli-harness.js'
+import { describe, expect, it } from 'vitest'
+import { type CliResult, startCli, tempDir, useCliHarness } from './cli-harness.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 const mode = (file: string) => fs.statSync(file).mode & 0o777
 

@@ -8,7 +8,7 @@ import { spawn } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { type Kysely, sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseCsv } from '../../src/imports/csv.js'
 import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
@@ -16,7 +16,7 @@ import { recordDisclosure, sealSegments } from '../../src/storage/disclosure-log
 import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import type { Database } from '../../src/storage/tables.js'
 import { createTestStorage, freshDatabaseUrl } from '../helper.js'
-import { CLI, cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, tempDir, withStorage } from './cli-harness.js'
+import { CLI, cli, jsonOf, newDatabaseUrl, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
@@ -24,8 +24,7 @@ const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const DAY = 86_400_000
 const PEAK_RSS = path.resolve(import.meta.dirname, '../support/report-peak-rss.cjs')
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 /** Acme (agreement DSA-1 from T0) with a read key; Ada disclosed three times, Ben once. */
 function seed(databaseUrl: string) {

@@ -1,7 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { type DisclosureAction, type DisclosureOutcome, recordDisclosure } from '../../src/storage/disclosure-log.js'
-import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs, withStorage } from './cli-harness.js'
+import { cli, jsonOf, newDatabaseUrl, useCliHarness, withStorage } from './cli-harness.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
@@ -44,8 +44,7 @@ async function seed(): Promise<Seeded> {
 
 const times = (document: { disclosures: { at: string }[] }) => document.disclosures.map((row) => row.at.slice(5, 13))
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 describe('curriculum disclosures', () => {
   it('lists records newest first, filtered by student, organisation, key, action, outcome and time', async () => {

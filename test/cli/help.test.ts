@@ -4,10 +4,10 @@
  * touching this file.
  */
 import type { Command } from 'commander'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { doesWork } from '../../src/cli/options.js'
 import { buildProgram } from '../../src/cli/program.js'
-import { cli, ensureBuilt, jsonOf, newDatabaseUrl, removeTempDirs } from './cli-harness.js'
+import { cli, jsonOf, newDatabaseUrl, useCliHarness } from './cli-harness.js'
 
 interface Listed {
   path: string[]
@@ -34,8 +34,7 @@ async function inPairs<T, R>(items: readonly T[], job: (item: T) => Promise<R>):
   return results
 }
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 describe('curriculum --help', () => {
   it('covers the commands the brief asks for', () => {

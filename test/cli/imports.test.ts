@@ -6,7 +6,7 @@ import { spawnSync } from 'node:child_process'
 import { randomUUID } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { readCatalogDir } from '../../src/catalog/catalog-files.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { replaceCatalog } from '../../src/storage/catalog-repository.js'
@@ -17,13 +17,13 @@ import {
   CLI,
   cli,
   countRows,
-  ensureBuilt,
   jsonOf,
   newDatabaseUrl,
-  removeTempDirs,
   tempDir,
+  useCliHarness,
   withStorage,
 } from './cli-harness.js'
+import { allLinks } from '../support/linked-students.js'
 
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
@@ -54,8 +54,7 @@ async function setUp(): Promise<{ databaseUrl: string; dir: string; acme: string
   return { databaseUrl, dir: tempDir(), acme, beta }
 }
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 describe('imports', () => {
   it('store students, links and progress from CSV and JSON Lines', async () => {
@@ -132,12 +131,7 @@ describe('imports', () => {
 
     const stored = await withStorage(databaseUrl, async ({ db }) => ({
       students: await db.selectFrom('students').select(['id', 'first_name', 'tier']).orderBy('id').execute(),
-      links: await db
-        .selectFrom('student_organisations')
-        .select(['student_id', 'organisation_id'])
-        .orderBy('student_id')
-        .orderBy('organisation_id')
-        .execute(),
+      links: await allLinks(db),
       progress: await db.selectFrom('progress').selectAll().orderBy('student_id').orderBy('lesson_slug').execute(),
     }))
     expect(stored.students).toEqual([

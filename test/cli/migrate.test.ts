@@ -7,14 +7,13 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { knownMigrations } from '../../src/storage/migrate.js'
 import { freshDatabaseUrl, migrateBesideOtherTests } from '../helper.js'
-import { cli, ensureBuilt, jsonOf, removeTempDirs, tempDir } from './cli-harness.js'
+import { cli, jsonOf, tempDir, useCliHarness } from './cli-harness.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 const ENGINES = [
   { engine: 'sqlite', url: () => `sqlite:${path.join(tempDir(), 'cli.db')}` },

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto'
 import fs from 'node:fs'
 import path from 'node:path'
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { verifyCertificate } from '../../src/domain/deletion-certificate.js'
 import { keySet, loadSigningKey } from '../../src/services/signing-keys.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
@@ -21,13 +21,12 @@ import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { disposeDueAgreements } from '../../src/cases/agreement-disposition.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { migrationState } from '../../src/storage/migrate.js'
-import { earlierSigningKeys } from '../../src/storage/signing-key-settings.js'
+import { earlierSigningKeys } from '../../src/storage/signing-key-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, freshDatabaseUrl } from '../helper.js'
-import { cli, ensureBuilt, jsonOf, ROOT, removeTempDirs, tempDir } from './cli-harness.js'
+import { cli, jsonOf, ROOT, tempDir, useCliHarness } from './cli-harness.js'
 
-beforeAll(ensureBuilt)
-afterAll(removeTempDirs)
+useCliHarness()
 
 const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? ''
 const ADA = '11111111-1111-4111-8111-111111111111'

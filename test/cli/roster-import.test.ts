@@ -4,7 +4,7 @@
  * --confirm-erase, an import that takes students out of schools asking first (--yes without a
  * terminal), one audit row of counts, and no family name in any output.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import {
   manifest,
@@ -15,25 +15,11 @@ import {
   writeFolder,
   writeZip,
 } from '../roster/roster-export.js'
-import {
-  cli,
-  countRows,
-  dropSchemas,
-  ENGINES,
-  ensureBuilt,
-  jsonOf,
-  newDatabaseUrl,
-  removeTempDirs,
-  withStorage,
-} from './cli-harness.js'
+import { cli, countRows, ENGINES, jsonOf, newDatabaseUrl, useCliHarness, withStorage } from './cli-harness.js'
 import { expectConfirmation } from './confirmation-checks.js'
 
-beforeAll(ensureBuilt)
-afterAll(async () => {
-  removeTempDirs()
-  removeExports()
-  await dropSchemas()
-})
+useCliHarness()
+afterAll(removeExports)
 
 const ORGS = table(ORGS_HEADER, [
   { sourcedId: 'sch-north', name: 'North Elementary', type: 'school' },

@@ -7,30 +7,17 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
-import {
-  cli,
-  dropSchemas,
-  ENGINES,
-  ensureBuilt,
-  jsonOf,
-  newDatabaseUrl,
-  removeTempDirs,
-  tempDir,
-  withStorage,
-} from './cli-harness.js'
+import { cli, ENGINES, jsonOf, newDatabaseUrl, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 import { expectConfirmation } from './confirmation-checks.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
-beforeAll(ensureBuilt)
-afterAll(async () => {
-  removeTempDirs()
-  await dropSchemas()
-})
+useCliHarness()
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 const NOW = Date.parse('2026-03-02T09:00:00.000Z')
@@ -61,14 +48,7 @@ function write(name: string, lines: readonly string[]): string {
 const linked = (databaseUrl: string, organisationId: string) =>
   withStorage(databaseUrl, async ({ db }) => {
     await expectSharesHoldEveryLink(db)
-    return (
-      await db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', organisationId)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+    return studentIdsOf(db, organisationId)
   })
 
 const auditRows = (databaseUrl: string, action: string) =>

@@ -7,31 +7,18 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { loadSampleCatalog } from '../helper.js'
 import { replaceCatalog } from '../../src/storage/catalog-repository.js'
-import {
-  cli,
-  dropSchemas,
-  ENGINES,
-  ensureBuilt,
-  jsonOf,
-  newDatabaseUrl,
-  removeTempDirs,
-  tempDir,
-  withStorage,
-} from './cli-harness.js'
+import { cli, ENGINES, jsonOf, newDatabaseUrl, tempDir, useCliHarness, withStorage } from './cli-harness.js'
 import { expectConfirmation } from './confirmation-checks.js'
+import { rowCount } from '../support/row-count.js'
 
-beforeAll(ensureBuilt)
-afterAll(async () => {
-  removeTempDirs()
-  await dropSchemas()
-})
+useCliHarness()
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 const NAME = 'Quillanmarker'
@@ -78,15 +65,7 @@ async function arrange(
 
 const counts = (databaseUrl: string) =>
   withStorage(databaseUrl, async ({ db }) => {
-    const n = async (table: 'students' | 'student_organisations' | 'progress' | 'audit_log') =>
-      Number(
-        (
-          await db
-            .selectFrom(table)
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+    const n = (table: 'students' | 'student_organisations' | 'progress' | 'audit_log') => rowCount(db, table)
     return { students: await n('students'), links: await n('student_organisations'), audit: await n('audit_log') }
   })
 

@@ -4,19 +4,21 @@
  * sign-in-limits.test.ts); the application state machine over HTTP; and the session cookie's
  * attributes.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../src/domain/passwords.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import { listApiKeys } from '../../src/storage/access-repository.js'
 import { createSchool } from '../../src/cases/schools.js'
-import { listShares } from '../../src/storage/share-listing.js'
-import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { listShares } from '../../src/storage/share-listing-repository.js'
+import { buildTestApp, STUDENTS } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
+import { allLinks } from '../support/linked-students.js'
 
 type Actor = 'anonymous' | 'partnerA' | 'partnerB' | 'operator'
 
 describe('dashboard authorization', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } }))
   const clients = {} as Record<Actor, DashboardClient>
   let orgA: string
   let applicationA: string
@@ -28,7 +30,6 @@ describe('dashboard authorization', () => {
   let schoolA: string
 
   beforeAll(async () => {
-    t = await buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } })
     await createAccount(
       t.storage.db,
       { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
@@ -99,7 +100,6 @@ describe('dashboard authorization', () => {
     shareAcme = (await listShares(t.storage.db, t.fixtures.orgs.acme))[0]!.id
     schoolA = (await createSchool(t.storage.db, { name: 'School A' }, t.clock.now())).id
   })
-  afterAll(async () => t.close())
 
   const PAGES: [string, Record<Actor, number>][] = [
     ['/dashboard/partner', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
@@ -305,12 +305,7 @@ describe('dashboard authorization', () => {
       students: await db.selectFrom('students').select('id').orderBy('id').execute(),
       schools: await db.selectFrom('schools').select('id').orderBy('id').execute(),
       shares: await db.selectFrom('shares').select(['id', 'ended_at']).orderBy('id').execute(),
-      links: await db
-        .selectFrom('student_organisations')
-        .select(['student_id', 'organisation_id'])
-        .orderBy('student_id')
-        .orderBy('organisation_id')
-        .execute(),
+      links: await allLinks(db),
     }
   }
 

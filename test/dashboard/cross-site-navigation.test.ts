@@ -4,10 +4,11 @@
  * partner's Students page, which SameSite=Lax lets through with the session cookie, wrote 15
  * disclosure rows. Now such a request gets a "continue" page that shows and records nothing.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
-import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { buildTestApp, STUDENTS } from '../helper.js'
 import { DashboardClient, signedInOperator } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 const CROSS_SITE = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }
 // inject() sends `Host: localhost:80`: this is the dashboard's own origin.
@@ -32,11 +33,10 @@ const FROM_ELSEWHERE: Record<string, string | undefined>[] = [
 ]
 
 describe('pages with children’s data, opened from another site', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let acme: DashboardClient
 
   beforeAll(async () => {
-    t = await buildTestApp()
     acme = new DashboardClient(t.app, '192.0.2.20')
     expect((await acme.signUp('acme@partner.example')).statusCode).toBe(200)
     // As if Acme's application had been approved: it has an agreement and three linked students.
@@ -46,7 +46,6 @@ describe('pages with children’s data, opened from another site', () => {
       .where('email', '=', 'acme@partner.example')
       .execute()
   })
-  afterAll(async () => t.close())
 
   const rows = async () => (await listDisclosures(t.storage.db, { organisationId: t.fixtures.orgs.acme })).length
 

@@ -4,14 +4,15 @@
  * fetched for that cookie; a signed-in operator who opened the page suspended an organisation.
  * Now the token is bound to the session, and the sender's origin is checked.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../src/domain/passwords.js'
 import { createAccount } from '../../src/storage/account-repository.js'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { buildTestApp } from '../helper.js'
 import { DashboardClient, signedInOperator } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 describe('dashboard CSRF protection', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let operator: DashboardClient
   let attacker: DashboardClient
   let suspend: string
@@ -19,12 +20,10 @@ describe('dashboard CSRF protection', () => {
   const SELF = 'http://localhost:80'
 
   beforeAll(async () => {
-    t = await buildTestApp()
     operator = await signedInOperator(t, '192.0.2.4')
     attacker = new DashboardClient(t.app, '203.0.113.66')
     suspend = `/dashboard/operator/organisations/${t.fixtures.orgs.acme}/suspend`
   })
-  afterAll(async () => t.close())
 
   async function status(): Promise<string> {
     return (

@@ -2,20 +2,19 @@
  * The operator's disclosure log page pages through the log, newest first, filters kept; the
  * district export by school holds the school's students, erased ones too.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
 import { eraseStudents } from '../../src/cases/erasure.js'
-import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { buildTestApp, STUDENTS } from '../helper.js'
 import { type DashboardClient, signedInOperator } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 describe('the operator disclosure log page', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let operator: DashboardClient
   beforeAll(async () => {
-    t = await buildTestApp()
     operator = await signedInOperator(t, '192.0.2.4')
   })
-  afterAll(async () => t.close())
 
   it('shows 200 records a page with an "Older records" link that keeps the filter, until the last page', async () => {
     const context = { keyId: t.fixtures.keyIds.read, organisationId: t.fixtures.orgs.acme }

@@ -14,15 +14,8 @@ import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { cli, jsonOf, withStorage } from '../cli/cli-harness.js'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
-import {
-  hasChromium,
-  launchBrowser,
-  screenshot,
-  describeViolations,
-  seriousViolations,
-  signIn,
-  textOf,
-} from '../support/browser.js'
+import { hasChromium, launchBrowser, screenshot, signIn, textOf } from '../support/browser.js'
+import { demoOperatorLogin, expectAccessible, VIEWPORT } from '../support/demo-dashboard.js'
 
 describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   const databaseUrl = `sqlite:${path.join(tempDir(), 'dashboard.db')}`
@@ -42,19 +35,17 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
 
   async function check(page: Page, name: string): Promise<void> {
     await screenshot(page, name)
-    const violations = await seriousViolations(page)
-    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
+    await expectAccessible(page, name)
   }
 
   beforeAll(async () => {
     server = await startServer({ DATABASE_URL: databaseUrl, CATALOG_DIR, CHANGE_POLL_MS: '1000' })
     const out = server.output()
-    operatorEmail = /Demo operator login: (\S+)/.exec(out)![1]!
-    operatorPassword = /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!
+    ;({ email: operatorEmail, password: operatorPassword } = demoOperatorLogin(out))
     demoStudent = /Demo student: \w+ \(\w+\), id ([0-9a-f-]{36})/.exec(out)![1]!
     browser = await launchBrowser()
-    partnerContext = await browser.newContext({ viewport: { width: 1200, height: 900 } })
-    operatorContext = await browser.newContext({ viewport: { width: 1200, height: 900 } })
+    partnerContext = await browser.newContext({ viewport: VIEWPORT })
+    operatorContext = await browser.newContext({ viewport: VIEWPORT })
     partner = await partnerContext.newPage()
     operator = await operatorContext.newPage()
   }, 60_000)

@@ -20,15 +20,8 @@ import { createAccount } from '../../src/storage/account-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { CATALOG_DIR, createTestStorage, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
-import {
-  hasChromium,
-  launchBrowser,
-  screenshot,
-  describeViolations,
-  seriousViolations,
-  signIn,
-  textOf,
-} from '../support/browser.js'
+import { hasChromium, launchBrowser, signIn, textOf } from '../support/browser.js'
+import { checkPage, VIEWPORT } from '../support/demo-dashboard.js'
 
 const DAY = 86_400_000
 const PARTNER = { email: 'privacy@orchard.example', password: 'a long and memorable phrase' }
@@ -42,14 +35,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
   const url = (p: string) => `${server.baseUrl}${p}`
 
   /** Photographs the page, and checks it at its address with axe in a JavaScript-on session of the same cookies. */
-  async function check(page: Page, context: BrowserContext, name: string): Promise<void> {
-    await screenshot(page, name)
-    await checker.context().clearCookies()
-    await checker.context().addCookies(await context.cookies())
-    await checker.goto(page.url())
-    const violations = await seriousViolations(checker)
-    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
-  }
+  const check = (page: Page, context: BrowserContext, name: string) => checkPage(checker, page, context, name)
 
   async function signedInPage(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
     const page = await context.newPage()
@@ -106,7 +92,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
     // At start the server ends the links whose disposition period is over.
     await server.waitForOutput((out) => out.includes('agreement ended: links ended for deletion'))
     browser = await launchBrowser()
-    checker = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage()
+    checker = await (await browser.newContext({ viewport: VIEWPORT })).newPage()
   }, 60_000)
 
   afterAll(async () => {
@@ -115,7 +101,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
   })
 
   it('the partner sees what to delete, downloads the ids and attests after confirming', async () => {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
+    const context = await browser.newContext({ viewport: VIEWPORT, javaScriptEnabled: false })
     const partner = await signedInPage(context, PARTNER)
     await partner.goto(url('/dashboard/partner'))
     expect(await textOf(partner.locator('main'))).toMatch(/Agreement DSA-ORCHARD-1 ended on .*: delete\s+what your/)
@@ -149,7 +135,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
   })
 
   it('the operator sees the attestation and downloads a certificate that verifies', async () => {
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
+    const context = await browser.newContext({ viewport: VIEWPORT, javaScriptEnabled: false })
     const operator = await signedInPage(context, OPERATOR)
     await operator.getByRole('link', { name: 'Ended agreements' }).click()
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Ended agreements')

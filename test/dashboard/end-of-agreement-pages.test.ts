@@ -5,21 +5,22 @@
  * operator's Ended agreements page and organisation section, and the audited certificate download
  * once the links have ended.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'
-import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { buildTestApp, STUDENTS } from '../helper.js'
 import { DashboardClient, OPERATOR, signedInOperator } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 const DAY = 86_400_000
 const BASE = '/dashboard/partner/deletion'
 const EVE = '55555555-5555-4555-8555-555555555555'
 
 describe('the end of an agreement in the dashboard', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let acme: DashboardClient
   let gamma: DashboardClient
   let operator: DashboardClient
@@ -27,7 +28,6 @@ describe('the end of an agreement in the dashboard', () => {
   let acmeAccount: string
 
   beforeAll(async () => {
-    t = await buildTestApp()
     acme = new DashboardClient(t.app, '192.0.2.80')
     gamma = new DashboardClient(t.app, '192.0.2.81')
     for (const [client, email, organisationId] of [
@@ -61,7 +61,6 @@ describe('the end of an agreement in the dashboard', () => {
         .executeTakeFirstOrThrow()
     ).id
   })
-  afterAll(async () => t.close())
 
   it('shows nothing to delete while the agreement is in force', async () => {
     expect((await acme.get('/dashboard/partner')).body).not.toContain('Data to delete')

@@ -4,10 +4,11 @@
  * on); a form error comes back inline with the input kept; a key needs a name; the website must
  * be https; times say UTC.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { listApiKeys } from '../../src/storage/access-repository.js'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { buildTestApp } from '../helper.js'
 import { DashboardClient, signedInOperator } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 const TERMS = {
   purpose: 'Reading practice: show each learner their next lesson',
@@ -16,13 +17,12 @@ const TERMS = {
 }
 
 describe('dashboard forms and states', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let partner: DashboardClient
   let operator: DashboardClient
   let org: string
 
   beforeAll(async () => {
-    t = await buildTestApp()
     operator = await signedInOperator(t, '192.0.2.70')
     partner = new DashboardClient(t.app, '192.0.2.71')
     await partner.signUp('forms@partner.example')
@@ -33,7 +33,6 @@ describe('dashboard forms and states', () => {
       .where('email', '=', 'forms@partner.example')
       .execute()
   })
-  afterAll(async () => t.close())
 
   const orgPage = () => `/dashboard/operator/organisations/${org}`
 

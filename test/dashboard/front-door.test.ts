@@ -2,15 +2,12 @@
  * What a browser opening the service finds: `/` links the reference and the dashboard, and
  * `/favicon.ico` is no 404; neither is in the API's OpenAPI document.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { describe, expect, it } from 'vitest'
+import { buildTestApp } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe('front door', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp())
 
   it('answers / with a small page linking /docs and /dashboard', async () => {
     const res = await t.app.inject({ method: 'GET', url: '/' })

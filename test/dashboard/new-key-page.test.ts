@@ -6,12 +6,13 @@
  */
 import { createHash } from 'node:crypto'
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { buildTestApp, STUDENTS, type TestContext, testConfig } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 /** How long a new key stays on its page (src/dashboard/key-views.ts). */
 const KEY_VIEW_MS = 10 * 60_000
@@ -52,12 +53,11 @@ function examplesOf(page: LightMyRequestResponse): string[] {
 }
 
 describe('new key page', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let partner: DashboardClient
   let welcome: LightMyRequestResponse
 
   beforeAll(async () => {
-    t = await buildTestApp()
     partner = new DashboardClient(t.app, '192.0.2.60')
     welcome = await partner.signUp('keys@partner.example')
     // The partner's organisation: Acme from the fixtures (agreement in force; Ada, Ben and Dev linked).
@@ -67,7 +67,6 @@ describe('new key page', () => {
       .where('email', '=', 'keys@partner.example')
       .execute()
   })
-  afterAll(async () => t.close())
 
   /** The stored view behind a page address, if any. */
   async function viewRow(location: string) {

@@ -7,20 +7,19 @@
  */
 import fs from 'node:fs'
 import path from 'node:path'
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { manifest, ORGS_HEADER, ROLES_HEADER, table, USERS_12_HEADER, zipBytes } from '../roster/roster-export.js'
-import { type RunningServer, startServer } from '../server/process.js'
+import type { RunningServer } from '../server/process.js'
+import { hasChromium, screenshot, textOf } from '../support/browser.js'
 import {
-  hasChromium,
-  launchBrowser,
-  screenshot,
-  describeViolations,
-  seriousViolations,
-  signIn,
-  textOf,
-} from '../support/browser.js'
+  checkPage,
+  closeDemo,
+  type DemoOperator,
+  expectAccessible,
+  signInDemoOperator,
+} from '../support/demo-dashboard.js'
 
 const FAMILY = 'Familyroster'
 
@@ -44,24 +43,15 @@ function exportZip(folder: string, name: string, roles: Record<string, string>[]
 }
 
 describe.skipIf(!hasChromium())('importing a roster in a browser', () => {
+  let demo: DemoOperator
   let server: RunningServer
-  let browser: Browser
   let operator: Page
   let operatorContext: BrowserContext
   let checker: Page
   let good: string
   let bad: string
   const url = (p: string) => `${server.baseUrl}${p}`
-
-  async function check(page: Page, name: string, visit = true): Promise<void> {
-    await screenshot(operator, name)
-    if (visit) {
-      await checker.context().addCookies(await operatorContext.cookies())
-      await checker.goto(page.url())
-    }
-    const violations = await seriousViolations(checker)
-    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
-  }
+  const check = (name: string) => checkPage(checker, operator, operatorContext, name)
 
   beforeAll(async () => {
     const folder = tempDir()
@@ -72,29 +62,16 @@ describe.skipIf(!hasChromium())('importing a roster in a browser', () => {
     bad = exportZip(folder, 'broken.zip', [
       { sourcedId: 'r1', userSourcedId: 's1', role: 'student', roleType: 'primary', orgSourcedId: 'sch-east' },
     ])
-    server = await startServer({
+    demo = await signInDemoOperator({
       DATABASE_URL: `sqlite:${folder}/roster.db`,
       CATALOG_DIR,
       ROSTER_UPLOAD_DIR: path.join(folder, 'uploads'),
     })
-    const out = server.output()
-    const email = /Demo operator login: (\S+)/.exec(out)![1]!
-    const password = /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!
-    browser = await launchBrowser()
-    operatorContext = await browser.newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
-    operator = await operatorContext.newPage()
-    checker = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage()
-    operator.setDefaultTimeout(10_000)
+    ;({ server, operator, operatorContext, checker } = demo)
     checker.setDefaultTimeout(10_000)
-    await operator.goto(url('/dashboard/login'))
-    await signIn(operator, email, password)
-    expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
   }, 60_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await server?.stop()
-  })
+  afterAll(() => closeDemo(demo))
 
   const upload = async (page: Page, file: string) => {
     await page.goto(url('/dashboard/operator/roster'))
@@ -106,14 +83,14 @@ describe.skipIf(!hasChromium())('importing a roster in a browser', () => {
   it('previews an upload, cancels it, then imports it on confirmation', async () => {
     await operator.getByRole('link', { name: 'Roster import' }).click()
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Import a roster')
-    await check(operator, '40-roster-upload')
+    await check('40-roster-upload')
 
     await upload(operator, good)
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Preview of the roster import')
     const main = await textOf(operator.locator('main'))
     expect(main).toMatch(/New students\s*2/)
     expect(main).toContain('new students get the tier builder')
-    await check(operator, '41-roster-preview')
+    await check('41-roster-preview')
     await operator.getByRole('button', { name: 'Cancel' }).click()
     expect(await textOf(operator.getByRole('status'))).toContain('The upload was cancelled')
 
@@ -121,7 +98,7 @@ describe.skipIf(!hasChromium())('importing a roster in a browser', () => {
     await operator.getByRole('button', { name: 'Confirm the import' }).click()
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Roster imported')
     expect(await textOf(operator.locator('main'))).toMatch(/New students\s*2/)
-    await check(operator, '42-roster-imported')
+    await check('42-roster-imported')
   })
 
   it('lists the problems of a bad export, and prints no family name', async () => {
@@ -134,7 +111,7 @@ describe.skipIf(!hasChromium())('importing a roster in a browser', () => {
     // The problems page answers a POST: the session with JavaScript on uploads for itself.
     await checker.context().addCookies(await operatorContext.cookies())
     await upload(checker, bad)
-    await check(checker, '43-roster-problems', false)
+    await expectAccessible(checker, '43-roster-problems')
     expect(server.output()).not.toContain(FAMILY)
     expect(server.output()).not.toContain('mail.example.org')
   })

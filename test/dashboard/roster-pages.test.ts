@@ -22,6 +22,7 @@ import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage, START, tempDir, testConfig } from '../helper.js'
 import { manifest, ORGS_HEADER, removeTempDirs, table, USERS_11_HEADER, zipBytes } from '../roster/roster-export.js'
 import { DashboardClient, OPERATOR } from './dashboard-client.js'
+import { rowCount } from '../support/row-count.js'
 
 const FAMILY = 'Surnamington'
 const student = (sourcedId: string, givenName: string, orgSourcedIds: string) => ({
@@ -82,15 +83,7 @@ describe("the operator's roster import pages", () => {
   const exports = () => files().filter((name) => name.endsWith('.zip'))
   const audit = (action: string) =>
     storage.db.selectFrom('audit_log').selectAll().where('action', '=', action).orderBy('id').execute()
-  const students = async () =>
-    Number(
-      (
-        await storage.db
-          .selectFrom('students')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    )
+  const students = () => rowCount(storage.db, 'students')
   const linked = async (organisationId: string) =>
     (
       await storage.db

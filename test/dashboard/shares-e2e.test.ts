@@ -6,63 +6,35 @@
  * then holds a student_unlinked notice for each student no other share keeps. Each page is
  * checked with axe-core and photographed.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
-import { type RunningServer, startServer } from '../server/process.js'
-import {
-  hasChromium,
-  launchBrowser,
-  screenshot,
-  describeViolations,
-  seriousViolations,
-  signIn,
-  textOf,
-} from '../support/browser.js'
+import type { RunningServer } from '../server/process.js'
+import { hasChromium, textOf } from '../support/browser.js'
+import { checkPage, closeDemo, type DemoOperator, signInDemoOperator } from '../support/demo-dashboard.js'
 
 describe.skipIf(!hasChromium())('schools and shares in a browser', () => {
+  let demo: DemoOperator
   let server: RunningServer
-  let browser: Browser
   let operator: Page
   let operatorContext: BrowserContext
-  /** The same session with JavaScript on, which axe-core needs to run. */
-  let checker: Page
   let studentKey: string
   let demoStudent: string
   const url = (p: string) => `${server.baseUrl}${p}`
-
-  async function check(name: string): Promise<void> {
-    await screenshot(operator, name)
-    await checker.context().addCookies(await operatorContext.cookies())
-    await checker.goto(operator.url())
-    const violations = await seriousViolations(checker)
-    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
-  }
+  const check = (name: string) => checkPage(demo.checker, operator, operatorContext, name)
 
   /** The text of the first match, its line breaks and runs of spaces read as one space. */
   const said = async (locator: Parameters<typeof textOf>[0]) => (await textOf(locator)).replace(/\s+/g, ' ')
 
   beforeAll(async () => {
-    server = await startServer({ DATABASE_URL: `sqlite:${tempDir()}/shares.db`, CATALOG_DIR })
+    demo = await signInDemoOperator({ DATABASE_URL: `sqlite:${tempDir()}/shares.db`, CATALOG_DIR })
+    ;({ server, operator, operatorContext } = demo)
     const out = server.output()
-    const email = /Demo operator login: (\S+)/.exec(out)![1]!
-    const password = /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!
     demoStudent = /Demo student: \w+ \(\w+\), id ([0-9a-f-]{36})/.exec(out)![1]!
     studentKey = /Demo student key[^\n]*\n\s+(\S+)/.exec(out)![1]!
-    browser = await launchBrowser()
-    operatorContext = await browser.newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
-    operator = await operatorContext.newPage()
-    checker = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage()
-    operator.setDefaultTimeout(10_000)
-    await operator.goto(url('/dashboard/login'))
-    await signIn(operator, email, password)
-    expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
   }, 60_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await server?.stop()
-  })
+  afterAll(() => closeDemo(demo))
 
   it('adds a school by hand', async () => {
     await operator.getByRole('link', { name: 'Schools', exact: true }).click()

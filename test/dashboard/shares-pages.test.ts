@@ -5,30 +5,31 @@
  * reasons, by id and external id, page by page. Every change is audited under the operator's
  * account, and the rule that a link exists exactly while a share in force holds it holds after each.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { changeAttendance } from '../../src/cases/school-attendance.js'
-import { listShares } from '../../src/storage/share-listing.js'
+import { listShares } from '../../src/storage/share-listing-repository.js'
 import { shareList } from '../../src/cases/shares.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'
 import { upsertStudents } from '../../src/storage/student-import-repository.js'
 import { inTransaction } from '../../src/storage/transaction.js'
-import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { buildTestApp, STUDENTS } from '../helper.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
 import { type DashboardClient, signedInOperator } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
+import { studentIdsOf } from '../support/linked-students.js'
 
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
 describe("the operator's schools and shares pages", () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let operator: DashboardClient
   let acme: string
   let base: string
   let synthetic: string
 
   beforeAll(async () => {
-    t = await buildTestApp()
     operator = await signedInOperator(t, '192.0.2.50')
     acme = t.fixtures.orgs.acme
     base = `/dashboard/operator/organisations/${acme}`
@@ -45,20 +46,12 @@ describe("the operator's schools and shares pages", () => {
     const sandbox = await createSandbox(t.storage.db, 'share-pages@example.org', t.clock.now())
     synthetic = (await sandboxStudents(t.storage.db, sandbox.id))[0]!.id
   })
-  afterAll(async () => t?.close())
 
   const audit = (action: string) =>
     t.storage.db.selectFrom('audit_log').selectAll().where('action', '=', action).orderBy('id').execute()
   const linked = async () => {
     await expectSharesHoldEveryLink(t.storage.db)
-    return (
-      await t.storage.db
-        .selectFrom('student_organisations')
-        .select('student_id')
-        .where('organisation_id', '=', acme)
-        .orderBy('student_id')
-        .execute()
-    ).map((row) => row.student_id)
+    return studentIdsOf(t.storage.db, acme)
   }
 
   it('adds a school by hand, audited, and refuses a name taken or missing', async () => {

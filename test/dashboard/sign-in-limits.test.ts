@@ -4,12 +4,13 @@
  * the app (inject), a manual clock for the delays: nothing here sleeps.
  */
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { hashPassword } from '../../src/domain/passwords.js'
 import { HASH_CONCURRENCY, HASH_QUEUE } from '../../src/dashboard/sign-in-guard.js'
 import { createAccount } from '../../src/storage/account-repository.js'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { buildTestApp } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 const OPERATOR = 'ops@example.org'
 const PASSWORD = 'operator password 2026'
@@ -28,17 +29,15 @@ function expectRetryAfter(responses: LightMyRequestResponse[]): void {
 }
 
 describe('dashboard sign-in limits', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } }))
 
   beforeAll(async () => {
-    t = await buildTestApp({ env: { SIGN_IN_FAILURE_LIMIT: '5' } })
     await createAccount(
       t.storage.db,
       { email: OPERATOR, passwordHash: await hashPassword(PASSWORD), role: 'operator' },
       t.clock.now(),
     )
   })
-  afterAll(async () => t.close())
 
   it('30 concurrent guesses for one account get no more checks than the limit allows', async () => {
     const attacker = new DashboardClient(t.app, '203.0.113.1')

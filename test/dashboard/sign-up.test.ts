@@ -4,10 +4,11 @@
  * characters). The sandbox and its first test key come with the first sign-in.
  */
 import type { LightMyRequestResponse } from 'fastify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { sandboxName } from '../../src/cases/sandbox.js'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { buildTestApp } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 /** A syntactically valid address of exactly `length` characters. */
 function addressOf(length: number, seed: string): string {
@@ -32,12 +33,7 @@ function visible(res: LightMyRequestResponse) {
 }
 
 describe('dashboard sign-up', () => {
-  let t: TestContext
-
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp())
 
   it('answers the same for an address with an account as for a new one', async () => {
     expect((await new DashboardClient(t.app, '192.0.2.20').signUp('taken@partner.example')).statusCode).toBe(200)

@@ -6,65 +6,36 @@
  * is checked with axe-core and photographed; the partner's feed shows both notices; and nothing
  * the server printed from the erasure on names the child.
  */
-import type { Browser, BrowserContext, Page } from 'playwright-core'
+import type { BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
-import { type RunningServer, startServer } from '../server/process.js'
-import {
-  hasChromium,
-  launchBrowser,
-  screenshot,
-  describeViolations,
-  seriousViolations,
-  signIn,
-  textOf,
-} from '../support/browser.js'
+import type { RunningServer } from '../server/process.js'
+import { hasChromium, screenshot, textOf } from '../support/browser.js'
+import { checkPage, closeDemo, type DemoOperator, signInDemoOperator } from '../support/demo-dashboard.js'
 
 describe.skipIf(!hasChromium())('unlinking and erasing students in a browser', () => {
+  let demo: DemoOperator
   let server: RunningServer
-  let browser: Browser
   let operator: Page
   let operatorContext: BrowserContext
-  /** The same session with JavaScript on, which axe-core needs to run. */
-  let checker: Page
   let studentKey: string
   let demoStudent: string
   let demoName: string
   const url = (p: string) => `${server.baseUrl}${p}`
-
   /** Photographs the operator's page, and checks the page at its address with axe in the JavaScript-on session. */
-  async function check(name: string): Promise<void> {
-    await screenshot(operator, name)
-    await checker.context().addCookies(await operatorContext.cookies())
-    await checker.goto(operator.url())
-    const violations = await seriousViolations(checker)
-    expect(describeViolations(violations), `${name}: accessibility`).toEqual([])
-  }
+  const check = (name: string) => checkPage(demo.checker, operator, operatorContext, name)
 
   beforeAll(async () => {
-    const databaseUrl = `sqlite:${tempDir()}/erase.db`
-    server = await startServer({ DATABASE_URL: databaseUrl, CATALOG_DIR })
+    demo = await signInDemoOperator({ DATABASE_URL: `sqlite:${tempDir()}/erase.db`, CATALOG_DIR })
+    ;({ server, operator, operatorContext } = demo)
     const out = server.output()
-    const email = /Demo operator login: (\S+)/.exec(out)![1]!
-    const password = /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!
-    const demo = /Demo student: (\w+) \(\w+\), id ([0-9a-f-]{36})/.exec(out)!
-    demoName = demo[1]!
-    demoStudent = demo[2]!
+    const student = /Demo student: (\w+) \(\w+\), id ([0-9a-f-]{36})/.exec(out)!
+    demoName = student[1]!
+    demoStudent = student[2]!
     studentKey = /Demo student key[^\n]*\n\s+(\S+)/.exec(out)![1]!
-    browser = await launchBrowser()
-    operatorContext = await browser.newContext({ viewport: { width: 1200, height: 900 }, javaScriptEnabled: false })
-    operator = await operatorContext.newPage()
-    checker = await (await browser.newContext({ viewport: { width: 1200, height: 900 } })).newPage()
-    operator.setDefaultTimeout(10_000)
-    await operator.goto(url('/dashboard/login'))
-    await signIn(operator, email, password)
-    expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
   }, 60_000)
 
-  afterAll(async () => {
-    await browser?.close()
-    await server?.stop()
-  })
+  afterAll(() => closeDemo(demo))
 
   it('unlinks a student from an organisation after a confirmation page', async () => {
     await operator.getByRole('link', { name: 'Organisations' }).click()

@@ -3,22 +3,22 @@
  * the agreement in force then, that agreement's terms, 200 records a page, and CSV and JSON
  * downloads that are audited; reached from the disclosure log.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { parseCsv } from '../../src/imports/csv.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import { recordDisclosure } from '../../src/storage/disclosure-log.js'
-import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { buildTestApp, STUDENTS } from '../helper.js'
 import { type DashboardClient, signedInOperator } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 const DAY = 86_400_000
 
 describe('the student disclosure report page', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let operator: DashboardClient
   const report = `/dashboard/operator/students/${STUDENTS.ada}/disclosures`
 
   beforeAll(async () => {
-    t = await buildTestApp()
     operator = await signedInOperator(t, '192.0.2.5')
     const { db } = t.storage
     const dana = await createAccount(
@@ -40,7 +40,6 @@ describe('the student disclosure report page', () => {
     await record(-1, t.fixtures.keyIds.read, 'progress.read', 'disclosed')
     await record(0, `dashboard:${dana.id}`, 'students.list', 'disclosed')
   })
-  afterAll(async () => t.close())
 
   it("lists who, when, what and under which agreement, oldest first, with the agreement's terms", async () => {
     const res = await operator.get(report)

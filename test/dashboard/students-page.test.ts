@@ -1,17 +1,17 @@
 /** A live partner's Students page: the linked students, searchable, each listed one recorded as a disclosure. */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
-import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { buildTestApp, STUDENTS } from '../helper.js'
 import { DashboardClient } from './dashboard-client.js'
+import { perSuite } from '../support/built.js'
 
 describe('the Students page', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let acme: DashboardClient
   let gamma: DashboardClient
   let newcomer: DashboardClient
 
   beforeAll(async () => {
-    t = await buildTestApp()
     acme = new DashboardClient(t.app, '192.0.2.20')
     gamma = new DashboardClient(t.app, '192.0.2.21')
     newcomer = new DashboardClient(t.app, '192.0.2.22')
@@ -34,7 +34,6 @@ describe('the Students page', () => {
         .execute()
     }
   })
-  afterAll(async () => t.close())
 
   it('lists the organisation’s students with copyable ids, records each one shown, and searches by name or id', async () => {
     const page = await acme.get('/dashboard/partner/students')

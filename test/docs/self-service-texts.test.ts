@@ -4,23 +4,18 @@
  * send them to the operator for a key; the operator only approves applications, records
  * agreements, suspends organisations and revokes keys.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
 import { AUTH_FAILURES } from '../../src/http/admission.js'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { buildTestApp } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 /** Wordings that say keys come from the operator. */
 const KEYS_FROM_THE_OPERATOR =
   /ask the operator|operator (for|issues?|creates?|gives?) (a |new |your )*keys?|keys? (are |is )?(issued|created|given) by the operator|key from the operator/i
 
 describe('texts match the self-service flow', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+  const t = perSuite(() => buildTestApp())
 
   it('no problem in the error catalogue or among the authentication failures sends a partner to the operator for a key', () => {
     const texts = [

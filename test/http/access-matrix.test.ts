@@ -1,10 +1,11 @@
 /**
  * Every kind of key (and no key) against every endpoint: the whole authorization matrix.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { generateApiKey } from '../../src/domain/api-key.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
-import { bearer, buildTestApp, type Fixtures, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, type Fixtures, STUDENTS } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 type KeyKind = 'none' | 'garbage' | 'unknown' | keyof Fixtures['keys']
 type Endpoint =
@@ -108,12 +109,13 @@ const MATRIX: Record<KeyKind, Record<Endpoint, number | string>> = {
 }
 
 describe('authorization matrix', () => {
-  let t: TestContext
+  const t = perSuite(() =>
+    buildTestApp({
+      env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', AUTH_FAILURE_LIMIT: '100000' },
+    }),
+  )
   let headersFor: (kind: KeyKind) => Record<string, string>
   beforeAll(async () => {
-    t = await buildTestApp({
-      env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', AUTH_FAILURE_LIMIT: '100000' },
-    })
     headersFor = (kind) => {
       if (kind === 'none') return {}
       if (kind === 'garbage') return bearer('not-a-key')
@@ -121,7 +123,6 @@ describe('authorization matrix', () => {
       return bearer(t.fixtures.keys[kind])
     }
   })
-  afterAll(async () => t.close())
 
   for (const [kind, row] of Object.entries(MATRIX) as [KeyKind, Record<Endpoint, number | string>][]) {
     for (const [endpoint, expected] of Object.entries(row) as [Endpoint, number | string][]) {

@@ -1,17 +1,16 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { readCatalog, replaceCatalog } from '../../src/storage/catalog-repository.js'
 import { SLUG } from '../../src/domain/slug.js'
 import { TIER_IDS } from '../../src/domain/tiers.js'
-import { bearer, buildTestApp, loadSampleCatalog, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, loadSampleCatalog } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe('catalog endpoints', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let auth: { authorization: string }
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     auth = bearer(t.fixtures.keys.catalog)
   })
-  afterAll(async () => t.close())
 
   describe('GET /api/v1/tiers', () => {
     it('lists the three tiers in catalog order with their lesson counts', async () => {

@@ -34,6 +34,7 @@ import {
   seedFixtures,
   testConfig,
 } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const INSTANCES = 3
 /** Concurrent enroll loops per instance, each on a student of its own; fewer than the pool has connections, so the reader is never queued behind them. */
@@ -48,15 +49,14 @@ interface Change {
 
 describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed with three instances writing', () => {
   const clock = new ManualClock(START)
-  let storage: Storage
+  const url = freshDatabaseUrl()
+  const storage = perSuite(() => createTestStorage({ url }))
   const others: Storage[] = []
   const apps: ListeningApp[] = []
   let fixtures: Fixtures
   const students = Array.from({ length: INSTANCES * LANES }, () => randomUUID())
 
   beforeAll(async () => {
-    const url = freshDatabaseUrl()
-    storage = await createTestStorage({ url })
     fixtures = await seedFixtures(storage, clock.now())
     await upsertStudents(
       storage.db,
@@ -88,7 +88,6 @@ describe.skipIf(process.env.TEST_DATABASE_URL === undefined)('the change feed wi
   afterAll(async () => {
     for (const app of apps) await app.close()
     for (const each of others) await each.close()
-    await storage?.close()
   })
 
   it('gives a reader every change exactly once, in commit order, while the instances commit in parallel', async () => {

@@ -3,10 +3,11 @@
  * pruned, the cursor answers 410 `cursor_expired` with a problem that says how to resync (never a
  * page that silently skips them); a cursor at the floor, a fresh one and `from=beginning` read on.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { changeLogFloor } from '../../src/storage/change-feed-retention.js'
+import { describe, expect, it } from 'vitest'
+import { changeLogFloor } from '../../src/storage/change-feed-retention-repository.js'
 import { lastChangeSequence } from '../../src/storage/student-change-log.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const FEED = '/api/v1/progress/changes'
 const DAY = 86_400_000
@@ -28,15 +29,11 @@ const disclosures = async (t: TestContext) =>
   )
 
 describe('change feed retention', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp({
+  const t = perSuite(() =>
+    buildTestApp({
       env: { FEED_RETENTION_DAYS: '2', DISCLOSURE_SEGMENT_ROWS: '2', DISCLOSURE_SEAL_HORIZON_MS: '0' },
-    })
-  })
-  afterAll(async () => {
-    await t.close()
-  })
+    }),
+  )
 
   const feed = (query: string) => t.call({ url: `${FEED}?${query}`, headers: bearer(t.fixtures.keys.read) })
   const enroll = async (tier: string) => {

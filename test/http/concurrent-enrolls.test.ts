@@ -36,6 +36,7 @@ import {
   seedFixtures,
   testConfig,
 } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const ON_POSTGRES = process.env.TEST_DATABASE_URL !== undefined
 /** The advisory lock the test holds to stop enrolls between their statements. */
@@ -61,15 +62,14 @@ describe('concurrent enrolls of one student through two instances', () => {
   const clock = new ManualClock(START)
   const student = randomUUID()
   const another = randomUUID()
-  let storage: Storage
+  const url = freshDatabaseUrl()
+  const storage = perSuite(() => createTestStorage({ url }))
   let other: Storage
   const apps: TypedApp[] = []
   const bases: string[] = []
   let fixtures: Fixtures
 
   beforeAll(async () => {
-    const url = freshDatabaseUrl()
-    storage = await createTestStorage({ url })
     fixtures = await seedFixtures(storage, clock.now())
     await upsertStudents(
       storage.db,
@@ -105,7 +105,6 @@ describe('concurrent enrolls of one student through two instances', () => {
   afterAll(async () => {
     for (const app of apps) await app.close()
     await other?.close()
-    await storage?.close()
   })
 
   const enroll = (base: string, id: string, tier: TierId) =>

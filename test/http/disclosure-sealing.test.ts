@@ -1,16 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DisclosureSealer } from '../../src/services/disclosure-sealer.js'
 import { pageDisclosures, recordDisclosures } from '../../src/storage/disclosure-log.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, STUDENTS } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe("the server's disclosure sealer", () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp({
+  const t = perSuite(() =>
+    buildTestApp({
       env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000', DISCLOSURE_SEGMENT_ROWS: '3' },
-    })
-  })
-  afterAll(async () => t.close())
+    }),
+  )
 
   it('seals complete segments of the rows requests wrote, and every row stays findable by student, key and organisation', async () => {
     const read = bearer(t.fixtures.keys.read)

@@ -9,7 +9,7 @@
  * end, and those unlinked or erased earlier, each with the notice that asked for its deletion.
  */
 import { createPublicKey, verify } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { createApiKey } from '../../src/storage/access-repository.js'
@@ -20,7 +20,8 @@ import { eraseStudents } from '../../src/cases/erasure.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { type DashboardClient, OPERATOR, signedInOperator } from '../dashboard/dashboard-client.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext, testConfig } from '../helper.js'
+import { bearer, buildTestApp, STUDENTS, testConfig } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const DAY = 86_400_000
 const URL = '/api/v1/deletion-attestations'
@@ -59,13 +60,12 @@ function reversed(value: unknown): unknown {
 }
 
 describe('the end of an agreement through the API', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let endedAt: number
   let unlinkedAt: number
   let operator: DashboardClient
 
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     await createEndpoint(
       t.storage.db,
       {
@@ -100,7 +100,6 @@ describe('the end of an agreement through the API', () => {
     await t.app.services.changes.check()
     operator = await signedInOperator(t, '192.0.2.70')
   })
-  afterAll(async () => t.close())
 
   const attest = (key: string, payload?: object) =>
     t.call({ method: 'POST', url: URL, headers: bearer(key), ...(payload === undefined ? {} : { payload }) })

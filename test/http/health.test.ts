@@ -5,7 +5,7 @@
  * `checks` names the failing check. Over a real socket, on this run's request path and engine.
  */
 import { sql } from 'kysely'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { knownMigrations } from '../../src/storage/migrate.js'
 import type { Storage } from '../../src/storage/connection.js'
@@ -14,12 +14,13 @@ import {
   buildTestApp,
   createTestStorage,
   listeningApp,
-  START,
+  listeningOnHangingStorage,
   seedFixtures,
-  type TestContext,
+  START,
   testConfig,
 } from '../helper.js'
 import { freePort } from '../support/services.js'
+import { perSuite } from '../support/built.js'
 
 /** The migration table of `storage`, in its schema on PostgreSQL. */
 function migrationTable(storage: Storage) {
@@ -27,11 +28,7 @@ function migrationTable(storage: Storage) {
 }
 
 describe('health endpoints', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp())
 
   it('answers liveness on /livez and /healthz alike, without a key', async () => {
     for (const url of ['/livez', '/healthz']) {
@@ -103,15 +100,7 @@ describe('health endpoints', () => {
 
 describe('health when storage does not answer', () => {
   it('stays live, and answers readiness 503 storage_unavailable with the storage check down', async () => {
-    const storage = await createTestStorage()
-    const hanging = { ...storage, ping: () => new Promise<void>(() => {}) }
-    const server = await listeningApp({
-      config: testConfig({ STORAGE_TIMEOUT_MS: '100' }),
-      storage: hanging,
-      clock: new ManualClock(START),
-      logger: false,
-      pollChanges: false,
-    })
+    const server = await listeningOnHangingStorage({ pollChanges: false })
     try {
       expect((await server.client.request({ url: '/livez' })).statusCode).toBe(200)
       const ready = await server.client.request({ url: '/readyz' })
@@ -122,7 +111,6 @@ describe('health when storage does not answer', () => {
       })
     } finally {
       await server.close()
-      await storage.close()
     }
   })
 })

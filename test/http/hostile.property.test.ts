@@ -21,6 +21,7 @@ import {
   testConfig,
   type TestContext,
 } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const RUNS = 2500
 
@@ -264,15 +265,15 @@ function isLegitimateEnroll(method: string, body: unknown): boolean {
 }
 
 describe('hostile requests', () => {
-  let t: TestContext
+  const t = perSuite(() =>
+    buildTestApp({
+      env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' },
+    }),
+  )
   let before: string
   beforeAll(async () => {
-    t = await buildTestApp({
-      env: { RATE_LIMIT: '1000000', ORGANISATION_RATE_LIMIT: '1000000', AUTH_FAILURE_LIMIT: '1000000' },
-    })
     before = await snapshot(t.storage)
   })
-  afterAll(async () => t.close())
 
   it(`never answer 5xx, always answer problems as problem+json, and change nothing (${RUNS} requests)`, async () => {
     let sent = 0

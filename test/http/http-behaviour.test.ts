@@ -1,5 +1,5 @@
 import SQLite from 'better-sqlite3'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { sqliteFile } from '../../src/storage/sqlite/open-sqlite.js'
 import { ManualClock } from '../../src/clock.js'
 import { openStorage } from '../../src/storage/connection.js'
@@ -12,18 +12,16 @@ import {
   seedFixtures,
   START,
   STUDENTS,
-  type TestContext,
   testConfig,
 } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe('HTTP behaviour', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let key: { authorization: string }
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     key = bearer(t.fixtures.keys.readWrite)
   })
-  afterAll(async () => t.close())
 
   it('gives every response its own X-Request-Id', async () => {
     const responses = await Promise.all([

@@ -5,8 +5,9 @@
  * id, a key or a first name, however many students are asked for.
  */
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, buildTestApp, REQUEST_PATH, STUDENTS, type TestContext } from '../helper.js'
+import { describe, expect, it } from 'vitest'
+import { bearer, buildTestApp, REQUEST_PATH, STUDENTS } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const TOKEN = 'metrics-token-for-tests-0123456789abcdef'
 const scrapeHeaders = bearer(TOKEN)
@@ -28,20 +29,17 @@ function labelValues(text: string): string[] {
 }
 
 describe('GET /metrics with METRICS_TOKEN', () => {
-  let t: TestContext
+  const t = perSuite(() =>
+    buildTestApp({
+      env: { METRICS_TOKEN: TOKEN, RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' },
+    }),
+  )
   const scrape = async () => {
     const res = await t.send({ url: '/metrics', headers: scrapeHeaders })
     expect(res.statusCode).toBe(200)
     return res.body
   }
   const value = async (series: string) => samples(await scrape()).get(series) ?? 0
-
-  beforeAll(async () => {
-    t = await buildTestApp({
-      env: { METRICS_TOKEN: TOKEN, RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' },
-    })
-  })
-  afterAll(async () => t.close())
 
   it('refuses a scrape without the token, or with another, as problem+json', async () => {
     const none = await t.send({ url: '/metrics' })

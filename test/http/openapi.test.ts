@@ -5,23 +5,22 @@ import { spawnSync } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import openapiTS, { astToString } from 'openapi-typescript'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
-import { buildTestApp, REQUEST_PATH, STUDENTS, type TestContext, tempDir } from '../helper.js'
+import { buildTestApp, REQUEST_PATH, STUDENTS, tempDir } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
 
 describe('OpenAPI document', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   // biome-ignore lint/suspicious/noExplicitAny: the served document is read as loose JSON, field by field
   let doc: Record<string, any>
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     const res = await t.call({ url: '/api/v1/openapi.json' })
     expect(res.statusCode).toBe(200)
     doc = res.json()
   })
-  afterAll(async () => t.close())
 
   it('is OpenAPI 3.1 and describes exactly the contract endpoints and the v1 additions', () => {
     expect(doc.openapi).toBe('3.1.0')

@@ -5,16 +5,16 @@
  * checked on real SQLite, as the synchronous read sets it.
  */
 import fastJson from 'fast-json-stringify'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { type CatalogIndex, progressView } from '../../src/domain/progress.js'
 import type { TierId } from '../../src/domain/tiers.js'
 import { progressBody, progressRenderer } from '../../src/http/fast/progress-body.js'
 import { ProgressEntrySchema, StudentProgressSchema } from '../../src/http/schemas/students.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { upsertProgress } from '../../src/storage/student-import-repository.js'
 import { readStudentRows } from '../../src/cases/progress-read.js'
 import { type ProgressTuple, progressOfRows, type StudentRows } from '../../src/storage/student-repository.js'
 import { createTestStorage, type Fixtures, seedFixtures, START, STUDENTS } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const serialize = fastJson(StudentProgressSchema, { schema: { ProgressEntry: ProgressEntrySchema } })
 const ID = '0b7c6a52-8c1e-4f4e-9a57-3d0c8f1e2a11'
@@ -127,15 +127,11 @@ describe('a progress body written from the rows', () => {
 })
 
 describe('rows as read from SQLite', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage())
   let fixtures: Fixtures
 
   beforeAll(async () => {
-    storage = await createTestStorage()
     fixtures = await seedFixtures(storage, START)
-  })
-  afterAll(async () => {
-    await storage?.close()
   })
 
   async function read(lessonSlug: string): Promise<StudentRows | undefined> {

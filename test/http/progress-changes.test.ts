@@ -4,7 +4,7 @@
  * see; each student of a response recorded in the disclosure log.
  */
 import { randomUUID } from 'node:crypto'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { TIER_IDS, type TierId } from '../../src/domain/tiers.js'
 import { createSandbox } from '../../src/cases/sandbox.js'
@@ -14,21 +14,24 @@ import { openStorage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { sharedSecret } from '../../src/cases/shared-settings.js'
 import { lastChangeSequence } from '../../src/storage/student-change-log.js'
-import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
+import { upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import {
+  addLinkedStudents,
   bearer,
   buildTestApp,
   createTestStorage,
+  expectRefusals,
   freshDatabaseUrl,
+  keysWithoutAccess,
   linkPastTheGuard,
   listeningApp,
   seedFixtures,
   START,
   testConfig,
-  type TestContext,
   STUDENTS,
 } from '../helper.js'
 import { bodyInClear, legacyCursor } from '../support/cursors.js'
+import { perSuite } from '../support/built.js'
 
 interface Change {
   sequence: number
@@ -49,7 +52,7 @@ interface Feed {
 const FEED = '/api/v1/progress/changes'
 
 describe('progress change feed', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let read: { authorization: string }
   let write: { authorization: string }
 
@@ -85,11 +88,9 @@ describe('progress change feed', () => {
   }
 
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     read = bearer(t.fixtures.keys.read)
     write = bearer(t.fixtures.keys.write)
   })
-  afterAll(async () => t.close())
   beforeEach(() => t.clock.advance(1000))
 
   it("starts from the beginning with from=beginning: the fixtures' tiers, then their progress", async () => {
@@ -212,16 +213,7 @@ describe('progress change feed', () => {
     // Three statements' worth of students: the import holds the first ones' rows while it
     // writes the last ones, which the enrolls are changing meanwhile.
     const ids = Array.from({ length: 1200 }, () => randomUUID())
-    await upsertStudents(
-      t.storage.db,
-      ids.map((id) => ({ id, firstName: 'Pat', tier: 'explorer' as const })),
-      t.clock.now(),
-    )
-    await linkStudents(
-      t.storage.db,
-      ids.map((studentId) => ({ studentId, organisationId: t.fixtures.orgs.acme })),
-      t.clock.now(),
-    )
+    await addLinkedStudents(t.storage.db, ids, t.fixtures.orgs.acme, 'Pat', t.clock.now())
     const start = (await feed('')).next
     const enrolled = ids.slice(-40)
     const [, ...enrolls] = await Promise.all([
@@ -300,16 +292,7 @@ describe('progress change feed', () => {
   })
 
   it('refuses keys without the scope or the agreement, like the progress route', async () => {
-    const cases: [string, string][] = [
-      [t.fixtures.keys.catalog, 'insufficient_scope'],
-      [t.fixtures.keys.write, 'insufficient_scope'],
-      [t.fixtures.keys.noAgreement, 'agreement_required'],
-      [t.fixtures.keys.expired, 'api_key_expired'],
-    ]
-    for (const [key, code] of cases) {
-      const res = await t.call({ url: FEED, headers: bearer(key) })
-      expect(res.json().code, code).toBe(code)
-    }
+    await expectRefusals(t, FEED, [...keysWithoutAccess(t.fixtures), [t.fixtures.keys.expired, 'api_key_expired']])
   })
 
   it('answers bad parameters with 400 problem+json naming the parameter', async () => {

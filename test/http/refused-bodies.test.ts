@@ -7,8 +7,9 @@ import { execFile } from 'node:child_process'
 import fs from 'node:fs'
 import path from 'node:path'
 import { promisify } from 'node:util'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { buildTestApp, STUDENTS, type TestContext, tempDir } from '../helper.js'
+import { beforeAll, describe, expect, it } from 'vitest'
+import { buildTestApp, STUDENTS, tempDir } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const run = promisify(execFile)
 const BIG = JSON.stringify({ tier: 'builder', pad: 'x'.repeat(2_000_000) })
@@ -29,11 +30,10 @@ for (const size of [2000000, 20000000]) {
 `
 
 describe('a refused body still gets its answer', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp())
   let base: string
   let url: string
   beforeAll(async () => {
-    t = await buildTestApp()
     base = t.base
     url = `${base}/api/v1/students/${STUDENTS.ada}/enroll`
   })
@@ -48,7 +48,6 @@ describe('a refused body still gets its answer', () => {
     )
     return stdout
   }
-  afterAll(async () => t?.close())
 
   it('Node fetch in another process, 2 MB and 20 MB bodies with a length and chunked, four of each in a row: every one answered 413', async () => {
     // The client runs in a process of its own: in the server's process its writes and the

@@ -12,7 +12,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readOneRoster, type OneRosterExport } from '../../src/roster/oneroster.js'
-import { applyRosterImport } from '../../src/cases/roster-import.js'
+import { applyRosterImport } from '../../src/cases/roster-import/import.js'
 import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import {
   manifest,

@@ -2,19 +2,19 @@
  * Test keys reach only a sandbox's synthetic students (no agreement needed); live keys never
  * reach a sandbox student.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createApiKey } from '../../src/storage/access-repository.js'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
-import { bearer, buildTestApp, linkPastTheGuard, type TestContext, STUDENTS } from '../helper.js'
+import { bearer, buildTestApp, linkPastTheGuard, STUDENTS } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe('sandbox', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let testKey: string
   let liveKeyOfSandbox: string
   let sandboxStudent: string
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     const sandbox = await createSandbox(t.storage.db, 'partner@example.org', t.clock.now())
     sandboxStudent = (await sandboxStudents(t.storage.db, sandbox.id))[0]!.id
     const both = ['students:read', 'students:write'] as const
@@ -42,7 +42,6 @@ describe('sandbox', () => {
     )
     await t.app.services.changes.check()
   })
-  afterAll(async () => t.close())
 
   it('lets a test key read and enroll synthetic students without an agreement', async () => {
     expect(testKey).toMatch(/^cur_test_/)

@@ -1,12 +1,9 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { bearer, buildTestApp, REQUEST_PATH, type TestContext } from '../helper.js'
+import { describe, expect, it } from 'vitest'
+import { bearer, buildTestApp, REQUEST_PATH } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe('smoke', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp())
 
   it('serves tiers to a catalog key', async () => {
     const res = await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog) })

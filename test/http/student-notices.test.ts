@@ -4,11 +4,12 @@
  * (checked against the OpenAPI document), never in another organisation's feed, and recorded in
  * the disclosure log like any other item.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { eraseStudents } from '../../src/cases/erasure.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, STUDENTS } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 interface Item {
   sequence: number
@@ -19,12 +20,7 @@ interface Item {
 }
 
 describe('notices in the change feed', () => {
-  let t: TestContext
-
-  beforeAll(async () => {
-    t = await buildTestApp()
-  })
-  afterAll(async () => t?.close())
+  const t = perSuite(() => buildTestApp())
 
   async function feed(key: string): Promise<Item[]> {
     const res = await t.call({ url: '/api/v1/progress/changes?from=beginning&limit=500', headers: bearer(key) })

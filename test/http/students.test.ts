@@ -1,22 +1,21 @@
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
-import { bearer, buildTestApp, loadSampleCatalog, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, loadSampleCatalog, STUDENTS } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const progressUrl = (id: string) => `/api/v1/students/${id}/progress`
 const enrollUrl = (id: string) => `/api/v1/students/${id}/enroll`
 
 describe('student endpoints', () => {
-  let t: TestContext
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
   let read: { authorization: string }
   let write: { authorization: string }
   let both: { authorization: string }
   beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
     read = bearer(t.fixtures.keys.read)
     write = bearer(t.fixtures.keys.write)
     both = bearer(t.fixtures.keys.readWrite)
   })
-  afterAll(async () => t.close())
   beforeEach(() => t.clock.advance(1000))
 
   describe('GET progress', () => {

@@ -2,11 +2,11 @@
  * The registry on its own: what modules announce reaches it only while it listens, the
  * scrape-time gauges answer from storage, and closing stops the counting.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { recordBatch, recordDelivery, recordRequest } from '../../src/instrumentation/metrics-channels.js'
 import { Metrics } from '../../src/observability/metrics.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 function value(text: string, series: string): number | undefined {
   const line = text.split('\n').find((l) => l.startsWith(`${series} `))
@@ -14,11 +14,7 @@ function value(text: string, series: string): number | undefined {
 }
 
 describe('Metrics', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage()
-  })
-  afterEach(async () => storage.close())
+  const storage = perTest(() => createTestStorage())
 
   it('counts what is announced while it listens, and nothing once closed', async () => {
     const metrics = new Metrics(storage)

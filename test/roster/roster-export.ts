@@ -157,6 +157,29 @@ export function table(
   )
 }
 
+/**
+ * Writes rows given by column name to `folder/name` a megabyte at a time, unquoted: for exports
+ * too large to build as one string.
+ */
+export function writeLargeTable(
+  folder: string,
+  name: string,
+  header: readonly string[],
+  rows: Iterable<Record<string, string>>,
+): void {
+  const fd = fs.openSync(path.join(folder, name), 'w')
+  let text = `${header.join(',')}\r\n`
+  for (const row of rows) {
+    text += `${header.map((column) => row[column] ?? '').join(',')}\r\n`
+    if (text.length > 1 << 20) {
+      fs.writeSync(fd, text)
+      text = ''
+    }
+  }
+  fs.writeSync(fd, text)
+  fs.closeSync(fd)
+}
+
 export type Files = Record<string, string | Buffer>
 
 const made: string[] = []

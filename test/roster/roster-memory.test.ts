@@ -10,7 +10,15 @@ import v8 from 'node:v8'
 import vm from 'node:vm'
 import { afterAll, expect, it } from 'vitest'
 import { readOneRoster } from '../../src/roster/oneroster.js'
-import { manifest, ORGS_HEADER, ROLES_HEADER, removeTempDirs, tempDir, USERS_12_HEADER } from './roster-export.js'
+import {
+  manifest,
+  ORGS_HEADER,
+  ROLES_HEADER,
+  removeTempDirs,
+  tempDir,
+  USERS_12_HEADER,
+  writeLargeTable,
+} from './roster-export.js'
 
 afterAll(removeTempDirs)
 
@@ -25,19 +33,8 @@ const gc = vm.runInNewContext('gc') as () => void
 
 /** A 1.2 bulk export written line by line, every personal column filled as a district's would be. */
 function writeExport(folder: string): number {
-  const write = (name: string, header: readonly string[], rows: Iterable<Record<string, string>>) => {
-    const fd = fs.openSync(path.join(folder, name), 'w')
-    let text = `${header.join(',')}\r\n`
-    for (const row of rows) {
-      text += `${header.map((column) => row[column] ?? '').join(',')}\r\n`
-      if (text.length > MiB) {
-        fs.writeSync(fd, text)
-        text = ''
-      }
-    }
-    fs.writeSync(fd, text)
-    fs.closeSync(fd)
-  }
+  const write = (name: string, header: readonly string[], rows: Iterable<Record<string, string>>) =>
+    writeLargeTable(folder, name, header, rows)
   fs.writeFileSync(
     path.join(folder, 'manifest.csv'),
     manifest('1.2', { orgs: 'bulk', users: 'bulk', roles: 'bulk' }).toString(),

@@ -16,8 +16,9 @@ import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/
 import { inTransaction } from '../../src/storage/transaction.js'
 import { type RunningCli, startCli } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
-import { type RunningServer, startServer } from '../server/process.js'
+import { type RunningServer, startServerForLoad } from '../server/process.js'
 import { waitFor } from '../support/wait-for.js'
+import { readWhile } from '../support/progress-reads.js'
 
 const STUDENT_COUNT = 1500
 const ENTRIES = 10
@@ -85,27 +86,12 @@ describe('erasing a school under load', () => {
     let eraseStarted = 0
     let eraseEnded = 0
     try {
-      server = await startServer({
-        DATABASE_URL: url,
-        SEED_DEMO: 'false',
-        RATE_LIMIT: '1000000',
-        ORGANISATION_RATE_LIMIT: '1000000',
-      })
+      server = await startServerForLoad(url)
       const baseUrl = server.baseUrl
       let running = true
-      const client = async () => {
-        while (running) {
-          const started = performance.now()
-          const res = await fetch(`${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`, {
-            headers: bearer(fixtures.keys.read),
-          })
-          await res.arrayBuffer()
-          const answered = performance.now()
-          latencies.push(answered - started)
-          answeredAt.push(answered)
-          statuses.push(res.status)
-        }
-      }
+      const progress = `${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`
+      const client = () =>
+        readWhile(progress, bearer(fixtures.keys.read), () => running, { statuses, latencies, answeredAt })
       const clients = Array.from({ length: CLIENTS }, () => client())
       await waitFor(() => statuses.length >= ALONE_READS, { what: `${ALONE_READS} reads answered` })
       eraseStarted = performance.now()

@@ -10,12 +10,12 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { type RunningCli, startCli } from '../cli/cli-harness.js'
+import { memoryOf, type RunningCli, startCliMeasuringMemory } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
-import { type RunningServer, startServer } from '../server/process.js'
+import { type RunningServer, startServerForLoad } from '../server/process.js'
+import { rowCount } from '../support/row-count.js'
 
 const ROWS = 150_000
-const PEAK_RSS = path.resolve(import.meta.dirname, '../support/report-peak-rss.cjs')
 
 const opened: Storage[] = []
 afterAll(async () => {
@@ -40,17 +40,9 @@ describe('student import under load', () => {
     let server: RunningServer | undefined
     let importer: RunningCli | undefined
     try {
-      server = await startServer({
-        DATABASE_URL: url,
-        SEED_DEMO: 'false',
-        RATE_LIMIT: '1000000',
-        ORGANISATION_RATE_LIMIT: '1000000',
-      })
+      server = await startServerForLoad(url)
       const baseUrl = server.baseUrl
-      importer = startCli(['students', 'import', file, '--json'], {
-        databaseUrl: url,
-        nodeArgs: ['--require', PEAK_RSS],
-      })
+      importer = startCliMeasuringMemory(['students', 'import', file, '--json'], { databaseUrl: url })
       let running = true
       void importer.exited.then(() => (running = false))
 
@@ -85,7 +77,7 @@ describe('student import under load', () => {
       const failed = statuses.filter((status) => status !== 200)
       expect(failed, `${failed.length} of ${statuses.length} requests failed during the import`).toEqual([])
 
-      const [, peakKiB, liveKiB] = (/peak-rss-kib=(\d+) live-heap-kib=(\d+)/.exec(stderr) ?? []).map(Number)
+      const { peakKiB, liveKiB } = memoryOf(stderr)
       const memory = `peak RSS ${peakKiB} KiB, largest heap kept through a full collection ${liveKiB} KiB`
       expect(liveKiB, memory).toBeGreaterThan(0)
       // The import holds no rows: what it keeps through a full collection is Node's and its
@@ -100,14 +92,6 @@ describe('student import under load', () => {
       importer?.stop()
       await server?.stop()
     }
-    const count = Number(
-      (
-        await storage.db
-          .selectFrom('students')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    )
-    expect(count).toBe(ROWS + 4)
+    expect(await rowCount(storage.db, 'students')).toBe(ROWS + 4)
   }, 120_000)
 })

@@ -11,14 +11,15 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import type { Storage } from '../../src/storage/connection.js'
-import { type RunningCli, startCli } from '../cli/cli-harness.js'
+import { memoryOf, type RunningCli, startCliMeasuringMemory } from '../cli/cli-harness.js'
 import { bearer, createTestStorage, freshDatabaseUrl, seedFixtures, STUDENTS, tempDir } from '../helper.js'
-import { manifest, ORGS_HEADER, ROLES_HEADER, USERS_12_HEADER } from '../roster/roster-export.js'
-import { type RunningServer, startServer } from '../server/process.js'
+import { manifest, ORGS_HEADER, ROLES_HEADER, USERS_12_HEADER, writeLargeTable } from '../roster/roster-export.js'
+import { type RunningServer, startServerForLoad } from '../server/process.js'
+import { rowCount } from '../support/row-count.js'
+import { type ReadLog, readWhile } from '../support/progress-reads.js'
 
 const STUDENT_COUNT = 20_000
 const SCHOOLS = 40
-const PEAK_RSS = path.resolve(import.meta.dirname, '../support/report-peak-rss.cjs')
 
 const opened: Storage[] = []
 afterAll(async () => {
@@ -27,19 +28,8 @@ afterAll(async () => {
 
 /** A 1.2 bulk export written line by line, the personal columns filled. */
 function writeExport(folder: string): void {
-  const write = (name: string, header: readonly string[], rows: Iterable<Record<string, string>>) => {
-    const fd = fs.openSync(path.join(folder, name), 'w')
-    let text = `${header.join(',')}\r\n`
-    for (const row of rows) {
-      text += `${header.map((column) => row[column] ?? '').join(',')}\r\n`
-      if (text.length > 1 << 20) {
-        fs.writeSync(fd, text)
-        text = ''
-      }
-    }
-    fs.writeSync(fd, text)
-    fs.closeSync(fd)
-  }
+  const write = (name: string, header: readonly string[], rows: Iterable<Record<string, string>>) =>
+    writeLargeTable(folder, name, header, rows)
   const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
   fs.writeFileSync(path.join(folder, 'manifest.csv'), manifest('1.2', { orgs: 'bulk', users: 'bulk', roles: 'bulk' }))
   write(
@@ -77,32 +67,15 @@ describe('roster import under load', () => {
     let server: RunningServer | undefined
     let importer: RunningCli | undefined
     try {
-      server = await startServer({
-        DATABASE_URL: url,
-        SEED_DEMO: 'false',
-        RATE_LIMIT: '1000000',
-        ORGANISATION_RATE_LIMIT: '1000000',
-      })
+      server = await startServerForLoad(url)
       const baseUrl = server.baseUrl
-      importer = startCli(['roster', 'import', folder, '--json'], {
-        databaseUrl: url,
-        nodeArgs: ['--require', PEAK_RSS],
-      })
+      importer = startCliMeasuringMemory(['roster', 'import', folder, '--json'], { databaseUrl: url })
       let running = true
       void importer.exited.then(() => (running = false))
-      const statuses: number[] = []
-      const latencies: number[] = []
-      const client = async () => {
-        while (running) {
-          const started = performance.now()
-          const res = await fetch(`${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`, {
-            headers: bearer(fixtures.keys.read),
-          })
-          await res.arrayBuffer()
-          latencies.push(performance.now() - started)
-          statuses.push(res.status)
-        }
-      }
+      const reads: ReadLog = { statuses: [], latencies: [], answeredAt: [] }
+      const { statuses, latencies } = reads
+      const progress = `${baseUrl}/api/v1/students/${STUDENTS.ada}/progress`
+      const client = () => readWhile(progress, bearer(fixtures.keys.read), () => running, reads)
       await Promise.all(Array.from({ length: 4 }, () => client()))
       const { status, stdout, stderr } = await importer.exited
       expect(status, stderr).toBe(0)
@@ -111,7 +84,7 @@ describe('roster import under load', () => {
       expect(statuses.length).toBeGreaterThan(20)
       expect(statuses.filter((status) => status !== 200)).toEqual([])
 
-      const [, peakKiB, liveKiB] = (/peak-rss-kib=(\d+) live-heap-kib=(\d+)/.exec(stderr) ?? []).map(Number)
+      const { peakKiB, liveKiB } = memoryOf(stderr)
       const sorted = [...latencies].sort((a, b) => a - b)
       const figures =
         `import ${outcome.seconds} s; peak RSS ${Math.round(peakKiB! / 1024)} MiB, largest heap kept through a full ` +
@@ -129,14 +102,6 @@ describe('roster import under load', () => {
       importer?.stop()
       await server?.stop()
     }
-    const count = Number(
-      (
-        await storage.db
-          .selectFrom('students')
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    )
-    expect(count).toBe(STUDENT_COUNT + 4)
+    expect(await rowCount(storage.db, 'students')).toBe(STUDENT_COUNT + 4)
   }, 300_000)
 })

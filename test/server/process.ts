@@ -116,3 +116,13 @@ export async function startServer(
     },
   }
 }
+
+/** The server on `databaseUrl` with no demo data and rate limits that no load test reaches. */
+export function startServerForLoad(databaseUrl: string): Promise<RunningServer> {
+  return startServer({
+    DATABASE_URL: databaseUrl,
+    SEED_DEMO: 'false',
+    RATE_LIMIT: '1000000',
+    ORGANISATION_RATE_LIMIT: '1000000',
+  })
+}

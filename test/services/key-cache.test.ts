@@ -3,21 +3,18 @@
  * the CLI or another instance would, and `changes.check()` stands for the next poll. The
  * storage lookup counter tells a cache hit from a miss.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js'
 import { KeyCache } from '../../src/services/key-cache.js'
 import { createApiKey, revokeApiKey, setOrganisationStatus } from '../../src/storage/access-repository.js'
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { bumpVersion } from '../../src/storage/meta-repository.js'
-import { bearer, buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { bearer, buildTestApp, STUDENTS } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 describe('key cache eviction', () => {
-  let t: TestContext
-  beforeEach(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
-  })
-  afterEach(async () => t.close())
+  const t = perTest(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
 
   const tiers = (key: string) => t.call({ url: '/api/v1/tiers', headers: bearer(key) })
   const lookups = () => t.app.services.keys.storageLookups
@@ -129,11 +126,7 @@ describe('key cache eviction', () => {
 })
 
 describe('key cache', () => {
-  let t: TestContext
-  beforeEach(async () => {
-    t = await buildTestApp()
-  })
-  afterEach(async () => t.close())
+  const t = perTest(() => buildTestApp())
 
   const randomHash = () => hashApiKey(generateApiKey().key)
 

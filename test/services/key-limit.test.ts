@@ -3,12 +3,13 @@
  * rate limit of its own. The count and the insert are one step: creations racing for the last
  * slot (parallel connections on PostgreSQL) leave exactly one winner.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ConfigError, loadConfig } from '../../src/config.js'
 import { createKey } from '../../src/cases/api-keys.js'
 import { countActiveKeys, KeyLimitError, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
 import { DashboardClient } from '../dashboard/dashboard-client.js'
-import { buildTestApp, type TestContext } from '../helper.js'
+import { buildTestApp } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 const HOUR = 3_600_000
 
@@ -21,11 +22,7 @@ describe('MAX_KEYS_PER_ORGANISATION', () => {
 })
 
 describe('keys per organisation', () => {
-  let t: TestContext
-  beforeEach(async () => {
-    t = await buildTestApp({ env: { MAX_KEYS_PER_ORGANISATION: '10' } })
-  })
-  afterEach(async () => t.close())
+  const t = perTest(() => buildTestApp({ env: { MAX_KEYS_PER_ORGANISATION: '10' } }))
 
   const create = (at: number, expiresAt: number | null = null) =>
     createKey(

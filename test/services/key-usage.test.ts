@@ -5,7 +5,7 @@
  * arrived meanwhile (the final flush on close).
  */
 import { sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { KeyUsage, USAGE_CHUNK } from '../../src/services/key-usage.js'
 import { createApiKey, createOrganisation, touchKeys } from '../../src/storage/access-repository.js'
@@ -13,17 +13,17 @@ import type { Storage } from '../../src/storage/connection.js'
 import { usageOf } from '../../src/storage/usage-repository.js'
 import type { WriteQueue } from '../../src/storage/write-queue.js'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 /** More keys than two chunks hold, so that every test crosses chunk boundaries. */
 const KEYS = 2 * USAGE_CHUNK + 7
 
 describe('KeyUsage flush', () => {
-  let storage: Storage
+  const storage = perTest(() => createTestStorage({ catalog: false }))
   let clock: ManualClock
   let keyIds: string[]
 
   beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
     clock = new ManualClock('2026-03-02T10:00:00.000Z')
     const organisation = await createOrganisation(storage.db, 'Usage Partner', clock.now())
     keyIds = []
@@ -35,9 +35,6 @@ describe('KeyUsage flush', () => {
       )
       keyIds.push(row.id)
     }
-  })
-  afterEach(async () => {
-    await storage.close()
   })
 
   const today = '2026-03-02'

@@ -1,25 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { generateApiKey, hashApiKey } from '../../src/domain/api-key.js'
 import { scopesIn } from '../../src/domain/scopes.js'
 import { KeyCache } from '../../src/services/key-cache.js'
 import { createApiKey, createOrganisation, listApiKeys, revokeApiKey } from '../../src/storage/access-repository.js'
-import {
-  bearer,
-  buildTestApp,
-  createTestStorage,
-  listeningApp,
-  START,
-  type TestContext,
-  testConfig,
-} from '../helper.js'
+import { bearer, buildTestApp, createTestStorage, listeningOnHangingStorage } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe('key cache and change watcher', () => {
-  let t: TestContext
-  beforeAll(async () => {
-    t = await buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } })
-  })
-  afterAll(async () => t.close())
+  const t = perSuite(() => buildTestApp({ env: { RATE_LIMIT: '100000', ORGANISATION_RATE_LIMIT: '100000' } }))
 
   it('sees a key revoked by another process on the next poll, and a new key at once', async () => {
     const key = await createApiKey(
@@ -72,14 +61,7 @@ describe('key cache and change watcher', () => {
 
 describe('readiness', () => {
   it('answers 503 problem+json with Retry-After when storage does not answer', async () => {
-    const storage = await createTestStorage()
-    const failing = { ...storage, ping: () => new Promise<void>(() => {}) }
-    const server = await listeningApp({
-      config: testConfig({ STORAGE_TIMEOUT_MS: '100' }),
-      storage: failing,
-      clock: new ManualClock(START),
-      logger: false,
-    })
+    const server = await listeningOnHangingStorage()
     try {
       const res = await server.client.request({ url: '/readyz' })
       expect(res.statusCode).toBe(503)
@@ -88,7 +70,6 @@ describe('readiness', () => {
       expect(res.json().code).toBe('storage_unavailable')
     } finally {
       await server.close()
-      await storage.close()
     }
   })
 })

@@ -3,7 +3,7 @@
  * has ended (checked when the event is queued, at every attempt, and on resend), and every send
  * is in the disclosure log exactly once, whatever the receiver answered.
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { RETRY_DELAYS_MS } from '../../src/domain/webhook-events.js'
 import { setOrganisationStatus } from '../../src/storage/access-repository.js'
@@ -19,11 +19,12 @@ import { resendDelivery } from '../../src/cases/webhook-endpoints.js'
 import { announceCatalogPublished, listDeliveries } from '../../src/storage/webhook-repository.js'
 import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, START, STUDENTS, seedFixtures } from '../helper.js'
-import { Receiver, refusingUrl } from '../support/webhook-receiver.js'
+import { clearWebhooks, Receiver, refusingUrl } from '../support/webhook-receiver.js'
+import { perSuite } from '../support/built.js'
 
 describe('webhooks and access to students', () => {
-  let storage: Storage
-  let url: string
+  const url = freshDatabaseUrl()
+  const storage = perSuite(() => createTestStorage({ url }))
   let fixtures: Fixtures
   let receiver: Receiver
   let base: string
@@ -33,17 +34,12 @@ describe('webhooks and access to students', () => {
     new WebhookDeliverer({ storage: s, clock, log: console as never, timeoutMs, allowLoopback: true })
 
   beforeAll(async () => {
-    url = freshDatabaseUrl()
-    storage = await createTestStorage({ url })
     fixtures = await seedFixtures(storage, START)
   })
-  afterAll(async () => storage.close())
   beforeEach(async () => {
     receiver = new Receiver()
     base = await receiver.start()
-    await storage.db.deleteFrom('webhook_deliveries').execute()
-    await storage.db.deleteFrom('webhook_manual_sends').execute()
-    await storage.db.deleteFrom('webhook_endpoints').execute()
+    await clearWebhooks(storage.db)
     hook = (
       await createEndpoint(
         storage.db,

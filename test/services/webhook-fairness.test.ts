@@ -4,7 +4,7 @@
  * left alone for a while, an organisation has a capped number of enabled endpoints, and test
  * events and resends are limited per endpoint (across instances).
  */
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { MANUAL_SENDS, timeoutBackoffMs } from '../../src/domain/webhook-events.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
@@ -14,14 +14,15 @@ import { addEndpoint, enableEndpoint, resendDelivery, sendTestEvent } from '../.
 import { listDeliveries } from '../../src/storage/webhook-repository.js'
 import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, START, seedFixtures } from '../helper.js'
-import { Receiver } from '../support/webhook-receiver.js'
+import { clearWebhooks, Receiver } from '../support/webhook-receiver.js'
+import { perSuite } from '../support/built.js'
 
 /** How often the server looks for due deliveries (app.ts), besides after every attempt. */
 const POLL_MS = 1000
 
 describe('webhook fairness', () => {
-  let storage: Storage
-  let url: string
+  const url = freshDatabaseUrl()
+  const storage = perSuite(() => createTestStorage({ url }))
   let fixtures: Fixtures
   const clock = new ManualClock(START)
   const receivers: Receiver[] = []
@@ -29,15 +30,10 @@ describe('webhook fairness', () => {
     new WebhookDeliverer({ storage: s, clock, log: console as never, timeoutMs, allowLoopback: true })
 
   beforeAll(async () => {
-    url = freshDatabaseUrl()
-    storage = await createTestStorage({ url })
     fixtures = await seedFixtures(storage, START)
   })
-  afterAll(async () => storage.close())
   beforeEach(async () => {
-    await storage.db.deleteFrom('webhook_deliveries').execute()
-    await storage.db.deleteFrom('webhook_manual_sends').execute()
-    await storage.db.deleteFrom('webhook_endpoints').execute()
+    await clearWebhooks(storage.db)
   })
   afterEach(async () => {
     await Promise.all(receivers.splice(0).map((receiver) => receiver.stop()))

@@ -6,27 +6,27 @@
  * that were not sent yet; the other events keep every access check.
  */
 import { Webhook } from 'standardwebhooks'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
-import { setOrganisationStatus } from '../../src/storage/access-repository.js'
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
-import type { Storage } from '../../src/storage/connection.js'
+import { setOrganisationStatus } from '../../src/storage/access-repository.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { enrollStudent } from '../../src/cases/enroll.js'
 import { eraseStudents } from '../../src/cases/erasure.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'
-import { ERASED_REASON } from '../../src/storage/student-removal.js'
+import { ERASED_REASON } from '../../src/storage/student-removal-repository.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { resendDelivery } from '../../src/cases/webhook-endpoints.js'
 import { listDeliveries } from '../../src/storage/webhook-repository.js'
 import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, STUDENTS, seedFixtures } from '../helper.js'
-import { Receiver } from '../support/webhook-receiver.js'
+import { clearWebhooks, Receiver } from '../support/webhook-receiver.js'
+import { perSuite } from '../support/built.js'
 
 describe('webhooks of students who leave', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage())
   let fixtures: Fixtures
   let receiver: Receiver
   // Near the real time: the reference verifier refuses timestamps more than five minutes off.
@@ -37,16 +37,12 @@ describe('webhooks of students who leave', () => {
     new WebhookDeliverer({ storage, clock, log: console as never, timeoutMs: 2000, allowLoopback: true })
 
   beforeAll(async () => {
-    storage = await createTestStorage()
     fixtures = await seedFixtures(storage, clock.now())
   })
-  afterAll(async () => storage?.close())
   beforeEach(async () => {
     receiver = new Receiver()
     const base = await receiver.start()
-    await storage.db.deleteFrom('webhook_deliveries').execute()
-    await storage.db.deleteFrom('webhook_manual_sends').execute()
-    await storage.db.deleteFrom('webhook_endpoints').execute()
+    await clearWebhooks(storage.db)
     notices = await createEndpoint(
       storage.db,
       {

@@ -1,23 +1,24 @@
 import { Webhook } from 'standardwebhooks'
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { ManualClock } from '../../src/clock.js'
 import { RETRY_DELAYS_MS } from '../../src/domain/webhook-events.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { upsertProgress } from '../../src/storage/student-import-repository.js'
 import { enrollStudent } from '../../src/cases/enroll.js'
-import { claimDue } from '../../src/storage/webhook-outbox.js'
+import { claimDue } from '../../src/storage/webhook-outbox-repository.js'
 import { createEndpoint, rollSecret } from '../../src/storage/webhook-endpoint-repository.js'
 import { announceCatalogPublished, listDeliveries } from '../../src/storage/webhook-repository.js'
 import type { WebhookEndpointRow } from '../../src/storage/tables.js'
 import { leaseMs, WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, type Fixtures, freshDatabaseUrl, STUDENTS, seedFixtures } from '../helper.js'
-import { Receiver } from '../support/webhook-receiver.js'
+import { clearWebhooks, Receiver } from '../support/webhook-receiver.js'
+import { perSuite } from '../support/built.js'
 
 // In order: tests that check signatures with the reference verifier run before the clock moves days ahead.
 describe('webhooks', () => {
-  let storage: Storage
-  let url: string
+  const url = freshDatabaseUrl()
+  const storage = perSuite(() => createTestStorage({ url }))
   let fixtures: Fixtures
   let receiver: Receiver
   let base: string
@@ -36,17 +37,12 @@ describe('webhooks', () => {
   let acmeHook: { endpoint: WebhookEndpointRow; secret: string }
 
   beforeAll(async () => {
-    url = freshDatabaseUrl()
-    storage = await createTestStorage({ url })
     fixtures = await seedFixtures(storage, T0)
   })
-  afterAll(async () => storage.close())
   beforeEach(async () => {
     receiver = new Receiver()
     base = await receiver.start()
-    await storage.db.deleteFrom('webhook_deliveries').execute()
-    await storage.db.deleteFrom('webhook_manual_sends').execute()
-    await storage.db.deleteFrom('webhook_endpoints').execute()
+    await clearWebhooks(storage.db)
     acmeHook = await createEndpoint(
       storage.db,
       { organisationId: fixtures.orgs.acme, mode: 'live', url: `${base}/acme`, events: ['student.tier_changed'] },

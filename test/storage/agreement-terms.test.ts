@@ -3,29 +3,23 @@
  * agreements recorded before get an empty purpose, every kind of data and the configured period;
  * new ones are checked before anything is written.
  */
-import { type Kysely, sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
+import type { Kysely } from 'kysely'
+import { describe, expect, it } from 'vitest'
 import { agreementInForceAt, deletionDueAt, parseDataCategories } from '../../src/domain/agreement-terms.js'
 import { ConflictError } from '../../src/domain/errors.js'
 import { createOrganisation, listAgreements } from '../../src/storage/access-repository.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
-import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { freshDatabaseUrl, migrateBesideOtherTests } from '../helper.js'
+import type { Storage } from '../../src/storage/connection.js'
+import { migrateBesideOtherTests, openTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 const DAY = 86_400_000
 const T0 = Date.parse('2026-01-31T00:00:00.000Z')
 
 describe('agreement terms', () => {
-  let storage: Storage | undefined
-  afterEach(async () => {
-    if (storage?.schema !== undefined)
-      await sql`drop schema if exists ${sql.id(storage.schema)} cascade`.execute(storage.db)
-    await storage?.close()
-    storage = undefined
-  })
+  const storage = perTest(async () => openTestStorage())
 
   async function open(upTo?: string, dispositionDays?: number): Promise<Storage> {
-    storage = openStorage(freshDatabaseUrl())
     await migrateBesideOtherTests(
       storage,
       upTo,

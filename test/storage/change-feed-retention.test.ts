@@ -6,12 +6,17 @@
  */
 import { afterEach, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import { changeLogFloor, type PruneOptions, pruneChangeLog } from '../../src/storage/change-feed-retention.js'
+import {
+  changeLogFloor,
+  type PruneOptions,
+  pruneChangeLog,
+} from '../../src/storage/change-feed-retention-repository.js'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { recordStudentChanges, type StudentChangePage } from '../../src/storage/student-change-log.js'
 import { readChangeFeed } from '../../src/cases/change-feed-read.js'
 import { inTransaction } from '../../src/storage/transaction.js'
 import { createTestStorage, freshDatabaseUrl } from '../helper.js'
+import { rowCount } from '../support/row-count.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString()
@@ -75,15 +80,7 @@ describe('change feed retention', () => {
     const left = await storage.db.selectFrom('student_changes').select('seq').orderBy('seq').execute()
     expect(left.map((row) => Number(row.seq))).toEqual([8, 9, 10])
 
-    const disclosures = async () =>
-      Number(
-        (
-          await storage.db
-            .selectFrom('disclosures')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      )
+    const disclosures = () => rowCount(storage.db, 'disclosures')
     const before = await disclosures()
     expect(await read(0)).toBe('expired')
     expect(await read(6)).toBe('expired')
@@ -119,15 +116,6 @@ describe('change feed retention', () => {
     ])
     expect(a + b).toBe(30)
     expect(await changeLogFloor(storage.db)).toBe(30)
-    expect(
-      Number(
-        (
-          await storage.db
-            .selectFrom('student_changes')
-            .select((eb) => eb.fn.countAll().as('n'))
-            .executeTakeFirstOrThrow()
-        ).n,
-      ),
-    ).toBe(10)
+    expect(await rowCount(storage.db, 'student_changes')).toBe(10)
   })
 })

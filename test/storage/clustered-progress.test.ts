@@ -3,27 +3,19 @@
  * ROWID; its rows, its key and its foreign key stay as they were. PostgreSQL is left as it is.
  */
 import { type Kysely, sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
-import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { freshDatabaseUrl, migrateBesideOtherTests } from '../helper.js'
+import { describe, expect, it } from 'vitest'
+import { migrateBesideOtherTests, openTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 const at = (minutes: number) => new Date(Date.parse('2026-03-01T00:00:00.000Z') + minutes * 60_000).toISOString()
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
 describe('clustered progress (migration 0008)', () => {
-  let storage: Storage | undefined
-  afterEach(async () => {
-    if (storage?.schema !== undefined)
-      await sql`drop schema if exists ${sql.id(storage.schema)} cascade`.execute(storage.db)
-    await storage?.close()
-    storage = undefined
-  })
+  const storage = perTest(async () => openTestStorage())
 
   it('keeps every row, the key and the foreign key, and reads a student through the key alone', async () => {
-    const opened = openStorage(freshDatabaseUrl())
-    storage = opened
-    await migrateBesideOtherTests(opened, '0007-webhooks')
-    const db = opened.db as unknown as Kysely<Record<string, Record<string, unknown>>>
+    await migrateBesideOtherTests(storage, '0007-webhooks')
+    const db = storage.db as unknown as Kysely<Record<string, Record<string, unknown>>>
     await db
       .insertInto('students')
       .values(
@@ -51,7 +43,7 @@ describe('clustered progress (migration 0008)', () => {
     const before = await read()
     expect(before).toHaveLength(6)
 
-    await migrateBesideOtherTests(opened)
+    await migrateBesideOtherTests(storage)
     expect(await read()).toEqual(before)
     // The key still refuses a second entry for the same lesson, and the foreign key an unknown student.
     await expect(db.insertInto('progress').values(rows[0]!).execute()).rejects.toThrow(/UNIQUE|unique|duplicate/)
@@ -61,13 +53,13 @@ describe('clustered progress (migration 0008)', () => {
         .values({ ...rows[0]!, student_id: uuid(9) })
         .execute(),
     ).rejects.toThrow(/FOREIGN KEY|foreign key/)
-    if (opened.engine !== 'sqlite') return
+    if (storage.engine !== 'sqlite') return
     const { rows: tables } = await sql<{ sql: string }>`select sql from sqlite_master where name = 'progress'`.execute(
-      opened.db,
+      storage.db,
     )
     expect(tables[0]!.sql).toMatch(/without rowid\s*$/i)
     const { rows: plan } = await sql<{ detail: string }>`explain query plan
-      select lesson_slug, xp from progress where student_id = ${uuid(1)}`.execute(opened.db)
+      select lesson_slug, xp from progress where student_id = ${uuid(1)}`.execute(storage.db)
     expect(plan.map((step) => step.detail)).toEqual(['SEARCH progress USING PRIMARY KEY (student_id=?)'])
   })
 })

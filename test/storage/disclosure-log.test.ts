@@ -1,4 +1,4 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } from '../../src/domain/disclosure.js'
 import type { Storage } from '../../src/storage/connection.js'
 import {
@@ -11,6 +11,7 @@ import {
 } from '../../src/storage/disclosure-log.js'
 import type { DisclosureRow } from '../../src/storage/tables.js'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
@@ -66,13 +67,7 @@ const FILTERS: DisclosureFilter[] = [
 ]
 
 describe('the disclosure log', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
-  })
-  afterEach(async () => {
-    await storage.close()
-  })
+  const storage = perTest(() => createTestStorage({ catalog: false }))
 
   /** Writes `count` rows one minute apart, cycling through students, organisations, keys, actions and outcomes. */
   async function write(count: number, from = 0): Promise<void> {

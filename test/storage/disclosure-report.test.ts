@@ -4,7 +4,7 @@
  * organisation, what made the request (key, dashboard account or webhook endpoint), the data
  * it handed over, and the agreement in force at its time; and the text both formats make of it.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { parseCsv } from '../../src/imports/csv.js'
 import { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES } from '../../src/domain/disclosure.js'
 import { reportChunks } from '../../src/cases/disclosure-report.js'
@@ -13,13 +13,14 @@ import { endAgreements } from '../../src/cases/agreement-end.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
-import { type BatchFilter, disclosureBatches } from '../../src/storage/disclosure-batches.js'
+import { type BatchFilter, disclosureBatches } from '../../src/storage/disclosure-batch-repository.js'
 import { recordDisclosure, sealSegments } from '../../src/storage/disclosure-log.js'
-import { describedDisclosures } from '../../src/storage/disclosure-report.js'
+import { describedDisclosures } from '../../src/storage/disclosure-report-repository.js'
 import { eraseStudents } from '../../src/cases/erasure.js'
 import type { DisclosureRow } from '../../src/storage/tables.js'
 import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const DAY = 86_400_000
@@ -75,11 +76,7 @@ function expected(all: DisclosureRow[], filter: BatchFilter): number[] {
 }
 
 describe('disclosure batches', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
-  })
-  afterEach(async () => storage.close())
+  const storage = perTest(() => createTestStorage({ catalog: false }))
 
   it('reads every matching row once, oldest first, before, during and after sealing, erased students too', async () => {
     for (let i = 0; i < 95; i++) {
@@ -175,11 +172,7 @@ describe('disclosure batches', () => {
 })
 
 describe('described disclosures', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
-  })
-  afterEach(async () => storage.close())
+  const storage = perTest(() => createTestStorage({ catalog: false }))
 
   it('names the organisation, the key, account or endpoint, the data handed over and the agreement in force then', async () => {
     const { db } = storage

@@ -4,11 +4,11 @@
  * the segment at once and leaves the rest for the next run; queries and sealing go on unchanged
  * over what is left.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/connection.js'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { pageDisclosures, recordDisclosure, sealSegments } from '../../src/storage/disclosure-log.js'
-import { type DisclosurePruneOptions, pruneDisclosureLog } from '../../src/storage/disclosure-retention.js'
+import { type DisclosurePruneOptions, pruneDisclosureLog } from '../../src/storage/disclosure-retention-repository.js'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const minute = (n: number) => new Date(T0 + n * 60_000).toISOString()
@@ -16,13 +16,11 @@ const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0
 const range = (from: number, to: number) => Array.from({ length: to - from + 1 }, (_, i) => from + i)
 
 describe('disclosure log retention', () => {
-  let storage: Storage
+  const storage = perTest(() => createTestStorage({ catalog: false }))
   let write: DisclosurePruneOptions['write']
   beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
     write = (work) => storage.writes.transaction(work)
   })
-  afterEach(async () => storage.close())
 
   /** Rows `from`..`to`, row `i` written at minute `i`, for student `i % 3`. */
   async function record(from: number, to: number) {

@@ -4,15 +4,14 @@
  * batches (where, on SQLite, it runs directly on the batch's connection).
  */
 import { sql } from 'kysely'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/connection.js'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { preparedBySize, preparedQuery } from '../../src/storage/prepared-query.js'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 describe('preparedQuery', () => {
-  let storage: Storage
+  const storage = perTest(() => createTestStorage({ catalog: false }))
   beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
     await storage.db
       .insertInto('settings')
       .values([
@@ -21,9 +20,6 @@ describe('preparedQuery', () => {
         { name: 'q-alpha', value: 'three' },
       ])
       .execute()
-  })
-  afterEach(async () => {
-    await storage.close()
   })
 
   const byNameAndValue = preparedQuery((db, name: string, value: string) =>

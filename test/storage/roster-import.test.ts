@@ -14,7 +14,7 @@ import {
   ErasureNotConfirmed,
   planRosterImport,
   RosterImportRefused,
-} from '../../src/cases/roster-import.js'
+} from '../../src/cases/roster-import/import.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { enrollStudent } from '../../src/cases/enroll.js'
 import { createTestStorage, type Fixtures, seedFixtures, START } from '../helper.js'
@@ -30,6 +30,8 @@ import {
   writeFolder,
 } from '../roster/roster-export.js'
 import { columnsHolding } from '../support/database-scan.js'
+import { perSuite } from '../support/built.js'
+import { rowCount } from '../support/row-count.js'
 
 const MINUTE = 60_000
 type Row = Readonly<Record<string, string | undefined>>
@@ -100,13 +102,12 @@ async function exportOf(files: Files): Promise<OneRosterExport> {
 }
 
 describe('roster import', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage())
   let fixtures: Fixtures
   let now = START
   const later = () => (now += MINUTE)
 
   beforeAll(async () => {
-    storage = await createTestStorage()
     fixtures = await seedFixtures(storage, START)
   })
   afterAll(async () => {
@@ -114,15 +115,8 @@ describe('roster import', () => {
     removeTempDirs()
   })
 
-  const count = async (table: 'students' | 'schools' | 'student_schools' | 'student_changes' | 'share_students') =>
-    Number(
-      (
-        await storage.db
-          .selectFrom(table)
-          .select((eb) => eb.fn.countAll().as('n'))
-          .executeTakeFirstOrThrow()
-      ).n,
-    )
+  const count = (table: 'students' | 'schools' | 'student_schools' | 'student_changes' | 'share_students') =>
+    rowCount(storage.db, table)
   const snapshot = async () => ({
     students: await storage.db.selectFrom('students').selectAll().orderBy('id').execute(),
     schools: await storage.db.selectFrom('schools').selectAll().orderBy('id').execute(),
@@ -403,7 +397,6 @@ describe('roster import in batches', () => {
     storage = await createTestStorage()
     await seedFixtures(storage, START)
   })
-  afterAll(async () => storage?.close())
 
   it('commits batch by batch to the same outcome as one transaction, and again changes nothing', async () => {
     const batches = { commit: 'batches' as const }

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { readOneRoster, type OneRosterExport } from '../../src/roster/oneroster.js'
-import { applyRosterImport, planRosterImport, RosterImportRefused } from '../../src/cases/roster-import.js'
+import { applyRosterImport, planRosterImport, RosterImportRefused } from '../../src/cases/roster-import/import.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { shareSchool } from '../../src/cases/shares.js'
 import { createTestStorage, type Fixtures, seedFixtures, START } from '../helper.js'

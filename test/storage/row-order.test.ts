@@ -3,19 +3,18 @@
  * shares pages); ids with no row last; PostgreSQL's order left as given.
  */
 import { randomUUID } from 'node:crypto'
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { beforeEach, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 /** More than one lookup's worth (500), so that the order spans lookups. */
 const KEYS = 1200
 
 describe('keysInRowOrder', () => {
-  let storage: Storage
+  const storage = perTest(() => createTestStorage({ catalog: false }))
   let inserted: string[]
   beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
     const organisation = await createOrganisation(storage.db, 'Row Order', Date.now())
     inserted = Array.from({ length: KEYS }, () => randomUUID())
     for (let start = 0; start < KEYS; start += 200) {
@@ -39,9 +38,6 @@ describe('keysInRowOrder', () => {
         )
         .execute()
     }
-  })
-  afterEach(async () => {
-    await storage.close()
   })
 
   it('orders ids by where their rows sit, ids without a row last', async () => {

@@ -3,23 +3,17 @@
  * link across, writing nothing of the batch, whoever calls it (the import refuses such rows
  * with their line before it gets here).
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { createSandbox } from '../../src/cases/sandbox.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { lessonSlugs } from '../../src/storage/catalog-repository.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, loadSampleCatalog, START, STUDENTS } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 describe('links between students and organisations', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage()
-  })
-  afterEach(async () => {
-    await storage.close()
-  })
+  const storage = perTest(() => createTestStorage())
 
   const links = (organisationId: string) =>
     storage.db

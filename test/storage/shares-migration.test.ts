@@ -3,28 +3,22 @@
  * one list share per partner organisation, "Linked before shares", holding exactly those links;
  * a sandbox's synthetic links belong to no share; and ending that share unlinks its students.
  */
-import { type Kysely, sql } from 'kysely'
-import { afterEach, describe, expect, it } from 'vitest'
-import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { listShares } from '../../src/storage/share-listing.js'
+import type { Kysely } from 'kysely'
+import { describe, expect, it } from 'vitest'
+import { listShares } from '../../src/storage/share-listing-repository.js'
 import { endShare } from '../../src/cases/shares.js'
-import { freshDatabaseUrl, migrateBesideOtherTests } from '../helper.js'
+import { migrateBesideOtherTests, openTestStorage } from '../helper.js'
 import { expectSharesHoldEveryLink } from '../support/share-invariant.js'
+import { studentIdsOf } from '../support/linked-students.js'
+import { perTest } from '../support/built.js'
 
 const T0 = Date.parse('2026-01-31T00:00:00.000Z')
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
 describe('migration 0012 over links made before shares', () => {
-  let storage: Storage | undefined
-  afterEach(async () => {
-    if (storage?.schema !== undefined)
-      await sql`drop schema if exists ${sql.id(storage.schema)} cascade`.execute(storage.db)
-    await storage?.close()
-    storage = undefined
-  })
+  const storage = perTest(async () => openTestStorage())
 
   it('puts each partner organisation’s links into one list share, and no sandbox’s', async () => {
-    storage = openStorage(freshDatabaseUrl())
     await migrateBesideOtherTests(storage, '0011-agreement-terms')
     // Rows as the code of 0011 wrote them; its repository functions now write 0012's tables too.
     const db = storage.db as unknown as Kysely<Record<string, Record<string, unknown>>>
@@ -66,15 +60,7 @@ describe('migration 0012 over links made before shares', () => {
 
     await migrateBesideOtherTests(storage)
 
-    const held = async (organisationId: string) =>
-      (
-        await storage!.db
-          .selectFrom('share_students')
-          .select('student_id')
-          .where('organisation_id', '=', organisationId)
-          .orderBy('student_id')
-          .execute()
-      ).map((row) => row.student_id)
+    const held = (organisationId: string) => studentIdsOf(storage.db, organisationId, 'share_students')
     for (const [organisation, students] of [
       [uuid(101), [uuid(1), uuid(2)]],
       [uuid(102), [uuid(2), uuid(3)]],

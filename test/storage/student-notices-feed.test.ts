@@ -3,29 +3,27 @@
  * organisation it is for (never by another organisation the student is still linked to), and
  * merged with the changes in number order, each once, whatever the page size and scan window.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { createOrganisation } from '../../src/storage/access-repository.js'
-import type { Storage } from '../../src/storage/connection.js'
 import { pageStudentChanges, recordStudentChanges, type StudentChange } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { inTransaction } from '../../src/storage/transaction.js'
 import { createTestStorage } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 const T0 = Date.parse('2026-03-01T00:00:00.000Z')
 const at = (minutes: number) => new Date(T0 + minutes * 60_000).toISOString()
 const uuid = (n: number) => `00000000-0000-4000-8000-${String(n).padStart(12, '0')}`
 
 describe('notices in the change feed', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage({ catalog: false }))
   let ours: string
   let theirs: string
 
   beforeAll(async () => {
-    storage = await createTestStorage({ catalog: false })
     ours = (await createOrganisation(storage.db, 'Ours', T0)).id
     theirs = (await createOrganisation(storage.db, 'Theirs', T0)).id
   })
-  afterAll(async () => storage?.close())
 
   async function feedOf(organisationId: string, limit: number, window?: number): Promise<StudentChange[]> {
     const all: StudentChange[] = []

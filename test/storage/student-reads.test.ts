@@ -1,20 +1,18 @@
 import { sql } from 'kysely'
 import { ConfigError, loadConfig } from '../../src/config.js'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/connection.js'
+import { beforeAll, describe, expect, it } from 'vitest'
 import { enrollStudent } from '../../src/cases/enroll.js'
 import { readStudentProgress } from '../../src/cases/progress-read.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, type Fixtures, START, STUDENTS, seedFixtures, sqliteOf } from '../helper.js'
+import { perSuite } from '../support/built.js'
 
 describe('progress reads', () => {
-  let storage: Storage
+  const storage = perSuite(() => createTestStorage())
   let fixtures: Fixtures
   beforeAll(async () => {
-    storage = await createTestStorage()
     fixtures = await seedFixtures(storage, START)
   })
-  afterAll(async () => storage.close())
 
   const access = () => ({
     at: START,

@@ -3,18 +3,12 @@
  * per endpoint". On PostgreSQL a key another transaction holds is skipped, not waited for, until
  * that transaction ends; on SQLite a writing transaction runs alone and holds every key.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/connection.js'
+import { describe, expect, it } from 'vitest'
 import { createTestStorage } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 describe('transaction locks', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
-  })
-  afterEach(async () => {
-    await storage.close()
-  })
+  const storage = perTest(() => createTestStorage({ catalog: false }))
 
   it('give a transaction the keys no other transaction holds, until it ends', async () => {
     const { locks } = storage

@@ -6,22 +6,16 @@
 import SQLite from 'better-sqlite3'
 import { type Kysely, sql } from 'kysely'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import type { Storage } from '../../src/storage/connection.js'
 import { groupCommitWriteQueue } from '../../src/storage/sqlite/group-commit.js'
 import type { SqliteStorage } from '../../src/storage/sqlite/open-sqlite.js'
 import type { Database } from '../../src/storage/tables.js'
 import { createTestStorage, sqliteOf } from '../helper.js'
+import { perTest } from '../support/built.js'
 
 const setting = (value: string) => ({ name: `write-queue-${value}`, value })
 
 describe('WriteQueue', () => {
-  let storage: Storage
-  beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
-  })
-  afterEach(async () => {
-    await storage.close()
-  })
+  const storage = perTest(() => createTestStorage({ catalog: false }))
 
   async function storedValues(): Promise<string[]> {
     const rows = await storage.db

@@ -1,5 +1,5 @@
 /**
- * The rule shares keep (storage/shares.ts): a link to a partner organisation exists exactly while
+ * The rule shares keep (storage/share-repository.ts): a link to a partner organisation exists exactly while
  * some share of it in force holds the student, and an ended share holds nobody. Tests call this
  * after each change they make.
  */

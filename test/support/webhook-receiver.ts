@@ -4,6 +4,8 @@
  */
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import type { Kysely } from 'kysely'
+import type { Database } from '../../src/storage/tables.js'
 
 export interface Received {
   path: string
@@ -67,4 +69,11 @@ export async function refusingUrl(): Promise<string> {
   const { port } = server.address() as AddressInfo
   await new Promise((resolve) => server.close(resolve))
   return `http://127.0.0.1:${port}/closed`
+}
+
+/** Empties the webhook tables, so that a test starts with no endpoint, delivery or manual send. */
+export async function clearWebhooks(db: Kysely<Database>): Promise<void> {
+  await db.deleteFrom('webhook_deliveries').execute()
+  await db.deleteFrom('webhook_manual_sends').execute()
+  await db.deleteFrom('webhook_endpoints').execute()
 }

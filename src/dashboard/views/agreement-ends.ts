@@ -1,9 +1,9 @@
 /**
- * An ended agreement as the partner and the operator see it (storage/agreement-ends.ts): whether
+ * An ended agreement as the partner and the operator see it (storage/agreement-end-repository.ts): whether
  * its links have ended or when they will, and who attested the deletion and when.
  */
 import { type DeadlineRole, deadlineRoles } from '../../domain/disposition.js'
-import type { AgreementEnd, AttestationView } from '../../storage/agreement-ends.js'
+import type { AgreementEnd, AttestationView } from '../../storage/agreement-end-repository.js'
 import type { AgreementRow } from '../../storage/tables.js'
 import { type Html, html } from '../html.js'
 import { utcDay, utcMinute } from '../times.js'

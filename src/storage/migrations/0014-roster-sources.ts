@@ -1,7 +1,7 @@
 import type { Kysely } from 'kysely'
 
 /**
- * Where a school and a student came from (cases/roster-run.ts, docs/rosters.md): the source
+ * Where a school and a student came from (cases/roster-import/run.ts, docs/rosters.md): the source
  * system of the OneRoster export that brought them (`source.systemCode` of its manifest, or
  * `source.systemName`), and a school's district (its parent org of type district in orgs.csv).
  * A bulk export speaks only for the schools it lists, and a school another source keeps is never

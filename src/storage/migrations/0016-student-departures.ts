@@ -1,7 +1,7 @@
 import { type Kysely, sql } from 'kysely'
 
 /**
- * What a certificate of deletion covers (storage/deletion-list.ts, docs/end-of-agreement.md).
+ * What a certificate of deletion covers (storage/deletion-list-repository.ts, docs/end-of-agreement.md).
  *
  * `student_departures`: each notice that a student left a partner organisation (`student.unlinked`
  * or `student.deleted`), by ids and time only, written in the transaction that sends it. The change

@@ -11,7 +11,7 @@ import {
   SIGNING_KEY_SETTING,
   type SettingRow,
   signingKeysToCarry,
-} from '../signing-key-settings.js'
+} from '../signing-key-repository.js'
 import { dumpedRows } from './client-tools.js'
 import { openPostgres } from './open-postgres.js'
 

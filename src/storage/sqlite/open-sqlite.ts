@@ -105,7 +105,7 @@ export function openSqlite(url: string, options: SqliteOptions): SqliteStorage {
   database.pragma(`synchronous = ${options.synchronous ?? 'NORMAL'}`)
   database.pragma('foreign_keys = ON')
   // Deleted rows' bytes are overwritten with zeros, so an erased child's first name (or one an
-  // import replaced) does not live on in the file's free space (storage/student-removal.ts).
+  // import replaced) does not live on in the file's free space (storage/student-removal-repository.ts).
   database.pragma('main.secure_delete = ON')
   const busyTimeoutMs = options.busyTimeoutMs ?? 5000
   database.pragma(`busy_timeout = ${busyTimeoutMs}`)

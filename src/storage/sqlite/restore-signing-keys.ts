@@ -1,7 +1,7 @@
 /**
  * The certificate signing keys a restore keeps. A certificate of deletion handed to a district
  * must verify for as long as the district keeps it, so a restore never loses a key: those of the
- * replaced database are written into the restored one (signing-key-settings.ts says which). Unlike
+ * replaced database are written into the restored one (signing-key-repository.ts says which). Unlike
  * the history (restore-history.ts), this is done whether or not the replaced database is a later
  * state of the backup: the keys are the service's, and whatever it signed must still verify.
  */
@@ -11,7 +11,7 @@ import {
   SIGNING_KEY_SETTING,
   type SettingRow,
   signingKeysToCarry,
-} from '../signing-key-settings.js'
+} from '../signing-key-repository.js'
 
 export type CarriedSigningKeys = { written: number } | { notCarried: string }
 

@@ -10,7 +10,7 @@
 import fs from 'node:fs'
 import SQLite from 'better-sqlite3'
 import { Kysely, SqliteDialect } from 'kysely'
-import { restartChangeLog } from '../change-feed-retention.js'
+import { restartChangeLog } from '../change-feed-retention-repository.js'
 import type { Database } from '../tables.js'
 import { DatabaseFileError, databaseInUse } from './database-file.js'
 import { createPrivateFile, flushFile, publish, removeFiles, temporaryBeside } from './durable-files.js'

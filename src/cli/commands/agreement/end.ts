@@ -94,7 +94,7 @@ async function agreementEnding(
 ): Promise<PendingChange> {
   const [{ findOrganisation, listAgreements }, { countLinked }] = await Promise.all([
     import('../../../storage/access-repository.js'),
-    import('../../../storage/share-listing.js'),
+    import('../../../storage/share-listing-repository.js'),
   ])
   const organisation =
     target.id !== undefined

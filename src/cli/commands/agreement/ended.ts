@@ -5,7 +5,7 @@
 import type { Command } from 'commander'
 import { systemClock } from '../../../clock.js'
 import { endedAgreementDocument } from '../../../cases/ended-agreement.js'
-import type { AgreementEnd } from '../../../storage/agreement-ends.js'
+import type { AgreementEnd } from '../../../storage/agreement-end-repository.js'
 import { act } from '../../command-action.js'
 import { defineCommand } from '../../options.js'
 import { type CommandResult, table } from '../../output.js'
@@ -42,7 +42,7 @@ export function defineAgreementEnded(agreement: Command): void {
 async function listEnded(command: Command): Promise<CommandResult> {
   const options = command.opts<{ org?: string }>()
   const { rows: ends, names } = await listedByOrganisation(options.org, async (db, organisationId) =>
-    (await import('../../../storage/agreement-ends.js')).agreementEnds(db, systemClock.now(), organisationId),
+    (await import('../../../storage/agreement-end-repository.js')).agreementEnds(db, systemClock.now(), organisationId),
   )
   return {
     data: { ends: ends.map((end) => endJson(end, names.get(end.organisationId))) },

@@ -48,7 +48,7 @@ async function exportDisclosures(command: Command, audit: Audit): Promise<Comman
     request: async ({ storage }) => {
       const [{ findOrganisation }, { findSchool }] = await Promise.all([
         import('../../../storage/access-repository.js'),
-        import('../../../storage/schools.js'),
+        import('../../../storage/school-repository.js'),
       ])
       const organisation = options.org === undefined ? null : await findOrganisation(storage.db, options.org)
       const school = options.school === undefined ? null : await findSchool(storage.db, options.school)

@@ -48,7 +48,7 @@ async function studentDisclosures(command: Command, audit: Audit): Promise<Comma
       }
     },
     request: async ({ storage }) => {
-      const { reportStudent, studentIdByExternalId } = await import('../../../storage/disclosure-report.js')
+      const { reportStudent, studentIdByExternalId } = await import('../../../storage/disclosure-report-repository.js')
       const studentId = options.student ?? (await studentIdByExternalId(storage.db, options.externalId!))
       // Once erased, a student is known by our id only: the district's id went with the name.
       if (studentId === undefined)

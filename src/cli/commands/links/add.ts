@@ -78,7 +78,7 @@ async function addShare(command: Command, audit: Audit): Promise<CommandResult> 
     const organisation = await findOrganisation(db, options.org)
     let outcome: ShareOutcome
     if (options.school !== undefined) {
-      const { findSchool } = await import('../../../storage/schools.js')
+      const { findSchool } = await import('../../../storage/school-repository.js')
       const school = await findSchool(db, options.school)
       outcome = await shares.shareSchool(
         db,

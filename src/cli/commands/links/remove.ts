@@ -57,8 +57,8 @@ async function unlinking(org: string, studentId: string): Promise<PendingChange>
   return withStorage(async ({ storage: { db } }) => {
     const [{ findOrganisation }, { sharesHoldingStudent }, { isLinked }] = await Promise.all([
       import('../../../storage/access-repository.js'),
-      import('../../../storage/share-listing.js'),
-      import('../../../storage/linked-students.js'),
+      import('../../../storage/share-listing-repository.js'),
+      import('../../../storage/linked-student-repository.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const linked = await isLinked(db, organisation.id, studentId)
@@ -91,8 +91,8 @@ async function shareEnding(org: string, schoolRef: string): Promise<PendingChang
   return withStorage(async ({ storage: { db } }) => {
     const [{ findOrganisation }, { findSchool }, { heldByNoOtherShare, studentsInShare }] = await Promise.all([
       import('../../../storage/access-repository.js'),
-      import('../../../storage/schools.js'),
-      import('../../../storage/share-listing.js'),
+      import('../../../storage/school-repository.js'),
+      import('../../../storage/share-listing-repository.js'),
     ])
     const organisation = await findOrganisation(db, org)
     const school = await findSchool(db, schoolRef)
@@ -124,7 +124,7 @@ async function shareEnding(org: string, schoolRef: string): Promise<PendingChang
 
 /** The id of the organisation's share of the school in force; NotFoundError when there is none. */
 async function shareInForceOf(db: Kysely<Database>, organisation: OrganisationRow, school: SchoolRow): Promise<string> {
-  const { schoolShareInForce } = await import('../../../storage/shares.js')
+  const { schoolShareInForce } = await import('../../../storage/share-repository.js')
   const share = await schoolShareInForce(db, organisation.id, school.id)
   if (share === undefined) {
     const { NotFoundError } = await import('../../../domain/errors.js')
@@ -159,7 +159,7 @@ async function endSchoolShare(audit: Audit, org: string, schoolRef: string): Pro
   const { organisation, school, ended } = await audit.change(async ({ db }) => {
     const [{ findOrganisation }, { findSchool }, { endShare }] = await Promise.all([
       import('../../../storage/access-repository.js'),
-      import('../../../storage/schools.js'),
+      import('../../../storage/school-repository.js'),
       import('../../../cases/shares.js'),
     ])
     const organisation = await findOrganisation(db, org)

@@ -20,7 +20,7 @@ async function listShares(command: Command): Promise<CommandResult> {
   const { organisation, shares, linked } = await withStorage(async ({ storage }) => {
     const [{ findOrganisation }, { listShares, countLinked }] = await Promise.all([
       import('../../../storage/access-repository.js'),
-      import('../../../storage/share-listing.js'),
+      import('../../../storage/share-listing-repository.js'),
     ])
     const organisation = await findOrganisation(storage.db, org)
     return {

@@ -65,7 +65,7 @@ export async function readStudentList(file: string, format: RecordFormat): Promi
 export async function resolveStudentList(db: Kysely<Database>, list: StudentList): Promise<string[]> {
   const { file, rows } = list
   const problems = [...list.problems]
-  const { studentsByReference } = await import('../../../storage/student-references.js')
+  const { studentsByReference } = await import('../../../storage/student-reference-repository.js')
   const found = await studentsByReference(
     db,
     rows.map((row) => row.ref),

@@ -42,10 +42,7 @@ async function suspend(command: Command, audit: Audit): Promise<CommandResult> {
 
 /** What suspending would stop: the organisation's keys in force. Reads only. */
 async function suspension(db: Kysely<Database>, idOrName: string): Promise<PendingChange> {
-  const [{ findOrganisation, listApiKeys }, { keyRowState }] = await Promise.all([
-    import('../../../storage/access-repository.js'),
-    import('../../../storage/key-row-state.js'),
-  ])
+  const { findOrganisation, keyRowState, listApiKeys } = await import('../../../storage/access-repository.js')
   const organisation = await findOrganisation(db, idOrName)
   const now = systemClock.now()
   const keys = (await listApiKeys(db, organisation.id)).filter((key) => keyRowState(key, now) === 'active').length

@@ -1,7 +1,7 @@
 /**
  * `curriculum roster import <folder-or-zip>`: a district's OneRoster 1.1 or 1.2 CSV export, bulk
  * or delta, through the one import run (imports/import-run.ts) with the OneRoster format
- * (cases/roster-import-spec.ts: roster/oneroster.ts reads it, cases/roster-import.ts imports it).
+ * (cases/roster-import/spec.ts: roster/oneroster.ts reads it, cases/roster-import/import.ts imports it).
  * It always shows the preview first; `--dry-run` stops there, and a delta that would erase
  * students stops there too unless `--confirm-erase` says to erase them. An import that takes
  * students out of schools or erases asks first (confirm.ts): a wrong folder would end a district's
@@ -11,7 +11,7 @@ import path from 'node:path'
 import { type Command, Option } from 'commander'
 import { systemClock } from '../../../clock.js'
 import { TIER_IDS, type TierId } from '../../../domain/tiers.js'
-import type { RosterPreview } from '../../../cases/roster-import.js'
+import type { RosterPreview } from '../../../cases/roster-import/import.js'
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
 import { confirmChange, withConfirmation } from '../../confirm.js'
@@ -56,7 +56,7 @@ async function importRoster(command: Command, audit: Audit): Promise<CommandResu
   try {
     bar.update('reading the export', true)
     const [{ rosterImport }, { runImport }] = await Promise.all([
-      import('../../../cases/roster-import-spec.js'),
+      import('../../../cases/roster-import/spec.js'),
       import('../../../imports/import-run.js'),
     ])
     const spec = rosterImport({

@@ -2,9 +2,9 @@
  * A roster import's preview and outcome as lines for the operator (`curriculum roster import`).
  * Counts and ids only: nothing of a child but what the service keeps is ever at hand here.
  */
-import type { RosterCounts, RosterCoverage, RosterPreview } from '../../../cases/roster-import.js'
-import { KEPT_FIELDS, NEVER_KEPT } from '../../../cases/roster-kept.js'
-import { districtsLabel, linksEnding, partnersLabel, sourceLabel } from '../../../cases/roster-labels.js'
+import type { RosterCounts, RosterCoverage, RosterPreview } from '../../../cases/roster-import/import.js'
+import { KEPT_FIELDS, NEVER_KEPT } from '../../../cases/roster-import/kept.js'
+import { districtsLabel, linksEnding, partnersLabel, sourceLabel } from '../../../cases/roster-import/labels.js'
 import { plural } from '../../output.js'
 
 /** The counts, then what a bulk file's absent students and a delta's removals come to. */

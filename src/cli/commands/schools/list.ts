@@ -14,7 +14,7 @@ export function defineSchoolsList(schools: Command): void {
 
 async function listSchools(): Promise<CommandResult> {
   const schools = await withStorage(async ({ storage }) =>
-    (await import('../../../storage/schools.js')).listSchools(storage.db),
+    (await import('../../../storage/school-repository.js')).listSchools(storage.db),
   )
   return {
     data: { schools },

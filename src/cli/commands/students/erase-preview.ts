@@ -4,7 +4,7 @@
  */
 import type { Kysely } from 'kysely'
 import { NotFoundError } from '../../../domain/errors.js'
-import type { ErasurePreview, StudentToErase } from '../../../storage/erasure-preview.js'
+import type { ErasurePreview, StudentToErase } from '../../../storage/erasure-preview-repository.js'
 import type { Database } from '../../../storage/tables.js'
 import type { PendingChange } from '../../confirm.js'
 import { plural, table } from '../../output.js'
@@ -15,7 +15,7 @@ import { plural, table } from '../../output.js'
  */
 export async function erasing(db: Kysely<Database>, ids: readonly string[]): Promise<ErasurePreview> {
   const [{ erasurePreview }, { SandboxStudentError }] = await Promise.all([
-    import('../../../storage/erasure-preview.js'),
+    import('../../../storage/erasure-preview-repository.js'),
     import('../../../cases/erasure.js'),
   ])
   const preview = await erasurePreview(db, ids)

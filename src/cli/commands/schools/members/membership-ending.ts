@@ -1,13 +1,13 @@
 /**
  * What a `curriculum schools members import` file's `left` rows would end, worked out before
- * anything is written (storage/links-ending.ts, by the rule cases/school-attendance.ts applies), as the
+ * anything is written (storage/links-ending-repository.ts, by the rule cases/school-attendance.ts applies), as the
  * preview the command shows and asks about (confirm.ts): the students leaving a school they
  * attend, and the links to partners that end with it, by organisation.
  */
 import type { Kysely } from 'kysely'
 import type { MembershipRow } from '../../../../cases/csv-import.js'
 import type { ImportRun } from '../../../../imports/record-spec.js'
-import type { Attendance, Link } from '../../../../storage/school-shares.js'
+import type { Attendance, Link } from '../../../../storage/school-share-repository.js'
 import type { Database } from '../../../../storage/tables.js'
 import type { PendingChange } from '../../../confirm.js'
 import { plural } from '../../../output.js'
@@ -30,7 +30,7 @@ export async function leavingChange(
   run: ImportRun,
 ): Promise<PendingChange> {
   const [{ linksEndedBy }, { organisationNames, schoolsOfStudents }] = await Promise.all([
-    import('../../../../storage/links-ending.js'),
+    import('../../../../storage/links-ending-repository.js'),
     import('../../../../storage/roster-repository.js'),
   ])
   // Rows come in key order, a student's together: only the students with a left row are kept.

@@ -4,7 +4,7 @@
  * many students it covers (linked at the end, unlinked or erased earlier), who attested the
  * deletion and when, and its certificate of deletion.
  */
-import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
+import type { AgreementEnd } from '../../../../storage/agreement-end-repository.js'
 import { type Html, html } from '../../../html.js'
 import { utcDay } from '../../../times.js'
 import { attestationText, coverageText, linksText } from '../../../views/agreement-ends.js'

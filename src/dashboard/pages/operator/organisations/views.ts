@@ -1,6 +1,6 @@
 /** The organisations list, and one organisation's page: status, agreements and their ends, shares, keys. */
 import type { FastifyRequest } from 'fastify'
-import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
+import type { AgreementEnd } from '../../../../storage/agreement-end-repository.js'
 import type { AgreementRow, ApiKeyRow, OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
@@ -44,7 +44,7 @@ export interface OrganisationData {
   agreements: readonly AgreementRow[]
   keys: readonly ApiKeyRow[]
   accounts: readonly { email: string }[]
-  /** Its ended agreements with data to delete (storage/agreement-ends.ts). */
+  /** Its ended agreements with data to delete (storage/agreement-end-repository.ts). */
   ends: readonly AgreementEnd[]
   now: number
   /** What a new agreement's disposition period starts at. */

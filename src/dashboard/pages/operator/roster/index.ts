@@ -6,8 +6,8 @@
  *
  * The preview and the import run in this process and yield to the event loop between batches of
  * students, so requests keep being answered meanwhile; on SQLite the import commits batch by
- * batch, on PostgreSQL in one transaction (cases/roster-import.ts says why). Both go through the
- * one import run (imports/import-run.ts) with the OneRoster format (cases/roster-import-spec.ts).
+ * batch, on PostgreSQL in one transaction (cases/roster-import/import.ts says why). Both go through the
+ * one import run (imports/import-run.ts) with the OneRoster format (cases/roster-import/spec.ts).
  */
 import multipart from '@fastify/multipart'
 import type { FastifyRequest } from 'fastify'
@@ -17,8 +17,8 @@ import {
   RosterImportRefused,
   type RosterOutcome,
   type RosterPreview,
-} from '../../../../cases/roster-import.js'
-import { rosterImport } from '../../../../cases/roster-import-spec.js'
+} from '../../../../cases/roster-import/import.js'
+import { rosterImport } from '../../../../cases/roster-import/spec.js'
 import { previewImport, writeImport } from '../../../../imports/import-run.js'
 import { RosterUploads } from '../../../../services/roster-uploads.js'
 import { auditAction } from '../../../../cases/operator-action.js'

@@ -5,9 +5,14 @@
 import type { FastifyRequest } from 'fastify'
 import { TIER_IDS } from '../../../../domain/tiers.js'
 import { formatImportProblem, type ImportProblem } from '../../../../roster/oneroster.js'
-import type { RosterCounts, RosterCoverage, RosterOutcome, RosterPreview } from '../../../../cases/roster-import.js'
-import { KEPT_FIELDS, NEVER_KEPT } from '../../../../cases/roster-kept.js'
-import { districtsLabel, linksEnding, sourceLabel } from '../../../../cases/roster-labels.js'
+import type {
+  RosterCounts,
+  RosterCoverage,
+  RosterOutcome,
+  RosterPreview,
+} from '../../../../cases/roster-import/import.js'
+import { KEPT_FIELDS, NEVER_KEPT } from '../../../../cases/roster-import/kept.js'
+import { districtsLabel, linksEnding, sourceLabel } from '../../../../cases/roster-import/labels.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { scrollTable, tableRow } from '../../../views/table.js'

@@ -1,7 +1,7 @@
 /** The schools: the list with each one's counts, and adding one by hand, audited. */
 import { ConflictError } from '../../../../domain/errors.js'
 import { createSchool, newSchoolProblems } from '../../../../cases/schools.js'
-import { listSchools } from '../../../../storage/schools.js'
+import { listSchools } from '../../../../storage/school-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { type FormBody, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'

@@ -1,6 +1,6 @@
 /** The schools page: every school with its counts, and the form that adds one by hand. */
 import type { FastifyRequest } from 'fastify'
-import type { SchoolSummary } from '../../../../storage/schools.js'
+import type { SchoolSummary } from '../../../../storage/school-repository.js'
 import { errorSummary, field, type FieldErrors } from '../../../forms.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'

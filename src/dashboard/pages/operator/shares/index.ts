@@ -7,7 +7,7 @@
 import { ConflictError, NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
 import { endShare, ShareInForceError, shareList, shareSchool } from '../../../../cases/shares.js'
-import { heldByNoOtherShare, listShares, sharedStudents } from '../../../../storage/share-listing.js'
+import { heldByNoOtherShare, listShares, sharedStudents } from '../../../../storage/share-listing-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { type FormBody, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'

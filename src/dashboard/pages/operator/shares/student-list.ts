@@ -4,7 +4,7 @@
  * the list in the form it came back in.
  */
 import type { Kysely } from 'kysely'
-import { studentsByReference } from '../../../../storage/student-references.js'
+import { studentsByReference } from '../../../../storage/student-reference-repository.js'
 import type { Database } from '../../../../storage/tables.js'
 
 /** Problems shown at most; the count says how many more. */

@@ -5,8 +5,8 @@
  * Ids, external ids and counts only: the operator acts on the ids a district gives.
  */
 import type { FastifyRequest } from 'fastify'
-import type { SchoolSummary } from '../../../../storage/schools.js'
-import type { SharedStudent, ShareSummary } from '../../../../storage/share-listing.js'
+import type { SchoolSummary } from '../../../../storage/school-repository.js'
+import type { SharedStudent, ShareSummary } from '../../../../storage/share-listing-repository.js'
 import type { OrganisationRow } from '../../../../storage/tables.js'
 import { errorSummary, field, type FieldErrors, textarea } from '../../../forms.js'
 import { type Html, html } from '../../../html.js'

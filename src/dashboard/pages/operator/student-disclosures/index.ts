@@ -10,7 +10,11 @@ import { NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
 import { auditedReportChunks } from '../../../../cases/disclosure-export.js'
 import { REPORT_CONTENT_TYPES, studentReport } from '../../../../cases/disclosure-report.js'
-import { describedDisclosures, type ReportRow, reportStudent } from '../../../../storage/disclosure-report.js'
+import {
+  describedDisclosures,
+  type ReportRow,
+  reportStudent,
+} from '../../../../storage/disclosure-report-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'

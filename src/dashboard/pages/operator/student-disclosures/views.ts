@@ -3,7 +3,7 @@
  * (oldest first) and the terms of every agreement those records were under.
  */
 import { DATA_CATEGORY_LABELS, type DataCategory } from '../../../../domain/agreement-terms.js'
-import type { ReportAgreement, ReportRequester, ReportRow } from '../../../../storage/disclosure-report.js'
+import type { ReportAgreement, ReportRequester, ReportRow } from '../../../../storage/disclosure-report-repository.js'
 import { type Html, html } from '../../../html.js'
 import { utcMinute } from '../../../times.js'
 import { dataText, dispositionText, purposeText, termText } from '../../../views/agreement-terms.js'

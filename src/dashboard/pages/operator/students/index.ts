@@ -6,7 +6,12 @@
 import { UUID } from '../../../../domain/uuid.js'
 import { eraseStudents } from '../../../../cases/erasure.js'
 import { unlinkStudent } from '../../../../cases/unlink.js'
-import { isLinked, linkedStudents, studentIdBySearch, studentSummary } from '../../../../storage/linked-students.js'
+import {
+  isLinked,
+  linkedStudents,
+  studentIdBySearch,
+  studentSummary,
+} from '../../../../storage/linked-student-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FormBody, text } from '../../../forms.js'

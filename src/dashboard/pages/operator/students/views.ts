@@ -4,7 +4,7 @@
  * Ids, tiers and counts only: the operator acts on the ids a school gives.
  */
 import type { FastifyRequest } from 'fastify'
-import type { LinkedStudent, StudentSummary } from '../../../../storage/linked-students.js'
+import type { LinkedStudent, StudentSummary } from '../../../../storage/linked-student-repository.js'
 import type { OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'

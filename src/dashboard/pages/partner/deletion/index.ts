@@ -1,6 +1,6 @@
 /**
  * What the partner must delete once a data-sharing agreement has ended, and its attestation that
- * it did (storage/agreement-ends.ts, cases/deletion-list.ts, cases/deletion-attestation.ts).
+ * it did (storage/agreement-end-repository.ts, cases/deletion-list.ts, cases/deletion-attestation.ts).
  * The list download is a disclosure of the students' ids (action `deletion.list`), recorded a
  * page at a time before that page is sent, and opens only from this dashboard; the attestation is
  * a form behind a confirmation page, recorded with the time and the account.
@@ -10,7 +10,7 @@ import type { Kysely } from 'kysely'
 import { ConflictError, NotFoundError } from '../../../../domain/errors.js'
 import { UUID } from '../../../../domain/uuid.js'
 import { csvRecord } from '../../../../domain/csv-cell.js'
-import { type AgreementEnd, agreementEnds } from '../../../../storage/agreement-ends.js'
+import { type AgreementEnd, agreementEnds } from '../../../../storage/agreement-end-repository.js'
 import { attestDeletion } from '../../../../cases/deletion-attestation.js'
 import { disclosedDeletionList } from '../../../../cases/deletion-list.js'
 import type { Database } from '../../../../storage/tables.js'

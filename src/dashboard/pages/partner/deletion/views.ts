@@ -4,7 +4,7 @@
  * confirmation page.
  */
 import type { FastifyRequest } from 'fastify'
-import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
+import type { AgreementEnd } from '../../../../storage/agreement-end-repository.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { utcDay } from '../../../times.js'

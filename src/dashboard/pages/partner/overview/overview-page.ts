@@ -3,7 +3,7 @@
  * (keys/index.ts), so it lives apart from the overview's route.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { agreementEnds } from '../../../../storage/agreement-ends.js'
+import { agreementEnds } from '../../../../storage/agreement-end-repository.js'
 import { applicationsOf } from '../../../../storage/application-repository.js'
 import { sandboxStudents } from '../../../../storage/sandbox-repository.js'
 import type { DashboardContext } from '../../../dashboard-context.js'

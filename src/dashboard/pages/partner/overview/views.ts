@@ -4,7 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { isScope, SCOPES } from '../../../../domain/scopes.js'
-import type { AgreementEnd } from '../../../../storage/agreement-ends.js'
+import type { AgreementEnd } from '../../../../storage/agreement-end-repository.js'
 import type { AgreementRow, ApiKeyRow, ApplicationRow, OrganisationRow } from '../../../../storage/tables.js'
 import { type Html, html } from '../../../html.js'
 import { utcDay } from '../../../times.js'
@@ -21,7 +21,7 @@ export interface OverviewData {
   application: ApplicationRow | undefined
   keys: { test: ApiKeyRow[]; live: ApiKeyRow[] }
   students: readonly { id: string; first_name: string; tier: string }[]
-  /** The organisation's ended agreements with data to delete (storage/agreement-ends.ts). */
+  /** The organisation's ended agreements with data to delete (storage/agreement-end-repository.ts). */
   ends: readonly AgreementEnd[]
   now: number
 }

@@ -1,6 +1,6 @@
 /**
  * One pass of a roster import over the stored data, either counting what it would change (a
- * preview) or changing it, in the caller's transaction or batch by batch (roster-import.ts).
+ * preview) or changing it, in the caller's transaction or batch by batch (import.ts).
  *
  * Order of the writes, for PostgreSQL: schools, then the erasure's rows, then every student row
  * (new students, new first names), and only then attendance, links and the change log, batch by
@@ -12,12 +12,12 @@
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
-import { eraseStudentRows, type PendingErasure, recordErasureNotices } from './erasure.js'
-import { changeAttendance } from './school-attendance.js'
-import { isoAt } from '../clock.js'
-import type { NewStudentChange } from '../domain/student-change.js'
-import { TIER_IDS, type TierId } from '../domain/tiers.js'
-import { linksEndedBy } from '../storage/links-ending.js'
+import { eraseStudentRows, type PendingErasure, recordErasureNotices } from '../erasure.js'
+import { changeAttendance } from '../school-attendance.js'
+import { isoAt } from '../../clock.js'
+import type { NewStudentChange } from '../../domain/student-change.js'
+import { TIER_IDS, type TierId } from '../../domain/tiers.js'
+import { linksEndedBy } from '../../storage/links-ending-repository.js'
 import {
   type Attended,
   claimStudents,
@@ -34,17 +34,22 @@ import {
   studentsByExternalId,
   studentsOfSchool,
   updateSchool,
-} from '../storage/roster-repository.js'
-import type { Attendance, Link } from '../storage/school-shares.js'
-import { recordStudentChanges } from '../storage/student-change-log.js'
-import type { Database } from '../storage/tables.js'
-import { announceStudentChanges } from '../storage/webhook-repository.js'
-import { ONEROSTER_LIMITS, type MaybeStudent, type OneRosterExport, type RosterStudent } from '../roster/oneroster.js'
-import { emptyCounts, type RosterImportOptions, type SchoolCoverage, type Touched } from './roster-counts.js'
-import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
-import { ImportBatches } from '../imports/import-batches.js'
-import { ProblemList } from '../imports/problems.js'
-import { WriteBatchSize } from '../imports/write-batch-size.js'
+} from '../../storage/roster-repository.js'
+import type { Attendance, Link } from '../../storage/school-share-repository.js'
+import { recordStudentChanges } from '../../storage/student-change-log.js'
+import type { Database } from '../../storage/tables.js'
+import { announceStudentChanges } from '../../storage/webhook-repository.js'
+import {
+  ONEROSTER_LIMITS,
+  type MaybeStudent,
+  type OneRosterExport,
+  type RosterStudent,
+} from '../../roster/oneroster.js'
+import { emptyCounts, type RosterImportOptions, type SchoolCoverage, type Touched } from './counts.js'
+import { ErasureNotConfirmed, RosterImportRefused } from './errors.js'
+import { ImportBatches } from '../../imports/import-batches.js'
+import { ProblemList } from '../../imports/problems.js'
+import { WriteBatchSize } from '../../imports/write-batch-size.js'
 
 /** Students erased per batch: each deletes their progress and change-log rows too. */
 const ERASE_BATCH = 100
@@ -103,7 +108,7 @@ export class RosterRun {
 
   /**
    * `root` is the caller's transaction, or with `batches` the database, each batch of students
-   * then being a transaction of its own (roster-import.ts says when). With `only`, the students
+   * then being a transaction of its own (import.ts says when). With `only`, the students
    * gone through are those a preview found to change, and no others.
    */
   constructor(

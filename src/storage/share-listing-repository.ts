@@ -5,7 +5,7 @@
  * ids the district gives.
  */
 import type { Kysely } from 'kysely'
-import { linkedStudents } from './linked-students.js'
+import { linkedStudents } from './linked-student-repository.js'
 import type { Database, ShareKind } from './tables.js'
 
 type Db = Kysely<Database>

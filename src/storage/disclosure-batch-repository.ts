@@ -11,7 +11,7 @@
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { sealedUpTo } from './disclosure-log.js'
-import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter.js'
+import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter-repository.js'
 import type { Database, DisclosureRow } from './tables.js'
 
 type Db = Kysely<Database>

@@ -1,7 +1,7 @@
 /**
  * What partners and the operator see of agreements that ended: per ended agreement, when it
  * ended, the day the partner must have deleted the data by, whether the links have ended yet (the
- * disposition, agreement-dispositions.ts), how many students it covers and whether the partner
+ * disposition, cases/agreement-disposition.ts), how many students it covers and whether the partner
  * attested the deletion.
  *
  * An end covers every student shared with the organisation under it (deletion-list.ts): those
@@ -11,7 +11,7 @@
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { coverageSince, currentEnd } from '../domain/disposition.js'
-import { type AgreementOf, disposable } from './agreement-dispositions.js'
+import { type AgreementOf, disposable } from './agreement-disposition-repository.js'
 import type { AgreementRow, Database } from './tables.js'
 
 type Db = Kysely<Database>

@@ -1,7 +1,7 @@
 /**
- * What a roster import is asked to do and what it counts (roster-import.ts, roster-run.ts).
+ * What a roster import is asked to do and what it counts (import.ts, run.ts).
  */
-import type { TierId } from '../domain/tiers.js'
+import type { TierId } from '../../domain/tiers.js'
 
 export interface RosterImportOptions {
   now: number
@@ -12,7 +12,7 @@ export interface RosterImportOptions {
   /**
    * `one-transaction` (the default): every change or none. `batches`: each batch of students
    * commits on its own, for SQLite, where an open transaction holds the only write lock (see
-   * roster-import.ts).
+   * import.ts).
    */
   commit?: 'one-transaction' | 'batches'
   /** Awaited after each batch of students: lets a server answer requests meanwhile. */

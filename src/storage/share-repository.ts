@@ -5,7 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
-import type { Link } from './school-shares.js'
+import type { Link } from './school-share-repository.js'
 import type { Database, ShareRow } from './tables.js'
 import { chunks } from './statement-chunks.js'
 

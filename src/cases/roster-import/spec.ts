@@ -5,13 +5,13 @@
  * choose it and say where its storage comes from.
  */
 import type { Kysely } from 'kysely'
-import { TIER_IDS } from '../domain/tiers.js'
-import type { ImportSpec } from '../imports/import-run.js'
-import { type OneRosterExport, readOneRoster } from '../roster/oneroster.js'
-import type { Storage } from '../storage/storage.js'
-import type { Database } from '../storage/tables.js'
-import type { RosterImportOptions } from './roster-counts.js'
-import { applyRosterImport, planRosterImport, type RosterOutcome, type RosterPreview } from './roster-import.js'
+import { TIER_IDS } from '../../domain/tiers.js'
+import type { ImportSpec } from '../../imports/import-run.js'
+import { type OneRosterExport, readOneRoster } from '../../roster/oneroster.js'
+import type { Storage } from '../../storage/storage.js'
+import type { Database } from '../../storage/tables.js'
+import type { RosterImportOptions } from './counts.js'
+import { applyRosterImport, planRosterImport, type RosterOutcome, type RosterPreview } from './import.js'
 
 export interface RosterImportRequest {
   /** The export: a folder, or a .zip archive. */

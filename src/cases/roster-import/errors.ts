@@ -1,5 +1,5 @@
-/** Why a roster import wrote nothing (roster-import.ts). */
-import type { ImportProblem } from '../imports/problems.js'
+/** Why a roster import wrote nothing (import.ts). */
+import type { ImportProblem } from '../../imports/problems.js'
 
 /** The export has problems (or gained some since its preview): nothing was written. */
 export class RosterImportRefused extends Error {

@@ -2,8 +2,8 @@
  * How an export's source system, districts and the partner links it ends are named to the
  * operator, the same on the command line and the dashboard.
  */
-import type { RosterSource } from '../roster/oneroster-manifest.js'
-import type { PartnerLinksEnding } from './roster-counts.js'
+import type { RosterSource } from '../../roster/oneroster-manifest.js'
+import type { PartnerLinksEnding } from './counts.js'
 
 /** "District SIS, code SIS-1", or null when the manifest names no source. */
 export function sourceLabel(source: RosterSource): string | null {

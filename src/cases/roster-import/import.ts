@@ -6,29 +6,29 @@
  * Schools are matched by their sourcedId (`schools.external_id`) and students by theirs
  * (`students.external_id`). A new student gets a new id, its first name and the import's tier;
  * a known one keeps its tier, and its first name follows the file. Attendance changes only
- * through school-shares.ts, so that the links school shares imply follow it. An export speaks only
- * for the schools it lists, from its source system (roster-run.ts): a bulk users file lists every
+ * through school-attendance.ts, so that the links school shares imply follow it. An export speaks only
+ * for the schools it lists, from its source system (run.ts): a bulk users file lists every
  * student of those schools, and one it lacks leaves them (its other schools are another export's)
  * and is otherwise kept (erasing it is `curriculum students erase --file`). A school another
  * source system keeps is a problem. A delta's tobedeleted students are erased as
- * student-removal.ts erases, and only when the caller confirms it.
+ * erasure.ts erases, and only when the caller confirms it.
  *
  * Nothing but ids, first names and school names reaches the database, and problems never quote a
  * first name: the reader drops every other field (oneroster.ts).
  */
 import type { Kysely } from 'kysely'
-import type { TierId } from '../domain/tiers.js'
-import { organisationNames } from '../storage/roster-repository.js'
-import type { Database } from '../storage/tables.js'
-import { inTransaction } from '../storage/transaction.js'
-import type { OneRosterExport, ImportProblem, RosterSource } from '../roster/oneroster.js'
-import { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
-import type { PartnerLinksEnding, RosterCounts, RosterImportOptions, SchoolCoverage } from './roster-counts.js'
-import { RosterRun } from './roster-run.js'
+import type { TierId } from '../../domain/tiers.js'
+import { organisationNames } from '../../storage/roster-repository.js'
+import type { Database } from '../../storage/tables.js'
+import { inTransaction } from '../../storage/transaction.js'
+import type { OneRosterExport, ImportProblem, RosterSource } from '../../roster/oneroster.js'
+import { ErasureNotConfirmed, RosterImportRefused } from './errors.js'
+import type { PartnerLinksEnding, RosterCounts, RosterImportOptions, SchoolCoverage } from './counts.js'
+import { RosterRun } from './run.js'
 
-export { ErasureNotConfirmed, RosterImportRefused } from './roster-import-errors.js'
-export { KEPT_FIELDS, NEVER_KEPT } from './roster-kept.js'
-export type { PartnerLinksEnding, RosterCounts, RosterImportOptions, SchoolCoverage } from './roster-counts.js'
+export { ErasureNotConfirmed, RosterImportRefused } from './errors.js'
+export { KEPT_FIELDS, NEVER_KEPT } from './kept.js'
+export type { PartnerLinksEnding, RosterCounts, RosterImportOptions, SchoolCoverage } from './counts.js'
 
 /** What an export speaks for: its source system, its districts and its schools, each with who joins and leaves. */
 export interface RosterCoverage {

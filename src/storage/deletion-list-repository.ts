@@ -1,12 +1,12 @@
 /**
  * The students an ended agreement covers, each with how its deletion was asked: the list the
  * partner's "Data to delete" download, its attestation and the certificate of deletion all speak
- * of (agreement-ends.ts says whom and counts them).
+ * of (agreement-end-repository.ts says whom and counts them).
  *
  * Every student shared with the organisation within the end's coverage is on it: those linked
  * when the links ended (the disposition asked for them, with a `student.unlinked` notice each),
  * and those whose link ended earlier, asked by the `student.unlinked` or `student.deleted` notice
- * sent then (student-departures.ts). Every disclosure needs a link, and every link that ends
+ * sent then (student-departure-repository.ts). Every disclosure needs a link, and every link that ends
  * sends a notice, so whoever the partner received data about under the agreement is here.
  *
  * Read a page at a time in id order, after the last id of the page before: a district-sized list
@@ -14,7 +14,7 @@
  */
 import type { Kysely } from 'kysely'
 import { NOTICE_EVENTS, type NoticeEvent } from '../domain/webhook-events.js'
-import type { AgreementEnd } from './agreement-ends.js'
+import type { AgreementEnd } from './agreement-end-repository.js'
 import type { Database } from './tables.js'
 
 type Db = Kysely<Database>

@@ -16,7 +16,7 @@ import {
 } from '../domain/webhook-events.js'
 import { recordDisclosure } from './disclosure-log.js'
 import type { Database, WebhookDeliveryRow } from './tables.js'
-import { accessRefusal } from './webhook-access.js'
+import { accessRefusal } from './webhook-access-repository.js'
 import type { TransactionLocks } from './transaction.js'
 import { recordRefusal } from './webhook-repository.js'
 

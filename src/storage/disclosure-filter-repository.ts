@@ -1,18 +1,18 @@
 /**
  * Which rows of the disclosure log a page, a report or an export asks for, as one condition and
- * one lookup: the log's pages (disclosure-log.ts) and its batches (disclosure-batches.ts) read
+ * one lookup: the log's pages (disclosure-log.ts) and its batches (disclosure-batch-repository.ts) read
  * with the same filter, so the two can never disagree about a row.
  */
 import type { Expression, ExpressionBuilder, SqlBool } from 'kysely'
 import { isoAt } from '../clock.js'
-import { ofSchool } from './school-students.js'
+import { ofSchool } from './school-student-repository.js'
 import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.js'
 import type { Database, DisclosureDimension, DisclosuresTable } from './tables.js'
 
 export interface DisclosureFilter {
   studentId?: string
   organisationId?: string
-  /** Only the students of this school: attending now, or when erased (school-students.ts). */
+  /** Only the students of this school: attending now, or when erased (school-student-repository.ts). */
   schoolId?: string
   keyId?: string
   action?: DisclosureAction

@@ -18,7 +18,7 @@ import {
 import type { KeyMode } from '../domain/api-key.js'
 import { type DisclosureAction, type DisclosureOutcome, disclosedData } from '../domain/disclosure.js'
 import { UUID } from '../domain/uuid.js'
-import { type BatchFilter, disclosureBatches } from './disclosure-batches.js'
+import { type BatchFilter, disclosureBatches } from './disclosure-batch-repository.js'
 import type { AgreementRow, Database, DisclosureRow } from './tables.js'
 
 type Db = Kysely<Database>
@@ -220,7 +220,7 @@ export class DisclosureDescriber {
   }
 }
 
-/** Described rows, oldest first, a batch at a time (see disclosure-batches.ts). */
+/** Described rows, oldest first, a batch at a time (see disclosure-batch-repository.ts). */
 export async function* describedDisclosures(
   db: Db,
   filter: BatchFilter,

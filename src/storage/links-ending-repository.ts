@@ -5,7 +5,7 @@
  * organisation that holds them).
  */
 import type { Kysely } from 'kysely'
-import { type Attendance, activeSchoolShares, type Link } from './school-shares.js'
+import { type Attendance, activeSchoolShares, type Link } from './school-share-repository.js'
 import type { Database } from './tables.js'
 import { chunks } from './statement-chunks.js'
 
