@@ -123,3 +123,9 @@ export function keyState(
   if (key.expiresAt !== null && key.expiresAt <= now) return 'expired'
   return 'active'
 }
+
+/** A stored key's state by the same rule, from its row's ISO times (a null one never came). */
+export function keyRowState(row: { revoked_at: string | null; expires_at: string | null }, now: number): KeyState {
+  const time = (iso: string | null) => (iso === null ? null : Date.parse(iso))
+  return keyState({ revokedAt: time(row.revoked_at), expiresAt: time(row.expires_at) }, now)
+}

@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { agreementWindow } from '../domain/agreements.js'
-import { generateApiKey, type KeyMode, type KeyRecord, type KeyState, keyState } from '../domain/api-key.js'
+import { generateApiKey, type KeyMode, type KeyRecord } from '../domain/api-key.js'
 import type { OrganisationStatus } from '../domain/application-state.js'
 import { formatScopes, type Scope, scopeBits } from '../domain/scopes.js'
 import type { AgreementRow, ApiKeyRow, Database, OrganisationKind, OrganisationRow } from './tables.js'
@@ -333,10 +333,4 @@ export async function setOrganisationStatus(
     await recordAccessChange(trx, { kind: 'organisation_status', organisationId: row.id })
     return { organisation: { ...row, status }, changed: true }
   })
-}
-
-/** A stored key's state by the rule the API enforces (`keyState`, domain/api-key.ts). */
-export function keyRowState(row: ApiKeyRow, now: number): KeyState {
-  const time = (iso: string | null) => (iso === null ? null : Date.parse(iso))
-  return keyState({ revokedAt: time(row.revoked_at), expiresAt: time(row.expires_at) }, now)
 }

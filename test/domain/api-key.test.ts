@@ -9,7 +9,7 @@ import {
   keyState,
 } from '../../src/domain/api-key.js'
 import { usableKey } from '../../src/http/admission.js'
-import { keyRowState } from '../../src/storage/access-repository.js'
+import { keyRowState } from '../../src/domain/api-key.js'
 import type { ApiKeyRow } from '../../src/storage/tables.js'
 
 describe('API keys', () => {

@@ -3,7 +3,7 @@
  * force a link to the page that asks before revoking (revoke-confirm.ts; the same address takes
  * the POST). Never the key itself: it is not stored.
  */
-import { keyRowState } from '../../storage/access-repository.js'
+import { keyRowState } from '../../domain/api-key.js'
 import type { ApiKeyRow } from '../../storage/tables.js'
 import { type Html, html } from '../html.js'
 import { utcMinute } from '../times.js'

@@ -9,7 +9,7 @@ import { html } from '../html.js'
 import { csrfField } from '../layout.js'
 import { sendPage } from '../send-page.js'
 import { utcMinute } from '../times.js'
-import { keyRowState } from '../../storage/access-repository.js'
+import { keyRowState } from '../../domain/api-key.js'
 
 export function revokeConfirmPage(
   request: FastifyRequest,

@@ -1,7 +1,7 @@
 /** `curriculum key list`: API keys and their state, never the keys themselves. */
 import type { Command } from 'commander'
 import { systemClock } from '../../../clock.js'
-import { keyRowState } from '../../../storage/access-repository.js'
+import { keyRowState } from '../../../domain/api-key.js'
 import { act } from '../../command-action.js'
 import { defineCommand } from '../../options.js'
 import { type CommandResult, table } from '../../output.js'

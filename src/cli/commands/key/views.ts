@@ -1,6 +1,6 @@
 /** A key as the `key` commands print it with --json. */
 import { systemClock } from '../../../clock.js'
-import { keyRowState } from '../../../storage/access-repository.js'
+import { keyRowState } from '../../../domain/api-key.js'
 import type { ApiKeyRow } from '../../../storage/tables.js'
 
 /** Everything about a key except its secret and hash, which no listing ever shows. */

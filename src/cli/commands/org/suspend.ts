@@ -42,7 +42,8 @@ async function suspend(command: Command, audit: Audit): Promise<CommandResult> {
 
 /** What suspending would stop: the organisation's keys in force. Reads only. */
 async function suspension(db: Kysely<Database>, idOrName: string): Promise<PendingChange> {
-  const { findOrganisation, keyRowState, listApiKeys } = await import('../../../storage/access-repository.js')
+  const { findOrganisation, listApiKeys } = await import('../../../storage/access-repository.js')
+  const { keyRowState } = await import('../../../domain/api-key.js')
   const organisation = await findOrganisation(db, idOrName)
   const now = systemClock.now()
   const keys = (await listApiKeys(db, organisation.id)).filter((key) => keyRowState(key, now) === 'active').length

@@ -4,7 +4,7 @@
  * the organisation and what stops, and its form suspends (the same address takes the POST).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
-import { keyRowState } from '../../../../storage/access-repository.js'
+import { keyRowState } from '../../../../domain/api-key.js'
 import type { ApiKeyRow, OrganisationRow } from '../../../../storage/tables.js'
 import { html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
