@@ -20,6 +20,7 @@ import type { TierId } from '../domain/tiers.js'
 import { lockOrganisations } from './share-lock-repository.js'
 import { holdStudents } from './share-repository.js'
 import { recordStudentChanges } from './student-change-log.js'
+import { newStudentRow } from './student-repository.js'
 import { announceStudentChanges } from './webhook-repository.js'
 import type { Database } from './tables.js'
 import { inTransaction } from './transaction.js'
@@ -97,17 +98,7 @@ export async function upsertStudents(
   await writeLogged(db, rows, at, progress, async (trx, batch) => {
     const written = await trx
       .insertInto('students')
-      .values(
-        batch.map((row) => ({
-          id: row.id,
-          first_name: row.firstName,
-          tier: row.tier,
-          tier_updated_at: at,
-          updated_at: at,
-          created_at: at,
-          sandbox: 0,
-        })),
-      )
+      .values(batch.map((row) => newStudentRow(row, at, 0)))
       .onConflict((oc) =>
         oc
           .column('id')
