@@ -10,11 +10,10 @@ import type { Kysely } from 'kysely'
 import { lockOrganisation } from '../storage/access-repository.js'
 import {
   countEnabledEndpoints,
+  createEndpoint,
   EndpointLimitError,
   endpointStatus,
-  insertEndpoint,
   type NewEndpoint,
-  newEndpoint,
   rollSecret,
   setEndpointStatus,
 } from '../storage/webhook-endpoint-repository.js'
@@ -46,12 +45,10 @@ export async function addEndpoint(
   spec: CappedEndpoint,
   now: number,
 ): Promise<{ endpoint: WebhookEndpointRow; secret: string }> {
-  const created = newEndpoint(spec, now)
-  await inTransaction(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     await checkRoom(trx, spec.organisationId, spec.maxEnabled)
-    await insertEndpoint(trx, created.endpoint)
+    return createEndpoint(trx, spec, now)
   })
-  return created
 }
 
 /** A new secret, shown once; the old one keeps signing beside it for a day. */

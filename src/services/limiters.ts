@@ -55,6 +55,18 @@ interface Spec {
   windowMs: number
 }
 
+/** Each limiter of a store, under its name. */
+function byName<L extends RateLimiter>(of: (name: Spec['name']) => L): Record<Spec['name'], L> {
+  return {
+    requests: of('requests'),
+    organisationRequests: of('organisationRequests'),
+    authFailures: of('authFailures'),
+    signInFailuresByPair: of('signInFailuresByPair'),
+    signInFailuresByAddress: of('signInFailuresByAddress'),
+    signUpsByAddress: of('signUpsByAddress'),
+  }
+}
+
 export async function createLimiters(
   config: Config,
   clock: Clock,
@@ -119,12 +131,7 @@ export async function createLimiters(
         organisationLimiter: of('organisationRequests'),
         authFailures: of('authFailures'),
       },
-      requests: of('requests'),
-      organisationRequests: of('organisationRequests'),
-      authFailures: of('authFailures'),
-      signInFailuresByPair: of('signInFailuresByPair'),
-      signInFailuresByAddress: of('signInFailuresByAddress'),
-      signUpsByAddress: of('signUpsByAddress'),
+      ...byName(of),
       store: () => 'memory',
       checkStore: async () => 'memory',
       sweep,
@@ -154,12 +161,7 @@ export async function createLimiters(
   const of = (name: Spec['name']) => shared.get(name)!
   return {
     inProcess: undefined,
-    requests: of('requests'),
-    organisationRequests: of('organisationRequests'),
-    authFailures: of('authFailures'),
-    signInFailuresByPair: of('signInFailuresByPair'),
-    signInFailuresByAddress: of('signInFailuresByAddress'),
-    signUpsByAddress: of('signUpsByAddress'),
+    ...byName(of),
     store: () => of('requests').store,
     async checkStore() {
       const requests = of('requests')

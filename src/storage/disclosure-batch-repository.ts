@@ -93,6 +93,17 @@ export async function* disclosureBatches(
   const upTo = Number(newest.id)
   const lookup = disclosureLookup(filter)
   let cursor = filter.afterId ?? 0
+  // The matching rows numbered in (after, last], by id, without the lookup's index.
+  const idRange = (after: number, last: number) =>
+    db
+      .selectFrom('disclosures as d')
+      .selectAll('d')
+      .where('d.id', '>', after)
+      .where('d.id', '<=', last)
+      .where(disclosureMatch(filter))
+      .orderBy('d.id')
+      .limit(batchRows)
+      .execute()
 
   if (lookup !== undefined) {
     for (let i = 0; i < segments.length; i += SEGMENT_GROUP) {
@@ -117,29 +128,11 @@ export async function* disclosureBatches(
     for (const range of ranges(segments)) {
       // Starting below the range changes nothing: every later range and the tail lie above it.
       cursor = yield* keysetBatches(Math.max(cursor, range.first - 1), batchRows, (after) =>
-        db
-          .selectFrom('disclosures as d')
-          .selectAll('d')
-          .where('d.id', '>', after)
-          .where('d.id', '<=', Math.min(range.last, upTo))
-          .where(disclosureMatch(filter))
-          .orderBy('d.id')
-          .limit(batchRows)
-          .execute(),
+        idRange(after, Math.min(range.last, upTo)),
       )
     }
   }
 
   // The tail no segment covers yet, up to the newest row when the read began.
-  yield* keysetBatches(Math.max(cursor, sealedEnd), batchRows, (after) =>
-    db
-      .selectFrom('disclosures as d')
-      .selectAll('d')
-      .where('d.id', '>', after)
-      .where('d.id', '<=', upTo)
-      .where(disclosureMatch(filter))
-      .orderBy('d.id')
-      .limit(batchRows)
-      .execute(),
-  )
+  yield* keysetBatches(Math.max(cursor, sealedEnd), batchRows, (after) => idRange(after, upTo))
 }

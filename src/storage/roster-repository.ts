@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import type { TierId } from '../domain/tiers.js'
+import { newStudentRow } from './student-repository.js'
 import type { Database } from './tables.js'
 
 type Db = Kysely<Database>
@@ -189,19 +190,7 @@ export async function insertStudents(trx: Db, rows: readonly NewRosterStudent[],
   if (rows.length === 0) return
   await trx
     .insertInto('students')
-    .values(
-      rows.map((row) => ({
-        id: row.id,
-        external_id: row.externalId,
-        first_name: row.firstName,
-        source: row.source,
-        tier: row.tier,
-        tier_updated_at: at,
-        updated_at: at,
-        created_at: at,
-        sandbox: 0,
-      })),
-    )
+    .values(rows.map((row) => ({ ...newStudentRow(row, at, 0), external_id: row.externalId, source: row.source })))
     .execute()
 }
 

@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely'
 import type { Database } from './tables.js'
 import type { StudentImportRow } from './student-import-repository.js'
+import { newStudentRow } from './student-repository.js'
 
 /** What synthetic progress needs to know of each lesson, in catalog order. */
 export async function lessonOutlines(
@@ -26,17 +27,7 @@ export async function insertSandboxStudents(
 ): Promise<void> {
   await trx
     .insertInto('students')
-    .values(
-      students.map((student) => ({
-        id: student.id,
-        first_name: student.firstName,
-        tier: student.tier,
-        tier_updated_at: at,
-        updated_at: at,
-        created_at: at,
-        sandbox: 1,
-      })),
-    )
+    .values(students.map((student) => newStudentRow(student, at, 1)))
     .execute()
 }
 

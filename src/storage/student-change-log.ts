@@ -228,6 +228,13 @@ export interface ChangeReader {
  */
 export const SCAN_WINDOW = 20_000
 
+/** The numbers a page's queries read, (after, until], and how many rows each takes at most. */
+interface Span {
+  after: number
+  until: number
+  limit: number
+}
+
 /**
  * The changes after `after` of the students linked to the organisation now (and of the kind of
  * student the key may see), with the organisation's own notices, oldest first, at most `limit`,
@@ -256,9 +263,10 @@ export async function pageStudentChanges(
   if (after > head) return undefined
   const until = Math.min(head, after + window)
   if (until === after) return { changes: [], next: after, hasMore: false }
+  const span = { after, until, limit: limit + 1 }
   const changes: StudentChange[] = [
-    ...(await dataChanges(db, reader, after, until, limit + 1)),
-    ...(await notices(db, reader, after, until, limit + 1)),
+    ...(await dataChanges(db, reader, span)),
+    ...(await notices(db, reader, span)),
   ].sort((a, b) => a.sequence - b.sequence)
   const full = changes.length > limit
   if (full) changes.length = limit
@@ -266,14 +274,8 @@ export async function pageStudentChanges(
   return { changes, next, hasMore: full || until < head }
 }
 
-/** Changes of the data of students linked to the reader's organisation, numbered in (after, until]. */
-async function dataChanges(
-  db: Kysely<Database>,
-  reader: ChangeReader,
-  after: number,
-  until: number,
-  limit: number,
-): Promise<StudentDataChange[]> {
+/** Changes of the data of students linked to the reader's organisation, numbered in the span. */
+async function dataChanges(db: Kysely<Database>, reader: ChangeReader, span: Span): Promise<StudentDataChange[]> {
   // CROSS JOIN: SQLite then walks the log in number order and looks each student up, instead
   // of starting from the organisation's students and scanning the log once for each of them.
   // PostgreSQL plans the same conditions as an inner join.
@@ -301,10 +303,10 @@ async function dataChanges(
     .where('s.sandbox', '=', reader.sandbox ? 1 : 0)
     // A notice to another organisation about a student still linked to this one is not this one's.
     .where('c.organisation_id', 'is', null)
-    .where('c.seq', '>', after)
-    .where('c.seq', '<=', until)
+    .where('c.seq', '>', span.after)
+    .where('c.seq', '<=', span.until)
     .orderBy('c.seq')
-    .limit(limit)
+    .limit(span.limit)
     .execute()
   return rows.map((r): StudentDataChange => {
     const change: StudentDataChange = {
@@ -328,22 +330,16 @@ async function dataChanges(
   })
 }
 
-/** The reader's organisation's notices numbered in (after, until]. */
-async function notices(
-  db: Kysely<Database>,
-  reader: ChangeReader,
-  after: number,
-  until: number,
-  limit: number,
-): Promise<StudentNotice[]> {
+/** The reader's organisation's notices numbered in the span. */
+async function notices(db: Kysely<Database>, reader: ChangeReader, span: Span): Promise<StudentNotice[]> {
   const rows = await db
     .selectFrom('student_changes')
     .select(['seq', 'kind', 'student_id', 'changed_at'])
     .where('organisation_id', '=', reader.organisationId)
-    .where('seq', '>', after)
-    .where('seq', '<=', until)
+    .where('seq', '>', span.after)
+    .where('seq', '<=', span.until)
     .orderBy('seq')
-    .limit(limit)
+    .limit(span.limit)
     .execute()
   return rows.map((r) => ({
     sequence: Number(r.seq),

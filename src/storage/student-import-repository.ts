@@ -20,6 +20,7 @@ import type { TierId } from '../domain/tiers.js'
 import { lockOrganisations } from './share-lock-repository.js'
 import { holdStudents } from './share-repository.js'
 import { recordStudentChanges } from './student-change-log.js'
+import { newStudentRow } from './student-repository.js'
 import { announceStudentChanges } from './webhook-repository.js'
 import type { Database } from './tables.js'
 import { inTransaction } from './transaction.js'
@@ -50,6 +51,29 @@ function* batches<T>(rows: readonly T[]): Generator<T[]> {
 export type Progress = (done: number) => void
 
 /**
+ * Writes `rows` a batch at a time in one transaction; the changes each batch's `write` returns
+ * are announced and logged after every row is written (see recordStudentChanges).
+ */
+async function writeLogged<T>(
+  db: Kysely<Database>,
+  rows: readonly T[],
+  at: string,
+  progress: Progress | undefined,
+  write: (trx: Kysely<Database>, batch: T[]) => Promise<NewStudentChange[]>,
+): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    const changes: NewStudentChange[] = []
+    let done = 0
+    for (const batch of batches(rows)) {
+      changes.push(...(await write(trx, batch)))
+      progress?.((done += batch.length))
+    }
+    await announceStudentChanges(trx, changes, Date.parse(at))
+    await recordStudentChanges(trx, changes)
+  })
+}
+
+/**
  * Inserts new students; for existing ones updates the name and, if it changed, the tier and its
  * time. A sandbox (synthetic) student is never updated: an import is for real children, and
  * writing a real name into a sandbox row would show it to test keys, which need no agreement.
@@ -71,44 +95,26 @@ export async function upsertStudents(
   const ifTierChanged = (column: 'tier_updated_at' | 'updated_at') =>
     sql<string>`case when students.tier <> excluded.tier
       then excluded.${sql.ref(column)} else students.${sql.ref(column)} end`
-  await inTransaction(db, async (trx) => {
-    const changes: NewStudentChange[] = []
-    let done = 0
-    for (const batch of batches(rows)) {
-      const written = await trx
-        .insertInto('students')
-        .values(
-          batch.map((row) => ({
-            id: row.id,
-            first_name: row.firstName,
-            tier: row.tier,
-            tier_updated_at: at,
-            updated_at: at,
-            created_at: at,
-            sandbox: 0,
-          })),
-        )
-        .onConflict((oc) =>
-          oc
-            .column('id')
-            .doUpdateSet({
-              first_name: (eb) => eb.ref('excluded.first_name'),
-              tier_updated_at: ifTierChanged('tier_updated_at'),
-              updated_at: ifTierChanged('updated_at'),
-              tier: (eb) => eb.ref('excluded.tier'),
-            })
-            .where('students.sandbox', '=', 0),
-        )
-        .returning(['id', 'tier', 'tier_updated_at'])
-        .execute()
-      for (const row of written)
-        if (row.tier_updated_at === at)
-          changes.push({ type: 'tier_changed', studentId: row.id, tier: row.tier, changedAt: at })
-      progress?.((done += batch.length))
-    }
-    await announceStudentChanges(trx, changes, Date.parse(at))
-    // After every row is written: see recordStudentChanges.
-    await recordStudentChanges(trx, changes)
+  await writeLogged(db, rows, at, progress, async (trx, batch) => {
+    const written = await trx
+      .insertInto('students')
+      .values(batch.map((row) => newStudentRow(row, at, 0)))
+      .onConflict((oc) =>
+        oc
+          .column('id')
+          .doUpdateSet({
+            first_name: (eb) => eb.ref('excluded.first_name'),
+            tier_updated_at: ifTierChanged('tier_updated_at'),
+            updated_at: ifTierChanged('updated_at'),
+            tier: (eb) => eb.ref('excluded.tier'),
+          })
+          .where('students.sandbox', '=', 0),
+      )
+      .returning(['id', 'tier', 'tier_updated_at'])
+      .execute()
+    return written
+      .filter((row) => row.tier_updated_at === at)
+      .map((row): NewStudentChange => ({ type: 'tier_changed', studentId: row.id, tier: row.tier, changedAt: at }))
   })
 }
 
@@ -242,64 +248,57 @@ export async function upsertProgress(
   progress?: Progress,
 ): Promise<void> {
   const at = isoAt(now)
-  await inTransaction(db, async (trx) => {
-    const changes: NewStudentChange[] = []
-    let done = 0
-    for (const batch of batches(rows)) {
-      const written = await trx
-        .insertInto('progress')
-        .values(
-          batch.map((row) => ({
-            student_id: row.studentId,
-            lesson_slug: row.lessonSlug,
-            status: row.status,
-            xp: row.xp,
-            time_seconds: row.timeSeconds,
-            started_at: row.startedAt,
-            completed_at: row.completedAt,
-          })),
-        )
-        .onConflict((oc) =>
-          oc
-            .columns(['student_id', 'lesson_slug'])
-            .doUpdateSet({
-              status: (eb) => eb.ref('excluded.status'),
-              xp: (eb) => eb.ref('excluded.xp'),
-              time_seconds: (eb) => eb.ref('excluded.time_seconds'),
-              started_at: (eb) => eb.ref('excluded.started_at'),
-              completed_at: (eb) => eb.ref('excluded.completed_at'),
-            })
-            .where(
-              sql<boolean>`progress.status <> excluded.status or progress.xp <> excluded.xp
+  await writeLogged(db, rows, at, progress, async (trx, batch) => {
+    const written = await trx
+      .insertInto('progress')
+      .values(
+        batch.map((row) => ({
+          student_id: row.studentId,
+          lesson_slug: row.lessonSlug,
+          status: row.status,
+          xp: row.xp,
+          time_seconds: row.timeSeconds,
+          started_at: row.startedAt,
+          completed_at: row.completedAt,
+        })),
+      )
+      .onConflict((oc) =>
+        oc
+          .columns(['student_id', 'lesson_slug'])
+          .doUpdateSet({
+            status: (eb) => eb.ref('excluded.status'),
+            xp: (eb) => eb.ref('excluded.xp'),
+            time_seconds: (eb) => eb.ref('excluded.time_seconds'),
+            started_at: (eb) => eb.ref('excluded.started_at'),
+            completed_at: (eb) => eb.ref('excluded.completed_at'),
+          })
+          .where(
+            sql<boolean>`progress.status <> excluded.status or progress.xp <> excluded.xp
                 or progress.time_seconds <> excluded.time_seconds or progress.started_at <> excluded.started_at
                 or progress.completed_at is distinct from excluded.completed_at`,
-            ),
-        )
-        .returning(['student_id', 'lesson_slug', 'status', 'xp', 'time_seconds', 'started_at', 'completed_at'])
-        .execute()
-      if (written.length > 0) {
-        const students = [...new Set(written.map((row) => row.student_id))]
-        await trx.updateTable('students').set({ updated_at: at }).where('id', 'in', students).execute()
-      }
-      for (const row of written)
-        changes.push({
-          type: 'progress_updated',
-          studentId: row.student_id,
-          entry: {
-            lessonSlug: row.lesson_slug,
-            status: row.status,
-            xp: Number(row.xp),
-            timeSeconds: Number(row.time_seconds),
-            startedAt: row.started_at,
-            completedAt: row.completed_at,
-          },
-          changedAt: at,
-        })
-      progress?.((done += batch.length))
+          ),
+      )
+      .returning(['student_id', 'lesson_slug', 'status', 'xp', 'time_seconds', 'started_at', 'completed_at'])
+      .execute()
+    if (written.length > 0) {
+      const students = [...new Set(written.map((row) => row.student_id))]
+      await trx.updateTable('students').set({ updated_at: at }).where('id', 'in', students).execute()
     }
-    await announceStudentChanges(trx, changes, Date.parse(at))
-    // After every row is written: see recordStudentChanges.
-    await recordStudentChanges(trx, changes)
+    return written.map(
+      (row): NewStudentChange => ({
+        type: 'progress_updated',
+        studentId: row.student_id,
+        entry: {
+          lessonSlug: row.lesson_slug,
+          status: row.status,
+          xp: Number(row.xp),
+          timeSeconds: Number(row.time_seconds),
+          startedAt: row.started_at,
+          completedAt: row.completed_at,
+        },
+        changedAt: at,
+      }),
+    )
   })
 }
 

@@ -245,3 +245,16 @@ export async function changeTier(
     ? undefined
     : { tier: current.tier, tier_updated_at: current.tier_updated_at, changed: false, announce: false }
 }
+
+/** A new student's row: its tier and the row itself date from `at`. */
+export function newStudentRow(student: { id: string; firstName: string; tier: TierId }, at: string, sandbox: 0 | 1) {
+  return {
+    id: student.id,
+    first_name: student.firstName,
+    tier: student.tier,
+    tier_updated_at: at,
+    updated_at: at,
+    created_at: at,
+    sandbox,
+  }
+}

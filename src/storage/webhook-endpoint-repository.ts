@@ -70,7 +70,7 @@ export async function insertEndpoint(db: Db, endpoint: WebhookEndpointRow): Prom
   await db.insertInto('webhook_endpoints').values(endpoint).execute()
 }
 
-/** Registers an endpoint with no cap on the organisation's endpoints (fixtures). */
+/** Registers an endpoint; the cap on the organisation's endpoints is the caller's (cases/webhook-endpoints.ts). */
 export async function createEndpoint(
   db: Db,
   spec: NewEndpoint,

@@ -218,13 +218,20 @@ export async function claimDue(db: Db, options: ClaimOptions): Promise<Claim> {
   return { due, claimed: claimedIds.length, skipped }
 }
 
+/** One delivery attempt's outcome, as the sender reports it and the outbox records it. */
 export interface AttemptRecord {
+  /** A 2xx answer. */
   ok: boolean
   status: number | null
   latencyMs: number
+  /** Why there was no answer, or why the URL was refused. */
   error: string | null
+  /** The start of the answer's body, at most 1 KB. */
   response: string
-  /** The body left for the endpoint (whatever came back): a student's data was disclosed. */
+  /**
+   * The whole body was written to the connection, whatever came back (an error status, a
+   * timeout, a reset): the receiver may have read it.
+   */
   bodySent: boolean
 }
 

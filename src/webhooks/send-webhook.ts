@@ -9,25 +9,10 @@ import { promises as dns, type LookupAddress } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
 import { isIP } from 'node:net'
+import type { AttemptRecord } from '../storage/webhook-outbox-repository.js'
 import { isForbiddenAddress } from './forbidden-addresses.js'
 
 export const KEPT_RESPONSE_BYTES = 1024
-
-export interface Attempt {
-  /** A 2xx answer. */
-  ok: boolean
-  status: number | null
-  latencyMs: number
-  /** Why there was no answer, or why the URL was refused. */
-  error: string | null
-  /** The start of the answer's body, at most 1 KB. */
-  response: string
-  /**
-   * The whole body was written to the connection, whatever came back (an error status, a
-   * timeout, a reset): the receiver may have read it.
-   */
-  bodySent: boolean
-}
 
 export interface SendOptions {
   timeoutMs: number
@@ -45,9 +30,9 @@ export async function sendWebhook(
   headers: Record<string, string>,
   body: string,
   options: SendOptions,
-): Promise<Attempt> {
+): Promise<AttemptRecord> {
   const started = performance.now()
-  const failed = (error: string): Attempt => ({
+  const failed = (error: string): AttemptRecord => ({
     ok: false,
     status: null,
     latencyMs: Math.round(performance.now() - started),
@@ -69,7 +54,7 @@ export async function sendWebhook(
     return failed('refused: the host does not resolve to a public address')
   const target = addresses[0]!
   const client = url.protocol === 'https:' ? https : http
-  return new Promise<Attempt>((resolve) => {
+  return new Promise<AttemptRecord>((resolve) => {
     let bodySent = false
     const request = client.request(
       url,

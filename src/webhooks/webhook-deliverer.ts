@@ -17,9 +17,9 @@ import { signatureHeader } from '../domain/webhook-signature.js'
 import type { Storage } from '../storage/connection.js'
 import { activeSpans, type SpanNotes } from '../instrumentation/spans.js'
 import { recordDelivery } from '../instrumentation/metrics-channels.js'
-import { claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox-repository.js'
+import { type AttemptRecord, claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox-repository.js'
 import { signingSecrets } from '../storage/webhook-endpoint-repository.js'
-import { type Attempt, type SendOptions, sendWebhook } from './send-webhook.js'
+import { type SendOptions, sendWebhook } from './send-webhook.js'
 
 /** Attempts one instance has under way at once, all endpoints together. */
 export const INSTANCE_CONCURRENCY = 32
@@ -165,7 +165,7 @@ export class WebhookDeliverer {
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader(signingSecrets(delivery, now), delivery.id, timestamp, delivery.payload),
     }
-    let attempt: Attempt
+    let attempt: AttemptRecord
     try {
       attempt = await sendWebhook(new URL(delivery.url), headers, delivery.payload, {
         ...this.#options,

@@ -6,6 +6,7 @@ import { errorSummary, type FieldErrors, textarea } from '../../../forms.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { utcMinute } from '../../../times.js'
+import { applicationRequestRows } from '../../../views/application-request.js'
 import { scrollTable, stateBadge, tableRow } from '../../../views/table.js'
 
 function decisionForms(request: FastifyRequest, application: ApplicationRow, errors: FieldErrors = {}): Html {
@@ -67,13 +68,7 @@ ${
 <h3 id="app-${a.id}">${a.organisation_name}</h3>
 <dl>
   <dt>Submitted</dt><dd>${utcMinute(a.created_at)} by ${accounts.get(a.account_id) ?? a.account_id}</dd>
-  <dt>Website</dt><dd>${a.website}</dd>
-  <dt>Contact</dt><dd>${a.contact_name} (${a.contact_email})</dd>
-  <dt>Access asked for</dt><dd>Catalog${a.requested_scopes
-    .split(' ')
-    .filter(Boolean)
-    .map((scope) => html`, <code>${scope}</code>`)}</dd>
-  <dt>Intended use</dt><dd>${a.intended_use}</dd>
+${applicationRequestRows(a)}
 </dl>
 ${decisionForms(request, a, errors)}
 </section>`,

@@ -8,6 +8,7 @@ import type { ApplicationRow } from '../../../../storage/tables.js'
 import { errorSummary, field, type FieldErrors, textarea } from '../../../forms.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
+import { applicationRequestRows } from '../../../views/application-request.js'
 import { stateBadge } from '../../../views/table.js'
 import { SCOPE_LABELS } from '../scope-labels.js'
 
@@ -30,13 +31,7 @@ ${application.state === 'rejected' ? rejected : ''}`
 export function applicationDetails(latest: ApplicationRow): Html {
   return html`${applicationSummary(latest)}
 <dl>
-  <dt>Website</dt><dd>${latest.website}</dd>
-  <dt>Contact</dt><dd>${latest.contact_name} (${latest.contact_email})</dd>
-  <dt>Access asked for</dt><dd>Catalog${latest.requested_scopes
-    .split(' ')
-    .filter(Boolean)
-    .map((scope) => html`, <code>${scope}</code>`)}</dd>
-  <dt>Intended use</dt><dd>${latest.intended_use}</dd>
+${applicationRequestRows(latest)}
 </dl>`
 }
 
