@@ -9,11 +9,10 @@ import type { Clock } from '../clock.js'
 import { NotFoundError } from '../domain/errors.js'
 import {
   countActiveKeys,
-  insertApiKey,
+  createApiKey,
   KeyLimitError,
   lockOrganisation,
   type NewKey,
-  newApiKey,
   revokeApiKey,
 } from '../storage/access-repository.js'
 import type { ApiKeyRow, Database } from '../storage/tables.js'
@@ -34,8 +33,7 @@ export async function createKey(
   spec: CappedKey,
   now: number,
 ): Promise<{ row: ApiKeyRow; key: string }> {
-  const created = newApiKey(spec, now)
-  await inTransaction(db, async (trx) => {
+  return inTransaction(db, async (trx) => {
     if (spec.maxActiveKeys !== undefined) {
       // Count and insert must be one step, or two creations at 9 of 10 both succeed.
       if (!(await lockOrganisation(trx, spec.organisationId)))
@@ -43,9 +41,8 @@ export async function createKey(
       if ((await countActiveKeys(trx, spec.organisationId, now)) >= spec.maxActiveKeys)
         throw new KeyLimitError(spec.maxActiveKeys)
     }
-    await insertApiKey(trx, created.row)
+    return createApiKey(trx, spec, now)
   })
-  return created
 }
 
 /** Revokes a key named by id or by its display prefix; revoking twice keeps the first time. */

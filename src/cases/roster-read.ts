@@ -7,13 +7,12 @@ import { recordDisclosures } from '../storage/disclosure-log.js'
 import type { StudentAccess } from '../storage/student-repository.js'
 import { type RosterPage, type RosterQuery, rosterRows } from '../storage/sync-repository.js'
 import type { WriteQueue } from '../storage/write-queue.js'
+import { keysetPage } from '../storage/keyset-page.js'
 
 /** One page of the organisation's students, ordered by id. */
 export async function readRoster(writes: WriteQueue, access: StudentAccess, query: RosterQuery): Promise<RosterPage> {
   return writes.transaction(async (trx) => {
-    const rows = await rosterRows(trx, access, query)
-    const more = rows.length > query.limit
-    if (more) rows.length = query.limit
+    const { rows, next } = keysetPage(await rosterRows(trx, access, query), query.limit)
     await recordDisclosures(
       trx,
       access,
@@ -28,7 +27,7 @@ export async function readRoster(writes: WriteQueue, access: StudentAccess, quer
         tier: row.tier,
         updatedAt: row.updated_at,
       })),
-      next: more ? rows.at(-1)!.id : null,
+      next,
     }
   })
 }

@@ -91,3 +91,9 @@ export function limitOption(text: string): number {
     throw new InvalidArgumentError('expected a whole number from 1 to 100000.')
   return value
 }
+
+/** `--org` on a listing: narrows it to one organisation. */
+export const ORG_FILTER = ['--org <organisation>', 'only this organisation (id or exact name)'] as const
+
+/** `--org` on a command that acts on one organisation. */
+export const ORG_NAMED = ['--org <organisation>', 'organisation id or exact name'] as const

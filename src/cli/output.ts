@@ -83,6 +83,16 @@ export function table(headers: readonly string[], rows: readonly (readonly (stri
   return [format(headers), ...cells.map(format)]
 }
 
+/** `rows` as a table, or the single line `empty` when there are none. */
+export function tableOf<Row>(
+  empty: string,
+  headers: readonly string[],
+  rows: readonly Row[],
+  cells: (row: Row) => readonly (string | null | undefined)[],
+): string[] {
+  return rows.length === 0 ? [empty] : table(headers, rows.map(cells))
+}
+
 export function plural(count: number, one: string, many = `${one}s`): string {
   return `${count.toLocaleString('en-US')} ${count === 1 ? one : many}`
 }

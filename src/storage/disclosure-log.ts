@@ -24,6 +24,7 @@ import {
 import { type DisclosureFilter, disclosureLookup, disclosureMatch } from './disclosure-filter-repository.js'
 import type { Database, DisclosureRow } from './tables.js'
 import { preparedQuery } from './prepared-query.js'
+import { keysetPage } from './keyset-page.js'
 import { recordDisclosures as announceDisclosures } from '../instrumentation/metrics-channels.js'
 
 export { DISCLOSURE_ACTIONS, DISCLOSURE_OUTCOMES, type DisclosureAction, type DisclosureOutcome }
@@ -189,9 +190,7 @@ export async function pageDisclosures(
     }
   }
   for (const row of rows) row.id = Number(row.id)
-  const more = rows.length > limit
-  if (more) rows.length = limit
-  return { rows, next: more ? rows[limit - 1]!.id : null }
+  return keysetPage(rows, limit)
 }
 
 /** The newest `limit` rows that match (a shortcut over `pageDisclosures`). */

@@ -6,6 +6,7 @@
 import type { Kysely } from 'kysely'
 import type { TierId } from '../domain/tiers.js'
 import { UUID } from '../domain/uuid.js'
+import { keysetPage } from './keyset-page.js'
 import type { Database } from './tables.js'
 
 export interface LinkedStudent {
@@ -22,17 +23,18 @@ export async function linkedStudents(
   organisationId: string,
   page: { after?: string; limit: number },
 ): Promise<{ students: LinkedStudent[]; next: string | null }> {
-  const rows = await db
-    .selectFrom('student_organisations as so')
-    .innerJoin('students as s', 's.id', 'so.student_id')
-    .select(['s.id', 's.external_id', 's.tier', 'so.created_at'])
-    .where('so.organisation_id', '=', organisationId)
-    .$if(page.after !== undefined, (q) => q.where('so.student_id', '>', page.after!))
-    .orderBy('so.student_id')
-    .limit(page.limit + 1)
-    .execute()
-  const more = rows.length > page.limit
-  if (more) rows.length = page.limit
+  const { rows, next } = keysetPage(
+    await db
+      .selectFrom('student_organisations as so')
+      .innerJoin('students as s', 's.id', 'so.student_id')
+      .select(['s.id', 's.external_id', 's.tier', 'so.created_at'])
+      .where('so.organisation_id', '=', organisationId)
+      .$if(page.after !== undefined, (q) => q.where('so.student_id', '>', page.after!))
+      .orderBy('so.student_id')
+      .limit(page.limit + 1)
+      .execute(),
+    page.limit,
+  )
   return {
     students: rows.map((row) => ({
       id: row.id,
@@ -40,7 +42,7 @@ export async function linkedStudents(
       tier: row.tier,
       linkedAt: row.created_at,
     })),
-    next: more ? rows.at(-1)!.id : null,
+    next,
   }
 }
 

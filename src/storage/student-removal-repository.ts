@@ -17,17 +17,17 @@ export const ERASED_REASON = 'the student was erased'
 
 /** Removes the student's link to the organisation and takes it out of every share of it; true when it was linked. */
 export async function deleteLink(trx: Db, studentId: string, organisationId: string): Promise<boolean> {
-  await trx
-    .deleteFrom('share_students')
-    .where('student_id', '=', studentId)
-    .where('organisation_id', '=', organisationId)
-    .execute()
-  const removed = await trx
-    .deleteFrom('student_organisations')
-    .where('student_id', '=', studentId)
-    .where('organisation_id', '=', organisationId)
-    .executeTakeFirst()
-  return Number(removed.numDeletedRows) > 0
+  let removed = 0n
+  // The shares' rows first: each refers to the link, which is deleted last and counted.
+  for (const table of ['share_students', 'student_organisations'] as const) {
+    const result = await trx
+      .deleteFrom(table)
+      .where('student_id', '=', studentId)
+      .where('organisation_id', '=', organisationId)
+      .executeTakeFirst()
+    removed = result.numDeletedRows
+  }
+  return removed > 0n
 }
 
 /** What deleting students' rows removed: their links, by student, and their progress entries. */

@@ -8,9 +8,11 @@ import { enrollStudent } from '../../cases/enroll.js'
 import { readStudentProgress } from '../../cases/progress-read.js'
 import type { Clock } from '../../clock.js'
 import { progressView } from '../../domain/progress.js'
+import type { Scope } from '../../domain/scopes.js'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
+import type { DisclosureAction } from '../../storage/disclosure-log.js'
 import { requireScope } from '../access-control.js'
 import { studentAccess } from '../student-access.js'
 import { studentNotFound } from '../student-not-found.js'
@@ -39,12 +41,16 @@ export function studentRoutes(
   const { storage, catalog, clock } = deps
 
   const context = (request: FastifyRequest) => studentAccess(request, clock)
+  /** A student route's key check, and what a call does to the student's data (its disclosure rows). */
+  const guarded = (scope: Scope, disclosure: DisclosureAction) => ({
+    onRequest: requireScope(scope, { writes: storage.writes, clock }),
+    config: { disclosure },
+  })
 
   app.get(
     '/students/:id/progress',
     {
-      onRequest: requireScope('students:read', { writes: storage.writes, clock }),
-      config: { disclosure: 'progress.read' },
+      ...guarded('students:read', 'progress.read'),
       schema: {
         operationId: 'getStudentProgress',
         summary: 'Get student progress',
@@ -73,8 +79,7 @@ export function studentRoutes(
   app.post(
     '/students/:id/enroll',
     {
-      onRequest: requireScope('students:write', { writes: storage.writes, clock }),
-      config: { disclosure: 'enroll' },
+      ...guarded('students:write', 'enroll'),
       schema: {
         operationId: 'enrollStudent',
         summary: 'Set student tier',

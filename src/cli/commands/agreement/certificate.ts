@@ -7,7 +7,7 @@ import type { Command } from 'commander'
 import { systemClock } from '../../../clock.js'
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
-import { defineCommand, uuidOption } from '../../options.js'
+import { ORG_NAMED, defineCommand, uuidOption } from '../../options.js'
 import { type CommandResult, outputFileError, plural } from '../../output.js'
 
 /** Opens `file` before anything is read or audited, so a path that cannot be written changes nothing. */
@@ -30,7 +30,7 @@ export function defineAgreementCertificate(agreement: Command): void {
     ],
     { audit: 'agreement.certificate' },
   )
-    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption(...ORG_NAMED)
     .option('--agreement <agreementId>', 'the ended agreement (default: the latest whose links have ended)', uuidOption)
     .option('--out <file>', 'write it to this new file (never over an existing one) instead of standard output')
     .action(act(issueDeletionCertificate))

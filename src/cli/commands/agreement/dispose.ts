@@ -13,7 +13,7 @@ import type { DispositionPlan } from '../../../cases/agreement-disposition.js'
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
 import { confirmChange, withConfirmation } from '../../confirm.js'
-import { defineCommand } from '../../options.js'
+import { ORG_NAMED, defineCommand } from '../../options.js'
 import { CliError, type CommandResult, plural } from '../../output.js'
 import { withStorage } from '../../storage-session.js'
 
@@ -76,7 +76,7 @@ export function defineAgreementDispose(agreement: Command): void {
       ],
       { audit: 'agreement.dispose' },
     )
-      .requiredOption('--org <organisation>', 'organisation id or exact name')
+      .requiredOption(...ORG_NAMED)
       .option('--now', 'dispose of it even though its disposition period is not over yet'),
     'end the links',
   ).action(act(disposeAgreement))

@@ -7,8 +7,8 @@ import { systemClock } from '../../../clock.js'
 import { endedAgreementDocument } from '../../../cases/ended-agreement.js'
 import type { AgreementEnd } from '../../../storage/agreement-end-repository.js'
 import { act } from '../../command-action.js'
-import { defineCommand } from '../../options.js'
-import { type CommandResult, table } from '../../output.js'
+import { ORG_FILTER, defineCommand } from '../../options.js'
+import { type CommandResult, tableOf } from '../../output.js'
 import { listedByOrganisation } from '../../organisation-filter.js'
 
 function endJson(end: AgreementEnd, organisation?: string) {
@@ -35,7 +35,7 @@ export function defineAgreementEnded(agreement: Command): void {
     'List ended agreements with data to delete: when the links end or ended, and who attested the deletion',
     ['curriculum agreement ended', 'curriculum agreement ended --org "Acme Learning" --json'],
   )
-    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .option(...ORG_FILTER)
     .action(act(listEnded))
 }
 
@@ -46,21 +46,20 @@ async function listEnded(command: Command): Promise<CommandResult> {
   )
   return {
     data: { ends: ends.map((end) => endJson(end, names.get(end.organisationId))) },
-    text:
-      ends.length === 0
-        ? 'no ended agreement with data to delete'
-        : table(
-            ['ORGANISATION', 'AGREEMENT', 'DOCUMENT', 'ENDED', 'DELETE BY', 'LINKS ENDED', 'STUDENTS', 'ATTESTED'],
-            ends.map((end) => [
-              names.get(end.organisationId),
-              end.agreement.id,
-              end.agreement.document_ref,
-              end.endedAt,
-              end.deletionDueAt,
-              end.disposition?.unlinkedAt ?? 'not yet',
-              String(end.students),
-              end.attestation?.attestedAt ?? 'not yet',
-            ]),
-          ),
+    text: tableOf(
+      'no ended agreement with data to delete',
+      ['ORGANISATION', 'AGREEMENT', 'DOCUMENT', 'ENDED', 'DELETE BY', 'LINKS ENDED', 'STUDENTS', 'ATTESTED'],
+      ends,
+      (end) => [
+        names.get(end.organisationId),
+        end.agreement.id,
+        end.agreement.document_ref,
+        end.endedAt,
+        end.deletionDueAt,
+        end.disposition?.unlinkedAt ?? 'not yet',
+        String(end.students),
+        end.attestation?.attestedAt ?? 'not yet',
+      ],
+    ),
   }
 }

@@ -2,8 +2,8 @@
 import type { Command } from 'commander'
 import { systemClock } from '../../../clock.js'
 import { act } from '../../command-action.js'
-import { defineCommand } from '../../options.js'
-import { type CommandResult, table } from '../../output.js'
+import { ORG_FILTER, defineCommand } from '../../options.js'
+import { type CommandResult, tableOf } from '../../output.js'
 import { listedByOrganisation } from '../../organisation-filter.js'
 import { agreementJson, agreementState } from './views.js'
 
@@ -12,7 +12,7 @@ export function defineAgreementList(agreement: Command): void {
     'curriculum agreement list',
     'curriculum agreement list --org "Acme Learning" --json',
   ])
-    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .option(...ORG_FILTER)
     .action(act(showAgreements))
 }
 
@@ -24,23 +24,22 @@ async function showAgreements(command: Command): Promise<CommandResult> {
   )
   return {
     data: { agreements: rows.map((row) => agreementJson(row, now, names.get(row.organisation_id))) },
-    text:
-      rows.length === 0
-        ? 'no agreements'
-        : table(
-            ['ID', 'ORGANISATION', 'STATE', 'SIGNED', 'EXPIRES', 'ENDED', 'DOCUMENT', 'DATA', 'DELETE', 'PURPOSE'],
-            rows.map((row) => [
-              row.id,
-              names.get(row.organisation_id),
-              agreementState(row, now),
-              row.signed_at,
-              row.expires_at,
-              row.ended_at,
-              row.document_ref,
-              row.data_categories.replaceAll(' ', ','),
-              `${row.disposition_days}d after end`,
-              row.purpose === '' ? '(not recorded)' : row.purpose,
-            ]),
-          ),
+    text: tableOf(
+      'no agreements',
+      ['ID', 'ORGANISATION', 'STATE', 'SIGNED', 'EXPIRES', 'ENDED', 'DOCUMENT', 'DATA', 'DELETE', 'PURPOSE'],
+      rows,
+      (row) => [
+        row.id,
+        names.get(row.organisation_id),
+        agreementState(row, now),
+        row.signed_at,
+        row.expires_at,
+        row.ended_at,
+        row.document_ref,
+        row.data_categories.replaceAll(' ', ','),
+        `${row.disposition_days}d after end`,
+        row.purpose === '' ? '(not recorded)' : row.purpose,
+      ],
+    ),
   }
 }

@@ -16,7 +16,7 @@ import {
 } from '../../../domain/agreement-terms.js'
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
-import { dateOption, defineCommand } from '../../options.js'
+import { ORG_NAMED, dateOption, defineCommand } from '../../options.js'
 import { type CommandResult, plural } from '../../output.js'
 import { agreementJson, agreementState } from './views.js'
 
@@ -55,7 +55,7 @@ export function defineAgreementRecord(agreement: Command): void {
     ],
     { audit: 'agreement.record' },
   )
-    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption(...ORG_NAMED)
     .requiredOption(
       '--signed <date>',
       'date it takes effect: 2026-01-31 (midnight UTC) or a full ISO timestamp',

@@ -6,7 +6,7 @@ import type { Command } from 'commander'
 import { systemClock } from '../../../clock.js'
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
-import { dateOption, defineCommand } from '../../options.js'
+import { ORG_FILTER, dateOption, defineCommand } from '../../options.js'
 import { type CommandResult, plural, UsageError } from '../../output.js'
 import { type OutputOptions, outputOptions, runReport } from './report-stream.js'
 
@@ -25,7 +25,7 @@ export function defineDisclosuresExport(disclosures: Command): void {
   )
     .requiredOption('--since <date>', 'from this date or timestamp (inclusive)', dateOption)
     .requiredOption('--until <date>', 'before this date or timestamp (exclusive)', dateOption)
-    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .option(...ORG_FILTER)
     .option(
       '--school <school>',
       "only the students who attend this school now, or did when erased (id, the district's id, or exact name)",

@@ -13,7 +13,7 @@ import {
   pageDisclosures,
 } from '../../../storage/disclosure-log.js'
 import { act } from '../../command-action.js'
-import { cursorOption, dateOption, defineCommand, limitOption, uuidOption } from '../../options.js'
+import { ORG_FILTER, cursorOption, dateOption, defineCommand, limitOption, uuidOption } from '../../options.js'
 import { type CommandResult, plural, table } from '../../output.js'
 import { withStorage } from '../../storage-session.js'
 import { defineDisclosuresExport } from './export.js'
@@ -58,7 +58,7 @@ export function defineDisclosures(program: Command): void {
     // Its options before `report` or `export` are its own; after, theirs.
     .enablePositionalOptions()
     .option('--student <uuid>', 'only this student', uuidOption)
-    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .option(...ORG_FILTER)
     .option('--key <keyId>', 'only this key id (as `key list` shows it)')
     .addOption(new Option('--action <action>', 'only this action').choices(DISCLOSURE_ACTIONS))
     .addOption(new Option('--outcome <outcome>', 'only this outcome').choices(DISCLOSURE_OUTCOMES))

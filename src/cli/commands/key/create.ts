@@ -4,7 +4,7 @@ import { systemClock } from '../../../clock.js'
 import type { Scope } from '../../../domain/scopes.js'
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
-import { dateOption, defineCommand, scopesOption } from '../../options.js'
+import { ORG_NAMED, dateOption, defineCommand, scopesOption } from '../../options.js'
 import type { CommandResult } from '../../output.js'
 import { keyJson } from './views.js'
 
@@ -22,7 +22,7 @@ export function defineKeyCreate(key: Command): void {
     ],
     { audit: 'key.create' },
   )
-    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption(...ORG_NAMED)
     .requiredOption('--name <label>', 'a label to tell keys apart, e.g. "production"')
     .option(
       '--scopes <scopes>',

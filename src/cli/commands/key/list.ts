@@ -3,8 +3,8 @@ import type { Command } from 'commander'
 import { systemClock } from '../../../clock.js'
 import { keyRowState } from '../../../domain/api-key.js'
 import { act } from '../../command-action.js'
-import { defineCommand } from '../../options.js'
-import { type CommandResult, table } from '../../output.js'
+import { ORG_FILTER, defineCommand } from '../../options.js'
+import { type CommandResult, tableOf } from '../../output.js'
 import { listedByOrganisation } from '../../organisation-filter.js'
 import { keyJson } from './views.js'
 
@@ -13,7 +13,7 @@ export function defineKeyList(key: Command): void {
     'curriculum key list',
     'curriculum key list --org "Acme Learning" --json',
   ])
-    .option('--org <organisation>', 'only this organisation (id or exact name)')
+    .option(...ORG_FILTER)
     .action(act(listKeys))
 }
 
@@ -25,23 +25,22 @@ async function listKeys(command: Command): Promise<CommandResult> {
   )
   return {
     data: { keys: rows.map((row) => keyJson(row, names.get(row.organisation_id), now)) },
-    text:
-      rows.length === 0
-        ? 'no keys'
-        : table(
-            ['ID', 'PREFIX', 'NAME', 'ORGANISATION', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED'],
-            rows.map((row) => [
-              row.id,
-              `${row.display_prefix}…`,
-              row.name,
-              names.get(row.organisation_id),
-              row.scopes.replaceAll(' ', ','),
-              keyRowState(row, now),
-              row.created_at,
-              row.expires_at,
-              row.revoked_at,
-              row.last_used_at,
-            ]),
-          ),
+    text: tableOf(
+      'no keys',
+      ['ID', 'PREFIX', 'NAME', 'ORGANISATION', 'SCOPES', 'STATE', 'CREATED', 'EXPIRES', 'REVOKED', 'LAST USED'],
+      rows,
+      (row) => [
+        row.id,
+        `${row.display_prefix}…`,
+        row.name,
+        names.get(row.organisation_id),
+        row.scopes.replaceAll(' ', ','),
+        keyRowState(row, now),
+        row.created_at,
+        row.expires_at,
+        row.revoked_at,
+        row.last_used_at,
+      ],
+    ),
   }
 }

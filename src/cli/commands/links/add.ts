@@ -8,7 +8,7 @@ import { systemClock } from '../../../clock.js'
 import type { ShareOutcome } from '../../../cases/shares.js'
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
-import { defineCommand } from '../../options.js'
+import { ORG_NAMED, defineCommand } from '../../options.js'
 import { type CommandResult, plural, UsageError } from '../../output.js'
 import { RECORD_FORMATS, type RecordFormat } from '../../../imports/records.js'
 import { formatOf } from '../../record-format.js'
@@ -50,7 +50,7 @@ export function defineLinksAdd(links: Command): void {
     ],
     { audit: 'links.add' },
   )
-    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption(...ORG_NAMED)
     .option('--school <school>', 'school id, external id or exact name')
     .option('--file <file>', 'CSV with a student column, or JSON Lines {"student": ...}: ids or external ids')
     .option('--label <label>', "what to call a list share (default: the file's name)")

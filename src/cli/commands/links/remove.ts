@@ -10,7 +10,7 @@ import type { Database, OrganisationRow, SchoolRow } from '../../../storage/tabl
 import type { Audit } from '../../audit.js'
 import { act } from '../../command-action.js'
 import { confirmChange, type PendingChange, withConfirmation } from '../../confirm.js'
-import { defineCommand, uuidOption } from '../../options.js'
+import { ORG_NAMED, defineCommand, uuidOption } from '../../options.js'
 import { type CommandResult, plural, UsageError } from '../../output.js'
 import { withStorage } from '../../storage-session.js'
 import { named, organisationJson } from './views.js'
@@ -35,7 +35,7 @@ export function defineLinksRemove(links: Command): void {
     ],
     { audit: 'links.remove' },
   )
-    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption(...ORG_NAMED)
     .option('--student <id>', 'the student id', uuidOption)
     .option('--school <school>', 'school id, external id or exact name')
   withConfirmation(command, 'end the share or unlink the student')

@@ -1,8 +1,8 @@
 /** `curriculum links shares`: an organisation's shares, made and ended, and how many students it has linked. */
 import type { Command } from 'commander'
 import { act } from '../../command-action.js'
-import { defineCommand } from '../../options.js'
-import { type CommandResult, plural, table } from '../../output.js'
+import { ORG_NAMED, defineCommand } from '../../options.js'
+import { type CommandResult, plural, tableOf } from '../../output.js'
 import { withStorage } from '../../storage-session.js'
 import { named, organisationJson } from './views.js'
 
@@ -11,7 +11,7 @@ export function defineLinksShares(links: Command): void {
     'curriculum links shares --org "Acme Learning"',
     'curriculum links shares --org "Acme Learning" --json',
   ])
-    .requiredOption('--org <organisation>', 'organisation id or exact name')
+    .requiredOption(...ORG_NAMED)
     .action(act(listShares))
 }
 
@@ -33,12 +33,14 @@ async function listShares(command: Command): Promise<CommandResult> {
     data: { organisation: organisationJson(organisation), linked, shares },
     text: [
       `${named(organisation)}: ${plural(linked, 'student')} linked`,
-      ...(shares.length === 0
-        ? ['no shares']
-        : table(
-            ['ID', 'KIND', 'LABEL', 'STUDENTS', 'CREATED', 'ENDED'],
-            shares.map((s) => [s.id, s.kind, s.label, String(s.students), s.createdAt, s.endedAt]),
-          )),
+      ...tableOf('no shares', ['ID', 'KIND', 'LABEL', 'STUDENTS', 'CREATED', 'ENDED'], shares, (s) => [
+        s.id,
+        s.kind,
+        s.label,
+        String(s.students),
+        s.createdAt,
+        s.endedAt,
+      ]),
     ],
   }
 }

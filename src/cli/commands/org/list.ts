@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 import { act } from '../../command-action.js'
 import { defineCommand } from '../../options.js'
-import { type CommandResult, table } from '../../output.js'
+import { type CommandResult, tableOf } from '../../output.js'
 import { withStorage } from '../../storage-session.js'
 import { organisationJson } from './views.js'
 
@@ -18,12 +18,11 @@ async function listOrganisations(): Promise<CommandResult> {
   )
   return {
     data: { organisations: rows.map(organisationJson) },
-    text:
-      rows.length === 0
-        ? 'no organisations'
-        : table(
-            ['ID', 'NAME', 'STATUS', 'CREATED'],
-            rows.map((row) => [row.id, row.name, row.status, row.created_at]),
-          ),
+    text: tableOf('no organisations', ['ID', 'NAME', 'STATUS', 'CREATED'], rows, (row) => [
+      row.id,
+      row.name,
+      row.status,
+      row.created_at,
+    ]),
   }
 }

@@ -2,7 +2,7 @@
 import type { Command } from 'commander'
 import { act } from '../../command-action.js'
 import { defineCommand } from '../../options.js'
-import { type CommandResult, table } from '../../output.js'
+import { type CommandResult, tableOf } from '../../output.js'
 import { withStorage } from '../../storage-session.js'
 
 export function defineSchoolsList(schools: Command): void {
@@ -18,20 +18,11 @@ async function listSchools(): Promise<CommandResult> {
   )
   return {
     data: { schools },
-    text:
-      schools.length === 0
-        ? 'no schools'
-        : table(
-            ['ID', 'NAME', 'IDENTIFIER', 'EXTERNAL ID', 'SOURCE', 'STUDENTS', 'SHARES'],
-            schools.map((s) => [
-              s.id,
-              s.name,
-              s.identifier,
-              s.externalId,
-              s.source,
-              String(s.students),
-              String(s.shares),
-            ]),
-          ),
+    text: tableOf(
+      'no schools',
+      ['ID', 'NAME', 'IDENTIFIER', 'EXTERNAL ID', 'SOURCE', 'STUDENTS', 'SHARES'],
+      schools,
+      (s) => [s.id, s.name, s.identifier, s.externalId, s.source, String(s.students), String(s.shares)],
+    ),
   }
 }

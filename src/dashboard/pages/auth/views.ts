@@ -4,19 +4,18 @@ import { errorSummary, field, type FieldErrors } from '../../forms.js'
 import { type Html, html } from '../../html.js'
 import { csrfField } from '../../layout.js'
 
+/** The e-mail address field of the sign-up and sign-in forms. */
+function emailField(label: string, value: string | undefined, autocomplete: string, errors: FieldErrors): Html {
+  return field('email', label, { type: 'email', value: value ?? '', autocomplete, required: true, errors })
+}
+
 export function signUpForm(request: FastifyRequest, values: { email?: string }, errors: FieldErrors = {}): Html {
   return html`${errorSummary(errors)}
 <p>Create a partner account. You get a sandbox as soon as you sign in: test keys that work on the real catalog
 and on made-up students, before any review.</p>
 <form method="post" action="/dashboard/signup" class="stack" novalidate>
   ${csrfField(request)}
-  ${field('email', 'Work e-mail address', {
-    type: 'email',
-    value: values.email ?? '',
-    autocomplete: 'email',
-    required: true,
-    errors,
-  })}
+  ${emailField('Work e-mail address', values.email, 'email', errors)}
   ${field('password', 'Password', {
     type: 'password',
     autocomplete: 'new-password',
@@ -40,13 +39,7 @@ export function signInForm(
 <form method="post" action="/dashboard/login" class="stack" novalidate>
   ${csrfField(request)}
   ${values.next ? html`<input type="hidden" name="next" value="${values.next}">` : ''}
-  ${field('email', 'E-mail address', {
-    type: 'email',
-    value: values.email ?? '',
-    autocomplete: 'username',
-    required: true,
-    errors,
-  })}
+  ${emailField('E-mail address', values.email, 'username', errors)}
   ${field('password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, errors })}
   <div><button type="submit">Sign in</button></div>
 </form>
