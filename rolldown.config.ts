@@ -9,6 +9,12 @@
  * own. One file takes a fraction of that. CommonJS, because Node's compile cache serves it more
  * of the start than it does an ES module (docs/performance.md, "Start").
  *
+ * The `curriculum` command is bundled the same way, into dist/cli/index.js over the file tsc wrote
+ * there: one ES module (its entry awaits at the top level), loaded with every command's code,
+ * since a start of the tsc output was mostly loading TypeBox's and Kysely's files one by one
+ * (docs/performance.md, "The command's start"). It takes no compile cache: a cache folder the
+ * operator's command would trust is a way in (docs/security.md).
+ *
  * Left outside the bundle, loaded from node_modules as before: the native SQLite driver,
  * drivers loaded only when configured (pg, ioredis; storage/postgres/open-postgres.ts and
  * redis-client.ts require them at run time), pino with the modules its transports start as
@@ -40,6 +46,20 @@ export default defineConfig([
       // first called). Escaped non-ASCII characters keep it a one-byte string, and without the
       // JSDoc and annotation comments it is shorter (test/package/bundle-latin1.test.ts keeps it
       // Latin-1).
+      charset: 'ascii',
+      comments: { legal: true, annotation: false, jsdoc: false },
+    },
+  },
+  {
+    ...NODE,
+    input: 'src/cli/index.ts',
+    external: (id) => EXTERNAL.test(id),
+    output: {
+      dir: 'dist/cli',
+      format: 'esm',
+      entryFileNames: 'index.js',
+      codeSplitting: false,
+      sourcemap: true,
       charset: 'ascii',
       comments: { legal: true, annotation: false, jsdoc: false },
     },

@@ -23,6 +23,7 @@ import { type MigrationDefaults, migrate } from '../src/storage/migrate.js'
 import { linkStudents, upsertProgress, upsertStudents } from '../src/storage/student-import-repository.js'
 import { Contract, documentedPath } from './contract.js'
 import { HttpClient, type HttpRequest, type HttpResponse } from './support/http-client.js'
+import { migratedSchemaScript, replaySchema } from './support/migrated-schema.js'
 
 export const CATALOG_DIR = path.resolve(import.meta.dirname, '../catalog')
 
@@ -73,13 +74,37 @@ export function openTestStorage(url = freshDatabaseUrl(), options: Parameters<ty
 export async function createTestStorage(
   options: { catalog?: boolean; url?: string; mmapBytes?: number; busyTimeoutMs?: number; beginWaitMs?: number } = {},
 ): Promise<Storage> {
-  const storage = openTestStorage(options.url ?? freshDatabaseUrl(), {
+  const url = options.url ?? freshDatabaseUrl()
+  const storage = openTestStorage(url, {
     busyTimeoutMs: options.busyTimeoutMs ?? 1000,
     ...(options.beginWaitMs === undefined ? {} : { beginWaitMs: options.beginWaitMs }),
     ...(options.mmapBytes === undefined ? {} : { mmapBytes: options.mmapBytes }),
   })
+  const catalog = options.catalog !== false
+  // A schema already there (a second instance's storage on the first one's URL) is only migrated.
+  const made =
+    storage.schema === undefined || (await schemaExists(storage))
+      ? undefined
+      : await migratedSchemaScript(url, catalog, (database) => migratedTemplate(database, catalog))
+  if (made !== undefined) {
+    await replaySchema(storage, made)
+    return storage
+  }
   await migrateBesideOtherTests(storage)
-  if (options.catalog !== false) await replaceCatalog(storage.db, loadSampleCatalog())
+  if (catalog) await replaceCatalog(storage.db, loadSampleCatalog())
+  return storage
+}
+
+async function schemaExists(storage: Storage): Promise<boolean> {
+  const { rows } = await sql`select 1 from pg_namespace where nspname = ${storage.schema!}`.execute(storage.db)
+  return rows.length > 0
+}
+
+/** A PostgreSQL schema of its own, migrated, with the catalog if asked: what support/migrated-schema.ts dumps once per worker. */
+async function migratedTemplate(database: string, catalog: boolean): Promise<Storage> {
+  const storage = openTestStorage(freshDatabaseUrl(database))
+  await migrateBesideOtherTests(storage)
+  if (catalog) await replaceCatalog(storage.db, loadSampleCatalog())
   return storage
 }
 

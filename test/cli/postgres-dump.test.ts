@@ -24,6 +24,7 @@ import { migrationState } from '../../src/storage/migrate.js'
 import { earlierSigningKeys } from '../../src/storage/signing-key-repository.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, freshDatabaseUrl } from '../helper.js'
+import { postgresBin } from '../support/postgres-bin.js'
 import { cli, jsonOf, ROOT, tempDir, useCliHarness } from './cli-harness.js'
 
 useCliHarness()
@@ -32,17 +33,6 @@ const POSTGRES_URL = process.env.TEST_POSTGRES_URL ?? ''
 const ADA = '11111111-1111-4111-8111-111111111111'
 const BEN = '22222222-2222-4222-8222-222222222222'
 const CLEO = '33333333-3333-4333-8333-333333333333'
-
-/** Debian's PostgreSQL binaries, newest version first. */
-function postgresBin(): string | undefined {
-  const root = '/usr/lib/postgresql'
-  if (!fs.existsSync(root)) return undefined
-  return fs
-    .readdirSync(root)
-    .sort((a, b) => Number(b) - Number(a))
-    .map((version) => path.join(root, version, 'bin'))
-    .find((bin) => fs.existsSync(path.join(bin, 'pg_dump')) && fs.existsSync(path.join(bin, 'pg_restore')))
-}
 
 const BIN = postgresBin()
 const SKIPPED =
