@@ -10,28 +10,31 @@
  * which the foreign-key checks of other writers do not wait for. On SQLite a writing transaction
  * runs alone already, and the update costs one page write.
  */
-import type { Kysely } from 'kysely'
+import { type Kysely, sql } from 'kysely'
 import type { Database } from './tables.js'
 
 type Db = Kysely<Database>
 
 /** Locks the rows of `schoolIds` until the transaction `trx` ends. */
-export async function lockSchools(trx: Db, schoolIds: readonly string[]): Promise<void> {
-  // One row a statement, in id order: a multi-row UPDATE locks in whatever order it scans.
-  for (const id of [...new Set(schoolIds)].sort())
-    await trx
-      .updateTable('schools')
-      .set((eb) => ({ name: eb.ref('name') }))
-      .where('id', '=', id)
-      .execute()
+export function lockSchools(trx: Db, schoolIds: readonly string[]): Promise<void> {
+  return lockInIdOrder(trx, 'schools', 'name', schoolIds)
 }
 
 /** Locks the rows of `organisationIds` until the transaction `trx` ends; after any school's. */
-export async function lockOrganisations(trx: Db, organisationIds: readonly string[]): Promise<void> {
-  for (const id of [...new Set(organisationIds)].sort())
-    await trx
-      .updateTable('organisations')
-      .set((eb) => ({ kind: eb.ref('kind') }))
-      .where('id', '=', id)
-      .execute()
+export function lockOrganisations(trx: Db, organisationIds: readonly string[]): Promise<void> {
+  return lockInIdOrder(trx, 'organisations', 'kind', organisationIds)
+}
+
+/**
+ * Sets `column` of each row to itself: one row a statement, in id order, as a multi-row UPDATE
+ * locks in whatever order it scans.
+ */
+async function lockInIdOrder(
+  trx: Db,
+  table: 'schools' | 'organisations',
+  column: 'name' | 'kind',
+  ids: readonly string[],
+): Promise<void> {
+  for (const id of [...new Set(ids)].sort())
+    await sql`update ${sql.table(table)} set ${sql.ref(column)} = ${sql.ref(column)} where id = ${id}`.execute(trx)
 }

@@ -18,8 +18,7 @@ import { sharePages } from './shares/index.js'
 import { rosterPages } from './roster/index.js'
 import { studentPages } from './students/index.js'
 import { studentDisclosurePages } from './student-disclosures/index.js'
-
-const operator = { config: { dashboard: 'operator' as const } }
+import { operator } from '../../page-roles.js'
 
 export const operatorPages: PagePlugin = async (app, { context }) => {
   // '' and not '/': the redirect answers at /dashboard/operator only, not with a trailing slash.

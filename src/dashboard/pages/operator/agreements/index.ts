@@ -19,8 +19,7 @@ import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { auditActor } from '../audit-actor.js'
 import { organisationParam } from '../organisation-param.js'
 import { sendOrganisationPage } from '../organisations/organisation-page.js'
-
-const operator = { config: { dashboard: 'operator' as const } }
+import { operator } from '../../../page-roles.js'
 
 /** What is wrong with a purpose (normalised), as the form says it; the same rules as purposeProblem. */
 function purposeError(purpose: string): string | undefined {

@@ -14,8 +14,7 @@ import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
 import { applicationsBody } from './views.js'
-
-const operator = { config: { dashboard: 'operator' as const } }
+import { operator } from '../../../page-roles.js'
 
 export const applicationPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context

@@ -14,8 +14,8 @@ import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
 import { organisationParam } from '../organisation-param.js'
 import { endedAgreementsBody } from './views.js'
+import { operator } from '../../../page-roles.js'
 
-const operator = { config: { dashboard: 'operator' as const } }
 const download = { config: { dashboard: 'operator' as const, studentData: true as const } }
 
 export const endedAgreementPages: PagePlugin = async (app, { context }) => {

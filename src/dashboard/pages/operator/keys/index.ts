@@ -8,8 +8,7 @@ import type { DashboardContext, PagePlugin } from '../../../dashboard-context.js
 import { revokeConfirmPage } from '../../../views/revoke-confirm.js'
 import { auditActor } from '../audit-actor.js'
 import { organisationParam } from '../organisation-param.js'
-
-const operator = { config: { dashboard: 'operator' as const } }
+import { operator } from '../../../page-roles.js'
 
 /** The organisation and its key that `:id` and `:keyId` name, or the dashboard's 404. */
 async function organisationKey(

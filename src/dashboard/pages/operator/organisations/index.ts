@@ -11,8 +11,7 @@ import { organisationParam } from '../organisation-param.js'
 import { sendOrganisationPage } from './organisation-page.js'
 import { suspendConfirmPage } from './suspend-confirm.js'
 import { organisationsBody } from './views.js'
-
-const operator = { config: { dashboard: 'operator' as const } }
+import { operator } from '../../../page-roles.js'
 
 export const organisationPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context

@@ -29,8 +29,8 @@ import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
 import { readUploadForm } from './upload-form.js'
 import { outcomeBody, previewBody, problemsBody, uploadBody } from './views.js'
+import { operator } from '../../../page-roles.js'
 
-const operator = { config: { dashboard: 'operator' as const } }
 const PAGE = '/dashboard/operator/roster'
 /** An upload not imported or cancelled within this time is removed. */
 const UPLOAD_LIFETIME_MS = 60 * 60_000

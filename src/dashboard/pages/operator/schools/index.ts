@@ -7,8 +7,8 @@ import { type FormBody, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
 import { type SchoolForm, schoolsBody } from './views.js'
+import { operator } from '../../../page-roles.js'
 
-const operator = { config: { dashboard: 'operator' as const } }
 const PATH = '/dashboard/operator/schools'
 
 export const schoolPages: PagePlugin = async (app, { context }) => {

@@ -16,10 +16,10 @@ import { organisationParam } from '../organisation-param.js'
 import { sendOrganisationPage } from '../organisations/organisation-page.js'
 import { studentsOfList } from './student-list.js'
 import { endShareConfirmBody, sharedStudentsPageBody } from './views.js'
+import { operator } from '../../../page-roles.js'
 
 const PAGE = 100
 
-const operator = { config: { dashboard: 'operator' as const } }
 // Student ids: this page opens only from this dashboard, like the other student pages.
 const studentPage = { config: { dashboard: 'operator' as const, studentData: true as const } }
 

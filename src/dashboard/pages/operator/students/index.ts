@@ -19,12 +19,12 @@ import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
 import { organisationParam } from '../organisation-param.js'
 import { erasePageBody, linkedStudentsBody, unlinkConfirmBody } from './views.js'
+import { operator } from '../../../page-roles.js'
 
 const PAGE = 100
 
 // Student ids: these pages open only from this dashboard, like the disclosure and audit logs.
 const studentPage = { config: { dashboard: 'operator' as const, studentData: true as const } }
-const operator = { config: { dashboard: 'operator' as const } }
 
 /** A student id from a query or form value, lower-cased, or undefined when it is not one. */
 function studentIdOf(value: unknown): string | undefined {

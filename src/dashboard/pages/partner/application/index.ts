@@ -10,8 +10,7 @@ import { type FieldErrors, type FormBody, isEmail, isWebsite, list, text } from 
 import { sendPage } from '../../../send-page.js'
 import { partnerView } from '../partner-view.js'
 import { applicationDetails, applicationForm } from './views.js'
-
-const partner = { config: { dashboard: 'partner' as const } }
+import { partner } from '../../../page-roles.js'
 
 export const applicationPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context

@@ -19,8 +19,8 @@ import { sendPage } from '../../../send-page.js'
 import { utcMinute } from '../../../times.js'
 import { partnerView } from '../partner-view.js'
 import { attestConfirmBody, BASE, deletionBody } from './views.js'
+import { partner } from '../../../page-roles.js'
 
-const partner = { config: { dashboard: 'partner' as const } }
 const idsDownload = { config: { dashboard: 'partner' as const, studentData: true as const } }
 
 /** The end of the signed-in partner's organisation that `:agreementId` names; the 404 page otherwise. */

@@ -13,8 +13,7 @@ import { keyGonePage, newKeyPage, showNewKey } from '../../../views/new-key.js'
 import { revokeConfirmPage } from '../../../views/revoke-confirm.js'
 import { sendOverview } from '../overview/overview-page.js'
 import { ownKeys, partnerView } from '../partner-view.js'
-
-const partner = { config: { dashboard: 'partner' as const } }
+import { partner } from '../../../page-roles.js'
 
 export const keyPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context

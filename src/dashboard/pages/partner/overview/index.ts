@@ -2,8 +2,7 @@
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { partnerView } from '../partner-view.js'
 import { sendOverview } from './overview-page.js'
-
-const partner = { config: { dashboard: 'partner' as const } }
+import { partner } from '../../../page-roles.js'
 
 export const overviewPages: PagePlugin = async (app, { context }) => {
   // '' and not '/': the overview answers at /dashboard/partner only, not with a trailing slash.

@@ -6,8 +6,7 @@ import { type Html, html } from '../../../html.js'
 import { sendPage } from '../../../send-page.js'
 import { ownKeys, partnerView } from '../partner-view.js'
 import { lastDays, usageChart } from './usage-chart.js'
-
-const partner = { config: { dashboard: 'partner' as const } }
+import { partner } from '../../../page-roles.js'
 
 function keyHeading(key: ApiKeyRow): Html {
   return html`<code>${key.display_prefix}\u2026</code> ${key.name} <span class="hint">(${key.mode})</span>`

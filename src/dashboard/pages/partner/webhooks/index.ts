@@ -23,6 +23,7 @@ import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
 import { waitOf } from '../../../times.js'
 import { endpointBody, endpointsBody, secretBody } from './views.js'
+import { partner } from '../../../page-roles.js'
 
 /** The 429 page of an endpoint that had its test events and resends for the minute. */
 function tooManySends(retryAfterMs: number): never {
@@ -46,7 +47,6 @@ function endpointLimit(limit: number): string {
 export const webhookPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context
   const db = storage.db
-  const partner = { config: { dashboard: 'partner' as const } }
 
   /** The organisations whose endpoints the partner manages: live for their organisation, test for the sandbox. */
   function owners(request: FastifyRequest): { live: string | null; test: string } {
