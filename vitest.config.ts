@@ -60,10 +60,11 @@ const shared = {
 }
 
 /**
- * Two files at a time even on two cores (vitest's default there is one): most of a file's time
- * is spent waiting on servers, child processes and databases, not on its own CPU.
+ * Three files at a time even on two cores (vitest's default there is one): most of a file's time
+ * is spent waiting on servers, child processes and databases, not on its own CPU, and a third
+ * file fills what two leave idle (figures: docs/testing.md).
  */
-const MAX_WORKERS = 2
+const MAX_WORKERS = 3
 
 /**
  * What `npm test` (`vitest run --coverage`) measures: the lines of src/ that tests run in their own
