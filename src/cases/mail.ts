@@ -63,16 +63,19 @@ export function recipientProblem(to: string): string | null {
   return isMailRecipient(to) ? null : 'Enter one e-mail address like name@example.org.'
 }
 
-/** Checks and adds a message; a subject is one line whatever it was given. */
+/** A subject is one line, whatever it was given: a line break would end the header. */
+const oneLine = (subject: string) => subject.replace(/\s+/g, ' ').trim()
+
+/** Checks and adds a message. */
 async function addMail(db: Kysely<Database>, mail: OutgoingMail, now: number): Promise<number> {
   const problem = recipientProblem(mail.to)
   if (problem !== null) throw new ConflictError(problem)
-  const subject = mail.subject.replace(/\s+/g, ' ').trim()
-  return insertMail(db, { kind: mail.kind, recipient: mail.to, subject, text: mail.text, html: mail.html }, now)
+  const row = { kind: mail.kind, recipient: mail.to, subject: oneLine(mail.subject), text: mail.text, html: mail.html }
+  return insertMail(db, row, now)
 }
 
 function announce(held: HeldMailNotice | undefined, id: number, mail: OutgoingMail): void {
-  held?.({ id, kind: mail.kind, subject: mail.subject.replace(/\s+/g, ' ').trim(), link: mail.link })
+  held?.({ id, kind: mail.kind, subject: oneLine(mail.subject), link: mail.link })
 }
 
 /**
