@@ -16,15 +16,16 @@
  * operator's command would trust is a way in (docs/security.md).
  *
  * Left outside the bundle, loaded from node_modules as before: the native SQLite driver,
- * drivers loaded only when configured (pg, ioredis; storage/postgres/open-postgres.ts and
- * redis-client.ts require them at run time), pino with the modules its transports start as
- * worker threads by file name (pino-pretty on a terminal), and OpenTelemetry, which only
- * observability/tracing.ts loads, outside the bundle, so that an untraced start never reads it
- * (a test watches the modules loaded).
+ * drivers loaded only when configured (pg, ioredis, nodemailer; storage/postgres/open-postgres.ts,
+ * redis-client.ts and mail/smtp-sender.ts require them at run time), pino with the modules its
+ * transports start as worker threads by file name (pino-pretty on a terminal), and OpenTelemetry,
+ * which only observability/tracing.ts loads, outside the bundle, so that an untraced start never
+ * reads it (a test watches the modules loaded).
  */
 import { defineConfig } from 'rolldown'
 
-const EXTERNAL = /^(node:|@opentelemetry\/|(better-sqlite3|pg|ioredis|pino|pino-pretty|thread-stream|sonic-boom)(\/|$))/
+const EXTERNAL =
+  /^(node:|@opentelemetry\/|(better-sqlite3|pg|ioredis|nodemailer|pino|pino-pretty|thread-stream|sonic-boom)(\/|$))/
 
 const NODE = { platform: 'node', tsconfig: 'tsconfig.build.json', transform: { target: 'es2023' } } as const
 

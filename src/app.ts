@@ -63,6 +63,9 @@ import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.
 import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition-task.js'
 import { keySetSource, signingKeySource } from './services/signing-keys.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
+import { heldMailLog } from './mail/held-mail-log.js'
+import { MAIL_POLL_MS, MailWorker } from './mail/mail-worker.js'
+import { smtpSettings } from './mail/smtp-sender.js'
 import { createLimiters, type Limiters } from './services/limiters.js'
 import { recordRequest } from './instrumentation/metrics-channels.js'
 import type { Metrics } from './observability/metrics.js'
@@ -104,6 +107,8 @@ export interface AppServices {
   /** Ends the links of organisations whose agreement's disposition period ran out. */
   readonly disposer: DispositionTask
   readonly webhooks: WebhookDeliverer
+  /** Sends the mail outbox; undefined without SMTP_URL, when messages stay in the outbox. */
+  readonly mail: MailWorker | undefined
   /** Whether hot requests are answered before the router (http/fast/), or why not. */
   readonly fastPath: FastPathStatus
   /** This process's metrics, when they are on (METRICS_TOKEN or METRICS_PORT, and not METRICS=off). */
@@ -223,6 +228,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     timeoutMs: config.webhookTimeoutMs,
     allowLoopback: config.webhookAllowLoopback,
   })
+  const smtp = smtpSettings(config)
+  const mail = smtp === undefined ? undefined : new MailWorker({ db: storage.db, clock, log: app.log, smtp })
   const fastPathState = fastPathStatus(config, limiters.inProcess)
   metrics?.watch({ keys, limiters })
   app.decorate('services', {
@@ -235,6 +242,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     pruner,
     disposer,
     webhooks,
+    mail,
     fastPath: fastPathState,
     metrics,
   })
@@ -337,6 +345,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     agreementDispositionDays: config.agreementDispositionDays,
     signingKey,
     rosterUploads: { dir: config.rosterUploadDir, maxBytes: config.rosterUploadMaxBytes },
+    mail: {
+      publicUrl: config.publicUrl,
+      sending: smtp !== undefined,
+      held: smtp === undefined ? heldMailLog(app.log) : undefined,
+    },
   })
 
   await changes.start(options.pollChanges === false ? 0 : config.changePollMs)
@@ -349,6 +362,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     disposer.run().catch((err: unknown) => app.log.warn({ err }, 'could not end the links of ended agreements'))
   }
   webhooks.start(options.pollChanges === false ? 0 : WEBHOOK_POLL_MS)
+  mail?.start(options.pollChanges === false ? 0 : MAIL_POLL_MS)
   const usageTimer = setInterval(
     () => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')),
     USAGE_FLUSH_MS,
@@ -363,6 +377,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     await pruner.stop()
     await disposer.stop()
     await webhooks.stop()
+    await mail?.stop()
     clearInterval(usageTimer)
     clearInterval(sweepTimer)
     await usage.flush().catch(() => {})

@@ -102,6 +102,12 @@ function reportFastPath(status: AppServices['fastPath'], log: ReturnType<typeof 
   else log.info({ fastPath: 'off' }, `fast path off: ${status.why}`)
 }
 
+function reportMail(sending: boolean, log: ReturnType<typeof createLogger>): void {
+  if (!cluster.isPrimary && cluster.worker?.id !== 1) return
+  if (sending) log.info({ mail: 'smtp' }, 'mail sent through SMTP_URL')
+  else log.info({ mail: 'held' }, "mail kept in the outbox: SMTP_URL is unset (read it on the dashboard's Outbox page)")
+}
+
 function saveCompileCache(hooks: StartHooks, log: ReturnType<typeof createLogger>): void {
   const cache = hooks.compileCache
   // Right after the first turn of serving, not at exit: a server stopped soon after it starts (a
@@ -126,6 +132,7 @@ async function serve(
   const relayed = cluster.isWorker && relay !== undefined ? { scrape: relay.askPrimary() } : {}
   const app = await buildApp({ config, storage, logger: log, ...relayed })
   reportFastPath(app.services.fastPath, log)
+  reportMail(app.services.mail !== undefined, log)
   const metrics = app.services.metrics
   if (metrics !== undefined && cluster.isWorker) relay?.shareWithPrimary(metrics.registry)
   const scrapes =

@@ -13,6 +13,7 @@ import { defineCatalog } from './commands/catalog/index.js'
 import { defineDisclosures } from './commands/disclosures/index.js'
 import { defineKey } from './commands/key/index.js'
 import { defineLinks } from './commands/links/index.js'
+import { defineMail } from './commands/mail/index.js'
 import { defineMigrate } from './commands/migrate.js'
 import { defineOperator } from './commands/operator/index.js'
 import { defineOrg } from './commands/org/index.js'
@@ -26,7 +27,7 @@ export function buildProgram(options: { json: boolean }): Command {
   const program = new Command('curriculum')
     .description(
       'Operate the Curriculum API: database, catalog, organisations, agreements, keys, ' +
-        'student and roster imports, schools and shares, and the disclosure log',
+        'student and roster imports, schools and shares, the disclosure log, and outgoing mail',
     )
     .addHelpText(
       'after',
@@ -59,5 +60,6 @@ export function buildProgram(options: { json: boolean }): Command {
   defineProgress(program)
   defineDisclosures(program)
   defineOperator(program)
+  defineMail(program)
   return program
 }

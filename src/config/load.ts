@@ -65,6 +65,9 @@ const MIN_METRICS_TOKEN = 32
 
 type Reader = (env: Env, s: Notes, done: Draft) => Config[keyof Config]
 
+/** One mailbox; a host without a dot is allowed, as in the default `no-reply@localhost`. */
+const SENDER = /^[^\s@<>(),;:"\\[\]]+@[^\s@<>(),;:"\\[\]]+$/
+
 /** Settings whose variable needs more than its type says: a format, a path, or another setting. */
 const READERS: Partial<Record<keyof Config, Reader>> = {
   metricsToken: (env, s) => {
@@ -105,6 +108,19 @@ const READERS: Partial<Record<keyof Config, Reader>> = {
     const raw = given(env, s.env)
     if (raw !== undefined && !/^rediss?:\/\//.test(raw))
       throw new ConfigError(`${s.env} must start with redis:// or rediss:// (got "${masked(raw)}")`)
+    return raw
+  },
+  smtpUrl: (env, s) => {
+    const raw = given(env, s.env)
+    if (raw !== undefined && !/^smtps?:\/\/[^\s/]+/.test(raw))
+      throw new ConfigError(`${s.env} must start with smtp:// or smtps:// and name a host (got "${masked(raw)}")`)
+    return raw
+  },
+  mailFrom: (env, s) => {
+    const raw = text(env, s)!
+    const address = (/^[^<>]*<([^<>]+)>$/.exec(raw)?.[1] ?? raw).trim()
+    if (!SENDER.test(address) || /\p{Cc}/u.test(raw))
+      throw new ConfigError(`${s.env} must be an address, or a name and an address in <> (got "${raw}")`)
     return raw
   },
   workers: (env, s) => {

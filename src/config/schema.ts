@@ -122,6 +122,30 @@ export const ConfigSchema = Type.Object({
     'Enabled webhook endpoints an organisation may have.',
   ),
   webhookAllowLoopback: flag('WEBHOOK_ALLOW_LOOPBACK', false, 'Tests only: webhooks may go to loopback addresses.'),
+  smtpUrl: maybeText(
+    'SMTP_URL',
+    '`smtp://user:password@host:587` or `smtps://...:465`: where mail is sent; unset: it stays in the outbox.',
+  ),
+  mailFrom: text(
+    'MAIL_FROM',
+    'Curriculum API <no-reply@localhost>',
+    'The sender of every message: an address, or a name and <address>.',
+  ),
+  smtpConnectionTimeoutMs: int(
+    'SMTP_CONNECTION_TIMEOUT_MS',
+    10_000,
+    100,
+    600_000,
+    'Time to connect to the SMTP server.',
+  ),
+  smtpGreetingTimeoutMs: int('SMTP_GREETING_TIMEOUT_MS', 10_000, 100, 600_000, "Time for the SMTP server's greeting."),
+  smtpSocketTimeoutMs: int(
+    'SMTP_SOCKET_TIMEOUT_MS',
+    30_000,
+    100,
+    600_000,
+    'Longest silence of the SMTP server during a conversation before the attempt ends.',
+  ),
   feedRetentionDays: int('FEED_RETENTION_DAYS', 90, 1, 36_500, 'Days the change feed keeps a change.'),
   disclosureRetentionDays: int(
     'DISCLOSURE_RETENTION_DAYS',

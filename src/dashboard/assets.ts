@@ -67,9 +67,12 @@ pre {
 .secret { width: 100%; padding: .5rem; border: 2px solid var(--ok); border-radius: 6px; background: #f0fff4; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: .25rem 1rem 1rem; margin: 1rem 0; }
 .state { display: inline-block; padding: .1rem .5rem; border-radius: 999px; font-size: .9rem; border: 1px solid; }
-.state.submitted, .state.pending, .state.queued, .state.retrying { color: #7a4b00; border-color: #7a4b00; }
-.state.approved, .state.active, .state.delivered { color: var(--ok); border-color: var(--ok); }
-.state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked, .state.failed, .state.not-sent {
+.state.submitted, .state.pending, .state.queued, .state.retrying, .state.sending {
+  color: #7a4b00; border-color: #7a4b00;
+}
+.state.approved, .state.active, .state.delivered, .state.sent { color: var(--ok); border-color: var(--ok); }
+.state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked, .state.failed, .state.not-sent,
+.state.interrupted {
   color: var(--bad); border-color: var(--bad);
 }
 .empty { color: var(--muted); font-style: italic; }
@@ -79,6 +82,8 @@ pre {
 }
 svg.chart { width: 100%; height: auto; max-width: 760px; }
 details summary { cursor: pointer; color: var(--accent); }
+pre.mail-body { min-width: 32ch; max-width: 72ch; word-break: normal; overflow-wrap: anywhere; }
+form.send-again { margin-top: .5rem; }
 @media (max-width: 600px) {
   header.site { padding: .5rem .75rem; }
   .signout { margin-left: 0; }

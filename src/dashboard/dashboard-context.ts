@@ -4,6 +4,7 @@
  * the plugin.
  */
 import type { FastifyPluginAsync } from 'fastify'
+import type { HeldMailNotice } from '../cases/mail.js'
 import type { Clock } from '../clock.js'
 import type { SigningKey } from '../domain/signing-key.js'
 import type { Limiters } from '../services/limiters.js'
@@ -46,8 +47,18 @@ export interface DashboardDeps {
   rosterUploads?: { dir: string; maxBytes: number }
   /** AGREEMENT_DISPOSITION_DAYS: the disposition period a new agreement's form starts with (default 30). */
   agreementDispositionDays?: number
+  /** Outgoing mail: PUBLIC_URL for the links it carries, and whether SMTP_URL sends it or it is held. */
+  mail: MailDeps
   /** The key that signs certificates of deletion (services/signing-keys.ts); loaded from storage unless given. */
   signingKey?: () => Promise<SigningKey>
+}
+
+export interface MailDeps {
+  publicUrl: string
+  /** SMTP_URL is set: the mail worker sends what is queued. */
+  sending: boolean
+  /** SMTP_URL is unset: where each queued message is announced in one log line. */
+  held: HeldMailNotice | undefined
 }
 
 export interface DashboardContext extends DashboardDeps {

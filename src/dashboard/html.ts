@@ -3,7 +3,7 @@
  * reason typed by a partner can never become markup. Trusted fragments are `Html` values
  * (another template's result), passed through as they are.
  */
-import { escapeHtml } from '../http/html-escape.js'
+import { escapeHtml } from '../domain/html-escape.js'
 
 export class Html {
   constructor(readonly value: string) {}
@@ -12,7 +12,7 @@ export class Html {
   }
 }
 
-export { escapeHtml as escape } from '../http/html-escape.js'
+export { escapeHtml as escape } from '../domain/html-escape.js'
 
 function render(value: unknown): string {
   if (value instanceof Html) return value.value

@@ -45,6 +45,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/operator/roster', 'Roster import'),
             link('/dashboard/operator/disclosures', 'Disclosure log'),
             link('/dashboard/operator/audit', 'Audit log'),
+            link('/dashboard/operator/outbox', 'Outbox'),
           ]
         : [
             link('/dashboard/partner', 'Overview'),

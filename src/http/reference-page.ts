@@ -5,7 +5,7 @@
  */
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
 import { OPENAPI_PATH } from './api-prefix.js'
-import { escapeHtml } from './html-escape.js'
+import { escapeHtml } from '../domain/html-escape.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as loose JSON, field by field
 type Json = Record<string, any>

@@ -347,6 +347,28 @@ export interface WebhookManualSendsTable {
   at: string
 }
 
+/** `interrupted`: its sending process stopped mid-send; never sent again but by an operator (docs/email.md). */
+export type MailState = 'pending' | 'sending' | 'sent' | 'failed' | 'interrupted'
+
+/** Migration 0017; cases/mail.ts holds its rules, src/mail/ sends it. */
+export interface MailOutboxTable {
+  id: Generated<number>
+  /** What the message is for: `test` now; verification, reset, invitation, notices later. */
+  kind: string
+  recipient: string
+  subject: string
+  text_body: string
+  html_body: string | null
+  created_at: string
+  state: MailState
+  attempts: GeneratedAs<number>
+  next_attempt_at: string | null
+  lease_until: string | null
+  last_error: string | null
+  sent_at: string | null
+  message_id: string | null
+}
+
 export interface AccountsTable {
   id: string
   /** Lower-cased. */
@@ -462,6 +484,7 @@ export interface Database {
   webhook_endpoints: WebhookEndpointsTable
   webhook_deliveries: WebhookDeliveriesTable
   webhook_manual_sends: WebhookManualSendsTable
+  mail_outbox: MailOutboxTable
   accounts: AccountsTable
   sessions: SessionsTable
   applications: ApplicationsTable
@@ -484,6 +507,7 @@ export type DisclosureRow = Selectable<DisclosuresTable>
 export type DisclosureSegmentRow = Selectable<DisclosureSegmentsTable>
 export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
+export type MailRow = Selectable<MailOutboxTable>
 export type AccountRow = Selectable<AccountsTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
 export type AuditRow = Selectable<AuditLogTable>

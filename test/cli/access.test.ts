@@ -312,6 +312,7 @@ describe('organisations, agreements and keys', () => {
         '0014-roster-sources',
         '0015-erased-student-schools',
         '0016-student-departures',
+        '0017-mail-outbox',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -325,6 +325,13 @@ const CHANGING: Case[] = [
       secrets.values.push(STDIN_PASSWORD, await passwordHash(databaseUrl, 'second@example.org'))
     },
   },
+  {
+    stage: 1,
+    argv: ['mail', 'test', '--to', 'ops@example.org'],
+    action: 'mail.test',
+    target: (d) => `mail:${d.mail.id}`,
+    changed: () => ({ to: 'ops@example.org' }),
+  },
 ]
 
 /**

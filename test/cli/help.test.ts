@@ -59,6 +59,7 @@ describe('curriculum --help', () => {
         'links import',
         'links remove',
         'links shares',
+        'mail test',
         'migrate',
         'operator create',
         'org create',

@@ -161,6 +161,7 @@ describe('dashboard authorization', () => {
       { anonymous: 303, partnerA: 403, partnerB: 403, operator: 404 },
     ],
     ['/dashboard/operator/audit', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/outbox', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/login', { anonymous: 200, partnerA: 303, partnerB: 303, operator: 303 }],
     ['/dashboard/signup', { anonymous: 200, partnerA: 200, partnerB: 200, operator: 200 }],
     ['/dashboard/assets/dashboard.css', { anonymous: 200, partnerA: 200, partnerB: 200, operator: 200 }],
@@ -265,6 +266,8 @@ describe('dashboard authorization', () => {
     ],
     // Another organisation's share: not found, and not ended.
     ['/dashboard/operator/organisations/ORG_A/shares/SHARE_ACME/end', {}, { operator: 404 }],
+    ['/dashboard/operator/outbox/test', { to: 'x@example.org' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    ['/dashboard/operator/outbox/1/send-again', {}, { anonymous: 303, partnerA: 403, partnerB: 403, operator: 404 }],
   ]
 
   for (const [action, form, expected] of ACTIONS) {
@@ -306,6 +309,7 @@ describe('dashboard authorization', () => {
       schools: await db.selectFrom('schools').select('id').orderBy('id').execute(),
       shares: await db.selectFrom('shares').select(['id', 'ended_at']).orderBy('id').execute(),
       links: await allLinks(db),
+      mail: await db.selectFrom('mail_outbox').selectAll().orderBy('id').execute(),
     }
   }
 

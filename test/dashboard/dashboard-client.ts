@@ -1,21 +1,34 @@
 /**
- * A browser-like client for the dashboard over Fastify's inject: it keeps cookies, and fills in
- * the CSRF field the way a page's form would.
+ * A browser-like client for the dashboard over Fastify's inject, or over a real socket when given
+ * one (a TestContext's `send`): it keeps cookies, and fills in the CSRF field the way a page's
+ * form would.
  */
-import type { LightMyRequestResponse } from 'fastify'
+import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createAccount } from '../../src/storage/account-repository.js'
 import type { TestContext } from '../helper.js'
+import type { HttpRequest, HttpResponse } from '../support/http-client.js'
+
+/** Sends a request over a real socket (test/support/http-client.ts), answering in inject's shape. */
+export type SocketSend = (request: HttpRequest) => Promise<HttpResponse>
 
 export class DashboardClient {
   readonly #app: TypedApp
   readonly #ip: string
+  readonly #socket: SocketSend | undefined
   readonly cookies = new Map<string, string>()
 
-  constructor(app: TypedApp, ip = '192.0.2.10') {
+  constructor(app: TypedApp, ip = '192.0.2.10', socket?: SocketSend) {
     this.#app = app
     this.#ip = ip
+    this.#socket = socket
+  }
+
+  #inject(options: InjectOptions & HttpRequest): Promise<LightMyRequestResponse> {
+    if (this.#socket === undefined) return this.#app.inject(options)
+    // The fields the tests read (status, headers, body, json) are the same in both shapes.
+    return this.#socket(options) as Promise<unknown> as Promise<LightMyRequestResponse>
   }
 
   #cookieHeader(): string {
@@ -43,7 +56,7 @@ export class DashboardClient {
       'sec-fetch-mode': 'navigate',
       ...headers,
     }
-    const response = await this.#app.inject({
+    const response = await this.#inject({
       method: 'GET',
       url,
       headers: Object.fromEntries(Object.entries(all).filter(([, value]) => value !== undefined)) as Record<
@@ -82,7 +95,7 @@ export class DashboardClient {
       if (value === null) continue
       for (const one of Array.isArray(value) ? value : [value]) body.append(name, one)
     }
-    const response = await this.#app.inject({
+    const response = await this.#inject({
       method: 'POST',
       url,
       headers: { cookie: this.#cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
@@ -117,7 +130,7 @@ export class DashboardClient {
       file.data,
       Buffer.from(`\r\n--${boundary}--\r\n`),
     )
-    const response = await this.#app.inject({
+    const response = await this.#inject({
       method: 'POST',
       url,
       headers: { cookie: this.#cookieHeader(), 'content-type': `multipart/form-data; boundary=${boundary}` },
@@ -152,14 +165,21 @@ export class DashboardClient {
 
 export const OPERATOR = { email: 'ops@example.org', password: 'operator password 2026' }
 
-/** Creates the operator account on the test app and returns a client signed in as it from `ip`. */
-export async function signedInOperator(t: TestContext, ip: string): Promise<DashboardClient> {
+/**
+ * Creates the operator account on the test app and returns a client signed in as it from `ip`,
+ * over a real socket when `socket` is given (`t.send`).
+ */
+export async function signedInOperator(
+  t: Pick<TestContext, 'app' | 'storage' | 'clock'>,
+  ip: string,
+  socket?: SocketSend,
+): Promise<DashboardClient> {
   await createAccount(
     t.storage.db,
     { email: OPERATOR.email, passwordHash: await hashPassword(OPERATOR.password), role: 'operator' },
     t.clock.now(),
   )
-  const operator = new DashboardClient(t.app, ip)
+  const operator = new DashboardClient(t.app, ip, socket)
   const signIn = await operator.signIn(OPERATOR.email, OPERATOR.password)
   if (signIn.statusCode !== 303) throw new Error(`operator sign-in answered ${signIn.statusCode}`)
   return operator

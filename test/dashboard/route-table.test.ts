@@ -35,6 +35,7 @@ const ROUTES = [
   'GET /dashboard/operator/organisations/:id/students operator student',
   'GET /dashboard/operator/organisations/:id/students/:studentId/unlink operator student',
   'GET /dashboard/operator/organisations/:id/suspend operator',
+  'GET /dashboard/operator/outbox operator',
   'GET /dashboard/operator/schools operator',
   'GET /dashboard/operator/roster operator',
   'GET /dashboard/operator/roster/:token operator',
@@ -68,6 +69,8 @@ const ROUTES = [
   'POST /dashboard/operator/organisations/:id/shares/school operator',
   'POST /dashboard/operator/organisations/:id/students/:studentId/unlink operator',
   'POST /dashboard/operator/organisations/:id/suspend operator',
+  'POST /dashboard/operator/outbox/:id/send-again operator',
+  'POST /dashboard/operator/outbox/test operator',
   'POST /dashboard/operator/schools operator',
   'POST /dashboard/operator/roster operator',
   'POST /dashboard/operator/roster/:token/cancel operator',
@@ -115,6 +118,7 @@ describe('dashboard route table', () => {
       maxKeysPerOrganisation: config.maxKeysPerOrganisation,
       maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
       webhookAllowLoopback: config.webhookAllowLoopback,
+      mail: { publicUrl: config.publicUrl, sending: false, held: undefined },
     })
     await app.ready()
   })

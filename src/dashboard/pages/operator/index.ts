@@ -1,7 +1,7 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
  * organisations, their agreements (and what follows their end), keys and shares, their students
- * (unlink, erase), the schools, roster imports, the disclosure log and the audit log. Every change
+ * (unlink, erase), the schools, roster imports, the disclosure log, the audit log and the outbox. Every change
  * made here is written to the audit log in the same transaction. Each group is encapsulated: it
  * inherits the dashboard's session, role and CSRF checks and its error pages.
  */
@@ -13,6 +13,7 @@ import { disclosurePages } from './disclosures/index.js'
 import { endedAgreementPages } from './ended-agreements/index.js'
 import { keyPages } from './keys/index.js'
 import { organisationPages } from './organisations/index.js'
+import { outboxPages } from './outbox/index.js'
 import { schoolPages } from './schools/index.js'
 import { sharePages } from './shares/index.js'
 import { rosterPages } from './roster/index.js'
@@ -36,6 +37,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     disclosurePages,
     studentDisclosurePages,
     auditPages,
+    outboxPages,
   ])
     await app.register(group, { context })
 }

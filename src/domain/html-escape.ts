@@ -1,5 +1,5 @@
 /**
- * The one HTML escaper, for the reference pages and the dashboard alike: text (anything, as its
+ * The one HTML escaper, for the reference pages, the dashboard and mail alike: text (anything, as its
  * string form) made safe in element content and in quoted attribute values.
  */
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
