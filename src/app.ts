@@ -218,6 +218,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clock,
     feedRetentionDays: config.feedRetentionDays,
     disclosureRetentionDays: config.disclosureRetentionDays,
+    mailRetentionDays: config.mailRetentionDays,
     log: app.log,
   })
   const disposer = new DispositionTask({ storage, clock, log: app.log })

@@ -10,6 +10,7 @@
  * and nothing here takes a student, a student id or a progress record.
  */
 import type { Kysely } from 'kysely'
+import { isoAt } from '../clock.js'
 import { isMailRecipient } from '../domain/email.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { escapeHtml } from '../domain/html-escape.js'
@@ -22,6 +23,7 @@ import {
 } from '../domain/mail-outcome.js'
 import {
   claimDueMail,
+  deleteEndedMail,
   findMail,
   hasMailToClaim,
   insertMail,
@@ -237,4 +239,14 @@ export async function sendMailAgain(
     await auditOperator(trx, audit, { action: 'mail.send_again', target: `mail:${id}`, detail }, now)
     return before
   })
+}
+
+const DAY_MS = 86_400_000
+
+/**
+ * Deletes the messages queued more than `days` ago that are sent, failed or interrupted: their
+ * bodies hold addresses and links no one needs once they are over. Pending ones are kept.
+ */
+export function pruneMailOutbox(db: Kysely<Database>, now: number, days: number): Promise<number> {
+  return deleteEndedMail(db, isoAt(now - days * DAY_MS))
 }

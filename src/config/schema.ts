@@ -131,6 +131,13 @@ export const ConfigSchema = Type.Object({
     'Curriculum API <no-reply@localhost>',
     'The sender of every message: an address, or a name and <address>.',
   ),
+  mailRetentionDays: int(
+    'MAIL_RETENTION_DAYS',
+    30,
+    1,
+    36_500,
+    'Days the outbox keeps a message once it is sent, failed or interrupted.',
+  ),
   smtpConnectionTimeoutMs: int(
     'SMTP_CONNECTION_TIMEOUT_MS',
     10_000,

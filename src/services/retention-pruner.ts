@@ -1,12 +1,13 @@
 /**
- * Keeps the change feed, and the disclosure log when it has a retention period, within their
- * periods: once at start and every hour, deletes what is older in small writes (see
+ * Keeps the change feed, the mail outbox, and the disclosure log when it has a retention period,
+ * within their periods: once at start and every hour, deletes what is older in small writes (see
  * storage/change-feed-retention-repository.ts and storage/disclosure-retention-repository.ts), pausing between two so
  * that the requests held up by one are answered before the next. Every instance runs it; each
  * step is safe to run twice or at once on two instances.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
+import { pruneMailOutbox } from '../cases/mail.js'
 import type { Clock } from '../clock.js'
 import { pruneChangeLog } from '../storage/change-feed-retention-repository.js'
 import type { Storage } from '../storage/connection.js'
@@ -24,6 +25,8 @@ export interface PrunerOptions {
   feedRetentionDays: number
   /** Days the disclosure log keeps a row; 0 keeps every row. */
   disclosureRetentionDays: number
+  /** Days the mail outbox keeps a message once it is over (cases/mail.ts). */
+  mailRetentionDays: number
   log: FastifyBaseLogger
   /** Change log rows per delete; the storage module's default unless given. */
   batch?: number
@@ -31,10 +34,11 @@ export interface PrunerOptions {
   pauseMs?: number
 }
 
-/** `run()` resolves to how many change log rows and disclosure segments were deleted. */
+/** `run()` resolves to how many change log rows, messages and disclosure segments were deleted. */
 export class RetentionPruner extends PeriodicTask {
   constructor(options: PrunerOptions) {
-    const { storage, clock, feedRetentionDays, disclosureRetentionDays, log, batch, pauseMs = PRUNE_PAUSE_MS } = options
+    const { storage, clock, feedRetentionDays, disclosureRetentionDays, mailRetentionDays, log, batch } = options
+    const pauseMs = options.pauseMs ?? PRUNE_PAUSE_MS
     const write = <T>(work: (trx: Storage['db']) => Promise<T>) => storage.writes.transaction(work)
     const prune = async (stopping: AbortSignal) => {
       const pause = async () => {
@@ -48,10 +52,11 @@ export class RetentionPruner extends PeriodicTask {
         ...(batch === undefined ? {} : { batch }),
         pause,
       })
+      if (!stopping.aborted) deleted += await write((trx) => pruneMailOutbox(trx, clock.now(), mailRetentionDays))
       if (disclosureRetentionDays > 0 && !stopping.aborted)
         deleted += await pruneDisclosureLog(storage.db, { before: cutoff(disclosureRetentionDays), write, pause })
       return deleted
     }
-    super(prune, log, 'could not prune the change feed or the disclosure log')
+    super(prune, log, 'could not prune the change feed, the mail outbox or the disclosure log')
   }
 }

@@ -189,3 +189,13 @@ export async function countMailByState(db: Db): Promise<Partial<Record<MailState
     .execute()
   return Object.fromEntries(rows.map((row) => [row.state, Number(row.n)]))
 }
+
+/** Deletes the messages queued before `before` (an ISO time) that are sent, failed or interrupted; returns how many. */
+export async function deleteEndedMail(db: Db, before: string): Promise<number> {
+  const deleted = await db
+    .deleteFrom('mail_outbox')
+    .where('state', 'in', ['sent', 'failed', 'interrupted'])
+    .where('created_at', '<', before)
+    .executeTakeFirst()
+  return Number(deleted.numDeletedRows)
+}

@@ -6,11 +6,12 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
-import { type HeldMail, queueMail, queueTestMail, testMail } from '../../src/cases/mail.js'
+import { type HeldMail, pruneMailOutbox, queueMail, queueTestMail, testMail } from '../../src/cases/mail.js'
 import { ManualClock } from '../../src/clock.js'
 import { ConflictError } from '../../src/domain/errors.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { findMail } from '../../src/storage/mail-outbox-repository.js'
+import type { MailState } from '../../src/storage/tables.js'
 import { createTestStorage } from '../helper.js'
 
 const SRC = path.resolve(import.meta.dirname, '../../src')
@@ -55,6 +56,32 @@ describe('the mail case', () => {
     })
     const [row] = await storage.db.selectFrom('audit_log').selectAll().execute()
     expect(row).toMatchObject({ actor: 'account:ops@example.org', action: 'mail.test', target: `mail:${id}` })
+  })
+
+  it('deletes the messages over for longer than the retention period, and keeps pending and recent ones', async () => {
+    const DAY = 86_400_000
+    const queue = async (at: number, state: MailState) => {
+      const id = await queueMail(
+        storage.db,
+        { kind: 'test', to: 'ops@example.org', subject: state, text: 'Hello', html: null, link: null },
+        at,
+      )
+      await storage.db.updateTable('mail_outbox').set({ state }).where('id', '=', id).execute()
+      return id
+    }
+    const now = clock.now()
+    const old = now - 31 * DAY
+    for (const state of ['sent', 'failed', 'interrupted'] as const) await queue(old, state)
+    const kept = [
+      await queue(old, 'pending'),
+      await queue(old, 'sending'),
+      await queue(now - 29 * DAY, 'sent'),
+      await queue(now, 'failed'),
+    ]
+    expect(await pruneMailOutbox(storage.db, now, 30)).toBe(3)
+    const left = await storage.db.selectFrom('mail_outbox').select('id').orderBy('id').execute()
+    expect(left.map((row) => Number(row.id))).toEqual(kept)
+    expect(await pruneMailOutbox(storage.db, now, 30)).toBe(0)
   })
 
   it('makes the test message of fixed words, the service’s address and the outbox’s', () => {
