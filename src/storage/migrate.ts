@@ -158,11 +158,12 @@ export async function migrate(
 const MIGRATE_ATTEMPTS = 5
 
 /**
- * What Kysely's migrator meets on PostgreSQL when another session drops a schema or table while
- * it lists every table of every schema before it starts: invalid_schema_name, undefined_table,
- * and the internal error of an object gone by its OID. Nothing of ours was touched: run again.
+ * What Kysely's migrator meets on PostgreSQL when another session drops a schema, a table or a
+ * column while it lists every table of every schema before it starts: invalid_schema_name,
+ * undefined_table, undefined_column, and the internal error of an object gone by its OID. Nothing
+ * of ours was touched: run again.
  */
-const VANISHED = new Set(['3F000', '42P01', 'XX000'])
+const VANISHED = new Set(['3F000', '42P01', '42703', 'XX000'])
 
 function vanished(error: unknown): boolean {
   return VANISHED.has((error as { code?: string } | undefined)?.code ?? '')

@@ -94,7 +94,8 @@ describe.skipIf(process.env.TEST_DATABASE_URL !== undefined)('SQLite checkpointe
     const checkpointer = startCheckpointer({ file, intervalMs: 10 })
     const started = Date.now()
     await checkpointer.stop()
-    expect(Date.now() - started).toBeLessThan(1000)
+    // Promptly: far sooner than a hung worker thread, with room for a loaded machine (1.06 s seen).
+    expect(Date.now() - started).toBeLessThan(5000)
     db.close()
   })
 
