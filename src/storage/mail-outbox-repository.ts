@@ -11,6 +11,11 @@ import type { Database, MailRow, MailState } from './tables.js'
 
 type Db = Kysely<Database>
 
+/** A row as read: PostgreSQL gives its integers back as strings. */
+function mailRow(row: MailRow): MailRow {
+  return { ...row, id: Number(row.id), attempts: Number(row.attempts) }
+}
+
 export interface NewMail {
   kind: string
   recipient: string
@@ -107,7 +112,7 @@ export async function claimDueMail(db: Db, { now, leaseMs, limit }: MailClaim): 
     .where('next_attempt_at', '<=', at)
     .returningAll()
     .execute()
-  return rows.map((row) => ({ ...row, id: Number(row.id), attempts: Number(row.attempts) })).sort((a, b) => a.id - b.id)
+  return rows.map(mailRow).sort((a, b) => a.id - b.id)
 }
 
 export interface MailOutcome {
@@ -159,7 +164,7 @@ export async function requeueMail(db: Db, row: Pick<MailRow, 'id' | 'state'>, no
 
 export async function findMail(db: Db, id: number): Promise<MailRow | undefined> {
   const row = await db.selectFrom('mail_outbox').selectAll().where('id', '=', id).executeTakeFirst()
-  return row === undefined ? undefined : { ...row, id: Number(row.id), attempts: Number(row.attempts) }
+  return row === undefined ? undefined : mailRow(row)
 }
 
 /** One page of the outbox, newest first, before the message `before`; `next` when older ones follow. */
@@ -174,10 +179,7 @@ export async function pageOutbox(
     .orderBy('id', 'desc')
     .limit(page.limit + 1)
     .execute()
-  return keysetPage(
-    rows.map((row) => ({ ...row, id: Number(row.id), attempts: Number(row.attempts) })),
-    page.limit,
-  )
+  return keysetPage(rows.map(mailRow), page.limit)
 }
 
 /** How many messages are in each state (states with none left out). */
