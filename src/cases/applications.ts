@@ -8,9 +8,10 @@ import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { IllegalTransition, nextApplicationState } from '../domain/application-state.js'
+import { ConflictError } from '../domain/errors.js'
 import { formatScopes, type Scope } from '../domain/scopes.js'
 import { createOrganisation } from '../storage/access-repository.js'
-import { setAccountOrganisation } from '../storage/account-repository.js'
+import { findAccount, setAccountOrganisation } from '../storage/account-repository.js'
 import {
   findApplication,
   insertApplication,
@@ -31,12 +32,21 @@ export interface NewApplication {
   requestedScopes: readonly Scope[]
 }
 
+/** Live access is for accounts whose address is proven (cases/email-verification.ts); the sandbox needs no proof. */
+export class UnverifiedEmail extends ConflictError {
+  constructor() {
+    super('Verify your e-mail address before applying: use the link we sent you, or send a new one.')
+  }
+}
+
 export async function submitApplication(
   db: Kysely<Database>,
   application: NewApplication,
   now: number,
 ): Promise<ApplicationRow> {
   return inTransaction(db, async (trx) => {
+    const account = await findAccount(trx, application.accountId)
+    if (account?.email_verified_at == null) throw new UnverifiedEmail()
     const open = await openApplicationState(trx, application.accountId)
     if (open !== undefined) throw new IllegalTransition(`You already have an application that is ${open}.`)
     const row: ApplicationRow = {

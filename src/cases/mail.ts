@@ -36,8 +36,21 @@ import type { Database, MailRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import { auditOperator, type OperatorAudit } from './operator-action.js'
 
-/** What a message is for; verification, reset, invitation and notices come later. */
-export type MailKind = 'test'
+/** What a message is for. */
+export type MailKind =
+  | 'test'
+  | 'verify-email'
+  | 'password-reset'
+  | 'sign-up-again'
+  | 'email-change'
+  | 'email-change-notice'
+  | 'password-changed'
+
+/**
+ * Messages whose link signs its holder in or changes an account: once mail is sent, the Outbox
+ * page does not show their text, which would let whoever reads the page use the link.
+ */
+export const ONE_TIME_LINK_KINDS: ReadonlySet<string> = new Set(['verify-email', 'password-reset', 'email-change'])
 
 export interface OutgoingMail {
   kind: MailKind
@@ -76,7 +89,8 @@ async function addMail(db: Kysely<Database>, mail: OutgoingMail, now: number): P
   return insertMail(db, row, now)
 }
 
-function announce(held: HeldMailNotice | undefined, id: number, mail: OutgoingMail): void {
+/** Announces a message queued in a transaction, once the transaction has committed. */
+export function announceMail(held: HeldMailNotice | undefined, id: number, mail: OutgoingMail): void {
   held?.({ id, kind: mail.kind, subject: oneLine(mail.subject), link: mail.link })
 }
 
@@ -91,7 +105,7 @@ export async function queueMail(
   held?: HeldMailNotice,
 ): Promise<number> {
   const id = await addMail(db, mail, now)
-  announce(held, id, mail)
+  announceMail(held, id, mail)
   return id
 }
 
@@ -132,7 +146,7 @@ export async function queueTestMail(
     await auditOperator(trx, options.audit, { action: 'mail.test', target: `mail:${id}`, detail: { to } }, now)
     return id
   })
-  announce(options.held, id, mail)
+  announceMail(options.held, id, mail)
   return id
 }
 

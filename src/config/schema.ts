@@ -87,6 +87,13 @@ export const ConfigSchema = Type.Object({
   authFailureLimit: int('AUTH_FAILURE_LIMIT', 30, 1, 1_000_000, 'Failed authentications per address per window.'),
   signInFailureLimit: int('SIGN_IN_FAILURE_LIMIT', 5, 1, 10_000, 'Failed sign-ins per account and address.'),
   signUpLimit: int('SIGN_UP_LIMIT', 5, 1, 10_000, 'Dashboard sign-ups accepted per client address in any hour.'),
+  passwordResetLimit: int(
+    'PASSWORD_RESET_LIMIT',
+    10,
+    1,
+    10_000,
+    'Password reset requests accepted per client address in any hour (each account is also sent at most 3 links).',
+  ),
   bodyLimitBytes: int('BODY_LIMIT_BYTES', 4096, 64, 1_048_576, 'Largest accepted request body.'),
   trustProxy: Type.Union([Type.Boolean(), Type.Integer({ minimum: 0 }), Type.String()], {
     env: 'TRUST_PROXY',

@@ -9,11 +9,13 @@ import type { Clock } from '../clock.js'
 import type { SigningKey } from '../domain/signing-key.js'
 import type { Limiters } from '../services/limiters.js'
 import type { Storage } from '../storage/connection.js'
+import type { AfterAnswer } from './after-answer.js'
 import type { KeyViews } from './key-views.js'
 import type { SessionSupport } from './session.js'
 import type { SignInGuard } from './sign-in-guard.js'
 
-export type Access = 'public' | 'partner' | 'operator'
+/** Who may open a page: anybody, any signed-in account, or one kind of account. */
+export type Access = 'public' | 'signed-in' | 'partner' | 'operator'
 
 declare module 'fastify' {
   interface FastifyContextConfig {
@@ -66,6 +68,7 @@ export interface DashboardContext extends DashboardDeps {
   sessions: SessionSupport
   guard: SignInGuard
   keyViews: KeyViews
+  afterAnswer: AfterAnswer
 }
 
 /** A page group's options: the plugin registers each group with the context it built. */

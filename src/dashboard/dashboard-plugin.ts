@@ -20,9 +20,12 @@ import { DashboardError } from './dashboard-error.js'
 import type { FormBody } from './forms.js'
 import { html } from './html.js'
 import { createKeyViews } from './key-views.js'
+import { createAfterAnswer } from './after-answer.js'
+import { accountPages } from './pages/account/index.js'
 import { authPages } from './pages/auth/index.js'
 import { operatorPages } from './pages/operator/index.js'
 import { partnerPages } from './pages/partner/index.js'
+import { recoveryPages } from './pages/recovery/index.js'
 import { sendPage } from './send-page.js'
 import { createSessionSupport } from './session.js'
 import { createSignInGuard } from './sign-in-guard.js'
@@ -71,10 +74,13 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
     sessions,
   })
   const signingKey = deps.signingKey ?? signingKeySource(deps.storage.db)
-  const context: DashboardContext = { ...deps, signingKey, sessions, guard, keyViews }
+  const afterAnswer = createAfterAnswer(app.log)
+  app.addHook('onClose', () => afterAnswer.idle())
+  const context: DashboardContext = { ...deps, signingKey, sessions, guard, keyViews, afterAnswer }
 
   app.decorateRequest('account', null)
   app.decorateRequest('csrfToken', '')
+  app.decorateRequest('sessionId', null)
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -98,7 +104,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
       const next = request.method === 'GET' ? `?next=${encodeURIComponent(request.url)}` : ''
       return reply.redirect(`/dashboard/login${next}`, 303)
     }
-    if (request.account.role !== access) {
+    if (access !== 'signed-in' && request.account.role !== access) {
       throw new DashboardError(
         403,
         'Not for this account',
@@ -174,6 +180,8 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
   // One encapsulated plugin per area, and inside each one per page group (pages/<area>/<group>/):
   // they inherit the hooks, parser and error pages above, and register nothing the others see.
   await app.register(authPages, { context })
+  await app.register(recoveryPages, { context })
+  await app.register(accountPages, { context })
   await app.register(partnerPages, { prefix: '/partner', context })
   await app.register(operatorPages, { prefix: '/operator', context })
 }

@@ -17,9 +17,25 @@ const NOTICES: Record<string, string> = {
   'key-revoked': 'The key was revoked. Requests with it are refused within seconds.',
   'key-hidden': 'The key is hidden and will not be shown again; only its hash is kept.',
   'signed-out': 'You are signed out.',
+  'signed-out-everywhere': 'Every session of your account has ended, this one too. Sign in again to go on.',
+  'reset-requested':
+    'If an account has this address, we sent it a link to choose a new password. It works once, for 1 hour; ' +
+    'look in the spam folder too.',
+  'password-reset': 'Your new password is set, and every session of the account has ended. Sign in with it.',
+  'email-verified': 'Your e-mail address is verified.',
+  'email-changed': 'The new address is the one you sign in with now, and it is verified.',
+  'verification-sent': 'We sent a verification link to your address. It works once, for 24 hours.',
+  'verification-limited': 'We sent 3 verification links in the last hour already: use one of them, or try later.',
+  'password-changed': 'Your password is changed, and your other sessions have ended.',
+  'email-change-sent':
+    'We sent a link to the new address, and told the current one. Until the link is used, nothing changes.',
+  'email-change-limited': 'We sent 3 change-of-address links in the last hour already: use one, or try later.',
+  'session-ended': 'The session has ended; that browser is signed out.',
+  'session-gone': 'That session had ended already.',
   'signed-up':
     'If this address is new, your partner account is ready: sign in with the password you chose to get your sandbox ' +
-    'and first test key. If it had an account already, sign in with that account’s password.',
+    'and first test key, and use the link we mailed to verify the address. If it had an account already, sign in ' +
+    'with that account’s password (we mailed that address too).',
   approved: 'The application was approved and the organisation created.',
   rejected: 'The application was rejected; the partner sees your reason.',
   'agreement-recorded': 'The agreement was recorded; its state is in the table below.',
@@ -55,7 +71,8 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/partner/webhooks', 'Webhooks'),
             link('/dashboard/partner/disclosures', 'Disclosure log'),
           ]
-  return html`<nav aria-label="Dashboard"><ul>${items}<li><a href="/docs">API reference</a></li></ul></nav>`
+  const own = account === null ? [] : [link('/dashboard/account', 'Account')]
+  return html`<nav aria-label="Dashboard"><ul>${items}${own}<li><a href="/docs">API reference</a></li></ul></nav>`
 }
 
 export function layout(request: FastifyRequest, page: Page): string {

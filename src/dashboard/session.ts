@@ -12,8 +12,8 @@ import { randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
-import { endSession, startSession } from '../cases/accounts.js'
-import { accountForSession } from '../storage/account-repository.js'
+import { endSession, recordSessionUse, startSession } from '../cases/accounts.js'
+import { accountForSession, type SessionOrigin } from '../storage/account-repository.js'
 import type { AccountRow, Database } from '../storage/tables.js'
 import { clearCookie, readCookie, setCookie } from './cookies.js'
 import { csrfToken, verifyCsrf } from './csrf.js'
@@ -24,6 +24,8 @@ declare module 'fastify' {
     account: AccountRow | null
     /** The CSRF token to put in this page's forms. */
     csrfToken: string
+    /** The signed-in session's id (what the Account page names it by), or null. */
+    sessionId: string | null
   }
 }
 
@@ -39,6 +41,11 @@ export interface SessionSupport {
   signOut(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** The signed-in session's token (from the cookie, or just issued by signIn), or undefined. */
   tokenOf(request: FastifyRequest): string | undefined
+}
+
+/** Where a request comes from, as a session records it. */
+export function originOf(request: FastifyRequest): SessionOrigin {
+  return { address: request.ip, userAgent: request.headers['user-agent'] ?? null }
 }
 
 export function createSessionSupport(options: { db: Kysely<Database>; clock: Clock; secret: Buffer }): SessionSupport {
@@ -59,21 +66,25 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
   return {
     async load(request, reply) {
       const token = readCookie(request, SESSION_COOKIE)
-      request.account = token === undefined ? null : ((await accountForSession(db, token, clock.now())) ?? null)
-      if (request.account !== null) {
+      const live = token === undefined ? undefined : await accountForSession(db, token, clock.now())
+      request.account = live?.account ?? null
+      request.sessionId = live?.session.id ?? null
+      if (live !== undefined) {
         tokens.set(request, token!)
         request.csrfToken = csrfToken(secret, { kind: 'session', token: token! })
+        await recordSessionUse(db, live.session, originOf(request), clock.now())
       } else visitorToken(request, reply)
       // Every state-changing method (RFC 9110 section 9.2.1); the dashboard's forms only POST.
       if (!SAFE_METHODS.has(request.method) && request.routeOptions.config.csrfInHandler !== true)
         verifyCsrf(request, request.csrfToken)
     },
     async signIn(request, reply, account) {
-      const token = await startSession(db, account.id, clock.now(), SESSION_LIFETIME_MS)
+      const { token, id } = await startSession(db, account.id, originOf(request), clock.now(), SESSION_LIFETIME_MS)
       setCookie(request, reply, SESSION_COOKIE, token, { maxAgeSeconds: SESSION_LIFETIME_MS / 1000 })
       tokens.set(request, token)
       request.csrfToken = csrfToken(secret, { kind: 'session', token })
       request.account = account
+      request.sessionId = id
     },
     async signOut(request, reply) {
       const token = readCookie(request, SESSION_COOKIE)
@@ -85,6 +96,7 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
       setCookie(request, reply, VISITOR_COOKIE, value)
       request.csrfToken = csrfToken(secret, { kind: 'visitor', value })
       request.account = null
+      request.sessionId = null
     },
     tokenOf(request) {
       return tokens.get(request)

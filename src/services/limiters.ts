@@ -1,7 +1,7 @@
 /**
  * Builds the service's limiters: requests per key, failed API authentications per client
  * address, failed dashboard sign-ins per (account, address) pair and per address, and dashboard sign-ups
- * per address. With REDIS_URL they live
+ * and password reset requests per address. With REDIS_URL they live
  * in Redis, shared by all instances (each with a local fallback); without it, in this process.
  */
 import type { FastifyBaseLogger } from 'fastify'
@@ -29,6 +29,7 @@ export interface Limiters {
   readonly signInFailuresByPair: RateLimiter
   readonly signInFailuresByAddress: RateLimiter
   readonly signUpsByAddress: RateLimiter
+  readonly passwordResetsByAddress: RateLimiter
   store(): LimiterStore
   /**
    * The store after asking Redis (a ping within its command timeout) while it is believed up, so
@@ -64,6 +65,7 @@ function byName<L extends RateLimiter>(of: (name: Spec['name']) => L): Record<Sp
     signInFailuresByPair: of('signInFailuresByPair'),
     signInFailuresByAddress: of('signInFailuresByAddress'),
     signUpsByAddress: of('signUpsByAddress'),
+    passwordResetsByAddress: of('passwordResetsByAddress'),
   }
 }
 
@@ -109,6 +111,13 @@ export async function createLimiters(
       key: 'signup:address',
       label: 'sign-ups per address',
       limit: config.signUpLimit,
+      windowMs: SIGN_UP_WINDOW_MS,
+    },
+    {
+      name: 'passwordResetsByAddress',
+      key: 'reset:address',
+      label: 'password reset requests per address',
+      limit: config.passwordResetLimit,
       windowMs: SIGN_UP_WINDOW_MS,
     },
   ]

@@ -1,12 +1,14 @@
 /**
  * Keeps the change feed, the mail outbox, and the disclosure log when it has a retention period,
- * within their periods: once at start and every hour, deletes what is older in small writes (see
+ * within their periods (and deletes ended sessions and dead account links): once at start and
+ * every hour, deletes what is older in small writes (see
  * storage/change-feed-retention-repository.ts and storage/disclosure-retention-repository.ts), pausing between two so
  * that the requests held up by one are answered before the next. Every instance runs it; each
  * step is safe to run twice or at once on two instances.
  */
 import { setTimeout as delay } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
+import { pruneAccountTokens } from '../cases/account-links.js'
 import { pruneMailOutbox } from '../cases/mail.js'
 import type { Clock } from '../clock.js'
 import { pruneChangeLog } from '../storage/change-feed-retention-repository.js'
@@ -53,6 +55,7 @@ export class RetentionPruner extends PeriodicTask {
         pause,
       })
       if (!stopping.aborted) deleted += await write((trx) => pruneMailOutbox(trx, clock.now(), mailRetentionDays))
+      if (!stopping.aborted) await write((trx) => pruneAccountTokens(trx, clock.now()))
       if (disclosureRetentionDays > 0 && !stopping.aborted)
         deleted += await pruneDisclosureLog(storage.db, { before: cutoff(disclosureRetentionDays), write, pause })
       return deleted

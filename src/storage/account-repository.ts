@@ -1,12 +1,13 @@
 /**
  * Dashboard accounts (partners sign up; operators are created with the CLI) and their
- * sessions. A session cookie carries a random token; only its SHA-256 is stored.
+ * sessions. A session cookie carries a random token; only its SHA-256 is stored (domain/bearer-token.ts).
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
+import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
+import { bearerTokenHash, newBearerToken } from '../domain/bearer-token.js'
 import { ConflictError } from '../domain/errors.js'
-import type { AccountRow, Database } from './tables.js'
+import type { AccountRow, Database, SessionRow } from './tables.js'
 
 export type Role = 'partner' | 'operator'
 
@@ -33,6 +34,7 @@ export async function createAccount(db: Kysely<Database>, account: NewAccount, n
     organisation_id: null,
     sandbox_organisation_id: account.sandboxOrganisationId ?? null,
     created_at: isoAt(now),
+    email_verified_at: null,
   }
   await db.insertInto('accounts').values(row).execute()
   return row
@@ -54,6 +56,7 @@ export async function createAccountIfNew(db: Kysely<Database>, account: NewAccou
       organisation_id: null,
       sandbox_organisation_id: account.sandboxOrganisationId ?? null,
       created_at: isoAt(now),
+      email_verified_at: null,
     })
     .onConflict((oc) => oc.column('email').doNothing())
     .executeTakeFirst()
@@ -108,49 +111,164 @@ export async function accountsOf(
     .execute()
 }
 
-function tokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
+/** Who opened a session, as the Account page shows it. */
+export interface SessionOrigin {
+  address: string
+  userAgent: string | null
 }
 
-/** A new session; the returned token goes in the cookie and nowhere else. */
+/** A User-Agent is kept to this many characters: enough to tell browsers apart, no more. */
+const USER_AGENT_KEPT = 256
+
+/** A new session: its token goes in the cookie and nowhere else; its id names it on the Account page. */
 export async function createSession(
   db: Kysely<Database>,
   accountId: string,
+  origin: SessionOrigin,
   now: number,
   lifetimeMs: number,
-): Promise<string> {
-  const token = randomBytes(32).toString('base64url')
+): Promise<{ token: string; id: string }> {
+  const token = newBearerToken()
+  const id = randomUUID()
   await db
     .insertInto('sessions')
     .values({
-      token_hash: tokenHash(token),
+      token_hash: bearerTokenHash(token),
       account_id: accountId,
       created_at: isoAt(now),
       expires_at: isoAt(now + lifetimeMs),
+      id,
+      last_used_at: isoAt(now),
+      last_address: origin.address,
+      user_agent: origin.userAgent?.slice(0, USER_AGENT_KEPT) ?? null,
     })
     .execute()
-  return token
+  return { token, id }
 }
 
-/** The account behind a live session token, or undefined. */
+export interface LiveSession {
+  account: AccountRow
+  session: SessionRow
+}
+
+/** The account and session behind a live session token, or undefined. */
 export async function accountForSession(
   db: Kysely<Database>,
   token: string,
   now: number,
-): Promise<AccountRow | undefined> {
-  return db
-    .selectFrom('sessions as s')
-    .innerJoin('accounts as a', 'a.id', 's.account_id')
-    .selectAll('a')
-    .where('s.token_hash', '=', tokenHash(token))
-    .where('s.expires_at', '>', isoAt(now))
+): Promise<LiveSession | undefined> {
+  const session = await db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('token_hash', '=', bearerTokenHash(token))
+    .where('expires_at', '>', isoAt(now))
     .executeTakeFirst()
+  if (session === undefined) return undefined
+  const account = await findAccount(db, session.account_id)
+  return account === undefined ? undefined : { account, session }
+}
+
+/** Records a session's use: when, from which address and browser. */
+export async function touchSession(
+  db: Kysely<Database>,
+  tokenHash: string,
+  origin: SessionOrigin,
+  now: number,
+): Promise<void> {
+  await db
+    .updateTable('sessions')
+    .set({
+      last_used_at: isoAt(now),
+      last_address: origin.address,
+      user_agent: origin.userAgent?.slice(0, USER_AGENT_KEPT) ?? null,
+    })
+    .where('token_hash', '=', tokenHash)
+    .execute()
+}
+
+/** The account's live sessions, most recently used first. */
+export function sessionsOf(db: Kysely<Database>, accountId: string, now: number): Promise<SessionRow[]> {
+  return db
+    .selectFrom('sessions')
+    .selectAll()
+    .where('account_id', '=', accountId)
+    .where('expires_at', '>', isoAt(now))
+    .orderBy('last_used_at', 'desc')
+    .orderBy('created_at', 'desc')
+    .execute()
 }
 
 export async function deleteSession(db: Kysely<Database>, token: string): Promise<void> {
-  await db.deleteFrom('sessions').where('token_hash', '=', tokenHash(token)).execute()
+  await db.deleteFrom('sessions').where('token_hash', '=', bearerTokenHash(token)).execute()
+}
+
+/** Ends one of the account's sessions by its id; false if it has no such session (ended already, or another's). */
+export async function deleteSessionById(db: Kysely<Database>, accountId: string, id: string): Promise<boolean> {
+  const result = await db
+    .deleteFrom('sessions')
+    .where('account_id', '=', accountId)
+    .where('id', '=', id)
+    .executeTakeFirst()
+  return Number(result.numDeletedRows) === 1
+}
+
+/** Ends every session of the account, but the one whose token hash is `keep`; returns how many ended. */
+export async function deleteSessionsOf(db: Kysely<Database>, accountId: string, keep?: string): Promise<number> {
+  let query = db.deleteFrom('sessions').where('account_id', '=', accountId)
+  if (keep !== undefined) query = query.where('token_hash', '<>', keep)
+  return Number((await query.executeTakeFirst()).numDeletedRows)
 }
 
 export async function deleteExpiredSessions(db: Kysely<Database>, now: number): Promise<void> {
   await db.deleteFrom('sessions').where('expires_at', '<=', isoAt(now)).execute()
+}
+
+export async function setPasswordHash(db: Kysely<Database>, accountId: string, passwordHash: string): Promise<void> {
+  await db.updateTable('accounts').set({ password_hash: passwordHash }).where('id', '=', accountId).execute()
+}
+
+/** Marks the address verified if it is still the account's; false if the account has another one now. */
+export async function markEmailVerified(
+  db: Kysely<Database>,
+  accountId: string,
+  email: string,
+  now: number,
+): Promise<boolean> {
+  const result = await db
+    .updateTable('accounts')
+    .set({ email_verified_at: isoAt(now) })
+    .where('id', '=', accountId)
+    .where('email', '=', email)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
+}
+
+/** Gives the account a new, verified address; ConflictError when another account has it (the unique index decides). */
+export async function changeEmail(db: Kysely<Database>, accountId: string, email: string, now: number): Promise<void> {
+  const taken = await db
+    .selectFrom('accounts')
+    .select('id')
+    .where('email', '=', email)
+    .where('id', '<>', accountId)
+    .executeTakeFirst()
+  if (taken !== undefined) throw new ConflictError('Another account has this e-mail address now.')
+  await db
+    .updateTable('accounts')
+    .set({ email, email_verified_at: isoAt(now) })
+    .where('id', '=', accountId)
+    .execute()
+}
+
+/**
+ * Takes the account's row lock for the rest of the transaction (a no-op update), so that its
+ * count-then-insert limits and its links' one-use rules hold when requests race; false if there
+ * is no such account. On SQLite a writing transaction runs alone already.
+ */
+export async function lockAccount(trx: Kysely<Database>, accountId: string): Promise<boolean> {
+  const result = await trx
+    .updateTable('accounts')
+    .set((eb) => ({ id: eb.ref('id') }))
+    .where('id', '=', accountId)
+    .executeTakeFirst()
+  return Number(result.numUpdatedRows) === 1
 }

@@ -201,3 +201,15 @@ export async function deleteEndedMail(db: Db, before: string): Promise<number> {
     .executeTakeFirst()
   return Number(deleted.numDeletedRows)
 }
+
+/** How many messages of `kind` were queued for `recipient` since `since`. */
+export async function countMailTo(db: Db, recipient: string, kind: string, since: number): Promise<number> {
+  const row = await db
+    .selectFrom('mail_outbox')
+    .select((eb) => eb.fn.countAll<number | string>().as('n'))
+    .where('recipient', '=', recipient)
+    .where('kind', '=', kind)
+    .where('created_at', '>', isoAt(since))
+    .executeTakeFirstOrThrow()
+  return Number(row.n)
+}

@@ -379,6 +379,8 @@ export interface AccountsTable {
   organisation_id: string | null
   sandbox_organisation_id: string | null
   created_at: string
+  /** When the account's current address was last proven by a mailed link (migration 0018); null until then. */
+  email_verified_at: string | null
 }
 
 export interface SessionsTable {
@@ -387,6 +389,29 @@ export interface SessionsTable {
   account_id: string
   created_at: string
   expires_at: string
+  /** What a form names the session by (migration 0018): never its token or the token's hash. */
+  id: string | null
+  /** Kept to the minute: a page view writes it only when a minute has passed or the address changed. */
+  last_used_at: string | null
+  last_address: string | null
+  /** The browser's User-Agent, at most 256 characters. */
+  user_agent: string | null
+}
+
+export type AccountLinkPurpose = 'verify-email' | 'password-reset' | 'email-change'
+
+/** A link mailed to an account (migration 0018, cases/email-verification.ts, cases/password-reset.ts). */
+export interface AccountLinksTable {
+  /** SHA-256 (hex) of the token in the link; the token itself is never stored. */
+  token_hash: string
+  account_id: string
+  purpose: AccountLinkPurpose
+  /** The address it was sent to: for an e-mail change, the new one. */
+  email: string
+  created_at: string
+  expires_at: string
+  /** When it was used, or retired by a later event (a reset, a change of address). */
+  used_at: string | null
 }
 
 export interface ApplicationsTable {
@@ -487,6 +512,7 @@ export interface Database {
   mail_outbox: MailOutboxTable
   accounts: AccountsTable
   sessions: SessionsTable
+  account_links: AccountLinksTable
   applications: ApplicationsTable
   usage_daily: UsageDailyTable
   audit_log: AuditLogTable
@@ -509,6 +535,8 @@ export type WebhookEndpointRow = Selectable<WebhookEndpointsTable>
 export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
 export type MailRow = Selectable<MailOutboxTable>
 export type AccountRow = Selectable<AccountsTable>
+export type SessionRow = Selectable<SessionsTable>
+export type AccountLinkRow = Selectable<AccountLinksTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
 export type AuditRow = Selectable<AuditLogTable>
 export type AccessChangeRow = Selectable<AccessChangesTable>

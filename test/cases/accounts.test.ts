@@ -42,8 +42,8 @@ describe('accounts and sessions', () => {
 
   it('keeps a session from its start to its end or its expiry', async () => {
     const operator = await createOperator(storage.db, { email: 'ops@example.org', passwordHash: 'c' }, T0)
-    const token = await startSession(storage.db, operator.id, T0, 60_000)
-    expect((await accountForSession(storage.db, token, T0 + 59_999))?.id).toBe(operator.id)
+    const { token } = await startSession(storage.db, operator.id, { address: '192.0.2.1', userAgent: null }, T0, 60_000)
+    expect((await accountForSession(storage.db, token, T0 + 59_999))?.account.id).toBe(operator.id)
     expect(await accountForSession(storage.db, token, T0 + 60_000)).toBeUndefined()
     await endSession(storage.db, token)
     expect(await accountForSession(storage.db, token, T0)).toBeUndefined()

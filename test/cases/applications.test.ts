@@ -7,7 +7,7 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { decideApplication, type NewApplication, submitApplication } from '../../src/cases/applications.js'
 import { IllegalTransition } from '../../src/domain/application-state.js'
-import { createAccount, findAccount } from '../../src/storage/account-repository.js'
+import { createAccount, findAccount, markEmailVerified } from '../../src/storage/account-repository.js'
 import { organisationById } from '../../src/storage/access-repository.js'
 import { findApplication } from '../../src/storage/application-repository.js'
 import { listAudit } from '../../src/storage/audit-repository.js'
@@ -26,6 +26,8 @@ describe('access applications', () => {
       { email: 'dana@acme.example', passwordHash: 'x', role: 'partner' },
       T0,
     )
+    // Applying needs a verified address (test/cases/account-recovery.test.ts).
+    await markEmailVerified(storage.db, account.id, account.email, T0)
     application = {
       accountId: account.id,
       organisationName: ' Acme Learning ',

@@ -313,6 +313,7 @@ describe('organisations, agreements and keys', () => {
         '0015-erased-student-schools',
         '0016-student-departures',
         '0017-mail-outbox',
+        '0018-account-links',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

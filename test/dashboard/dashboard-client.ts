@@ -4,11 +4,14 @@
  * form would.
  */
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
+import type { Kysely } from 'kysely'
 import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createAccount } from '../../src/storage/account-repository.js'
+import type { Database } from '../../src/storage/tables.js'
 import type { TestContext } from '../helper.js'
 import type { HttpRequest, HttpResponse } from '../support/http-client.js'
+import { waitFor } from '../support/wait-for.js'
 
 /** Sends a request over a real socket (test/support/http-client.ts), answering in inject's shape. */
 export type SocketSend = (request: HttpRequest) => Promise<HttpResponse>
@@ -161,6 +164,39 @@ export class DashboardClient {
   async signIn(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {
     return this.post('/dashboard/login', { email, password })
   }
+
+  /**
+   * Opens the newest link of `kind` mailed to `email` (waiting for its message, which a form
+   * queues after its answer) and sends the form it shows, as a person would; the POST's response.
+   */
+  async useMailedLink(db: Kysely<Database>, email: string, kind = 'verify-email'): Promise<LightMyRequestResponse> {
+    const link = await mailedLink(db, email, kind)
+    const page = await this.get(link)
+    if (page.statusCode !== 200) throw new Error(`${link} answered ${page.statusCode}`)
+    // The page's own form, in <main>: the header's sign-out form comes first.
+    const action = /<form method="post" action="([^"]+)"/.exec(page.body.slice(page.body.indexOf('<main')))?.[1]
+    return this.post(action!, { token: new URL(link, 'http://x').searchParams.get('token')! })
+  }
+}
+
+/** The path and query of the newest link of `kind` mailed to `email`, once its message is queued. */
+export async function mailedLink(db: Kysely<Database>, email: string, kind: string): Promise<string> {
+  let link: string | undefined
+  await waitFor(
+    async () => {
+      const rows = await db
+        .selectFrom('mail_outbox')
+        .select('text_body')
+        .where('recipient', '=', email)
+        .where('kind', '=', kind)
+        .orderBy('id', 'desc')
+        .execute()
+      link = /https?:\/\/[^/\s]+(\/dashboard\/\S+\?token=[A-Za-z0-9_-]{43})/.exec(rows[0]?.text_body ?? '')?.[1]
+      return link !== undefined
+    },
+    { what: `a ${kind} message to ${email}` },
+  )
+  return link!
 }
 
 export const OPERATOR = { email: 'ops@example.org', password: 'operator password 2026' }

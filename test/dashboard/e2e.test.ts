@@ -15,6 +15,7 @@ import { cli, jsonOf, withStorage } from '../cli/cli-harness.js'
 import { CATALOG_DIR, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 import { hasChromium, launchBrowser, screenshot, signIn, textOf } from '../support/browser.js'
+import { waitFor } from '../support/wait-for.js'
 import { demoOperatorLogin, expectAccessible, VIEWPORT } from '../support/demo-dashboard.js'
 
 describe.skipIf(!hasChromium())('dashboard in a browser', () => {
@@ -32,6 +33,16 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   const partnerEmail = 'dev@acme-learning.example'
   const partnerPassword = 'a long and memorable phrase'
   const url = (p: string) => `${server.baseUrl}${p}`
+
+  /** The path of the newest held message of `kind`, from the log line that names it (SMTP_URL is unset). */
+  async function heldLink(kind: string): Promise<string> {
+    const pattern = new RegExp(`${kind} message \\d+, .*?link: https?://[^/\\s]+(/dashboard/[^\\s;"]+)`, 'g')
+    let path: string | undefined
+    await waitFor(() => (path = [...server.output().matchAll(pattern)].at(-1)?.[1]) !== undefined, {
+      what: `a held ${kind} message in the log`,
+    })
+    return path!
+  }
 
   async function check(page: Page, name: string): Promise<void> {
     await screenshot(page, name)
@@ -96,6 +107,14 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   it('the partner applies for live access and sees it submitted', async () => {
     await partner.goto(url('/dashboard/partner'))
     await check(partner, '03-partner-overview')
+    await partner.goto(url('/dashboard/partner/application'))
+    // Live access needs a verified address: the link mailed at sign-up, named in the log without SMTP_URL.
+    expect(await textOf(partner.getByRole('heading', { level: 1 }))).toBe('Verify your address to apply')
+    await check(partner, '03b-verify-first')
+    await partner.goto(url(await heldLink('verify-email')))
+    await check(partner, '03c-verify-email')
+    await partner.getByRole('button', { name: 'Confirm my address' }).click()
+    expect(await textOf(partner.getByRole('status'))).toContain('Your e-mail address is verified.')
     await partner.goto(url('/dashboard/partner/application'))
     await partner.getByRole('button', { name: 'Submit application' }).click()
     await partner.locator('.error-summary').waitFor()

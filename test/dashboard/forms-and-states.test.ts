@@ -163,6 +163,7 @@ describe('dashboard forms and states', () => {
   it('shows a missing rejection reason inline, in the review queue', async () => {
     const client = new DashboardClient(t.app, '192.0.2.73')
     await client.signUp('queue@partner.example')
+    await client.useMailedLink(t.storage.db, 'queue@partner.example')
     await client.post('/dashboard/partner/application', {
       organisationName: 'Queue Ltd',
       website: 'https://queue.example',
@@ -239,6 +240,7 @@ describe('dashboard forms and states', () => {
   it('refuses an http:// website, as the form says', async () => {
     const client = new DashboardClient(t.app, '192.0.2.72')
     await client.signUp('http@partner.example')
+    await client.useMailedLink(t.storage.db, 'http@partner.example')
     const res = await client.post('/dashboard/partner/application', {
       organisationName: 'Plain HTTP Ltd',
       website: 'http://plain-http.example',

@@ -14,6 +14,20 @@ import { createTestStorage, START, testConfig } from '../helper.js'
 
 /** method, address, access, and `student` for the pages with `studentData: true`. */
 const ROUTES = [
+  'GET /dashboard/account signed-in',
+  'POST /dashboard/account/verify signed-in',
+  'POST /dashboard/account/password signed-in',
+  'POST /dashboard/account/email signed-in',
+  'POST /dashboard/account/sessions/:id/end signed-in',
+  'POST /dashboard/account/sign-out-everywhere signed-in',
+  'GET /dashboard/account/confirm-email public',
+  'POST /dashboard/account/confirm-email public',
+  'GET /dashboard/forgot-password public',
+  'POST /dashboard/forgot-password public',
+  'GET /dashboard/reset-password public',
+  'POST /dashboard/reset-password public',
+  'GET /dashboard/verify-email public',
+  'POST /dashboard/verify-email public',
   'GET /dashboard public',
   'GET /dashboard/assets/dashboard.css public',
   'GET /dashboard/assets/dashboard.js public',

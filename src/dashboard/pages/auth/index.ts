@@ -13,7 +13,7 @@
  * Sign-ups are limited per address (SIGN_UP_LIMIT an hour), counted the same either way. A
  * sign-in or a sign-up takes as long whether or not the account exists.
  */
-import { signUp } from '../../../cases/accounts.js'
+import { mailAfterSignUp, signUp } from '../../../cases/accounts.js'
 import { addressKey } from '../../../domain/client-address.js'
 import { DUMMY_HASH, hashPassword, passwordProblem, verifyPassword } from '../../../domain/passwords.js'
 import { provideSandbox } from '../../../cases/sandbox.js'
@@ -62,7 +62,12 @@ export const authPages: PagePlugin = async (app, { context }) => {
     if (!attempt.allowed) tooManyAttempts(attempt.resetMs)
     // Hashed either way, so an existing address answers no faster than a new one.
     const passwordHash = await guard.hash(request.ip, () => hashPassword(password))
-    await signUp(storage.db, { email, passwordHash }, clock.now())
+    const now = clock.now()
+    const created = await signUp(storage.db, { email, passwordHash }, now)
+    // After the answer, so that its time says nothing: a new account's verification link, or word to the address.
+    context.afterAnswer.run('the sign-up mail', () =>
+      mailAfterSignUp(storage.db, { email, created, publicUrl: context.mail.publicUrl }, now, context.mail.held),
+    )
     return reply.redirect('/dashboard/login?notice=signed-up', 303)
   })
 

@@ -43,5 +43,6 @@ export function signInForm(
   ${field('password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, errors })}
   <div><button type="submit">Sign in</button></div>
 </form>
+<p><a href="/dashboard/forgot-password">Forgot your password?</a></p>
 <p>New partner? <a href="/dashboard/signup">Create an account</a>.</p>`
 }

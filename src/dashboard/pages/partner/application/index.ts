@@ -9,7 +9,7 @@ import type { PagePlugin } from '../../../dashboard-context.js'
 import { type FieldErrors, type FormBody, isEmail, isWebsite, list, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
 import { partnerView } from '../partner-view.js'
-import { applicationDetails, applicationForm } from './views.js'
+import { applicationDetails, applicationForm, verifyFirst } from './views.js'
 import { partner } from '../../../page-roles.js'
 
 export const applicationPages: PagePlugin = async (app, { context }) => {
@@ -22,6 +22,10 @@ export const applicationPages: PagePlugin = async (app, { context }) => {
     if (latest !== undefined && latest.state !== 'rejected') {
       const body = applicationDetails(latest)
       return sendPage(request, reply, 'Your application', body, 200, '/dashboard/partner/application')
+    }
+    if (v.account.email_verified_at === null) {
+      const body = verifyFirst(request, v.account.email)
+      return sendPage(request, reply, 'Verify your address to apply', body, 200, '/dashboard/partner/application')
     }
     return sendPage(
       request,

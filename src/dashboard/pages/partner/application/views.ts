@@ -35,6 +35,16 @@ ${applicationRequestRows(latest)}
 </dl>`
 }
 
+/** Instead of the form, until the account's address is verified: live access needs a proven address. */
+export function verifyFirst(request: FastifyRequest, email: string): Html {
+  return html`<p>Before you apply, verify your e-mail address <strong>${email}</strong>: use the link we mailed you
+when you signed up. Your sandbox and test keys work meanwhile.</p>
+<form method="post" action="/dashboard/account/verify" class="stack">${csrfField(request)}
+  <div><button type="submit">Send a new verification link</button></div>
+</form>
+<p>Wrong address? Change it on your <a href="/dashboard/account">Account page</a>.</p>`
+}
+
 export function applicationForm(
   request: FastifyRequest,
   values: Record<string, string | string[]>,
