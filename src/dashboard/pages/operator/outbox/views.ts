@@ -4,6 +4,7 @@
  * attempts, last error and its text body to read.
  */
 import type { FastifyRequest } from 'fastify'
+import { ONE_TIME_LINK_KINDS } from '../../../../cases/mail.js'
 import type { MailRow, MailState } from '../../../../storage/tables.js'
 import { errorSummary, type FieldErrors, field } from '../../../forms.js'
 import { type Html, html } from '../../../html.js'
@@ -43,7 +44,10 @@ function sendAgain(request: FastifyRequest, row: MailRow): Html {
 <button type="submit">Send again<span class="visually-hidden"> (message ${row.id})</span></button></form>`
 }
 
-function message(row: MailRow): Html {
+function message(row: MailRow, sending: boolean): Html {
+  // Once mail is really sent, a sign-in or reset link is its recipient's alone (cases/mail.ts).
+  if (sending && ONE_TIME_LINK_KINDS.has(row.kind))
+    return html`<span class="hint">Not shown: it carries a one-time link for its recipient.</span>`
   return html`<details><summary>Read<span class="visually-hidden"> message ${row.id}</span></summary>
 <pre class="mail-body">${row.text_body}</pre></details>`
 }
@@ -73,7 +77,7 @@ export function outboxBody(request: FastifyRequest, view: OutboxView): Html {
         html`${state(row)}${sendAgain(request, row)}`,
         String(row.attempts),
         row.last_error ?? '',
-        message(row),
+        message(row, view.sending),
       ]),
     ),
   })
