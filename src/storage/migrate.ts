@@ -22,6 +22,7 @@ import * as erasedStudentSchools from './migrations/0015-erased-student-schools.
 import * as studentDepartures from './migrations/0016-student-departures.js'
 import * as mailOutbox from './migrations/0017-mail-outbox.js'
 import * as accountLinks from './migrations/0018-account-links.js'
+import * as secondFactors from './migrations/0019-second-factors.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -52,6 +53,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0016-student-departures': { up: (db) => studentDepartures.up(db) },
     '0017-mail-outbox': { up: (db) => mailOutbox.up(db, storage.engine) },
     '0018-account-links': { up: (db) => accountLinks.up(db, storage.engine) },
+    '0019-second-factors': { up: (db) => secondFactors.up(db, storage.engine) },
   }
 }
 

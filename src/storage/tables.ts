@@ -483,6 +483,49 @@ export interface KeyViewsTable {
   expires_at: string
 }
 
+/** An account's TOTP authenticator (migration 0019, cases/second-factor.ts). */
+export interface TotpFactorsTable {
+  account_id: string
+  /** The RFC 6238 shared secret, sealed (domain/sealed-secret.ts): `v1.<iv>.<tag>.<ciphertext>`. */
+  secret: string
+  created_at: string
+  /** Null while the enrolment waits for its first code. */
+  confirmed_at: string | null
+  /** The time step of the last accepted code; a code of that step or an earlier one is refused. */
+  last_used_step: number | null
+}
+
+/** One-time recovery codes (migration 0019): only a keyed hash of each is stored. */
+export interface RecoveryCodesTable {
+  account_id: string
+  code_hash: string
+  created_at: string
+  used_at: string | null
+}
+
+/** Failed second-factor codes of an account in the current window (migration 0019). */
+export interface SecondFactorGuessesTable {
+  account_id: string
+  window_started_at: string
+  failures: GeneratedAs<number>
+}
+
+/** WebAuthn credentials (migration 0019), kept for the passkeys slice (issue 40, item 8). */
+export interface PasskeysTable {
+  /** The credential id, base64url. */
+  id: string
+  account_id: string
+  name: string
+  /** The COSE public key, base64url. */
+  public_key: string
+  /** The signature counter: a bigint on PostgreSQL, which gives it back as a string (read it with Number()). */
+  counter: GeneratedAs<number>
+  /** Space-separated transports, or null. */
+  transports: string | null
+  created_at: string
+  last_used_at: string | null
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -519,6 +562,10 @@ export interface Database {
   settings: SettingsTable
   access_changes: AccessChangesTable
   key_views: KeyViewsTable
+  totp_factors: TotpFactorsTable
+  recovery_codes: RecoveryCodesTable
+  second_factor_guesses: SecondFactorGuessesTable
+  passkeys: PasskeysTable
 }
 
 export type LessonRow = Selectable<LessonsTable>
@@ -545,3 +592,5 @@ export type SchoolRow = Selectable<SchoolsTable>
 export type ShareRow = Selectable<SharesTable>
 export type AgreementDispositionRow = Selectable<AgreementDispositionsTable>
 export type DeletionAttestationRow = Selectable<DeletionAttestationsTable>
+export type TotpFactorRow = Selectable<TotpFactorsTable>
+export type PasskeyRow = Selectable<PasskeysTable>

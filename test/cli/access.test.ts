@@ -314,6 +314,7 @@ describe('organisations, agreements and keys', () => {
         '0016-student-departures',
         '0017-mail-outbox',
         '0018-account-links',
+        '0019-second-factors',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })
