@@ -36,8 +36,8 @@ import type { Database, MailRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import { auditOperator, type OperatorAudit } from './operator-action.js'
 
-/** What a message is for; verification, reset, invitation and notices come later. */
-export type MailKind = 'test'
+/** What a message is for; verification, reset and notices come later. */
+export type MailKind = 'test' | 'invitation'
 
 export interface OutgoingMail {
   kind: MailKind

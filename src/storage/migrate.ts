@@ -21,6 +21,7 @@ import * as rosterSources from './migrations/0014-roster-sources.js'
 import * as erasedStudentSchools from './migrations/0015-erased-student-schools.js'
 import * as studentDepartures from './migrations/0016-student-departures.js'
 import * as mailOutbox from './migrations/0017-mail-outbox.js'
+import * as memberships from './migrations/0020-memberships.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -50,6 +51,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0015-erased-student-schools': { up: (db) => erasedStudentSchools.up(db) },
     '0016-student-departures': { up: (db) => studentDepartures.up(db) },
     '0017-mail-outbox': { up: (db) => mailOutbox.up(db, storage.engine) },
+    '0020-memberships': { up: (db) => memberships.up(db) },
   }
 }
 

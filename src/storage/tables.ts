@@ -7,6 +7,7 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
 import type { KeyMode } from '../domain/api-key.js'
 import type { ApplicationState, OrganisationStatus } from '../domain/application-state.js'
 import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.js'
+import type { MemberRole } from '../domain/member-roles.js'
 import type { ProgressStatus } from '../domain/progress.js'
 import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
@@ -389,6 +390,31 @@ export interface SessionsTable {
   expires_at: string
 }
 
+/** An account's role in an organisation (migration 0020); an account may belong to several. */
+export interface MembershipsTable {
+  organisation_id: string
+  account_id: string
+  role: MemberRole
+  created_at: string
+}
+
+/** An owner's invitation of an address to the organisation (migration 0020). */
+export interface InvitationsTable {
+  id: string
+  /** SHA-256 (hex) of the link's token; the token itself is never stored. */
+  token_hash: string
+  organisation_id: string
+  /** Lower-cased: the only address whose account may accept it. */
+  email: string
+  role: MemberRole
+  /** The inviting owner's account. */
+  invited_by: string
+  created_at: string
+  expires_at: string
+  accepted_at: string | null
+  revoked_at: string | null
+}
+
 export interface ApplicationsTable {
   id: string
   account_id: string
@@ -487,6 +513,8 @@ export interface Database {
   mail_outbox: MailOutboxTable
   accounts: AccountsTable
   sessions: SessionsTable
+  memberships: MembershipsTable
+  invitations: InvitationsTable
   applications: ApplicationsTable
   usage_daily: UsageDailyTable
   audit_log: AuditLogTable
@@ -510,6 +538,8 @@ export type WebhookDeliveryRow = Selectable<WebhookDeliveriesTable>
 export type MailRow = Selectable<MailOutboxTable>
 export type AccountRow = Selectable<AccountsTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
+export type MembershipRow = Selectable<MembershipsTable>
+export type InvitationRow = Selectable<InvitationsTable>
 export type AuditRow = Selectable<AuditLogTable>
 export type AccessChangeRow = Selectable<AccessChangesTable>
 export type KeyViewRow = Selectable<KeyViewsTable>

@@ -313,6 +313,7 @@ describe('organisations, agreements and keys', () => {
         '0015-erased-student-schools',
         '0016-student-departures',
         '0017-mail-outbox',
+        '0020-memberships',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })
