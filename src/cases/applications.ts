@@ -1,8 +1,8 @@
 /**
  * Access applications. A partner submits one (at most one open at a time); the operator approves
- * it (which creates the organisation, grants its scopes and links the partner's account) or
- * rejects it with a reason. Decisions follow the state machine in domain/application-state.ts
- * and are audited in their transaction.
+ * it (which creates the organisation, grants its scopes, links the partner's account and makes it
+ * the organisation's owner) or rejects it with a reason. Decisions follow the state machine in
+ * domain/application-state.ts and are audited in their transaction.
  */
 import { randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
@@ -19,6 +19,7 @@ import {
   openApplicationState,
 } from '../storage/application-repository.js'
 import { recordAudit } from '../storage/audit-repository.js'
+import { insertMembership } from '../storage/membership-repository.js'
 import type { ApplicationRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 
@@ -89,6 +90,7 @@ export async function decideApplication(
       })
       organisationId = organisation.id
       await setAccountOrganisation(trx, application.account_id, organisation.id)
+      await insertMembership(trx, { organisationId, accountId: application.account_id, role: 'owner' }, now)
     } else if (decision.reason.trim() === '') {
       throw new IllegalTransition('Give the partner a reason for the rejection.')
     }

@@ -45,12 +45,18 @@ export type MailKind =
   | 'email-change'
   | 'email-change-notice'
   | 'password-changed'
+  | 'invitation'
 
 /**
  * Messages whose link signs its holder in or changes an account: once mail is sent, the Outbox
  * page does not show their text, which would let whoever reads the page use the link.
  */
-export const ONE_TIME_LINK_KINDS: ReadonlySet<string> = new Set(['verify-email', 'password-reset', 'email-change'])
+export const ONE_TIME_LINK_KINDS: ReadonlySet<string> = new Set([
+  'verify-email',
+  'password-reset',
+  'email-change',
+  'invitation',
+])
 
 export interface OutgoingMail {
   kind: MailKind

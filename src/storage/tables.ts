@@ -7,6 +7,7 @@ import type { ColumnType, Generated, Insertable, Selectable } from 'kysely'
 import type { KeyMode } from '../domain/api-key.js'
 import type { ApplicationState, OrganisationStatus } from '../domain/application-state.js'
 import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.js'
+import type { MemberRole } from '../domain/member-roles.js'
 import type { ProgressStatus } from '../domain/progress.js'
 import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
@@ -414,6 +415,31 @@ export interface AccountLinksTable {
   used_at: string | null
 }
 
+/** An account's role in an organisation (migration 0020); an account may belong to several. */
+export interface MembershipsTable {
+  organisation_id: string
+  account_id: string
+  role: MemberRole
+  created_at: string
+}
+
+/** An owner's invitation of an address to the organisation (migration 0020). */
+export interface InvitationsTable {
+  id: string
+  /** SHA-256 (hex) of the link's token; the token itself is never stored. */
+  token_hash: string
+  organisation_id: string
+  /** Lower-cased: the only address whose account may accept it. */
+  email: string
+  role: MemberRole
+  /** The inviting owner's account. */
+  invited_by: string
+  created_at: string
+  expires_at: string
+  accepted_at: string | null
+  revoked_at: string | null
+}
+
 export interface ApplicationsTable {
   id: string
   account_id: string
@@ -556,6 +582,8 @@ export interface Database {
   accounts: AccountsTable
   sessions: SessionsTable
   account_links: AccountLinksTable
+  memberships: MembershipsTable
+  invitations: InvitationsTable
   applications: ApplicationsTable
   usage_daily: UsageDailyTable
   audit_log: AuditLogTable
@@ -585,6 +613,8 @@ export type AccountRow = Selectable<AccountsTable>
 export type SessionRow = Selectable<SessionsTable>
 export type AccountLinkRow = Selectable<AccountLinksTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
+export type MembershipRow = Selectable<MembershipsTable>
+export type InvitationRow = Selectable<InvitationsTable>
 export type AuditRow = Selectable<AuditLogTable>
 export type AccessChangeRow = Selectable<AccessChangesTable>
 export type KeyViewRow = Selectable<KeyViewsTable>

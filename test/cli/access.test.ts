@@ -315,6 +315,7 @@ describe('organisations, agreements and keys', () => {
         '0017-mail-outbox',
         '0018-account-links',
         '0019-second-factors',
+        '0020-memberships',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -17,11 +17,17 @@ const DRIVERS = { sqlite: 'better-sqlite3', postgres: 'pg' } as const
 
 /**
  * The shared storage modules that still tell the engines apart, each for a reason the docs
- * give: the migrations' DDL differs by dialect, and two statements are written once per
+ * give: the migrations' DDL differs by dialect, and three statements are written once per
  * dialect (an enroll's tier change, which PostgreSQL makes in one locking statement; a change-log
- * entry, one statement there) because SQLite has neither row locks nor data-modifying WITH.
+ * entry, one statement there; the lock on an organisation's members, a row lock there) because
+ * SQLite has neither row locks nor data-modifying WITH.
  */
-const DIALECT_BRANCHES = ['storage/migrate.ts', 'storage/student-change-log.ts', 'storage/student-repository.ts']
+const DIALECT_BRANCHES = [
+  'storage/membership-repository.ts',
+  'storage/migrate.ts',
+  'storage/student-change-log.ts',
+  'storage/student-repository.ts',
+]
 
 function sourceFiles(dir: string): string[] {
   return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
