@@ -14,7 +14,7 @@ import { isoAt } from '../clock.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { type MemberRole, may, memberRole } from '../domain/member-roles.js'
 import { organisationById } from '../storage/access-repository.js'
-import { findAccount, normaliseEmail } from '../storage/account-repository.js'
+import { deleteSessionsOf, findAccount, normaliseEmail, setAccountOrganisation } from '../storage/account-repository.js'
 import { recordAudit } from '../storage/audit-repository.js'
 import {
   countPendingInvitations,
@@ -25,7 +25,6 @@ import {
   revokePendingFor,
   revokePendingInvitation,
 } from '../storage/invitation-repository.js'
-import { deleteSessionsOf } from '../storage/account-repository.js'
 import {
   clearAccountOrganisation,
   countOwners,
@@ -245,6 +244,8 @@ export async function acceptInvitation(
     if (!(await markInvitationAccepted(trx, invitation.id, now)))
       throw new InvitationRefused('used', 'This invitation has already been used.')
     await insertMembership(trx, { organisationId: organisation.id, accountId: account.id, role: invitation.role }, now)
+    // An account in no organisation yet starts in the one it joined; others switch on their Account page.
+    if (account.organisation_id === null) await setAccountOrganisation(trx, account.id, organisation.id)
     const detail = { invitation: invitation.id, email: account.email, role: invitation.role }
     await recordAudit(
       trx,
@@ -381,4 +382,18 @@ export async function leaveOrganisation(
       now,
     )
   })
+}
+
+/**
+ * Makes `organisationId` the one the account's partner pages show (for every session of the
+ * account); false when the account is not a member of it.
+ */
+export async function switchOrganisation(
+  db: Kysely<Database>,
+  accountId: string,
+  organisationId: string,
+): Promise<boolean> {
+  if ((await roleIn(db, organisationId, accountId)) === undefined) return false
+  await setAccountOrganisation(db, accountId, organisationId)
+  return true
 }

@@ -32,6 +32,13 @@ const NOTICES: Record<string, string> = {
   'email-change-limited': 'We sent 3 change-of-address links in the last hour already: use one, or try later.',
   'session-ended': 'The session has ended; that browser is signed out.',
   'session-gone': 'That session had ended already.',
+  invited: 'The invitation is sent. Its link works for 7 days, once, for that address only.',
+  'role-changed': 'The role is changed.',
+  'member-removed': 'The member is removed, and every session of that account has ended.',
+  'invitation-revoked': 'The invitation is revoked: its link no longer works.',
+  joined: 'You joined the organisation.',
+  left: 'You left the organisation.',
+  switched: 'You now work in the organisation you chose.',
   'signed-up':
     'If this address is new, your partner account is ready: sign in with the password you chose to get your sandbox ' +
     'and first test key, and use the link we mailed to verify the address. If it had an account already, sign in ' +
@@ -69,6 +76,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/partner/students', 'Students'),
             link('/dashboard/partner/usage', 'Usage'),
             link('/dashboard/partner/webhooks', 'Webhooks'),
+            link('/dashboard/partner/members', 'Members'),
             link('/dashboard/partner/disclosures', 'Disclosure log'),
           ]
   const own = account === null ? [] : [link('/dashboard/account', 'Account')]

@@ -1,3 +1,17 @@
 /** Route options that give a page to one kind of account; dashboard-plugin.ts checks them before the handler runs. */
+import type { MemberAction } from '../domain/member-roles.js'
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    /** What a member of the partner's current organisation must be allowed (pages/partner/index.ts checks it). */
+    member?: MemberAction
+  }
+}
+
 export const operator = { config: { dashboard: 'operator' as const } }
 export const partner = { config: { dashboard: 'partner' as const } }
+
+/** A partner page that changes something of the current organisation: its role must allow `action`. */
+export function partnerMay(action: MemberAction) {
+  return { config: { dashboard: 'partner' as const, member: action } }
+}

@@ -248,8 +248,8 @@ describe('members and roles', () => {
     const [audit] = await listAudit(storage.db)
     expect(audit).toMatchObject({ actor: 'account:eve@example.net', action: 'invitation.accept' })
     expect(JSON.parse(audit!.detail)).toMatchObject({ email: eve.email, role: 'viewer' })
-    // Joining does not move the account's current organisation: memberships are the truth.
-    expect((await findAccount(storage.db, eve.id))?.organisation_id).toBeNull()
+    // An account in no organisation yet starts working in the one it joined.
+    expect((await findAccount(storage.db, eve.id))?.organisation_id).toBe(acme)
   })
 
   it('refuses a link unknown, expired, revoked, for another address, or opened by an operator', async () => {

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { buildTestApp, STUDENTS } from '../helper.js'
-import { DashboardClient, signedInOperator } from './dashboard-client.js'
+import { DashboardClient, signedInOperator, makeOwner } from './dashboard-client.js'
 import { perSuite } from '../support/built.js'
 
 const CROSS_SITE = { 'sec-fetch-site': 'cross-site', 'sec-fetch-mode': 'navigate', 'sec-fetch-dest': 'document' }
@@ -40,11 +40,7 @@ describe('pages with children’s data, opened from another site', () => {
     acme = new DashboardClient(t.app, '192.0.2.20')
     expect((await acme.signUp('acme@partner.example')).statusCode).toBe(200)
     // As if Acme's application had been approved: it has an agreement and three linked students.
-    await t.storage.db
-      .updateTable('accounts')
-      .set({ organisation_id: t.fixtures.orgs.acme })
-      .where('email', '=', 'acme@partner.example')
-      .execute()
+    await makeOwner(t.storage.db, 'acme@partner.example', t.fixtures.orgs.acme)
   })
 
   const rows = async () => (await listDisclosures(t.storage.db, { organisationId: t.fixtures.orgs.acme })).length

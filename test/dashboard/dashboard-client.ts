@@ -8,6 +8,7 @@ import type { Kysely } from 'kysely'
 import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createAccount } from '../../src/storage/account-repository.js'
+import { insertMembership } from '../../src/storage/membership-repository.js'
 import type { Database } from '../../src/storage/tables.js'
 import type { TestContext } from '../helper.js'
 import type { HttpRequest, HttpResponse } from '../support/http-client.js'
@@ -219,4 +220,11 @@ export async function signedInOperator(
   const signIn = await operator.signIn(OPERATOR.email, OPERATOR.password)
   if (signIn.statusCode !== 303) throw new Error(`operator sign-in answered ${signIn.statusCode}`)
   return operator
+}
+
+/** Makes the partner account of `email` an owner of `organisationId`, working in it (as an approval does). */
+export async function makeOwner(db: Kysely<Database>, email: string, organisationId: string): Promise<void> {
+  const account = await db.selectFrom('accounts').select('id').where('email', '=', email).executeTakeFirstOrThrow()
+  await insertMembership(db, { organisationId, accountId: account.id, role: 'owner' }, Date.now())
+  await db.updateTable('accounts').set({ organisation_id: organisationId }).where('id', '=', account.id).execute()
 }

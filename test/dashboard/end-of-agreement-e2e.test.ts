@@ -22,6 +22,7 @@ import { CATALOG_DIR, createTestStorage, tempDir } from '../helper.js'
 import { type RunningServer, startServer } from '../server/process.js'
 import { hasChromium, launchBrowser, signIn, textOf } from '../support/browser.js'
 import { checkPage, VIEWPORT } from '../support/demo-dashboard.js'
+import { makeOwner } from './dashboard-client.js'
 
 const DAY = 86_400_000
 const PARTNER = { email: 'privacy@orchard.example', password: 'a long and memorable phrase' }
@@ -79,7 +80,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
         { email: PARTNER.email, passwordHash: await hashPassword(PARTNER.password), role: 'partner' },
         now,
       )
-      await db.updateTable('accounts').set({ organisation_id: orchard.id }).where('id', '=', partner.id).execute()
+      await makeOwner(db, PARTNER.email, orchard.id)
       await createAccount(
         db,
         { email: OPERATOR.email, passwordHash: await hashPassword(OPERATOR.password), role: 'operator' },

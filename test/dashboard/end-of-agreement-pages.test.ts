@@ -12,7 +12,7 @@ import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'
 import { buildTestApp, STUDENTS } from '../helper.js'
-import { DashboardClient, OPERATOR, signedInOperator } from './dashboard-client.js'
+import { DashboardClient, makeOwner, OPERATOR, signedInOperator } from './dashboard-client.js'
 import { perSuite } from '../support/built.js'
 
 const DAY = 86_400_000
@@ -35,11 +35,7 @@ describe('the end of an agreement in the dashboard', () => {
       [gamma, 'gamma@partner.example', t.fixtures.orgs.gamma],
     ] as const) {
       expect((await client.signUp(email)).statusCode).toBe(200)
-      await t.storage.db
-        .updateTable('accounts')
-        .set({ organisation_id: organisationId })
-        .where('email', '=', email)
-        .execute()
+      await makeOwner(t.storage.db, email, organisationId)
     }
     acmeAccount = (
       await t.storage.db

@@ -7,7 +7,7 @@
 import { beforeAll, describe, expect, it } from 'vitest'
 import { listApiKeys } from '../../src/storage/access-repository.js'
 import { buildTestApp } from '../helper.js'
-import { DashboardClient, signedInOperator } from './dashboard-client.js'
+import { DashboardClient, makeOwner, signedInOperator } from './dashboard-client.js'
 import { perSuite } from '../support/built.js'
 
 const TERMS = {
@@ -27,11 +27,7 @@ describe('dashboard forms and states', () => {
     partner = new DashboardClient(t.app, '192.0.2.71')
     await partner.signUp('forms@partner.example')
     org = t.fixtures.orgs.gamma // no agreement yet
-    await t.storage.db
-      .updateTable('accounts')
-      .set({ organisation_id: org })
-      .where('email', '=', 'forms@partner.example')
-      .execute()
+    await makeOwner(t.storage.db, 'forms@partner.example', org)
   })
 
   const orgPage = () => `/dashboard/operator/organisations/${org}`

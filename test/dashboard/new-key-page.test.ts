@@ -11,7 +11,7 @@ import { buildApp } from '../../src/app.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { buildTestApp, STUDENTS, type TestContext, testConfig } from '../helper.js'
-import { DashboardClient } from './dashboard-client.js'
+import { DashboardClient, makeOwner } from './dashboard-client.js'
 import { perSuite } from '../support/built.js'
 
 /** How long a new key stays on its page (src/dashboard/key-views.ts). */
@@ -61,11 +61,7 @@ describe('new key page', () => {
     partner = new DashboardClient(t.app, '192.0.2.60')
     welcome = await partner.signUp('keys@partner.example')
     // The partner's organisation: Acme from the fixtures (agreement in force; Ada, Ben and Dev linked).
-    await t.storage.db
-      .updateTable('accounts')
-      .set({ organisation_id: t.fixtures.orgs.acme })
-      .where('email', '=', 'keys@partner.example')
-      .execute()
+    await makeOwner(t.storage.db, 'keys@partner.example', t.fixtures.orgs.acme)
   })
 
   /** The stored view behind a page address, if any. */
@@ -201,11 +197,7 @@ describe('new key page', () => {
     )
     const client = new DashboardClient(t.app, '192.0.2.63')
     await client.signUp('empty@partner.example')
-    await t.storage.db
-      .updateTable('accounts')
-      .set({ organisation_id: empty.id })
-      .where('email', '=', 'empty@partner.example')
-      .execute()
+    await makeOwner(t.storage.db, 'empty@partner.example', empty.id)
     const page = await client.follow(await createLiveKey('no students', ['students:read'], client))
     expect(page.body).not.toContain('work as pasted')
     expect(page.body).toContain('replace <code>&lt;student-id&gt;</code> with the id of one of your students')

@@ -14,6 +14,15 @@ import { createTestStorage, START, testConfig } from '../helper.js'
 
 /** method, address, access, and `student` for the pages with `studentData: true`. */
 const ROUTES = [
+  'GET /dashboard/partner/members partner',
+  'POST /dashboard/partner/members/invite partner',
+  'POST /dashboard/partner/members/:accountId/role partner',
+  'POST /dashboard/partner/members/:accountId/remove partner',
+  'POST /dashboard/partner/members/invitations/:id/revoke partner',
+  'POST /dashboard/partner/members/leave partner',
+  'GET /dashboard/invitations/accept signed-in',
+  'POST /dashboard/invitations/accept signed-in',
+  'POST /dashboard/account/organisation signed-in',
   'GET /dashboard/account signed-in',
   'POST /dashboard/account/verify signed-in',
   'POST /dashboard/account/password signed-in',

@@ -10,7 +10,7 @@ import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { enrollStudent } from '../../src/cases/enroll.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
 import { refusingUrl } from '../support/webhook-receiver.js'
-import { DashboardClient } from './dashboard-client.js'
+import { DashboardClient, makeOwner } from './dashboard-client.js'
 
 describe('the webhook pages', () => {
   let t: TestContext
@@ -120,11 +120,7 @@ describe('the webhook pages', () => {
     const carol = new DashboardClient(t.app, '192.0.2.12')
     expect((await carol.signUp('carol@partner.example')).statusCode).toBe(200)
     // Carol's organisation: Acme from the fixtures (agreement in force; Ada linked).
-    await t.storage.db
-      .updateTable('accounts')
-      .set({ organisation_id: t.fixtures.orgs.acme })
-      .where('email', '=', 'carol@partner.example')
-      .execute()
+    await makeOwner(t.storage.db, 'carol@partner.example', t.fixtures.orgs.acme)
     const created = await carol.post('/dashboard/partner/webhooks', {
       url: `${base}/live`,
       mode: 'live',

@@ -13,6 +13,9 @@ import {
 } from '../../../cases/account-settings.js'
 import { checkAccountLink } from '../../../cases/account-links.js'
 import { sendVerificationLink } from '../../../cases/email-verification.js'
+import { switchOrganisation } from '../../../cases/members.js'
+import { organisationsOf } from '../../../storage/membership-repository.js'
+import { DashboardError } from '../../dashboard-error.js'
 import { bearerTokenHash } from '../../../domain/bearer-token.js'
 import { hashPassword, passwordProblem, verifyPassword } from '../../../domain/passwords.js'
 import { normaliseEmail, sessionsOf } from '../../../storage/account-repository.js'
@@ -38,6 +41,7 @@ export const accountPages: PagePlugin = async (app, { context }) => {
       account,
       sessions: await sessionsOf(db, account.id, clock.now()),
       currentSessionId: request.sessionId,
+      organisations: account.role === 'partner' ? await organisationsOf(db, account.id) : [],
       ...(refused === undefined ? {} : { refused }),
     }
     return sendPage(request, reply, 'Your account', accountBody(request, view), refused ? 400 : 200, ACCOUNT_PATH)
@@ -113,6 +117,13 @@ export const accountPages: PagePlugin = async (app, { context }) => {
     }
     const sent = await requestEmailChange(db, account, email, mail.publicUrl, clock.now(), mail.held)
     return reply.redirect(`${ACCOUNT_PATH}?notice=${sent ? 'email-change-sent' : 'email-change-limited'}`, 303)
+  })
+
+  app.post('/account/organisation', signedIn, async (request, reply) => {
+    const organisationId = text(request.body as FormBody, 'organisationId')
+    const switched = await switchOrganisation(db, request.account!.id, organisationId)
+    if (!switched) throw new DashboardError(404, 'Not found', 'You are not a member of that organisation.')
+    return reply.redirect('/dashboard/partner?notice=switched', 303)
   })
 
   app.post('/account/sessions/:id/end', signedIn, async (request, reply) => {

@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify'
 import { browserFamily } from '../../../domain/user-agent.js'
+import type { AccountOrganisation } from '../../../storage/membership-repository.js'
 import type { AccountRow, SessionRow } from '../../../storage/tables.js'
 import { errorSummary, type FieldErrors, field } from '../../forms.js'
 import { type Html, html } from '../../html.js'
@@ -17,6 +18,8 @@ export interface AccountView {
   account: AccountRow
   sessions: readonly SessionRow[]
   currentSessionId: string | null
+  /** A partner's organisations, to switch between. */
+  organisations: readonly AccountOrganisation[]
   /** The form that was refused, with what was typed (never a password) and what is wrong. */
   refused?: { form: 'password' | 'email'; errors: FieldErrors; email?: string }
 }
@@ -70,6 +73,24 @@ function emailForm(request: FastifyRequest, value: string, errors: FieldErrors):
 </form>`
 }
 
+function organisationsSection(request: FastifyRequest, view: AccountView): Html {
+  if (view.organisations.length === 0) return html``
+  const rows = view.organisations.map((o) =>
+    tableRow([
+      o.name,
+      o.role,
+      o.organisationId === view.account.organisation_id
+        ? html`Current`
+        : html`<form method="post" action="${ACCOUNT_PATH}/organisation">${csrfField(request)}
+<input type="hidden" name="organisationId" value="${o.organisationId}">
+<button type="submit">Switch<span class="visually-hidden"> to ${o.name}</span></button></form>`,
+    ]),
+  )
+  return html`<h2 id="organisations">Your organisations</h2>
+<p>The partner pages show one organisation at a time.</p>
+${scrollTable({ caption: 'Your organisations', headings: ['Organisation', 'Your role', ACTION_HEADING], rows })}`
+}
+
 function sessionsSection(request: FastifyRequest, view: AccountView): Html {
   const rows = view.sessions.map((session) => {
     const current = session.id === view.currentSessionId
@@ -103,6 +124,7 @@ export function accountBody(request: FastifyRequest, view: AccountView): Html {
   const errors = refused?.errors ?? {}
   return html`${errorSummary(errors)}
 ${addressSection(request, view.account)}
+${organisationsSection(request, view)}
 ${passwordForm(request, refused?.form === 'password' ? errors : {})}
 ${emailForm(request, refused?.email ?? '', refused?.form === 'email' ? errors : {})}
 ${sessionsSection(request, view)}`

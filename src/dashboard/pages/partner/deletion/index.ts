@@ -19,7 +19,7 @@ import { sendPage } from '../../../send-page.js'
 import { utcMinute } from '../../../times.js'
 import { partnerView } from '../partner-view.js'
 import { attestConfirmBody, BASE, deletionBody } from './views.js'
-import { partner } from '../../../page-roles.js'
+import { partner, partnerMay } from '../../../page-roles.js'
 
 const idsDownload = { config: { dashboard: 'partner' as const, studentData: true as const } }
 
@@ -64,7 +64,7 @@ export const deletionPages: PagePlugin = async (app, { context }) => {
     return reply.send(Readable.from(listCsv(storage.db, end, account.id, clock.now()), { highWaterMark: 1 }))
   })
 
-  app.get('/deletion/:agreementId/attest', partner, async (request, reply) => {
+  app.get('/deletion/:agreementId/attest', partnerMay('deletion.attest'), async (request, reply) => {
     const v = await partnerView(context, request)
     const end = await endParam(context, v.organisation?.id, request.params)
     if (end.attestation !== null) return reply.redirect(BASE, 303)
@@ -72,7 +72,7 @@ export const deletionPages: PagePlugin = async (app, { context }) => {
     return sendPage(request, reply, 'Attest the deletion?', body, 200, BASE)
   })
 
-  app.post('/deletion/:agreementId/attest', partner, async (request, reply) => {
+  app.post('/deletion/:agreementId/attest', partnerMay('deletion.attest'), async (request, reply) => {
     const account = request.account!
     const end = await endParam(context, account.organisation_id ?? undefined, request.params)
     const result = await attestDeletion(

@@ -13,13 +13,13 @@ import { keyGonePage, newKeyPage, showNewKey } from '../../../views/new-key.js'
 import { revokeConfirmPage } from '../../../views/revoke-confirm.js'
 import { sendOverview } from '../overview/overview-page.js'
 import { ownKeys, partnerView } from '../partner-view.js'
-import { partner } from '../../../page-roles.js'
+import { partner, partnerMay } from '../../../page-roles.js'
 
 export const keyPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context
   const db = storage.db
 
-  app.post('/keys', partner, async (request, reply) => {
+  app.post('/keys', partnerMay('keys.manage'), async (request, reply) => {
     const v = await partnerView(context, request)
     const form = request.body as FormBody
     const mode = text(form, 'mode') === 'live' ? 'live' : 'test'
@@ -99,7 +99,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
     return reply.redirect('/dashboard/partner?notice=key-hidden', 303)
   })
 
-  app.get('/keys/:id/revoke', partner, async (request, reply) => {
+  app.get('/keys/:id/revoke', partnerMay('keys.manage'), async (request, reply) => {
     const v = await partnerView(context, request)
     const { id } = request.params as { id: string }
     const keys = await ownKeys(context, v)
@@ -111,7 +111,7 @@ export const keyPages: PagePlugin = async (app, { context }) => {
     })
   })
 
-  app.post('/keys/:id/revoke', partner, async (request, reply) => {
+  app.post('/keys/:id/revoke', partnerMay('keys.manage'), async (request, reply) => {
     const v = await partnerView(context, request)
     const { id } = request.params as { id: string }
     const keys = await ownKeys(context, v)

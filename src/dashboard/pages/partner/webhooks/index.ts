@@ -23,7 +23,7 @@ import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
 import { waitOf } from '../../../times.js'
 import { endpointBody, endpointsBody, secretBody } from './views.js'
-import { partner } from '../../../page-roles.js'
+import { partner, partnerMay } from '../../../page-roles.js'
 
 /** The 429 page of an endpoint that had its test events and resends for the minute. */
 function tooManySends(retryAfterMs: number): never {
@@ -81,7 +81,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
 
   app.get('/webhooks', partner, (request, reply) => listPage(request, reply))
 
-  app.post('/webhooks', partner, async (request, reply) => {
+  app.post('/webhooks', partnerMay('webhooks.manage'), async (request, reply) => {
     const values = (request.body ?? {}) as FormBody
     const { live, test } = owners(request)
     const errors: FieldErrors = {}
@@ -119,14 +119,14 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
     return sendPage(request, reply, 'Webhook endpoint', body, 200, '/dashboard/partner/webhooks')
   })
 
-  app.post('/webhooks/:id/test', partner, async (request, reply) => {
+  app.post('/webhooks/:id/test', partnerMay('webhooks.manage'), async (request, reply) => {
     const endpoint = await ownEndpoint(request)
     const sent = await sendTestEvent(db, endpoint, clock.now())
     if (sent.outcome === 'limited') tooManySends(sent.retryAfterMs)
     return reply.redirect(`/dashboard/partner/webhooks/${endpoint.id}`, 303)
   })
 
-  app.post('/webhooks/:id/roll', partner, async (request, reply) => {
+  app.post('/webhooks/:id/roll', partnerMay('webhooks.manage'), async (request, reply) => {
     const endpoint = await ownEndpoint(request)
     return secretPage(request, reply, endpoint, await rollEndpointSecret(db, endpoint, clock.now()))
   })
@@ -135,7 +135,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
     ['enable', true],
     ['disable', false],
   ] as const) {
-    app.post(`/webhooks/:id/${path}`, partner, async (request, reply) => {
+    app.post(`/webhooks/:id/${path}`, partnerMay('webhooks.manage'), async (request, reply) => {
       const endpoint = await ownEndpoint(request)
       try {
         await enableEndpoint(db, endpoint, enabled, context.maxWebhookEndpoints)
@@ -147,7 +147,7 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
     })
   }
 
-  app.post('/webhooks/:id/deliveries/:delivery/resend', partner, async (request, reply) => {
+  app.post('/webhooks/:id/deliveries/:delivery/resend', partnerMay('webhooks.manage'), async (request, reply) => {
     const endpoint = await ownEndpoint(request)
     const { delivery } = request.params as { delivery: string }
     const resent = await resendDelivery(db, delivery, endpoint, clock.now())

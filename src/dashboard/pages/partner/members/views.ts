@@ -1,0 +1,112 @@
+/**
+ * The Members page: who is in the organisation with which role, the pending invitations, and for
+ * owners the forms that invite, change roles, remove and revoke; every member may leave.
+ */
+import type { FastifyRequest } from 'fastify'
+import { MEMBER_ROLES, type MemberRole, may, ROLE_SUMMARIES } from '../../../../domain/member-roles.js'
+import type { PendingInvitation } from '../../../../storage/invitation-repository.js'
+import type { Member } from '../../../../storage/membership-repository.js'
+import { errorSummary, type FieldErrors, field } from '../../../forms.js'
+import { type Html, html } from '../../../html.js'
+import { csrfField } from '../../../layout.js'
+import { utcDay, utcMinute } from '../../../times.js'
+import { ACTION_HEADING, scrollTable, tableRow } from '../../../views/table.js'
+
+export const MEMBERS_PATH = '/dashboard/partner/members'
+
+export interface MembersView {
+  organisation: string
+  role: MemberRole
+  accountId: string
+  members: readonly Member[]
+  invitations: readonly PendingInvitation[]
+  form?: { email: string; role: string; errors: FieldErrors }
+}
+
+function roleSelect(name: string, id: string, selected: string, label: Html): Html {
+  return html`<label for="${id}">${label}</label>
+<select id="${id}" name="${name}">${MEMBER_ROLES.map(
+    (role) => html`<option value="${role}"${role === selected ? html` selected` : ''}>${role}</option>`,
+  )}</select>`
+}
+
+function memberActions(request: FastifyRequest, view: MembersView, member: Member): Html {
+  if (!may(view.role, 'members.manage')) return html``
+  const base = `${MEMBERS_PATH}/${member.accountId}`
+  const hidden = html`<span class="visually-hidden"> for ${member.email}</span>`
+  return html`<form method="post" action="${base}/role" class="inline">${csrfField(request)}
+${roleSelect('role', `role-${member.accountId}`, member.role, html`Role${hidden}`)}
+<button type="submit">Change role${hidden}</button></form>
+<form method="post" action="${base}/remove" class="inline">${csrfField(request)}
+<button type="submit">Remove${hidden}</button></form>`
+}
+
+function inviteForm(request: FastifyRequest, view: MembersView): Html {
+  const errors = view.form?.errors ?? {}
+  return html`<h2>Invite a member</h2>
+${errorSummary(errors)}
+<form method="post" action="${MEMBERS_PATH}/invite" class="stack" novalidate>
+  ${csrfField(request)}
+  ${field('email', 'E-mail address', {
+    type: 'email',
+    value: view.form?.email ?? '',
+    required: true,
+    errors,
+    hint: 'The link works for 7 days, once, and only for the account with this address.',
+  })}
+  <div>${roleSelect('role', 'invite-role', view.form?.role ?? 'developer', html`Role`)}</div>
+  <ul class="hint">${MEMBER_ROLES.map((role) => html`<li><strong>${role}</strong>: ${ROLE_SUMMARIES[role]}</li>`)}</ul>
+  <div><button type="submit">Send the invitation</button></div>
+</form>`
+}
+
+function revokeForm(request: FastifyRequest, invitation: PendingInvitation): Html {
+  const what = html`<span class="visually-hidden"> the invitation of ${invitation.email}</span>`
+  return html`<form method="post" action="${MEMBERS_PATH}/invitations/${invitation.id}/revoke">${csrfField(request)}
+<button type="submit">Revoke${what}</button></form>`
+}
+
+function invitationsTable(request: FastifyRequest, view: MembersView): Html {
+  if (view.invitations.length === 0) return html`<p class="empty">No invitation is pending.</p>`
+  const owner = may(view.role, 'members.manage')
+  return scrollTable({
+    caption: 'Pending invitations, newest first',
+    headings: ['Address', 'Role', 'Invited by', 'Expires', ...(owner ? [ACTION_HEADING] : [])],
+    rows: view.invitations.map((invitation) =>
+      tableRow([
+        invitation.email,
+        invitation.role,
+        invitation.invitedBy,
+        utcMinute(invitation.expiresAt),
+        ...(owner ? [revokeForm(request, invitation)] : []),
+      ]),
+    ),
+  })
+}
+
+export function membersBody(request: FastifyRequest, view: MembersView): Html {
+  const owner = may(view.role, 'members.manage')
+  const members = scrollTable({
+    caption: 'Members',
+    headings: ['Address', 'Role', 'Since', ...(owner ? [ACTION_HEADING] : [])],
+    rows: view.members.map((member) =>
+      tableRow([
+        member.accountId === view.accountId ? html`${member.email} (you)` : member.email,
+        member.role,
+        utcDay(member.since),
+        ...(owner ? [memberActions(request, view, member)] : []),
+      ]),
+    ),
+  })
+  return html`<p>The members of <strong>${view.organisation}</strong>. You are a <strong>${view.role}</strong>:
+${ROLE_SUMMARIES[view.role]}.</p>
+${members}
+<h2>Pending invitations</h2>
+${invitationsTable(request, view)}
+${owner ? inviteForm(request, view) : ''}
+<h2>Leave</h2>
+<p>You stop being a member; the organisation keeps at least one owner.</p>
+<form method="post" action="${MEMBERS_PATH}/leave" class="stack">${csrfField(request)}
+  <div><button type="submit">Leave ${view.organisation}</button></div>
+</form>`
+}
