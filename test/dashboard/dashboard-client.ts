@@ -21,12 +21,15 @@ export class DashboardClient {
   readonly #app: TypedApp
   readonly #ip: string
   readonly #socket: SocketSend | undefined
+  /** Headers every request of this client carries, as a browser sends its User-Agent. */
+  readonly #headers: Record<string, string>
   readonly cookies = new Map<string, string>()
 
-  constructor(app: TypedApp, ip = '192.0.2.10', socket?: SocketSend) {
+  constructor(app: TypedApp, ip = '192.0.2.10', socket?: SocketSend, headers: Record<string, string> = {}) {
     this.#app = app
     this.#ip = ip
     this.#socket = socket
+    this.#headers = headers
   }
 
   #inject(options: InjectOptions & HttpRequest): Promise<LightMyRequestResponse> {
@@ -55,6 +58,7 @@ export class DashboardClient {
    */
   async get(url: string, headers: Record<string, string | undefined> = {}): Promise<LightMyRequestResponse> {
     const all: Record<string, string | undefined> = {
+      ...this.#headers,
       cookie: this.#cookieHeader(),
       'sec-fetch-site': 'same-origin',
       'sec-fetch-mode': 'navigate',
@@ -102,7 +106,12 @@ export class DashboardClient {
     const response = await this.#inject({
       method: 'POST',
       url,
-      headers: { cookie: this.#cookieHeader(), 'content-type': 'application/x-www-form-urlencoded', ...headers },
+      headers: {
+        ...this.#headers,
+        cookie: this.#cookieHeader(),
+        'content-type': 'application/x-www-form-urlencoded',
+        ...headers,
+      },
       payload: body.toString(),
       remoteAddress: this.#ip,
     })
@@ -137,7 +146,11 @@ export class DashboardClient {
     const response = await this.#inject({
       method: 'POST',
       url,
-      headers: { cookie: this.#cookieHeader(), 'content-type': `multipart/form-data; boundary=${boundary}` },
+      headers: {
+        ...this.#headers,
+        cookie: this.#cookieHeader(),
+        'content-type': `multipart/form-data; boundary=${boundary}`,
+      },
       payload: Buffer.concat(parts),
       remoteAddress: this.#ip,
     })
