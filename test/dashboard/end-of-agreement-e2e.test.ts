@@ -75,7 +75,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
         now - 100 * DAY,
       )
       await endAgreements(db, { organisationId: orchard.id }, now - 40 * DAY)
-      const partner = await createAccount(
+      await createAccount(
         db,
         { email: PARTNER.email, passwordHash: await hashPassword(PARTNER.password), role: 'partner' },
         now,
