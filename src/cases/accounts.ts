@@ -35,15 +35,19 @@ export function createOperator(
   return createAccount(db, { ...account, role: 'operator' }, now)
 }
 
-/** A new session of the account; the token goes in the cookie and nowhere else. */
+/**
+ * A new session of the account; the token goes in the cookie and nowhere else. `pending`: the
+ * password was right, and the session waits for the second factor's code.
+ */
 export function startSession(
   db: Kysely<Database>,
   accountId: string,
   origin: SessionOrigin,
   now: number,
   lifetimeMs: number,
+  pending = false,
 ): Promise<{ token: string; id: string }> {
-  return createSession(db, accountId, origin, now, lifetimeMs)
+  return createSession(db, accountId, origin, now, lifetimeMs, pending)
 }
 
 /** A session's last use is kept to the minute: a page view writes it only after a minute or from a new address. */

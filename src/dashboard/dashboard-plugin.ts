@@ -30,6 +30,7 @@ import { recoveryPages } from './pages/recovery/index.js'
 import { sendPage } from './send-page.js'
 import { createSessionSupport } from './session.js'
 import { createSignInGuard } from './sign-in-guard.js'
+import { twoStepGate } from './two-step-gate.js'
 
 /** script-src 'self' allows only /dashboard/assets/dashboard.js; no inline script or style. */
 export const DASHBOARD_CSP = [
@@ -82,6 +83,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
   app.decorateRequest('account', null)
   app.decorateRequest('csrfToken', '')
   app.decorateRequest('sessionId', null)
+  app.decorateRequest('awaitingCode', null)
 
   app.addContentTypeParser(
     'application/x-www-form-urlencoded',
@@ -99,6 +101,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
   app.addHook('onRequest', async (_request, reply) => securityHeaders(reply))
   app.addHook('preHandler', async (request, reply) => {
     await sessions.load(request, reply)
+    if ((await twoStepGate(request, reply, deps.storage.db)) !== undefined) return reply
     const access = request.routeOptions.config.dashboard
     if (access === undefined || access === 'public') return
     if (request.account === null) {

@@ -43,6 +43,10 @@ const NOTICES: Record<string, string> = {
     'If this address is new, your partner account is ready: sign in with the password you chose to get your sandbox ' +
     'and first test key, and use the link we mailed to verify the address. If it had an account already, sign in ' +
     'with that account’s password (we mailed that address too).',
+  'two-step-required':
+    'Operator accounts reach children’s data, so they need two-step sign-in: set it up here to reach the other pages.',
+  'two-step-expired': 'Sign in again: the step that asks for the code lasts 10 minutes.',
+  'two-step-off': 'Two-step sign-in is off: signing in asks for the password only.',
   approved: 'The application was approved and the organisation created.',
   rejected: 'The application was rejected; the partner sees your reason.',
   'agreement-recorded': 'The agreement was recorded; its state is in the table below.',

@@ -26,18 +26,23 @@ declare module 'fastify' {
     csrfToken: string
     /** The signed-in session's id (what the Account page names it by), or null. */
     sessionId: string | null
+    /** The account whose password was right and whose second factor's code is awaited (`account` is null). */
+    awaitingCode: AccountRow | null
   }
 }
 
 const SESSION_COOKIE = 'cur_session'
 const VISITOR_COOKIE = 'cur_csrf'
 export const SESSION_LIFETIME_MS = 8 * 3_600_000
+/** How long a session waiting for the second factor's code lasts: time to open the app, not to guess. */
+export const PENDING_SESSION_LIFETIME_MS = 10 * 60_000
 const SAFE_METHODS = new Set(['GET', 'HEAD', 'OPTIONS'])
 
 export interface SessionSupport {
   /** Finds the session; on any unsafe method, refuses a request not sent by our own page (403). */
   load(request: FastifyRequest, reply: FastifyReply): Promise<void>
-  signIn(request: FastifyRequest, reply: FastifyReply, account: AccountRow): Promise<void>
+  /** `pending`: the password was right, the second factor's code is still awaited (two-step-gate.ts). */
+  signIn(request: FastifyRequest, reply: FastifyReply, account: AccountRow, pending?: boolean): Promise<void>
   signOut(request: FastifyRequest, reply: FastifyReply): Promise<void>
   /** The signed-in session's token (from the cookie, or just issued by signIn), or undefined. */
   tokenOf(request: FastifyRequest): string | undefined
@@ -67,7 +72,9 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
     async load(request, reply) {
       const token = readCookie(request, SESSION_COOKIE)
       const live = token === undefined ? undefined : await accountForSession(db, token, clock.now())
-      request.account = live?.account ?? null
+      const pending = live?.session.second_factor_pending === 1
+      request.account = pending ? null : (live?.account ?? null)
+      request.awaitingCode = pending ? live!.account : null
       request.sessionId = live?.session.id ?? null
       if (live !== undefined) {
         tokens.set(request, token!)
@@ -78,12 +85,17 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
       if (!SAFE_METHODS.has(request.method) && request.routeOptions.config.csrfInHandler !== true)
         verifyCsrf(request, request.csrfToken)
     },
-    async signIn(request, reply, account) {
-      const { token, id } = await startSession(db, account.id, originOf(request), clock.now(), SESSION_LIFETIME_MS)
-      setCookie(request, reply, SESSION_COOKIE, token, { maxAgeSeconds: SESSION_LIFETIME_MS / 1000 })
+    async signIn(request, reply, account, pending = false) {
+      // The session this request came with (a waiting one, after its code) is replaced, not kept.
+      const previous = tokens.get(request)
+      if (previous !== undefined) await endSession(db, previous)
+      const lifetime = pending ? PENDING_SESSION_LIFETIME_MS : SESSION_LIFETIME_MS
+      const { token, id } = await startSession(db, account.id, originOf(request), clock.now(), lifetime, pending)
+      setCookie(request, reply, SESSION_COOKIE, token, { maxAgeSeconds: lifetime / 1000 })
       tokens.set(request, token)
       request.csrfToken = csrfToken(secret, { kind: 'session', token })
-      request.account = account
+      request.account = pending ? null : account
+      request.awaitingCode = pending ? account : null
       request.sessionId = id
     },
     async signOut(request, reply) {
@@ -96,6 +108,7 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
       setCookie(request, reply, VISITOR_COOKIE, value)
       request.csrfToken = csrfToken(secret, { kind: 'visitor', value })
       request.account = null
+      request.awaitingCode = null
       request.sessionId = null
     },
     tokenOf(request) {

@@ -20,6 +20,8 @@ import { isEmptyDatabase } from '../storage/meta-repository.js'
 import { inTransaction } from '../storage/transaction.js'
 import { importShares, linkStudents, upsertProgress, upsertStudents } from '../storage/student-import-repository.js'
 import { syntheticProgress, syntheticStudents } from '../cases/synthetic-students.js'
+import { beginTotpEnrolment, confirmTotpEnrolment, secondFactorKey } from '../cases/second-factor.js'
+import { totpCode, totpStep } from '../domain/totp.js'
 
 export const DEMO_ORGANISATION = 'Demo Partner (demo data)'
 
@@ -29,8 +31,11 @@ export interface DemoSeed {
   organisationId: string
   catalogKey: string
   studentKey: string
-  /** A demo operator login for the dashboard; the password is shown once. */
-  operator: { email: string; password: string }
+  /**
+   * A demo operator login for the dashboard, shown once: the password, and the authenticator's
+   * secret and URI (operators need two-step sign-in) for an app or `oathtool --totp -b`.
+   */
+  operator: { email: string; password: string; totpSecret: string; totpUri: string }
   students: { id: string; firstName: string; tier: TierId }[]
 }
 
@@ -92,17 +97,21 @@ export async function seedDemoIfEmpty(
         now,
       )
       const password = randomBytes(12).toString('base64url')
-      await createAccount(
+      const account = await createAccount(
         trx,
         { email: DEMO_OPERATOR_EMAIL, passwordHash: await hashPassword(password), role: 'operator' },
         now,
       )
+      const store = { db: trx, key: await secondFactorKey(trx) }
+      const totp = await beginTotpEnrolment(store, account, now)
+      // Confirmed with the previous step's code, so the code an app shows now is still unused.
+      await confirmTotpEnrolment(store, account, totpCode(totp.secret, totpStep(now) - 1), now)
       return {
         organisationId: organisation.id,
         catalogKey: catalogKey.key,
         studentKey: studentKey.key,
         students,
-        operator: { email: DEMO_OPERATOR_EMAIL, password },
+        operator: { email: DEMO_OPERATOR_EMAIL, password, totpSecret: totp.secret, totpUri: totp.uri },
       }
     })
   } catch (error) {
@@ -141,6 +150,9 @@ export function demoBanner(seed: DemoSeed, baseUrl: string, apiUrl: string): str
     ` Dashboard: ${baseUrl}/dashboard`,
     ` Demo operator login: ${seed.operator.email}`,
     ` Demo operator password (shown once): ${seed.operator.password}`,
+    ` Demo operator two-step sign-in key (shown once): ${seed.operator.totpSecret}`,
+    `   add it to an authenticator app, or: oathtool --totp -b ${seed.operator.totpSecret}`,
+    `   ${seed.operator.totpUri}`,
     rule,
   ].join('\n')
 }

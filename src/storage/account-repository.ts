@@ -127,6 +127,7 @@ export async function createSession(
   origin: SessionOrigin,
   now: number,
   lifetimeMs: number,
+  pending = false,
 ): Promise<{ token: string; id: string }> {
   const token = newBearerToken()
   const id = randomUUID()
@@ -141,6 +142,7 @@ export async function createSession(
       last_used_at: isoAt(now),
       last_address: origin.address,
       user_agent: origin.userAgent?.slice(0, USER_AGENT_KEPT) ?? null,
+      second_factor_pending: pending ? 1 : 0,
     })
     .execute()
   return { token, id }

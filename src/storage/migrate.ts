@@ -24,6 +24,7 @@ import * as mailOutbox from './migrations/0017-mail-outbox.js'
 import * as accountLinks from './migrations/0018-account-links.js'
 import * as secondFactors from './migrations/0019-second-factors.js'
 import * as memberships from './migrations/0020-memberships.js'
+import * as secondFactorSessions from './migrations/0021-second-factor-sessions.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -56,6 +57,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0018-account-links': { up: (db) => accountLinks.up(db, storage.engine) },
     '0019-second-factors': { up: (db) => secondFactors.up(db, storage.engine) },
     '0020-memberships': { up: (db) => memberships.up(db) },
+    '0021-second-factor-sessions': { up: (db) => secondFactorSessions.up(db) },
   }
 }
 

@@ -397,6 +397,8 @@ export interface SessionsTable {
   last_address: string | null
   /** The browser's User-Agent, at most 256 characters. */
   user_agent: string | null
+  /** 1 while the password was right but the second factor's code is still awaited (migration 0021). */
+  second_factor_pending: GeneratedAs<number>
 }
 
 export type AccountLinkPurpose = 'verify-email' | 'password-reset' | 'email-change'

@@ -316,6 +316,7 @@ describe('organisations, agreements and keys', () => {
         '0018-account-links',
         '0019-second-factors',
         '0020-memberships',
+        '0021-second-factor-sessions',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -5,13 +5,11 @@
  * attributes.
  */
 import { beforeAll, describe, expect, it } from 'vitest'
-import { hashPassword } from '../../src/domain/passwords.js'
-import { createAccount } from '../../src/storage/account-repository.js'
 import { listApiKeys } from '../../src/storage/access-repository.js'
 import { createSchool } from '../../src/cases/schools.js'
 import { listShares } from '../../src/storage/share-listing-repository.js'
 import { buildTestApp, STUDENTS } from '../helper.js'
-import { DashboardClient } from './dashboard-client.js'
+import { createOperatorWithAuthenticator, DashboardClient } from './dashboard-client.js'
 import { perSuite } from '../support/built.js'
 import { allLinks } from '../support/linked-students.js'
 
@@ -30,15 +28,11 @@ describe('dashboard authorization', () => {
   let schoolA: string
 
   beforeAll(async () => {
-    await createAccount(
-      t.storage.db,
-      { email: 'ops@example.org', passwordHash: await hashPassword('operator password 2026'), role: 'operator' },
-      t.clock.now(),
-    )
     clients.anonymous = new DashboardClient(t.app, '192.0.2.1')
     clients.partnerA = new DashboardClient(t.app, '192.0.2.2')
     clients.partnerB = new DashboardClient(t.app, '192.0.2.3')
     clients.operator = new DashboardClient(t.app, '192.0.2.4')
+    clients.operator.authenticator = await createOperatorWithAuthenticator(t.storage.db, t.clock)
     expect((await clients.partnerA.signUp('a@partner-a.example')).statusCode).toBe(200)
     expect((await clients.partnerB.signUp('b@partner-b.example')).statusCode).toBe(200)
     expect((await clients.partnerA.useMailedLink(t.storage.db, 'a@partner-a.example')).statusCode).toBe(303)

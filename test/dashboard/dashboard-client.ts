@@ -5,6 +5,9 @@
  */
 import type { InjectOptions, LightMyRequestResponse } from 'fastify'
 import type { Kysely } from 'kysely'
+import { HOTP, Secret } from 'otpauth'
+import { beginTotpEnrolment, confirmTotpEnrolment, secondFactorKey } from '../../src/cases/second-factor.js'
+import type { Clock } from '../../src/clock.js'
 import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createAccount } from '../../src/storage/account-repository.js'
@@ -17,6 +20,21 @@ import { waitFor } from '../support/wait-for.js'
 /** Sends a request over a real socket (test/support/http-client.ts), answering in inject's shape. */
 export type SocketSend = (request: HttpRequest) => Promise<HttpResponse>
 
+/** An authenticator app's code of RFC 6238 time step `step`, computed by `otpauth` from the secret. */
+export function totpCodeAt(secret: string, step: number): string {
+  return HOTP.generate({ secret: Secret.fromBase32(secret), algorithm: 'SHA1', digits: 6, counter: step })
+}
+
+/** The RFC 6238 time step at `at` (30-second steps). */
+export const stepAt = (at: number): number => Math.floor(at / 30_000)
+
+/** The authenticator app a client holds: the secret, the server's clock, and the last step it used. */
+export interface Authenticator {
+  secret: string
+  clock: Pick<Clock, 'now'>
+  lastStep: number
+}
+
 export class DashboardClient {
   readonly #app: TypedApp
   readonly #ip: string
@@ -24,6 +42,8 @@ export class DashboardClient {
   /** Headers every request of this client carries, as a browser sends its User-Agent. */
   readonly #headers: Record<string, string>
   readonly cookies = new Map<string, string>()
+  /** Set: `signIn` enters the authenticator's code when the sign-in asks for it. */
+  authenticator: Authenticator | undefined
 
   constructor(app: TypedApp, ip = '192.0.2.10', socket?: SocketSend, headers: Record<string, string> = {}) {
     this.#app = app
@@ -79,7 +99,8 @@ export class DashboardClient {
 
   /** The CSRF token a page would put in its forms now. */
   async csrf(): Promise<string> {
-    const page = await this.get('/dashboard/signup')
+    // A session waiting for its code is sent to the code page, whose forms carry the same token.
+    const page = await this.follow(await this.get('/dashboard/signup'))
     const token = /name="_csrf" value="([^"]+)"/.exec(page.body)?.[1]
     if (token === undefined) throw new Error('no CSRF field on the sign-up page')
     return token
@@ -175,8 +196,30 @@ export class DashboardClient {
     return this.follow(await this.signIn(email, password))
   }
 
+  /**
+   * Signs in with the password, and with an authenticator, enters its code when the answer asks
+   * for one: the response is the code's (303 to the page asked for) or the password's.
+   */
   async signIn(email: string, password = 'a long and memorable phrase'): Promise<LightMyRequestResponse> {
-    return this.post('/dashboard/login', { email, password })
+    const answer = await this.post('/dashboard/login', { email, password })
+    const location = answer.headers.location ?? ''
+    if (this.authenticator === undefined || !location.startsWith('/dashboard/sign-in/code')) return answer
+    const next = new URL(location, 'http://x').searchParams.get('next')
+    return this.post('/dashboard/sign-in/code', { code: this.nextCode(), ...(next === null ? {} : { next }) })
+  }
+
+  /**
+   * The authenticator's next unused code: the earliest step the server accepts now (one step
+   * either side) after the last one used; throws when the test must move its clock on first.
+   */
+  nextCode(): string {
+    const app = this.authenticator
+    if (app === undefined) throw new Error('this client has no authenticator')
+    const now = stepAt(app.clock.now())
+    const step = Math.max(now - 1, app.lastStep + 1)
+    if (step > now + 1) throw new Error('every code of this window was used: move the clock on 30 seconds')
+    app.lastStep = step
+    return totpCodeAt(app.secret, step)
   }
 
   /**
@@ -216,20 +259,47 @@ export async function mailedLink(db: Kysely<Database>, email: string, kind: stri
 export const OPERATOR = { email: 'ops@example.org', password: 'operator password 2026' }
 
 /**
- * Creates the operator account on the test app and returns a client signed in as it from `ip`,
- * over a real socket when `socket` is given (`t.send`).
+ * Enrols an authenticator for the account through the cases, as its enrolment page would, with
+ * a code of the step before `clock`'s (so the current step's code is still unused); the app.
+ */
+export async function enrolAuthenticator(
+  db: Kysely<Database>,
+  account: { id: string; email: string },
+  clock: Pick<Clock, 'now'>,
+): Promise<Authenticator> {
+  const store = { db, key: await secondFactorKey(db) }
+  const { secret } = await beginTotpEnrolment(store, account, clock.now())
+  const lastStep = stepAt(clock.now()) - 1
+  const confirmed = await confirmTotpEnrolment(store, account, totpCodeAt(secret, lastStep), clock.now())
+  if (!confirmed.ok) throw new Error('the enrolment code was refused')
+  return { secret, clock, lastStep }
+}
+
+/**
+ * Creates an operator account with an authenticator (operators need one to reach their pages):
+ * the authenticator, for a client's `authenticator`.
+ */
+export async function createOperatorWithAuthenticator(
+  db: Kysely<Database>,
+  clock: Pick<Clock, 'now'>,
+  login: { email: string; password: string } = OPERATOR,
+): Promise<Authenticator> {
+  const passwordHash = await hashPassword(login.password)
+  const account = await createAccount(db, { email: login.email, passwordHash, role: 'operator' }, clock.now())
+  return enrolAuthenticator(db, account, clock)
+}
+
+/**
+ * Creates the operator account, with an authenticator, on the test app and returns a client
+ * signed in as it from `ip` (both steps), over a real socket when `socket` is given (`t.send`).
  */
 export async function signedInOperator(
   t: Pick<TestContext, 'app' | 'storage' | 'clock'>,
   ip: string,
   socket?: SocketSend,
 ): Promise<DashboardClient> {
-  await createAccount(
-    t.storage.db,
-    { email: OPERATOR.email, passwordHash: await hashPassword(OPERATOR.password), role: 'operator' },
-    t.clock.now(),
-  )
   const operator = new DashboardClient(t.app, ip, socket)
+  operator.authenticator = await createOperatorWithAuthenticator(t.storage.db, t.clock)
   const signIn = await operator.signIn(OPERATOR.email, OPERATOR.password)
   if (signIn.statusCode !== 303) throw new Error(`operator sign-in answered ${signIn.statusCode}`)
   return operator

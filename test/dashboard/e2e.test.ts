@@ -28,6 +28,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   let operator: Page
   let operatorEmail: string
   let operatorPassword: string
+  let operatorTotp: string
   let demoStudent: string
   let liveKey: string
   const partnerEmail = 'dev@acme-learning.example'
@@ -52,7 +53,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   beforeAll(async () => {
     server = await startServer({ DATABASE_URL: databaseUrl, CATALOG_DIR, CHANGE_POLL_MS: '1000' })
     const out = server.output()
-    ;({ email: operatorEmail, password: operatorPassword } = demoOperatorLogin(out))
+    ;({ email: operatorEmail, password: operatorPassword, totpSecret: operatorTotp } = demoOperatorLogin(out))
     demoStudent = /Demo student: \w+ \(\w+\), id ([0-9a-f-]{36})/.exec(out)![1]!
     browser = await launchBrowser()
     partnerContext = await browser.newContext({ viewport: VIEWPORT })
@@ -137,7 +138,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   it('the operator approves the application and records an agreement', async () => {
     await operator.goto(url('/dashboard/login'))
     await check(operator, '06-sign-in')
-    await signIn(operator, operatorEmail, operatorPassword)
+    await signIn(operator, operatorEmail, operatorPassword, operatorTotp)
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
     await check(operator, '07-review-queue')
     const card = operator.locator('section.card', { hasText: 'Acme Learning' })

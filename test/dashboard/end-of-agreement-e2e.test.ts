@@ -12,6 +12,7 @@ import fs from 'node:fs'
 import type { Browser, BrowserContext, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { canonicalJson } from '../../src/domain/canonical-json.js'
+import { createOperatorWithAuthenticator } from './dashboard-client.js'
 import { hashPassword } from '../../src/domain/passwords.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { endAgreements } from '../../src/cases/agreement-end.js'
@@ -27,6 +28,7 @@ import { makeOwner } from './dashboard-client.js'
 const DAY = 86_400_000
 const PARTNER = { email: 'privacy@orchard.example', password: 'a long and memorable phrase' }
 const OPERATOR = { email: 'ops@district.example', password: 'operator password 2026' }
+let operatorTotp = ''
 const STUDENT_IDS = [1, 2, 3, 4].map((n) => `00000000-0000-4000-8000-00000000000${n}`)
 
 describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
@@ -38,11 +40,14 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
   /** Photographs the page, and checks it at its address with axe in a JavaScript-on session of the same cookies. */
   const check = (page: Page, context: BrowserContext, name: string) => checkPage(checker, page, context, name)
 
-  async function signedInPage(context: BrowserContext, who: { email: string; password: string }): Promise<Page> {
+  async function signedInPage(
+    context: BrowserContext,
+    who: { email: string; password: string; totpSecret?: string },
+  ): Promise<Page> {
     const page = await context.newPage()
     page.setDefaultTimeout(10_000)
     await page.goto(url('/dashboard/login'))
-    await signIn(page, who.email, who.password)
+    await signIn(page, who.email, who.password, who.totpSecret)
     return page
   }
 
@@ -81,11 +86,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
         now,
       )
       await makeOwner(db, PARTNER.email, orchard.id)
-      await createAccount(
-        db,
-        { email: OPERATOR.email, passwordHash: await hashPassword(OPERATOR.password), role: 'operator' },
-        now,
-      )
+      operatorTotp = (await createOperatorWithAuthenticator(db, { now: () => now }, OPERATOR)).secret
     } finally {
       await storage.close()
     }
@@ -137,7 +138,7 @@ describe.skipIf(!hasChromium())('the end of an agreement in a browser', () => {
 
   it('the operator sees the attestation and downloads a certificate that verifies', async () => {
     const context = await browser.newContext({ viewport: VIEWPORT, javaScriptEnabled: false })
-    const operator = await signedInPage(context, OPERATOR)
+    const operator = await signedInPage(context, { ...OPERATOR, totpSecret: operatorTotp })
     await operator.getByRole('link', { name: 'Ended agreements' }).click()
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Ended agreements')
     const row = operator.locator('tbody tr', { hasText: 'DSA-ORCHARD-1' })

@@ -12,16 +12,14 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
-import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { RosterUploads } from '../../src/services/roster-uploads.js'
-import { createAccount } from '../../src/storage/account-repository.js'
 import { createOrganisation } from '../../src/storage/access-repository.js'
 import { shareSchool } from '../../src/cases/shares.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage, START, tempDir, testConfig } from '../helper.js'
 import { manifest, ORGS_HEADER, removeTempDirs, table, USERS_11_HEADER, zipBytes } from '../roster/roster-export.js'
-import { DashboardClient, OPERATOR } from './dashboard-client.js'
+import { createOperatorWithAuthenticator, DashboardClient, OPERATOR } from './dashboard-client.js'
 import { rowCount } from '../support/row-count.js'
 
 const FAMILY = 'Surnamington'
@@ -65,12 +63,8 @@ describe("the operator's roster import pages", () => {
     const config = testConfig({ ROSTER_UPLOAD_DIR: dir, ROSTER_UPLOAD_MAX_MIB: '1' })
     app = await buildApp({ config, storage, clock, logger: pino({ level: 'trace' }, stream), pollChanges: false })
     await app.ready()
-    await createAccount(
-      storage.db,
-      { email: OPERATOR.email, passwordHash: await hashPassword(OPERATOR.password), role: 'operator' },
-      clock.now(),
-    )
     operator = new DashboardClient(app, '192.0.2.41')
+    operator.authenticator = await createOperatorWithAuthenticator(storage.db, clock)
     expect((await operator.signIn(OPERATOR.email, OPERATOR.password)).statusCode).toBe(303)
   })
   afterAll(async () => {

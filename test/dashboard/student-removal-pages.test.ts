@@ -9,17 +9,15 @@ import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
 import { ManualClock } from '../../src/clock.js'
-import { hashPassword } from '../../src/domain/passwords.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createSandbox } from '../../src/cases/sandbox.js'
-import { createAccount } from '../../src/storage/account-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { sandboxStudents } from '../../src/storage/sandbox-repository.js'
 import { pageStudentChanges } from '../../src/storage/student-change-log.js'
 import { linkStudents, upsertStudents } from '../../src/storage/student-import-repository.js'
 import { createTestStorage, type Fixtures, START, STUDENTS, seedFixtures, testConfig } from '../helper.js'
 import { columnsHolding } from '../support/database-scan.js'
-import { DashboardClient, OPERATOR } from './dashboard-client.js'
+import { createOperatorWithAuthenticator, DashboardClient, OPERATOR } from './dashboard-client.js'
 
 const MARKED = '55555555-5555-4555-8555-555555555555'
 const NAME = 'Vespertilmarker'
@@ -54,12 +52,8 @@ describe("the operator's student pages", () => {
     const logger = pino({ level: 'trace' }, stream)
     app = await buildApp({ config: testConfig(), storage, clock, logger, pollChanges: false })
     await app.ready()
-    await createAccount(
-      storage.db,
-      { email: OPERATOR.email, passwordHash: await hashPassword(OPERATOR.password), role: 'operator' },
-      clock.now(),
-    )
     operator = new DashboardClient(app, '192.0.2.40')
+    operator.authenticator = await createOperatorWithAuthenticator(storage.db, clock)
     expect((await operator.signIn(OPERATOR.email, OPERATOR.password)).statusCode).toBe(303)
   })
   afterAll(async () => {

@@ -24,6 +24,7 @@ import {
 import { freePort } from '../support/services.js'
 import { NGINX, type RunningNginx, renderSite, SITE, selfSignedCertificate, startNginx } from './nginx.js'
 import { ROOT, type RunningServer, startServer } from './process.js'
+import { authenticatorCode } from '../support/authenticator.js'
 
 const HAS_NGINX = fs.existsSync(NGINX)
 const TITLE = HAS_NGINX
@@ -63,7 +64,7 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
   let ports = { https: 0, http: 0, service: 0 }
   let catalogKey = ''
   let studentKey = ''
-  let operator = { email: '', password: '' }
+  let operator = { email: '', password: '', totpSecret: '' }
 
   const send = (secure: boolean, call: Call): Promise<Answer> =>
     new Promise((resolve, reject) => {
@@ -107,6 +108,7 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
     operator = {
       email: /Demo operator login: (\S+)/.exec(out)![1]!,
       password: /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!,
+      totpSecret: /Demo operator two-step sign-in key \(shown once\): (\S+)/.exec(out)![1]!,
     }
     ports = { https: await freePort(), http: await freePort(), service: Number(new URL(server.baseUrl).port) }
     const site = renderSite(fs.readFileSync(SITE, 'utf8'), ports, path.join(dir, 'tls'), path.join(dir, 'nginx/logs'))
@@ -184,8 +186,22 @@ describe.skipIf(!HAS_NGINX)(TITLE, () => {
       ...(from ? { from } : {}),
     })
     expect(signedIn.status, signedIn.body).toBe(303)
-    const session = (signedIn.headers['set-cookie'] ?? []).find((cookie) => cookie.startsWith('__Host-cur_session='))
-    return { login, signedIn, session: session! }
+    const sessionOf = (answer: typeof signedIn) =>
+      (answer.headers['set-cookie'] ?? []).find((cookie) => cookie.startsWith('__Host-cur_session='))!
+    // The second step: the demo operator's authenticator code, sent from the code page's form.
+    const waiting = sessionOf(signedIn).split(';')[0]!
+    const codePage = await send(true, { path: signedIn.headers.location!, headers: { cookie: waiting } })
+    expect(codePage.status).toBe(200)
+    const codeCsrf = /name="_csrf" value="([^"]+)"/.exec(codePage.body)![1]!
+    const coded = await send(true, {
+      method: 'POST',
+      path: '/dashboard/sign-in/code',
+      headers: { 'content-type': 'application/x-www-form-urlencoded', cookie: waiting, origin: origin() },
+      body: new URLSearchParams({ code: await authenticatorCode(operator.totpSecret), _csrf: codeCsrf }).toString(),
+      ...(from ? { from } : {}),
+    })
+    expect(coded.status, coded.body).toBe(303)
+    return { login, signedIn: coded, session: sessionOf(coded) }
   }
 
   it('signs an operator in to the dashboard with __Host- cookies marked Secure', async () => {

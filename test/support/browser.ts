@@ -7,6 +7,7 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
 import { type Browser, chromium, type Page } from 'playwright-core'
+import { authenticatorCode } from './authenticator.js'
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
 export const SCREENSHOTS = path.resolve(import.meta.dirname, '../../test-results/screenshots')
@@ -71,9 +72,16 @@ export async function textOf(locator: import('playwright-core').Locator): Promis
   return (await locator.first().textContent())?.trim() ?? ''
 }
 
-/** Signs in on the dashboard's sign-in form, which `page` is showing. */
-export async function signIn(page: Page, email: string, password: string): Promise<void> {
+/**
+ * Signs in on the dashboard's sign-in form, which `page` is showing; with `totpSecret`, enters the
+ * authenticator's code on the second step too.
+ */
+export async function signIn(page: Page, email: string, password: string, totpSecret?: string): Promise<void> {
   await page.getByLabel('E-mail address').fill(email)
   await page.getByLabel('Password').fill(password)
   await page.getByRole('button', { name: 'Sign in' }).click()
+  if (totpSecret === undefined) return
+  await page.getByRole('heading', { name: 'Enter your code' }).waitFor({ timeout: 10_000 })
+  await page.getByLabel('Code').fill(await authenticatorCode(totpSecret))
+  await page.getByRole('button', { name: 'Continue' }).click()
 }

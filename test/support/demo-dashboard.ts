@@ -20,11 +20,12 @@ export interface DemoOperator {
   checker: Page
 }
 
-/** The demo operator's address and password, which the server prints once, at its first start. */
-export function demoOperatorLogin(out: string): { email: string; password: string } {
+/** The demo operator's address, password and authenticator key, which the server prints once, at its first start. */
+export function demoOperatorLogin(out: string): { email: string; password: string; totpSecret: string } {
   return {
     email: /Demo operator login: (\S+)/.exec(out)![1]!,
     password: /Demo operator password \(shown once\): (\S+)/.exec(out)![1]!,
+    totpSecret: /Demo operator two-step sign-in key \(shown once\): (\S+)/.exec(out)![1]!,
   }
 }
 
@@ -33,14 +34,14 @@ export async function signInDemoOperator(env: Record<string, string>): Promise<D
   const server = await startServer(env)
   let browser: Browser | undefined
   try {
-    const { email, password } = demoOperatorLogin(server.output())
+    const { email, password, totpSecret } = demoOperatorLogin(server.output())
     browser = await launchBrowser()
     const operatorContext = await browser.newContext({ viewport: VIEWPORT, javaScriptEnabled: false })
     const operator = await operatorContext.newPage()
     const checker = await (await browser.newContext({ viewport: VIEWPORT })).newPage()
     operator.setDefaultTimeout(10_000)
     await operator.goto(`${server.baseUrl}/dashboard/login`)
-    await signIn(operator, email, password)
+    await signIn(operator, email, password, totpSecret)
     expect(await textOf(operator.getByRole('heading', { level: 1 }))).toBe('Applications')
     return { server, browser, operator, operatorContext, checker }
   } catch (error) {

@@ -26,8 +26,11 @@ import { sendPage } from '../../send-page.js'
 import { linkProblem } from '../recovery/views.js'
 import { ACCOUNT_PATH, type AccountView, accountBody } from './views.js'
 import { confirmEmailForm } from './confirm-email.js'
+import { twoStepPages } from './two-step.js'
+import { secondFactorStatus } from '../../../cases/second-factor.js'
 
-const signedIn = { config: { dashboard: 'signed-in' as const } }
+// An operator without a second factor still reaches this page and its forms (two-step-gate.ts).
+const signedIn = { config: { dashboard: 'signed-in' as const, twoStep: 'setup' as const } }
 const visitor = { config: { dashboard: 'public' as const } }
 const ASK_CHANGE = 'Sign in and ask for the change again on your Account page.'
 
@@ -42,10 +45,15 @@ export const accountPages: PagePlugin = async (app, { context }) => {
       sessions: await sessionsOf(db, account.id, clock.now()),
       currentSessionId: request.sessionId,
       organisations: account.role === 'partner' ? await organisationsOf(db, account.id) : [],
+      secondFactor: await secondFactorStatus(db, account.id, clock.now()),
       ...(refused === undefined ? {} : { refused }),
     }
     return sendPage(request, reply, 'Your account', accountBody(request, view), refused ? 400 : 200, ACCOUNT_PATH)
   }
+  await app.register(twoStepPages, {
+    context,
+    showAccount: (request, reply, errors) => show(request, reply, { form: 'two-step', errors }),
+  })
 
   /** Checks the current password as a sign-in would be checked: throttled per account and address. */
   async function currentPasswordMatches(request: FastifyRequest, password: string): Promise<boolean> {

@@ -5,12 +5,14 @@
 import type { FastifyRequest } from 'fastify'
 import { browserFamily } from '../../../domain/user-agent.js'
 import type { AccountOrganisation } from '../../../storage/membership-repository.js'
+import type { SecondFactorStatus } from '../../../cases/second-factor.js'
 import type { AccountRow, SessionRow } from '../../../storage/tables.js'
 import { errorSummary, type FieldErrors, field } from '../../forms.js'
 import { type Html, html } from '../../html.js'
 import { csrfField } from '../../layout.js'
 import { utcMinute } from '../../times.js'
 import { ACTION_HEADING, scrollTable, tableRow } from '../../views/table.js'
+import { twoStepSection } from './two-step-views.js'
 
 export const ACCOUNT_PATH = '/dashboard/account'
 
@@ -20,8 +22,9 @@ export interface AccountView {
   currentSessionId: string | null
   /** A partner's organisations, to switch between. */
   organisations: readonly AccountOrganisation[]
-  /** The form that was refused, with what was typed (never a password) and what is wrong. */
-  refused?: { form: 'password' | 'email'; errors: FieldErrors; email?: string }
+  secondFactor: SecondFactorStatus
+  /** The form that was refused, with what was typed (never a password or a code) and what is wrong. */
+  refused?: { form: 'password' | 'email' | 'two-step'; errors: FieldErrors; email?: string }
 }
 
 const currentPassword = (name: string, errors: FieldErrors) =>
@@ -127,5 +130,6 @@ ${addressSection(request, view.account)}
 ${organisationsSection(request, view)}
 ${passwordForm(request, refused?.form === 'password' ? errors : {})}
 ${emailForm(request, refused?.email ?? '', refused?.form === 'email' ? errors : {})}
+${twoStepSection(request, view.secondFactor, refused?.form === 'two-step' ? errors : {})}
 ${sessionsSection(request, view)}`
 }

@@ -23,16 +23,11 @@ import { type FieldErrors, type FormBody, isEmail, text } from '../../forms.js'
 import { sendPage } from '../../send-page.js'
 import { tooManyAttempts } from '../../sign-in-guard.js'
 import { showNewKey } from '../../views/new-key.js'
+import { hasSecondFactor } from '../../../cases/second-factor.js'
+import { CODE_PATH } from '../../two-step-gate.js'
+import { home, safeNext } from './next.js'
+import { secondStepPages } from './second-step.js'
 import { signInForm, signUpForm } from './views.js'
-
-/** Where to go after signing in: only a dashboard path of ours, never another site. */
-function safeNext(value: string): string | undefined {
-  return /^\/dashboard(\/[A-Za-z0-9/_?=&%.-]*)?$/.test(value) && !value.startsWith('//') ? value : undefined
-}
-
-function home(role: string): string {
-  return role === 'operator' ? '/dashboard/operator/applications' : '/dashboard/partner'
-}
 
 const visitor = { config: { dashboard: 'public' as const } }
 
@@ -101,6 +96,11 @@ export const authPages: PagePlugin = async (app, { context }) => {
         )
       }
       attempt.succeed()
+      // Looked up only after the right password, so a wrong one answers alike for every account.
+      if (await hasSecondFactor(storage.db, account.id)) {
+        await sessions.signIn(request, reply, account, true)
+        return reply.redirect(next ? `${CODE_PATH}?next=${encodeURIComponent(next)}` : CODE_PATH, 303)
+      }
       // A partner's first sign-in: the sandbox and its first test key, shown once.
       const first = account.role === 'partner' ? await provideSandbox(storage.db, account, clock.now()) : undefined
       await sessions.signIn(request, reply, account)
@@ -112,8 +112,10 @@ export const authPages: PagePlugin = async (app, { context }) => {
     }
   })
 
-  app.post('/logout', visitor, async (request, reply) => {
+  app.post('/logout', { config: { dashboard: 'public', twoStep: 'always' } }, async (request, reply) => {
     await sessions.signOut(request, reply)
     return reply.redirect('/dashboard/login?notice=signed-out', 303)
   })
+
+  await app.register(secondStepPages, { context })
 }
