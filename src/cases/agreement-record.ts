@@ -20,6 +20,7 @@ import { recordAccessChange } from '../storage/access-change-repository.js'
 import { insertAgreement } from '../storage/access-repository.js'
 import type { AgreementRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
+import { announceNotices, type NoticeContext, queueAgreementRecordedNotice } from './notices.js'
 import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 export interface NewAgreement {
@@ -42,6 +43,7 @@ export async function recordAgreement(
   db: Kysely<Database>,
   agreement: NewAgreement,
   now: number,
+  notices?: NoticeContext,
 ): Promise<AgreementRow> {
   if (agreement.expiresAt !== null && agreement.expiresAt <= agreement.signedAt) {
     throw new ConflictError('an agreement must expire after it is signed')
@@ -66,10 +68,12 @@ export async function recordAgreement(
     data_categories: formatDataCategories(agreement.dataCategories ?? DATA_CATEGORIES),
     disposition_days: agreement.dispositionDays ?? DEFAULT_DISPOSITION_DAYS,
   }
-  await inTransaction(db, async (trx) => {
+  const queued = await inTransaction(db, async (trx) => {
     await insertAgreement(trx, row)
     await recordAccessChange(trx, { kind: 'agreements', organisationId: agreement.organisationId })
+    return notices ? queueAgreementRecordedNotice(trx, row, notices, now) : []
   })
+  announceNotices(notices?.held, queued)
   return row
 }
 
@@ -94,9 +98,12 @@ export function recordAgreementAudited(
   agreement: Omit<NewAgreement, 'organisationId'>,
   audit: OperatorAudit,
   now: number,
+  notices?: NoticeContext,
 ): Promise<AgreementRow> {
+  // Announced after the outer commit: inside it, the held log would name a message not yet written.
+  const quiet = notices === undefined ? undefined : { publicUrl: notices.publicUrl }
   return inTransaction(db, async (trx) => {
-    const row = await recordAgreement(trx, { ...agreement, organisationId: organisation.id }, now)
+    const row = await recordAgreement(trx, { ...agreement, organisationId: organisation.id }, now, quiet)
     await auditOperator(
       trx,
       audit,

@@ -47,6 +47,7 @@ const NOTICES: Record<string, string> = {
     'Operator accounts reach children’s data, so they need two-step sign-in: set it up here to reach the other pages.',
   'two-step-expired': 'Sign in again: the step that asks for the code lasts 10 minutes.',
   'two-step-off': 'Two-step sign-in is off: signing in asks for the password only.',
+  'notices-saved': 'Your notices are saved.',
   approved: 'The application was approved and the organisation created.',
   rejected: 'The application was rejected; the partner sees your reason.',
   'agreement-recorded': 'The agreement was recorded; its state is in the table below.',

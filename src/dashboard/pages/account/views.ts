@@ -13,6 +13,8 @@ import { csrfField } from '../../layout.js'
 import { utcMinute } from '../../times.js'
 import { ACTION_HEADING, scrollTable, tableRow } from '../../views/table.js'
 import { twoStepSection } from './two-step-views.js'
+import { noticesSection } from './notices-views.js'
+import type { NoticeTopic } from '../../../cases/notices.js'
 
 export const ACCOUNT_PATH = '/dashboard/account'
 
@@ -23,6 +25,8 @@ export interface AccountView {
   /** A partner's organisations, to switch between. */
   organisations: readonly AccountOrganisation[]
   secondFactor: SecondFactorStatus
+  /** A partner's optional notices, on or off; undefined for an operator, who gets security notices only. */
+  notices?: Record<NoticeTopic, boolean>
   /** The form that was refused, with what was typed (never a password or a code) and what is wrong. */
   refused?: { form: 'password' | 'email' | 'two-step'; errors: FieldErrors; email?: string }
 }
@@ -131,5 +135,6 @@ ${organisationsSection(request, view)}
 ${passwordForm(request, refused?.form === 'password' ? errors : {})}
 ${emailForm(request, refused?.email ?? '', refused?.form === 'email' ? errors : {})}
 ${twoStepSection(request, view.secondFactor, refused?.form === 'two-step' ? errors : {})}
+${noticesSection(request, view.notices)}
 ${sessionsSection(request, view)}`
 }
