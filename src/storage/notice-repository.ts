@@ -133,7 +133,7 @@ export function keysExpiringBy(db: Db, now: number, until: number) {
     .execute()
 }
 
-/** Agreements of active partner organisations not ended, expiring after `now` and by `until`, with their organisation's others. */
+/** Agreements of active partner organisations, not ended, expiring after `now` and by `until`. */
 export function agreementsExpiringBy(db: Db, now: number, until: number) {
   return db
     .selectFrom('agreements as a')
