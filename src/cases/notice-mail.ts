@@ -151,7 +151,7 @@ export function deletionDeadlineMail(
         ? `The deadline to delete the data shared under the ended agreement "${end.document}" of ` +
           `${end.organisation} was ${due}, and no deletion has been attested.`
         : `The agreement "${end.document}" of ${end.organisation} has ended: the data shared under it must be ` +
-          `deleted by ${due} (${end.threshold === '14d' ? '14 days' : '3 days'} from now).`,
+          `deleted by ${due}, less than ${end.threshold === '14d' ? '14 days' : '3 days'} from now.`,
       'Delete it, then attest the deletion on the Deletion page (an owner can). The list of what to ' +
         'delete is on that page too.',
     ],

@@ -6,7 +6,7 @@
  */
 import { afterEach, beforeEach, describe, expect, it } from 'vitest'
 import { attestDeletion } from '../../src/cases/deletion-attestation.js'
-import { recordAgreement } from '../../src/cases/agreement-record.js'
+import { recordAgreement, recordAgreementAudited } from '../../src/cases/agreement-record.js'
 import { decideApplication, submitApplication } from '../../src/cases/applications.js'
 import { deadlineThreshold, sendDueNotices } from '../../src/cases/due-notices.js'
 import {
@@ -19,21 +19,23 @@ import { keyExpiringMail } from '../../src/cases/notice-mail.js'
 import type { MemberRole } from '../../src/domain/member-roles.js'
 import { createApiKey, createOrganisation, setOrganisationStatus } from '../../src/storage/access-repository.js'
 import { createAccount, markEmailVerified } from '../../src/storage/account-repository.js'
-import type { Storage } from '../../src/storage/connection.js'
+import { openStorage, type Storage } from '../../src/storage/connection.js'
 import { insertMembership } from '../../src/storage/membership-repository.js'
-import { createTestStorage } from '../helper.js'
+import { createTestStorage, freshDatabaseUrl } from '../helper.js'
 
 const T0 = Date.parse('2026-03-02T09:00:00.000Z')
 const DAY = 86_400_000
 const CONTEXT = { publicUrl: 'https://curriculum.example.org' }
 
 describe('notices', () => {
+  let url: string
   let storage: Storage
   let organisationId: string
   const ids: Record<string, string> = {}
 
   beforeEach(async () => {
-    storage = await createTestStorage({ catalog: false })
+    url = freshDatabaseUrl()
+    storage = await createTestStorage({ url, catalog: false })
     organisationId = (await createOrganisation(storage.db, 'Acme Learning', T0)).id
     const members: [string, MemberRole][] = [
       ['owner@acme.test', 'owner'],
@@ -84,14 +86,22 @@ describe('notices', () => {
     expect(await sendDueNotices(storage.db, T0 + 4 * DAY, CONTEXT)).toBe(0)
   })
 
-  it('queues one mail per recipient when two runs race for the same notice', async () => {
+  it('queues one mail per recipient when two instances run the task at the same moment', async () => {
     await createApiKey(storage.db, { organisationId, name: 'live', scopes: [], expiresAt: T0 + 5 * DAY }, T0)
-    const counts = await Promise.all([
-      sendDueNotices(storage.db, T0, CONTEXT),
-      sendDueNotices(storage.db, T0, CONTEXT),
-      sendDueNotices(storage.db, T0, CONTEXT),
-    ])
-    expect(counts.reduce((a, b) => a + b, 0)).toBe(2)
+    // A second instance: its own connection (pool) to the same database.
+    const other = openStorage(url)
+    try {
+      // Both read what is due before either claims it, so the claim alone keeps the notice single.
+      const counts = await Promise.all([
+        sendDueNotices(storage.db, T0, CONTEXT),
+        sendDueNotices(other.db, T0, CONTEXT),
+        sendDueNotices(storage.db, T0, CONTEXT),
+        sendDueNotices(other.db, T0, CONTEXT),
+      ])
+      expect(counts.reduce((a, b) => a + b, 0)).toBe(2)
+    } finally {
+      await other.close()
+    }
     expect(await mails()).toEqual(['key-expiring dev@acme.test', 'key-expiring owner@acme.test'])
     expect(await storage.db.selectFrom('notices_sent').selectAll().execute()).toHaveLength(1)
   })
@@ -109,6 +119,20 @@ describe('notices', () => {
     const next = { organisationId, signedAt: T0 + 40 * DAY, expiresAt: null, documentRef: 'DSA-3' }
     await recordAgreement(storage.db, next, T0 + 12 * DAY)
     expect(await sendDueNotices(storage.db, T0 + 25 * DAY, CONTEXT)).toBe(0)
+  })
+
+  it("announces the operator's recorded agreement in the held-mail log after its commit", async () => {
+    const announced: { id: number; kind: string }[] = []
+    const held = (mail: { id: number; kind: string }) => announced.push({ id: mail.id, kind: mail.kind })
+    const organisation = { id: organisationId, name: 'Acme Learning' }
+    const agreement = { signedAt: T0, expiresAt: null, documentRef: 'DSA-9' }
+    await recordAgreementAudited(storage.db, organisation, agreement, { actor: 'account:op@x.test' }, T0, {
+      ...CONTEXT,
+      held,
+    })
+    const rows = await storage.db.selectFrom('mail_outbox').select(['id', 'kind']).execute()
+    expect(announced).toEqual(rows)
+    expect(rows.map((row) => row.kind)).toEqual(['agreement-recorded'])
   })
 
   it('tells owners of a deletion deadline 14 and 3 days ahead and once passed, not once attested', async () => {

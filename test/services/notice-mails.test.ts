@@ -1,37 +1,48 @@
 /**
- * Every kind of notice, queued by its case and sent by the mail worker to a real SMTP server
- * started here, on this run's engine: each arrives at the right address with its subject, a plain
- * text and an HTML body, and no student's name.
+ * Every kind of notice, queued by the case that tells of it (the decision, the invitation, the
+ * agreement recorded, the hourly task, the webhook deliverer disabling an endpoint, the second
+ * factor confirmed and removed, a sign-in from a new device) and sent by the mail worker to a real
+ * SMTP server started here, on this run's engine: each arrives once at the right addresses with
+ * its subject, a plain text and an HTML body, and nothing else arrives.
  */
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { decideApplication, submitApplication } from '../../src/cases/applications.js'
 import { sendDueNotices } from '../../src/cases/due-notices.js'
-import { queueEndpointDisabledNotice, queueSecondFactorNotice, recordSignInDevice } from '../../src/cases/notices.js'
+import { inviteMember } from '../../src/cases/members.js'
+import { recordSignInDevice } from '../../src/cases/notices.js'
+import { beginTotpEnrolment, confirmTotpEnrolment, removeTotp, secondFactorKey } from '../../src/cases/second-factor.js'
 import { ManualClock } from '../../src/clock.js'
+import { totpCode, totpStep } from '../../src/domain/totp.js'
 import { MailWorker } from '../../src/mail/mail-worker.js'
 import { createApiKey, createOrganisation } from '../../src/storage/access-repository.js'
 import { createAccount, markEmailVerified } from '../../src/storage/account-repository.js'
 import { insertMembership } from '../../src/storage/membership-repository.js'
+import { createEndpoint } from '../../src/storage/webhook-endpoint-repository.js'
+import { announceCatalogPublished } from '../../src/storage/webhook-repository.js'
+import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, freshDatabaseUrl, START } from '../helper.js'
 import { perSuite } from '../support/built.js'
 import { SmtpTestServer } from '../support/smtp-test-server.js'
+import { Receiver } from '../support/webhook-receiver.js'
 
 const DAY = 86_400_000
 const CONTEXT = { publicUrl: 'https://curriculum.test' }
-/** A name a child could have: no notice may carry one. */
-const STUDENT_NAME = 'Zebediah'
 
 describe('notice mails through SMTP', () => {
   const storage = perSuite(() => createTestStorage({ url: freshDatabaseUrl(), catalog: false }))
   const clock = new ManualClock(START)
   const server = new SmtpTestServer()
+  const receiver = new Receiver()
+  let endpointStatus: string | undefined
+  let endpointUrl = ''
 
   beforeAll(async () => {
     await server.start()
     const db = storage.db
     const now = START
+    const log = pino({ level: 'silent' })
     const organisationId = (await createOrganisation(db, 'Acme Learning', now)).id
     const owner = await createAccount(db, { email: 'owner@acme.test', passwordHash: 'x', role: 'partner' }, now)
     const dev = await createAccount(db, { email: 'dev@acme.test', passwordHash: 'x', role: 'partner' }, now)
@@ -52,11 +63,16 @@ describe('notice mails through SMTP', () => {
     }
     const first = await submitApplication(db, application, now)
     await decideApplication(db, first.id, { event: 'reject', reason: 'No agreement yet.' }, 'op', now, CONTEXT)
-    const second = await submitApplication(db, application, now + 1)
+    const second = await submitApplication(db, application, now)
     const approve = { event: 'approve', grantedScopes: ['students:read'] } as const
-    await decideApplication(db, second.id, approve, 'op', now + 2, CONTEXT)
+    await decideApplication(db, second.id, approve, 'op', now, CONTEXT)
 
-    // An agreement recorded that ends in 20 days, then ended ones with deadlines; a live key expiring.
+    // An invitation from the owner.
+    const invitation = { organisationId, email: 'new@acme.test', role: 'viewer' as const }
+    await inviteMember(db, invitation, { id: owner.id, email: owner.email }, now, CONTEXT)
+
+    // An agreement recorded that ends in 20 days; a live key expiring in 5; three ended agreements
+    // whose deletion deadlines are 10 days ahead, 2 days ahead and 10 days past.
     await recordAgreement(
       db,
       { organisationId, signedAt: now - DAY, expiresAt: now + 20 * DAY, documentRef: 'DSA-1' },
@@ -64,39 +80,51 @@ describe('notice mails through SMTP', () => {
       CONTEXT,
     )
     await createApiKey(db, { organisationId, name: 'production', scopes: [], expiresAt: now + 5 * DAY }, now)
-    const endedOrg = (await createOrganisation(db, 'Ended Ltd', now)).id
-    await insertMembership(db, { organisationId: endedOrg, accountId: owner.id, role: 'owner' }, now)
-    const ended = {
-      organisationId: endedOrg,
-      signedAt: now - 90 * DAY,
-      expiresAt: now - 20 * DAY,
-      documentRef: 'DSA-0',
+    const ended = async (name: string, endedDaysAgo: number, documentRef: string) => {
+      const id = (await createOrganisation(db, name, now)).id
+      await insertMembership(db, { organisationId: id, accountId: owner.id, role: 'owner' }, now)
+      const terms = { signedAt: now - 90 * DAY, expiresAt: now - endedDaysAgo * DAY, documentRef, dispositionDays: 30 }
+      await recordAgreement(db, { organisationId: id, ...terms }, now - 90 * DAY)
     }
-    await recordAgreement(db, { ...ended, dispositionDays: 30 }, now - 90 * DAY)
-    expect(await sendDueNotices(db, now, CONTEXT)).toBe(4)
+    await ended('Ended Ltd', 20, 'DSA-14')
+    await ended('Soon Ltd', 28, 'DSA-3')
+    await ended('Lapsed Ltd', 40, 'DSA-PAST')
+    expect(await sendDueNotices(db, now, CONTEXT)).toBe(6)
 
-    // A webhook endpoint disabled, a second factor added and removed, a new device.
+    // A webhook endpoint failing for three days, disabled by the deliverer's next failed attempt.
+    endpointUrl = `${await receiver.start()}/in`
+    receiver.script = [500]
+    const { endpoint } = await createEndpoint(
+      db,
+      { organisationId, mode: 'live', url: endpointUrl, events: ['catalog.published'] },
+      now - 4 * DAY,
+    )
     await db
-      .insertInto('webhook_endpoints')
-      .values({
-        id: 'ep-1',
-        organisation_id: organisationId,
-        mode: 'live',
-        url: 'https://hooks.acme.test/in',
-        events: 'student.unlinked',
-        secret: 's',
-        previous_secret: null,
-        previous_secret_until: null,
-        status: 'disabled',
-        disabled_reason: 'Every delivery failed for three days.',
-        failing_since: null,
-        created_at: new Date(now).toISOString(),
-        created_by: null,
-      })
+      .updateTable('webhook_endpoints')
+      .set({ failing_since: new Date(now - 3 * DAY - 1).toISOString() })
+      .where('id', '=', endpoint.id)
       .execute()
-    await queueEndpointDisabledNotice(db, 'ep-1', CONTEXT, now)
-    await queueSecondFactorNotice(db, dev, true, CONTEXT, now)
-    await queueSecondFactorNotice(db, dev, false, CONTEXT, now)
+    await storage.writes.transaction((trx) => announceCatalogPublished(trx, { catalogVersion: 2 }, now))
+    const deliverer = new WebhookDeliverer({
+      storage,
+      clock,
+      log,
+      timeoutMs: 2000,
+      allowLoopback: true,
+      notices: CONTEXT,
+    })
+    expect(await deliverer.run()).toBe(1)
+    endpointStatus = (
+      await db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpoint.id).executeTakeFirst()
+    )?.status
+
+    // The developer's authenticator confirmed, then removed; a sign-in from a second browser.
+    const store = { db, key: await secondFactorKey(db) }
+    const totp = await beginTotpEnrolment(store, dev, now)
+    expect(await confirmTotpEnrolment(store, dev, totpCode(totp.secret, totpStep(now)), now, CONTEXT)).toMatchObject({
+      ok: true,
+    })
+    expect(await removeTotp(db, dev, now, undefined, CONTEXT)).toBe(true)
     const origin = { address: '203.0.113.9', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0' }
     await recordSignInDevice(db, dev, 'first-browser', origin, CONTEXT, now)
     await recordSignInDevice(db, dev, 'second-browser', origin, CONTEXT, now)
@@ -104,7 +132,7 @@ describe('notice mails through SMTP', () => {
     const worker = new MailWorker({
       db,
       clock,
-      log: pino({ level: 'silent' }),
+      log,
       smtp: {
         url: server.url,
         from: 'no-reply@curriculum.test',
@@ -115,7 +143,10 @@ describe('notice mails through SMTP', () => {
     })
     while ((await worker.run()) > 0) {}
   })
-  afterAll(async () => server.stop())
+  afterAll(async () => {
+    await receiver.stop()
+    await server.stop()
+  })
 
   const find = (to: string, subject: RegExp) =>
     server.arrived.filter((mail) => mail.to.includes(to) && subject.test(mail.subject))
@@ -127,7 +158,6 @@ describe('notice mails through SMTP', () => {
     expect(raw).toMatch(/^Content-Type: text\/plain/im)
     expect(raw).toMatch(/^Content-Type: text\/html/im)
     expect(raw).toContain(body)
-    expect(raw).not.toContain(STUDENT_NAME)
   }
 
   it('sends the decision to the applicant: approved with its scopes, rejected with the reason', () => {
@@ -135,9 +165,15 @@ describe('notice mails through SMTP', () => {
     checked('apply@new.test', /^Your application for New Co was not approved$/, 'No agreement yet.')
   })
 
+  it('sends the invitation to the invited address, with its link', () => {
+    const found = server.arrived.filter((mail) => mail.to.includes('new@acme.test'))
+    expect(found).toHaveLength(1)
+    expect(found[0]!.raw.replace(/=\r?\n/g, '')).toContain('https://curriculum.test/dashboard/invitations/accept?')
+  })
+
   it('sends the agreement recorded and ending to owners only', () => {
     checked('owner@acme.test', /^Data-sharing agreement recorded for Acme Learning$/, 'DSA-1')
-    checked('owner@acme.test', /^The data-sharing agreement of Acme Learning ends on/, 'DSA-1')
+    checked('owner@acme.test', /^The data-sharing agreement of Acme Learning ends on 2026-/, 'DSA-1')
     expect(find('dev@acme.test', /agreement/)).toEqual([])
   })
 
@@ -146,19 +182,23 @@ describe('notice mails through SMTP', () => {
     checked('dev@acme.test', /^A live key of Acme Learning expires on/, 'production')
   })
 
-  it('sends a webhook endpoint disabled to owners and developers', () => {
-    checked('owner@acme.test', /^A webhook endpoint of Acme Learning was disabled$/, 'https://hooks.acme.test/in')
-    checked('dev@acme.test', /^A webhook endpoint of Acme Learning was disabled$/, 'https://hooks.acme.test/in')
+  it('sends a webhook endpoint disabled by the deliverer to owners and developers', () => {
+    expect(endpointStatus).toBe('disabled')
+    expect(receiver.received).toHaveLength(1)
+    checked('owner@acme.test', /^A webhook endpoint of Acme Learning was disabled$/, endpointUrl)
+    checked('dev@acme.test', /^A webhook endpoint of Acme Learning was disabled$/, 'failed for three days')
   })
 
-  it('sends the deletion deadline to owners', () => {
-    checked('owner@acme.test', /^Ended Ltd must delete the shared data by/, 'DSA-0')
+  it('sends each deletion deadline to owners: 14 days, 3 days, passed', () => {
+    checked('owner@acme.test', /^Ended Ltd must delete the shared data by/, 'less than 14 days from now')
+    checked('owner@acme.test', /^Soon Ltd must delete the shared data by/, 'less than 3 days from now')
+    checked('owner@acme.test', /^The deletion deadline of Lapsed Ltd has passed without an attestation$/, 'DSA-PAST')
   })
 
-  it('sends the security notices to the account', () => {
+  it('sends the security notices to the account, and nothing else arrives', () => {
     checked('dev@acme.test', /^Two-step sign-in was turned on/, 'always sent')
     checked('dev@acme.test', /^Two-step sign-in was turned off/, 'always sent')
     checked('dev@acme.test', /^New sign-in to your Curriculum API account$/, 'Firefox on Linux')
-    expect(server.arrived).toHaveLength(12)
+    expect(server.arrived).toHaveLength(15)
   })
 })
