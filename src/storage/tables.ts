@@ -60,6 +60,8 @@ export interface OrganisationsTable {
   kind: GeneratedAs<OrganisationKind>
   /** Space-separated scopes the operator granted; the organisation's keys stay within them. */
   allowed_scopes: Generated<string>
+  /** 1 when its owners require a second factor of every member (migration 0024). */
+  require_second_factor: Generated<number>
 }
 
 export interface AgreementsTable {

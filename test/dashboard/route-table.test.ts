@@ -14,6 +14,7 @@ import { createTestStorage, START, testConfig } from '../helper.js'
 
 /** method, address, access, and `student` for the pages with `studentData: true`. */
 const ROUTES = [
+  'POST /dashboard/partner/members/two-step partner',
   'GET /dashboard/partner/members partner',
   'POST /dashboard/partner/members/invite partner',
   'POST /dashboard/partner/members/:accountId/role partner',
