@@ -20,6 +20,7 @@
  * whole database, settings included, gives the secrets, as it gives everything else in it.
  */
 import type { Kysely } from 'kysely'
+import { countPasskeys } from '../storage/passkey-repository.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { openSecret, purposeKey, sealSecret } from '../domain/sealed-secret.js'
 import {
@@ -314,10 +315,10 @@ export async function removeTotp(
   })
 }
 
-/** Whether the account has a second factor in effect: a confirmed authenticator (passkeys later). */
+/** Whether the account has a second factor in effect: a confirmed authenticator app, or a passkey. */
 export async function hasSecondFactor(db: Kysely<Database>, accountId: string): Promise<boolean> {
   const row = await findTotpFactor(db, accountId)
-  return row !== undefined && row.confirmed_at !== null
+  return (row !== undefined && row.confirmed_at !== null) || (await countPasskeys(db, accountId)) > 0
 }
 
 /** What an account page shows of the second factor. */

@@ -556,6 +556,13 @@ export interface PasskeysTable {
   last_used_at: string | null
 }
 
+/** A WebAuthn challenge that signed a valid answer (migration 0025): never accepted again. */
+export interface PasskeyChallengesUsedTable {
+  /** SHA-256 (hex) of the challenge. */
+  challenge_hash: string
+  expires_at: string
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -598,6 +605,7 @@ export interface Database {
   recovery_codes: RecoveryCodesTable
   second_factor_guesses: SecondFactorGuessesTable
   passkeys: PasskeysTable
+  passkey_challenges_used: PasskeyChallengesUsedTable
 }
 
 export type LessonRow = Selectable<LessonsTable>

@@ -318,6 +318,7 @@ describe('organisations, agreements and keys', () => {
         '0020-memberships',
         '0021-second-factor-sessions',
         '0024-organisation-two-step',
+        '0025-passkey-challenges',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

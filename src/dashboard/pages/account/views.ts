@@ -6,13 +6,14 @@ import type { FastifyRequest } from 'fastify'
 import { browserFamily } from '../../../domain/user-agent.js'
 import type { AccountOrganisation } from '../../../storage/membership-repository.js'
 import type { SecondFactorStatus } from '../../../cases/second-factor.js'
-import type { AccountRow, SessionRow } from '../../../storage/tables.js'
+import type { AccountRow, PasskeyRow, SessionRow } from '../../../storage/tables.js'
 import { errorSummary, type FieldErrors, field } from '../../forms.js'
 import { type Html, html } from '../../html.js'
 import { csrfField } from '../../layout.js'
 import { utcMinute } from '../../times.js'
 import { ACTION_HEADING, scrollTable, tableRow } from '../../views/table.js'
 import { twoStepSection } from './two-step-views.js'
+import { passkeysSection } from '../../views/passkey-forms.js'
 
 export const ACCOUNT_PATH = '/dashboard/account'
 
@@ -23,6 +24,7 @@ export interface AccountView {
   /** A partner's organisations, to switch between. */
   organisations: readonly AccountOrganisation[]
   secondFactor: SecondFactorStatus
+  passkeys: readonly PasskeyRow[]
   /** The form that was refused, with what was typed (never a password or a code) and what is wrong. */
   refused?: { form: 'password' | 'email' | 'two-step'; errors: FieldErrors; email?: string }
 }
@@ -131,5 +133,6 @@ ${organisationsSection(request, view)}
 ${passwordForm(request, refused?.form === 'password' ? errors : {})}
 ${emailForm(request, refused?.email ?? '', refused?.form === 'email' ? errors : {})}
 ${twoStepSection(request, view.secondFactor, refused?.form === 'two-step' ? errors : {})}
+${passkeysSection(request, view.passkeys)}
 ${sessionsSection(request, view)}`
 }
