@@ -8,6 +8,7 @@
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { deleteExpiredSessions, lockAccount } from '../storage/account-repository.js'
+import { deleteExpiredChallenges } from '../storage/passkey-repository.js'
 import {
   countAccountLinksSince,
   deleteExpiredAccountLinks,
@@ -88,8 +89,12 @@ export async function issueAccountLink(
   return `${publicUrl}${rule.path}?token=${token}`
 }
 
-/** Deletes ended sessions, and links a day after they expired (kept that long to say "expired", not "unknown"). */
+/**
+ * Deletes ended sessions, used passkey challenges once expired, and links a day after they
+ * expired (kept that long to say "expired", not "unknown").
+ */
 export async function pruneAccountTokens(db: Kysely<Database>, now: number): Promise<void> {
   await deleteExpiredSessions(db, now)
   await deleteExpiredAccountLinks(db, now - 24 * HOUR_MS)
+  await deleteExpiredChallenges(db, now)
 }

@@ -34,10 +34,12 @@ import {
   memberByEmail,
   roleIn,
   setMembershipRole,
+  setRequireSecondFactor,
 } from '../storage/membership-repository.js'
 import type { Database, OrganisationRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import { invitationMail } from './invitation-mail.js'
+import { hasSecondFactor } from './second-factor.js'
 import { type HeldMailNotice, queueMail, recipientProblem } from './mail.js'
 
 /** How long an invitation's link works. */
@@ -61,6 +63,8 @@ export type MemberRefusal =
   | 'bad-input'
   /** An invitation revoked once it was used, revoked or expired. */
   | 'not-pending'
+  /** An owner requiring a second factor of the members without one of its own. */
+  | 'needs-own-factor'
 
 export class MemberRefused extends ConflictError {
   override name = 'MemberRefused'
@@ -396,4 +400,33 @@ export async function switchOrganisation(
   if ((await roleIn(db, organisationId, accountId)) === undefined) return false
   await setAccountOrganisation(db, accountId, organisationId)
   return true
+}
+
+/**
+ * An owner requires a second factor of every member, or stops requiring it; audited. A member
+ * without one is sent to enrol before any page of the organisation (dashboard/two-step-gate.ts).
+ */
+export async function requireSecondFactor(
+  db: Kysely<Database>,
+  organisationId: string,
+  required: boolean,
+  by: MemberActor,
+  now: number,
+): Promise<void> {
+  await inTransaction(db, async (trx) => {
+    const organisation = await lockedOrganisation(trx, organisationId)
+    if (!may(await roleIn(trx, organisationId, by.id), 'organisation.settings'))
+      throw new MemberRefused('not-owner', `Only an owner of ${organisation.name} can change its sign-in rules.`)
+    // An owner who requires it has it: enabling it must not lock out the one who enabled it.
+    if (required && !(await hasSecondFactor(trx, by.id)))
+      throw new MemberRefused('needs-own-factor', 'Set up two-step sign-in for yourself first, on your Account page.')
+    await setRequireSecondFactor(trx, organisationId, required)
+    const entry = {
+      actor: actorOf(by),
+      action: 'organisation.two-step',
+      target: `organisation:${organisationId}`,
+      detail: { required },
+    }
+    await recordAudit(trx, entry, now)
+  })
 }

@@ -180,18 +180,38 @@ export function newDeviceMail(
   })
 }
 
-export function secondFactorChangedMail(to: string, added: boolean, publicUrl: string): OutgoingMail {
+/** A second factor added or removed: the authenticator app, or a passkey by its name. */
+export interface SecondFactorChange {
+  added: boolean
+  factor: { kind: 'totp' } | { kind: 'passkey'; name: string }
+  /** Whether signing in asks for a second step after the change (another factor may remain). */
+  twoStep: boolean
+}
+
+export function secondFactorChangedMail(to: string, change: SecondFactorChange, publicUrl: string): OutgoingMail {
+  const { added, factor } = change
+  const what = factor.kind === 'totp' ? 'An authenticator app' : `A passkey named "${factor.name}"`
+  const subject =
+    factor.kind === 'totp'
+      ? added
+        ? 'An authenticator app was added to your Curriculum API account'
+        : 'The authenticator app of your Curriculum API account was removed'
+      : added
+        ? 'A passkey was added to your Curriculum API account'
+        : 'A passkey was removed from your Curriculum API account'
+  const effect = added
+    ? factor.kind === 'passkey'
+      ? 'Signing in now asks for a second step, and the passkey can also sign in without the password.'
+      : 'Signing in now asks for a second step: a code from the app.'
+    : change.twoStep
+      ? 'Signing in still asks for a second step, with the factors that are left.'
+      : 'Signing in now asks for the password alone.'
   return compose({
     kind: 'second-factor-changed',
     to,
-    subject: added
-      ? 'Two-step sign-in was turned on for your Curriculum API account'
-      : 'Two-step sign-in was turned off for your Curriculum API account',
+    subject,
     before: [
-      added
-        ? 'An authenticator app was added to your Curriculum API account: signing in now asks for its code.'
-        : 'The authenticator app of your Curriculum API account was removed: signing in asks for the password ' +
-          'alone.',
+      `${what} was ${added ? 'added to' : 'removed from'} your Curriculum API account. ${effect}`,
       'If this was not you, choose a new password now and check your Account page.',
     ],
     link: { href: `${publicUrl}/dashboard/account`, label: 'Your account' },

@@ -6,7 +6,7 @@
  *
  * Who gets it: an organisation's notice goes to the members of the roles its topic names, except
  * those who turned the topic off; security notices (a new device, a second factor added or
- * removed) go to the account whatever it chose, and cannot be turned off.
+ * removed: an authenticator app or a passkey) go to the account whatever it chose, and cannot be turned off.
  */
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
@@ -31,6 +31,7 @@ import {
   applicationApprovedMail,
   applicationRejectedMail,
   newDeviceMail,
+  type SecondFactorChange,
   secondFactorChangedMail,
   webhookDisabledMail,
 } from './notice-mail.js'
@@ -108,11 +109,11 @@ export async function setNoticePreferences(db: Db, accountId: string, on: readon
 export async function queueSecondFactorNotice(
   trx: Db,
   account: { email: string },
-  added: boolean,
+  change: SecondFactorChange,
   context: NoticeContext,
   now: number,
 ): Promise<QueuedNotice> {
-  const mail = secondFactorChangedMail(account.email, added, context.publicUrl)
+  const mail = secondFactorChangedMail(account.email, change, context.publicUrl)
   return { id: await queueMail(trx, mail, now), mail }
 }
 

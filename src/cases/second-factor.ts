@@ -20,6 +20,7 @@
  * whole database, settings included, gives the secrets, as it gives everything else in it.
  */
 import type { Kysely } from 'kysely'
+import { countPasskeys } from '../storage/passkey-repository.js'
 import { ConflictError, NotFoundError } from '../domain/errors.js'
 import { openSecret, purposeKey, sealSecret } from '../domain/sealed-secret.js'
 import {
@@ -170,7 +171,10 @@ export async function confirmTotpEnrolment(
       detail: { recovery_codes: recoveryCodes.length },
     }
     await auditOperator(trx, actorOf(account, undefined), entry, now)
-    if (notices) queued.push(await queueSecondFactorNotice(trx, account, true, notices, now))
+    if (notices) {
+      const change = { added: true, factor: { kind: 'totp' as const }, twoStep: true }
+      queued.push(await queueSecondFactorNotice(trx, account, change, notices, now))
+    }
     return { ok: true, recoveryCodes }
   })
   announceNotices(notices?.held, queued)
@@ -320,18 +324,24 @@ export async function removeTotp(
     const entry = { action: 'second_factor.totp_removed', target: accountTarget(account), detail }
     await auditOperator(trx, actorOf(account, by), entry, now)
     // Told only of a factor that was in effect: a pending one never protected the account.
-    if (notices && removed.confirmed_at !== null)
-      queued.push(await queueSecondFactorNotice(trx, account, false, notices, now))
+    if (notices && removed.confirmed_at !== null) {
+      const change = {
+        added: false,
+        factor: { kind: 'totp' as const },
+        twoStep: await hasSecondFactor(trx, account.id),
+      }
+      queued.push(await queueSecondFactorNotice(trx, account, change, notices, now))
+    }
     return true
   })
   announceNotices(notices?.held, queued)
   return removedAny
 }
 
-/** Whether the account has a second factor in effect: a confirmed authenticator (passkeys later). */
+/** Whether the account has a second factor in effect: a confirmed authenticator app, or a passkey. */
 export async function hasSecondFactor(db: Kysely<Database>, accountId: string): Promise<boolean> {
   const row = await findTotpFactor(db, accountId)
-  return row !== undefined && row.confirmed_at !== null
+  return (row !== undefined && row.confirmed_at !== null) || (await countPasskeys(db, accountId)) > 0
 }
 
 /** What an account page shows of the second factor. */

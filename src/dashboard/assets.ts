@@ -1,8 +1,10 @@
 /**
  * The dashboard's only stylesheet and script, shipped in the package: no CDN, and the strict
- * Content-Security-Policy allows nothing else. The pages work without the script; it only adds
- * copy buttons.
+ * Content-Security-Policy allows nothing else. The pages work without the script; it adds copy
+ * buttons, and passkeys, which only the browser's WebAuthn API can use.
  */
+import { PASSKEY_JS } from './passkey-script.js'
+
 export const DASHBOARD_CSS = `
 :root {
   color-scheme: light; --fg: #1b1f24; --muted: #4d5560; --line: #c9d1d9; --accent: #0a4fa8; --bg: #ffffff;
@@ -93,7 +95,7 @@ form.send-again { margin-top: .5rem; }
 `
 
 /** Adds a working "Copy" button next to every element marked data-copy; without it, the text can be selected. */
-export const DASHBOARD_JS = `
+export const DASHBOARD_JS = `${PASSKEY_JS}
 document.addEventListener('DOMContentLoaded', () => {
   for (const target of document.querySelectorAll('[data-copy]')) {
     const button = document.createElement('button')

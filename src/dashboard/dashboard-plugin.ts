@@ -24,6 +24,7 @@ import { createAfterAnswer } from './after-answer.js'
 import { accountPages } from './pages/account/index.js'
 import { authPages } from './pages/auth/index.js'
 import { invitationPages } from './pages/invitations/index.js'
+import { passkeyPages } from './pages/passkeys/index.js'
 import { operatorPages } from './pages/operator/index.js'
 import { partnerPages } from './pages/partner/index.js'
 import { recoveryPages } from './pages/recovery/index.js'
@@ -193,6 +194,7 @@ export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps)
   await app.register(recoveryPages, { context })
   await app.register(accountPages, { context })
   await app.register(invitationPages, { context })
+  await app.register(passkeyPages, { context })
   await app.register(partnerPages, { prefix: '/partner', context })
   await app.register(operatorPages, { prefix: '/operator', context })
 }

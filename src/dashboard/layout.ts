@@ -45,6 +45,13 @@ const NOTICES: Record<string, string> = {
     'with that account’s password (we mailed that address too).',
   'two-step-required':
     'Operator accounts reach children’s data, so they need two-step sign-in: set it up here to reach the other pages.',
+  'two-step-required-org':
+    'Your organisation requires two-step sign-in of its members: set it up here to reach its pages.',
+  'two-step-org-on': 'Every member now needs two-step sign-in; those without it are asked to set it up first.',
+  'two-step-org-off': 'Two-step sign-in is no longer required of the members (each may keep theirs).',
+  'passkey-added': 'The passkey is added: it signs you in without a password, or stands for the second step.',
+  'passkey-removed': 'The passkey is removed: it no longer signs in to this account.',
+  'passkey-gone': 'That passkey had been removed already.',
   'two-step-expired': 'Sign in again: the step that asks for the code lasts 10 minutes.',
   'two-step-off': 'Two-step sign-in is off: signing in asks for the password only.',
   'notices-saved': 'Your notices are saved.',

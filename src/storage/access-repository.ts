@@ -54,6 +54,7 @@ export async function createOrganisation(
       created_at: isoAt(now),
       kind: options.kind ?? 'partner',
       allowed_scopes: formatScopes(options.allowedScopes ?? ['students:read', 'students:write']),
+      require_second_factor: 0,
     }
     await trx.insertInto('organisations').values(row).execute()
     return row

@@ -168,3 +168,28 @@ export async function organisationsOf(db: Kysely<Database>, accountId: string): 
     .execute()
   return rows.map((row) => ({ organisationId: row.id, name: row.name, status: row.status, role: row.role }))
 }
+
+/** Whether the organisation's members must have a second factor (1) or not (0). */
+export async function setRequireSecondFactor(
+  db: Kysely<Database>,
+  organisationId: string,
+  required: boolean,
+): Promise<void> {
+  await db
+    .updateTable('organisations')
+    .set({ require_second_factor: required ? 1 : 0 })
+    .where('id', '=', organisationId)
+    .execute()
+}
+
+/** Of `accountIds`, those with a confirmed authenticator: the Members page shows who has a second factor. */
+export async function withSecondFactor(db: Kysely<Database>, accountIds: readonly string[]): Promise<Set<string>> {
+  if (accountIds.length === 0) return new Set()
+  const rows = await db
+    .selectFrom('totp_factors')
+    .select('account_id')
+    .where('account_id', 'in', accountIds)
+    .where('confirmed_at', 'is not', null)
+    .execute()
+  return new Set(rows.map((row) => row.account_id))
+}

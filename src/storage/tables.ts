@@ -60,6 +60,8 @@ export interface OrganisationsTable {
   kind: GeneratedAs<OrganisationKind>
   /** Space-separated scopes the operator granted; the organisation's keys stay within them. */
   allowed_scopes: Generated<string>
+  /** 1 when its owners require a second factor of every member (migration 0024). */
+  require_second_factor: Generated<number>
 }
 
 export interface AgreementsTable {
@@ -577,6 +579,13 @@ export interface PasskeysTable {
   last_used_at: string | null
 }
 
+/** A WebAuthn challenge that signed a valid answer (migration 0025): never accepted again. */
+export interface PasskeyChallengesUsedTable {
+  /** SHA-256 (hex) of the challenge. */
+  challenge_hash: string
+  expires_at: string
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -622,6 +631,7 @@ export interface Database {
   notice_opt_outs: NoticeOptOutsTable
   notices_sent: NoticesSentTable
   known_devices: KnownDevicesTable
+  passkey_challenges_used: PasskeyChallengesUsedTable
 }
 
 export type LessonRow = Selectable<LessonsTable>

@@ -318,6 +318,8 @@ describe('organisations, agreements and keys', () => {
         '0020-memberships',
         '0021-second-factor-sessions',
         '0022-notices',
+        '0024-organisation-two-step',
+        '0025-passkey-challenges',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -356,7 +356,9 @@ describe.skipIf(SKIPPED !== undefined)(`pg_dump and pg_restore${SKIPPED ? ` (ski
       expect(await migrationState(storage)).toMatchObject({ pending: [], unknown: [] })
     } finally {
       await storage.close()
-      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.db)
+      // Dropping waits for a checkpoint, which a loaded machine has made take over a minute: a
+      // database left behind in the test cluster is untidy, not a failure of what was tested.
+      await sql`drop database if exists ${sql.id(name)} with (force)`.execute(admin.db).catch(() => {})
       await admin.close()
     }
   }, 120_000)

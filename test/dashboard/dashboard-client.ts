@@ -140,6 +140,21 @@ export class DashboardClient {
     return response
   }
 
+  /** Posts JSON as the dashboard's script does (the passkey ceremonies), with the page's CSRF token. */
+  async postJson(url: string, body: Record<string, unknown>): Promise<LightMyRequestResponse> {
+    // The token first: fetching it may set the visitor cookie the request must carry.
+    const csrf = await this.csrf()
+    const response = await this.#inject({
+      method: 'POST',
+      url,
+      headers: { ...this.#headers, cookie: this.#cookieHeader(), 'content-type': 'application/json' },
+      payload: JSON.stringify({ _csrf: csrf, ...body }),
+      remoteAddress: this.#ip,
+    })
+    this.#remember(response)
+    return response
+  }
+
   /**
    * Posts a multipart form as a browser sends a file upload: the fields in the order given
    * (`_csrf` first unless set, or left out with null), then the file.

@@ -223,6 +223,32 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await check(partner, '12-partner-disclosures')
   })
 
+  it('the partner invites a developer, who signs up with the invited address and joins through the link', async () => {
+    await partner.goto(url('/dashboard/partner/members'))
+    await partner.getByLabel('E-mail address').fill('dev2@acme-learning.example')
+    await partner.getByLabel('Role', { exact: true }).selectOption('developer')
+    await partner.getByRole('button', { name: 'Send the invitation' }).click()
+    expect(await textOf(partner.getByRole('status'))).toContain('The invitation is sent')
+    await check(partner, '24-members')
+    const context = await browser.newContext({ viewport: VIEWPORT })
+    try {
+      const dev = await context.newPage()
+      await dev.goto(url('/dashboard/signup'))
+      await dev.getByLabel('Work e-mail address').fill('dev2@acme-learning.example')
+      await dev.getByLabel('Password').fill(partnerPassword)
+      await dev.getByRole('button', { name: 'Create account' }).click()
+      await signIn(dev, 'dev2@acme-learning.example', partnerPassword)
+      await dev.goto(url(await heldLink('invitation')))
+      expect(await textOf(dev.getByRole('heading', { level: 1 }))).toBe('Join an organisation')
+      await check(dev, '24b-join')
+      await dev.getByRole('button', { name: 'Join Acme Learning' }).click()
+      expect(await textOf(dev.getByRole('status'))).toContain('You joined the organisation.')
+      expect(await textOf(dev.locator('main'))).toContain('You are a developer')
+    } finally {
+      await context.close()
+    }
+  })
+
   it('a link on another site opens the Students page only through a continue page, which discloses nothing', async () => {
     const listed = () =>
       withStorage(databaseUrl, async ({ db }) => (await listDisclosures(db, { action: 'students.list' })).length)

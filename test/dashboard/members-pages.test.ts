@@ -11,7 +11,7 @@ import { createOrganisation } from '../../src/storage/access-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { createTestStorage, type ListeningApp, listeningApp, START, testConfig } from '../helper.js'
 import type { HttpRequest } from '../support/http-client.js'
-import { DashboardClient, mailedLink, makeOwner } from './dashboard-client.js'
+import { DashboardClient, enrolAuthenticator, mailedLink, makeOwner } from './dashboard-client.js'
 
 const MEMBERS = '/dashboard/partner/members'
 
@@ -141,6 +141,38 @@ describe('members and invitations', () => {
     expect(won).toBe(303)
     expect([403, 409]).toContain(lost)
     expect((await roles()).filter((r) => r.endsWith(' owner'))).toHaveLength(1)
+  })
+
+  it('lets an owner with a second factor require one of every member, who is then sent to set it up', async () => {
+    const danaId = await accountId('dana@acme.example')
+    // Whichever owner won the race above: Dana owns, Dev develops.
+    const setRole = (id: string, role: 'owner' | 'developer') =>
+      storage.db
+        .updateTable('memberships')
+        .set({ role })
+        .where('account_id', '=', id)
+        .where('organisation_id', '=', acme)
+    await setRole(danaId, 'owner').execute()
+    await setRole(await accountId('dev@acme.example'), 'developer').execute()
+    const refused = await dana.post(`${MEMBERS}/two-step`, { required: 'yes' })
+    expect(refused.statusCode).toBe(409)
+    expect(refused.body).toContain('Set up two-step sign-in for yourself first')
+    dana.authenticator = await enrolAuthenticator(storage.db, { id: danaId, email: 'dana@acme.example' }, clock)
+    expect((await dana.post(`${MEMBERS}/two-step`, { required: 'yes' })).headers.location).toBe(
+      `${MEMBERS}?notice=two-step-org-on`,
+    )
+    const page = await dana.get(MEMBERS)
+    expect(page.body).toContain('Every member needs two-step sign-in')
+    const dev = client('192.0.2.73')
+    await dev.signIn('dev@acme.example')
+    const sent = await dev.get('/dashboard/partner')
+    expect(sent.statusCode).toBe(303)
+    expect(sent.headers.location).toBe('/dashboard/account/two-step?notice=two-step-required-org')
+    expect((await dev.post('/dashboard/partner/keys', { mode: 'test', 'test-name': 'x' })).statusCode).toBe(403)
+    expect((await dev.get('/dashboard/account')).statusCode).toBe(200)
+    expect((await dev.post(`${MEMBERS}/two-step`, { required: 'no' })).statusCode).toBe(403)
+    await dana.post(`${MEMBERS}/two-step`, { required: 'no' })
+    expect((await dev.get('/dashboard/partner')).statusCode).toBe(200)
   })
 
   it('lets an account in two organisations switch between them on its Account page', async () => {

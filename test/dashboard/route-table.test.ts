@@ -14,6 +14,14 @@ import { createTestStorage, START, testConfig } from '../helper.js'
 
 /** method, address, access, and `student` for the pages with `studentData: true`. */
 const ROUTES = [
+  'POST /dashboard/login/passkey/options public',
+  'POST /dashboard/login/passkey public',
+  'POST /dashboard/sign-in/code/passkey/options public',
+  'POST /dashboard/sign-in/code/passkey public',
+  'POST /dashboard/account/passkeys/options signed-in',
+  'POST /dashboard/account/passkeys signed-in',
+  'POST /dashboard/account/passkeys/:id/remove signed-in',
+  'POST /dashboard/partner/members/two-step partner',
   'GET /dashboard/partner/members partner',
   'POST /dashboard/partner/members/invite partner',
   'POST /dashboard/partner/members/:accountId/role partner',

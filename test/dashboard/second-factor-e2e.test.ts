@@ -3,6 +3,7 @@
  * Account page (QR code and key, a code from the key, the recovery codes once), signs out, and
  * signs in again through the code step. Each page is checked with axe-core; two are photographed.
  */
+import net from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { CATALOG_DIR, tempDir } from '../helper.js'
@@ -10,6 +11,18 @@ import { type RunningServer, startServer } from '../server/process.js'
 import { authenticatorCode } from '../support/authenticator.js'
 import { hasChromium, launchBrowser, screenshot, signIn, textOf } from '../support/browser.js'
 import { expectAccessible, VIEWPORT } from '../support/demo-dashboard.js'
+
+/** A port nothing listens on now, for a server whose address must be known before it starts. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const probe = net.createServer()
+    probe.once('error', reject)
+    probe.listen(0, '127.0.0.1', () => {
+      const { port } = probe.address() as net.AddressInfo
+      probe.close(() => resolve(port))
+    })
+  })
+}
 
 describe.skipIf(!hasChromium())('two-step sign-in in a browser', () => {
   let server: RunningServer | undefined
@@ -19,7 +32,9 @@ describe.skipIf(!hasChromium())('two-step sign-in in a browser', () => {
   const password = 'a long and memorable phrase'
 
   beforeAll(async () => {
-    server = await startServer({ DATABASE_URL: `sqlite:${tempDir()}/two-step.db`, CATALOG_DIR })
+    // A port known before start: PUBLIC_URL (http://localhost:<port>) is the passkeys' origin.
+    const port = await freePort()
+    server = await startServer({ DATABASE_URL: `sqlite:${tempDir()}/two-step.db`, CATALOG_DIR, PORT: String(port) })
     browser = await launchBrowser()
     // JavaScript on, for axe-core; the pages work the same without it.
     page = await (await browser.newContext({ viewport: VIEWPORT })).newPage()
@@ -60,6 +75,47 @@ describe.skipIf(!hasChromium())('two-step sign-in in a browser', () => {
     await expectAccessible(page, 'two-step code')
     await page.getByLabel('Code').fill(await authenticatorCode(secret))
     await page.getByRole('button', { name: 'Continue' }).click()
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Overview')
+  })
+
+  it('adds a passkey with Chromium’s virtual authenticator, then signs in with it alone', async () => {
+    // WebAuthn takes a host name, not an address: the server's PUBLIC_URL is http://localhost:<port>.
+    const base = server!.baseUrl.replace('127.0.0.1', 'localhost')
+    const cdp = await page.context().newCDPSession(page)
+    await cdp.send('WebAuthn.enable')
+    const { authenticatorId } = await cdp.send('WebAuthn.addVirtualAuthenticator', {
+      options: {
+        protocol: 'ctap2',
+        transport: 'internal',
+        hasResidentKey: true,
+        hasUserVerification: true,
+        isUserVerified: true,
+        automaticPresenceSimulation: true,
+      },
+    })
+    // A partner of its own, so that no authenticator code of this half-minute is needed again.
+    const own = 'passkey@partner.example'
+    await page.goto(`${base}/dashboard/signup`)
+    await page.getByLabel('Work e-mail address').fill(own)
+    await page.getByLabel('Password').fill(password)
+    await page.getByRole('button', { name: 'Create account' }).click()
+    await signIn(page, own, password)
+    await page.goto(`${base}/dashboard/account`)
+    await page.getByLabel('Name of the new passkey').fill('virtual key')
+    await page.getByRole('button', { name: 'Add a passkey' }).click()
+    expect(await textOf(page.getByRole('status'))).toContain('The passkey is added')
+    expect(await textOf(page.locator('#passkeys + p + .table-wrap td').first())).toBe('virtual key')
+    await screenshot(page, '28-passkeys')
+    await expectAccessible(page, 'passkeys')
+    // The authenticator holds one discoverable credential for this site: the one just added.
+    const { credentials } = await cdp.send('WebAuthn.getCredentials', { authenticatorId })
+    expect(credentials.map((c) => [c.rpId, c.isResidentCredential])).toEqual([['localhost', true]])
+
+    await page.getByRole('button', { name: 'Sign out', exact: true }).click()
+    await page.getByRole('button', { name: 'Sign in with a passkey' }).click()
+    await page.waitForURL(`${base}/dashboard/partner`).catch(async () => {
+      throw new Error(`no sign-in: ${await page.locator('[data-passkey-status]').allTextContents()}`)
+    })
     expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Overview')
   })
 })

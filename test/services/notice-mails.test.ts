@@ -12,6 +12,7 @@ import { decideApplication, submitApplication } from '../../src/cases/applicatio
 import { sendDueNotices } from '../../src/cases/due-notices.js'
 import { inviteMember } from '../../src/cases/members.js'
 import { recordSignInDevice } from '../../src/cases/notices.js'
+import { registerPasskey, registrationOptions, relyingParty, removePasskey } from '../../src/cases/passkeys.js'
 import { beginTotpEnrolment, confirmTotpEnrolment, removeTotp, secondFactorKey } from '../../src/cases/second-factor.js'
 import { ManualClock } from '../../src/clock.js'
 import { totpCode, totpStep } from '../../src/domain/totp.js'
@@ -25,10 +26,12 @@ import { WebhookDeliverer } from '../../src/webhooks/webhook-deliverer.js'
 import { createTestStorage, freshDatabaseUrl, START } from '../helper.js'
 import { perSuite } from '../support/built.js'
 import { SmtpTestServer } from '../support/smtp-test-server.js'
+import { SoftwarePasskey } from '../support/software-passkey.js'
 import { Receiver } from '../support/webhook-receiver.js'
 
 const DAY = 86_400_000
 const CONTEXT = { publicUrl: 'https://curriculum.test' }
+const RP = relyingParty(CONTEXT.publicUrl)
 
 describe('notice mails through SMTP', () => {
   const storage = perSuite(() => createTestStorage({ url: freshDatabaseUrl(), catalog: false }))
@@ -118,13 +121,20 @@ describe('notice mails through SMTP', () => {
       await db.selectFrom('webhook_endpoints').select('status').where('id', '=', endpoint.id).executeTakeFirst()
     )?.status
 
-    // The developer's authenticator confirmed, then removed; a sign-in from a second browser.
+    // The developer's authenticator app confirmed; a sign-in from a second browser.
     const store = { db, key: await secondFactorKey(db) }
     const totp = await beginTotpEnrolment(store, dev, now)
     expect(await confirmTotpEnrolment(store, dev, totpCode(totp.secret, totpStep(now)), now, CONTEXT)).toMatchObject({
       ok: true,
     })
+    // A passkey added (an answer sent again is refused and tells nothing), the app removed while the
+    // passkey remains, then the passkey removed: the last one leaves the password alone.
+    const key = new SoftwarePasskey({ origin: RP.origin, rpId: RP.id })
+    const answer = key.register(await registrationOptions(db, dev, RP, now)) as never
+    await registerPasskey(db, dev, { name: 'work laptop', response: answer }, RP, now, CONTEXT)
+    await expect(registerPasskey(db, dev, { name: 'again', response: answer }, RP, now, CONTEXT)).rejects.toThrow()
     expect(await removeTotp(db, dev, now, undefined, CONTEXT)).toBe(true)
+    expect(await removePasskey(db, dev, key.id.toString('base64url'), now, CONTEXT)).toBe(true)
     const origin = { address: '203.0.113.9', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0' }
     await recordSignInDevice(db, dev, 'first-browser', origin, CONTEXT, now)
     await recordSignInDevice(db, dev, 'second-browser', origin, CONTEXT, now)
@@ -195,10 +205,16 @@ describe('notice mails through SMTP', () => {
     checked('owner@acme.test', /^The deletion deadline of Lapsed Ltd has passed without an attestation$/, 'DSA-PAST')
   })
 
-  it('sends the security notices to the account, and nothing else arrives', () => {
-    checked('dev@acme.test', /^Two-step sign-in was turned on/, 'always sent')
-    checked('dev@acme.test', /^Two-step sign-in was turned off/, 'always sent')
+  it('sends each second factor added or removed to the account: the app, a passkey', () => {
+    checked('dev@acme.test', /^An authenticator app was added to your Curriculum API account$/, 'a code from the app')
+    checked('dev@acme.test', /^A passkey was added to your Curriculum API account$/, '"work laptop"')
+    checked('dev@acme.test', /^The authenticator app of your Curriculum API account was removed$/, 'still asks')
+    checked('dev@acme.test', /^A passkey was removed from your Curriculum API account$/, 'the password alone')
+    expect(find('owner@acme.test', /second|passkey|authenticator/i)).toEqual([])
+  })
+
+  it('sends a sign-in from a new device to the account, and nothing else arrives', () => {
     checked('dev@acme.test', /^New sign-in to your Curriculum API account$/, 'Firefox on Linux')
-    expect(server.arrived).toHaveLength(15)
+    expect(server.arrived).toHaveLength(17)
   })
 })

@@ -79,7 +79,7 @@ export async function textOf(locator: import('playwright-core').Locator): Promis
 export async function signIn(page: Page, email: string, password: string, totpSecret?: string): Promise<void> {
   await page.getByLabel('E-mail address').fill(email)
   await page.getByLabel('Password').fill(password)
-  await page.getByRole('button', { name: 'Sign in' }).click()
+  await page.getByRole('button', { name: 'Sign in', exact: true }).click()
   if (totpSecret === undefined) return
   await page.getByRole('heading', { name: 'Enter your code' }).waitFor({ timeout: 10_000 })
   await page.getByLabel('Code').fill(await authenticatorCode(totpSecret))

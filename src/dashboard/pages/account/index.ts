@@ -15,6 +15,7 @@ import { checkAccountLink } from '../../../cases/account-links.js'
 import { sendVerificationLink } from '../../../cases/email-verification.js'
 import { switchOrganisation } from '../../../cases/members.js'
 import { organisationsOf } from '../../../storage/membership-repository.js'
+import { passkeysOf } from '../../../storage/passkey-repository.js'
 import { DashboardError } from '../../dashboard-error.js'
 import { bearerTokenHash } from '../../../domain/bearer-token.js'
 import { hashPassword, passwordProblem, verifyPassword } from '../../../domain/passwords.js'
@@ -49,6 +50,7 @@ export const accountPages: PagePlugin = async (app, { context }) => {
       organisations: account.role === 'partner' ? await organisationsOf(db, account.id) : [],
       secondFactor: await secondFactorStatus(db, account.id, clock.now()),
       ...(account.role === 'partner' ? { notices: await noticePreferences(db, account.id) } : {}),
+      passkeys: await passkeysOf(db, account.id),
       ...(refused === undefined ? {} : { refused }),
     }
     return sendPage(request, reply, 'Your account', accountBody(request, view), refused ? 400 : 200, ACCOUNT_PATH)

@@ -10,7 +10,7 @@ import { csrfField } from '../../layout.js'
 export const NOTICES_PATH = '/dashboard/account/notices'
 
 const SECURITY = html`<p>Security notices are always sent to your address: a sign-in from a browser this account has
-not used before, and two-step sign-in turned on or off.</p>`
+not used before, and an authenticator app or a passkey added or removed.</p>`
 
 export function noticesSection(request: FastifyRequest, chosen: Record<NoticeTopic, boolean> | undefined): Html {
   const heading = html`<h2 id="notices">Notices</h2>`

@@ -6,7 +6,7 @@ import type { FastifyRequest } from 'fastify'
 import { browserFamily } from '../../../domain/user-agent.js'
 import type { AccountOrganisation } from '../../../storage/membership-repository.js'
 import type { SecondFactorStatus } from '../../../cases/second-factor.js'
-import type { AccountRow, SessionRow } from '../../../storage/tables.js'
+import type { AccountRow, PasskeyRow, SessionRow } from '../../../storage/tables.js'
 import { errorSummary, type FieldErrors, field } from '../../forms.js'
 import { type Html, html } from '../../html.js'
 import { csrfField } from '../../layout.js'
@@ -15,6 +15,7 @@ import { ACTION_HEADING, scrollTable, tableRow } from '../../views/table.js'
 import { twoStepSection } from './two-step-views.js'
 import { noticesSection } from './notices-views.js'
 import type { NoticeTopic } from '../../../cases/notices.js'
+import { passkeysSection } from '../../views/passkey-forms.js'
 
 export const ACCOUNT_PATH = '/dashboard/account'
 
@@ -27,6 +28,7 @@ export interface AccountView {
   secondFactor: SecondFactorStatus
   /** A partner's optional notices, on or off; undefined for an operator, who gets security notices only. */
   notices?: Record<NoticeTopic, boolean>
+  passkeys: readonly PasskeyRow[]
   /** The form that was refused, with what was typed (never a password or a code) and what is wrong. */
   refused?: { form: 'password' | 'email' | 'two-step'; errors: FieldErrors; email?: string }
 }
@@ -135,6 +137,7 @@ ${organisationsSection(request, view)}
 ${passwordForm(request, refused?.form === 'password' ? errors : {})}
 ${emailForm(request, refused?.email ?? '', refused?.form === 'email' ? errors : {})}
 ${twoStepSection(request, view.secondFactor, refused?.form === 'two-step' ? errors : {})}
+${passkeysSection(request, view.passkeys)}
 ${noticesSection(request, view.notices)}
 ${sessionsSection(request, view)}`
 }

@@ -1,5 +1,6 @@
 /** The sign-in's second step: the code form, and what a used recovery code leaves. */
 import type { FastifyRequest } from 'fastify'
+import { PASSKEY_SECOND_STEP, passkeySignInForm } from '../../views/passkey-forms.js'
 import { errorSummary, field, type FieldErrors } from '../../forms.js'
 import { type Html, html } from '../../html.js'
 import { csrfField } from '../../layout.js'
@@ -7,7 +8,7 @@ import { CODE_PATH } from '../../two-step-gate.js'
 
 export function codeForm(
   request: FastifyRequest,
-  values: { next?: string | undefined },
+  values: { next?: string | undefined; passkeys?: boolean },
   errors: FieldErrors = {},
 ): Html {
   return html`${errorSummary(errors)}
@@ -24,6 +25,7 @@ Curriculum API (${request.awaitingCode?.email ?? ''}). The step lasts 10 minutes
   })}
   <div><button type="submit">Continue</button></div>
 </form>
+${values.passkeys ? passkeySignInForm(request, PASSKEY_SECOND_STEP, 'Use a passkey instead', values.next) : ''}
 <form method="post" action="/dashboard/logout" class="stack">
   ${csrfField(request)}
   <div><button type="submit" class="link">Cancel and sign out</button></div>

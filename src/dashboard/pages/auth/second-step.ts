@@ -8,6 +8,7 @@
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { type CodeCheck, secondFactorKey, useRecoveryCode, verifyTotpCode } from '../../../cases/second-factor.js'
 import { normaliseTotpCode } from '../../../domain/totp.js'
+import { countPasskeys } from '../../../storage/passkey-repository.js'
 import type { PagePlugin } from '../../dashboard-context.js'
 import { DashboardError } from '../../dashboard-error.js'
 import { type FormBody, text } from '../../forms.js'
@@ -39,10 +40,11 @@ export const secondStepPages: PagePlugin = async (app, { context }) => {
     return reply.redirect(to, 303)
   }
 
-  app.get('/sign-in/code', codeStep, (request, reply) => {
+  app.get('/sign-in/code', codeStep, async (request, reply) => {
     if (request.awaitingCode === null) return elsewhere(request, reply)
     const next = safeNext(String((request.query as Record<string, unknown>).next ?? ''))
-    return sendPage(request, reply, TITLE, codeForm(request, { next }))
+    const passkeys = (await countPasskeys(storage.db, request.awaitingCode.id)) > 0
+    return sendPage(request, reply, TITLE, codeForm(request, { next, passkeys }))
   })
 
   app.post('/sign-in/code', codeStep, async (request, reply) => {

@@ -3,6 +3,7 @@ import type { FastifyRequest } from 'fastify'
 import { errorSummary, field, type FieldErrors } from '../../forms.js'
 import { type Html, html } from '../../html.js'
 import { csrfField } from '../../layout.js'
+import { PASSKEY_SIGN_IN, passkeySignInForm } from '../../views/passkey-forms.js'
 
 /** The e-mail address field of the sign-up and sign-in forms. */
 function emailField(label: string, value: string | undefined, autocomplete: string, errors: FieldErrors): Html {
@@ -43,6 +44,7 @@ export function signInForm(
   ${field('password', 'Password', { type: 'password', autocomplete: 'current-password', required: true, errors })}
   <div><button type="submit">Sign in</button></div>
 </form>
+${passkeySignInForm(request, PASSKEY_SIGN_IN, 'Sign in with a passkey', values.next)}
 <p><a href="/dashboard/forgot-password">Forgot your password?</a></p>
 <p>New partner? <a href="/dashboard/signup">Create an account</a>.</p>`
 }

@@ -8,11 +8,12 @@ import {
   leaveOrganisation,
   MemberRefused,
   removeMember,
+  requireSecondFactor,
   revokeInvitation,
 } from '../../../../cases/members.js'
 import { memberRole } from '../../../../domain/member-roles.js'
 import { pendingInvitations } from '../../../../storage/invitation-repository.js'
-import { membersOf } from '../../../../storage/membership-repository.js'
+import { membersOf, withSecondFactor } from '../../../../storage/membership-repository.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
@@ -42,11 +43,17 @@ export const memberPages: PagePlugin = async (app, { context }) => {
 
   async function show(request: FastifyRequest, reply: FastifyReply, form?: MembersView['form']) {
     const { organisation, role, by } = await current(request)
+    const members = await membersOf(db, organisation.id)
     const view: MembersView = {
       organisation: organisation.name,
       role,
       accountId: by.id,
-      members: await membersOf(db, organisation.id),
+      members,
+      twoStepRequired: organisation.require_second_factor === 1,
+      withFactor: await withSecondFactor(
+        db,
+        members.map((m) => m.accountId),
+      ),
       invitations: await pendingInvitations(db, organisation.id, clock.now()),
       ...(form === undefined ? {} : { form }),
     }
@@ -102,6 +109,13 @@ export const memberPages: PagePlugin = async (app, { context }) => {
     const { id } = request.params as { id: string }
     await revokeInvitation(db, organisation.id, id, by, clock.now())
     return reply.redirect(`${MEMBERS_PATH}?notice=invitation-revoked`, 303)
+  })
+
+  app.post('/members/two-step', partnerMay('organisation.settings'), async (request, reply) => {
+    const { organisation, by } = await current(request)
+    const required = text(request.body as FormBody, 'required') === 'yes'
+    await requireSecondFactor(db, organisation.id, required, by, clock.now())
+    return reply.redirect(`${MEMBERS_PATH}?notice=${required ? 'two-step-org-on' : 'two-step-org-off'}`, 303)
   })
 
   app.post('/members/leave', partner, async (request, reply) => {

@@ -20,6 +20,10 @@ export interface MembersView {
   accountId: string
   members: readonly Member[]
   invitations: readonly PendingInvitation[]
+  /** The organisation requires a second factor of its members. */
+  twoStepRequired: boolean
+  /** The members with a second factor. */
+  withFactor: ReadonlySet<string>
   form?: { email: string; role: string; errors: FieldErrors }
 }
 
@@ -84,15 +88,30 @@ function invitationsTable(request: FastifyRequest, view: MembersView): Html {
   })
 }
 
+function twoStepSection(request: FastifyRequest, view: MembersView, owner: boolean): Html {
+  const state = view.twoStepRequired
+    ? html`<p>Every member needs two-step sign-in: a member without it is asked to set it up first.</p>`
+    : html`<p>Two-step sign-in is each member's choice.</p>`
+  if (!owner) return html`<h2>Two-step sign-in</h2>${state}`
+  const next = view.twoStepRequired ? 'no' : 'yes'
+  const label = view.twoStepRequired ? 'Stop requiring two-step sign-in' : 'Require two-step sign-in of every member'
+  return html`<h2>Two-step sign-in</h2>${state}
+<form method="post" action="${MEMBERS_PATH}/two-step" class="stack">${csrfField(request)}
+  <input type="hidden" name="required" value="${next}">
+  <div><button type="submit">${label}</button></div>
+</form>`
+}
+
 export function membersBody(request: FastifyRequest, view: MembersView): Html {
   const owner = may(view.role, 'members.manage')
   const members = scrollTable({
     caption: 'Members',
-    headings: ['Address', 'Role', 'Since', ...(owner ? [ACTION_HEADING] : [])],
+    headings: ['Address', 'Role', 'Two-step sign-in', 'Since', ...(owner ? [ACTION_HEADING] : [])],
     rows: view.members.map((member) =>
       tableRow([
         member.accountId === view.accountId ? html`${member.email} (you)` : member.email,
         member.role,
+        view.withFactor.has(member.accountId) ? 'on' : 'off',
         utcDay(member.since),
         ...(owner ? [memberActions(request, view, member)] : []),
       ]),
@@ -104,6 +123,7 @@ ${members}
 <h2>Pending invitations</h2>
 ${invitationsTable(request, view)}
 ${owner ? inviteForm(request, view) : ''}
+${twoStepSection(request, view, owner)}
 <h2>Leave</h2>
 <p>You stop being a member; the organisation keeps at least one owner.</p>
 <form method="post" action="${MEMBERS_PATH}/leave" class="stack">${csrfField(request)}
