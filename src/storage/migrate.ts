@@ -158,6 +158,9 @@ export async function migrate(
     provider,
     // Without it Kysely would find another schema's migration tables and skip creating its own.
     ...(storage.schema === undefined ? {} : { migrationTableSchema: storage.schema }),
+    // Branches take their numbers when they start and land in any order: a database migrated
+    // with 0024 and 0025 still gets 0022 when it arrives, instead of being called corrupted.
+    allowUnorderedMigrations: true,
   })
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo))
