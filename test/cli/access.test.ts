@@ -317,6 +317,7 @@ describe('organisations, agreements and keys', () => {
         '0019-second-factors',
         '0020-memberships',
         '0021-second-factor-sessions',
+        '0023-operator-roles',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })
