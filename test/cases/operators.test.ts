@@ -312,7 +312,7 @@ describe('operators and their roles', () => {
       }
     })
 
-    it('removes the last admin but one only once when it is removed twice at once', async () => {
+    it('keeps an admin when one is removed twice and the other steps down, all at once', async () => {
       for (let n = 0; n < RACES; n++) {
         const bo = await joined(`twice${n}@ops.example`, 'admin')
         const result = await outcomes([

@@ -26,6 +26,8 @@ describe('the Operators page', () => {
   let storage: Storage
   let listening: ListeningApp
   let admin: DashboardClient
+  /** The operator invited in the third test, removed in the last. */
+  let bo: DashboardClient
   let socket: (request: HttpRequest) => ReturnType<ListeningApp['client']['request']>
 
   beforeAll(async () => {
@@ -101,7 +103,7 @@ describe('the Operators page', () => {
   })
 
   it('invites an operator who signs up through the link, enrols, and reaches every page but this one', async () => {
-    const bo = await join('bo@ops.example', 'operator', '192.0.2.71')
+    bo = await join('bo@ops.example', 'operator', '192.0.2.71')
     const refused = await bo.get(OPERATORS)
     expect(refused.statusCode).toBe(403)
     expect(refused.body).toContain('Only an operator admin manages operators')
@@ -140,7 +142,15 @@ describe('the Operators page', () => {
     expect(removed.headers.location).toBe(`${OPERATORS}?notice=operator-removed`)
     expect(await audit('operator.remove')).toEqual(['account:cy@ops.example'])
     expect(await audit('operator.role')).toEqual(['account:ops@example.org'])
+    // Bo's session ended with the removal: its next page asks to sign in.
+    const after = await bo.get('/dashboard/operator/applications')
+    expect(after.statusCode).toBe(303)
+    expect(after.headers.location).toMatch(/^\/dashboard\/login/)
     const gone = await storage.db.selectFrom('accounts').select('id').where('email', '=', 'bo@ops.example').execute()
     expect(gone).toEqual([])
+    // An admin may step down while another admin is left, and then no longer reaches the page.
+    const down = await cy.post(`${OPERATORS}/${await idOf('cy@ops.example')}/role`, { role: 'operator' })
+    expect(down.headers.location).toBe('/dashboard/operator/applications?notice=role-changed')
+    expect((await cy.get(OPERATORS)).statusCode).toBe(403)
   })
 })
