@@ -36,7 +36,9 @@ describe.each(ENGINES)('operator accounts on %s', (_engine, databaseUrlOf) => {
       databaseUrl,
     })
     expect(reset.status).toBe(0)
-    expect(reset.stdout).toContain('removed the second factor of ada@ops.example (authenticator, recovery codes and passkeys)')
+    expect(reset.stdout).toContain(
+      'removed the second factor of ada@ops.example (authenticator, recovery codes and passkeys)',
+    )
     expect(reset.stdout).toContain('1 session ended')
     await withStorage(databaseUrl, async ({ db }) => {
       const account = (await findAccountByEmail(db, 'ada@ops.example'))!
