@@ -2,15 +2,14 @@
  * Operator accounts and their invitations (migration 0023). Queries only: the rules are in
  * cases/operators.ts. An invitation's link carries a random token; only its SHA-256 is stored.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import { type Kysely, PostgresAdapter } from 'kysely'
 import { isoAt } from '../clock.js'
+import { bearerTokenHash } from '../domain/bearer-token.js'
 import type { OperatorRole } from '../domain/operator-roles.js'
+import { newInvitationRow, settlePendingInvitation } from './invitation-rows.js'
 import type { Database, OperatorInvitationRow } from './tables.js'
 
-export function operatorInvitationTokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
-}
+export const operatorInvitationTokenHash = bearerTokenHash
 
 /** An operator as the Operators page and `curriculum operator list` show it. */
 export interface OperatorListing {
@@ -117,17 +116,12 @@ export async function createOperatorInvitation(
   now: number,
   lifetimeMs: number,
 ): Promise<{ row: OperatorInvitationRow; token: string }> {
-  const token = randomBytes(32).toString('base64url')
+  const { token, row: common } = newInvitationRow(now, lifetimeMs)
   const row: OperatorInvitationRow = {
-    id: randomUUID(),
-    token_hash: operatorInvitationTokenHash(token),
+    ...common,
     email: invitation.email,
     role: invitation.role,
     invited_by: invitation.invitedBy,
-    created_at: isoAt(now),
-    expires_at: isoAt(now + lifetimeMs),
-    accepted_at: null,
-    revoked_at: null,
   }
   await db.insertInto('operator_invitations').values(row).execute()
   return { row, token }
@@ -183,14 +177,6 @@ export async function revokePendingOperatorInvitations(
 }
 
 /** Marks the invitation used, only if it still was pending at `now`: of two acceptances at once, one wins. */
-export async function markOperatorInvitationAccepted(db: Kysely<Database>, id: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('operator_invitations')
-    .set({ accepted_at: isoAt(now) })
-    .where('id', '=', id)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', isoAt(now))
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+export function markOperatorInvitationAccepted(db: Kysely<Database>, id: string, now: number): Promise<boolean> {
+  return settlePendingInvitation(db, 'operator_invitations', id, 'accepted_at', now)
 }

@@ -217,7 +217,8 @@ describe('operators and their roles', () => {
         ? (
             await sql<{ table: string }>`select distinct cl.relname as table from pg_constraint c
               join pg_class cl on cl.oid = c.conrelid join pg_class r on r.oid = c.confrelid
-              where c.contype = 'f' and r.relname = 'accounts' and cl.relnamespace = r.relnamespace`.execute(storage.db)
+              where c.contype = 'f' and r.relname = 'accounts' and cl.relnamespace = r.relnamespace
+                and r.relnamespace = current_schema()::regnamespace`.execute(storage.db)
           ).rows.map((row) => row.table)
         : (
             await sql<{
