@@ -183,13 +183,28 @@ export function newDeviceMail(
 /** A second factor added or removed: the authenticator app, or a passkey by its name. */
 export interface SecondFactorChange {
   added: boolean
-  factor: { kind: 'totp' } | { kind: 'passkey'; name: string }
+  /** `reset`: every factor removed at once, by the CLI for an operator who lost its phone. */
+  factor: { kind: 'totp' } | { kind: 'passkey'; name: string } | { kind: 'reset' }
   /** Whether signing in asks for a second step after the change (another factor may remain). */
   twoStep: boolean
 }
 
 export function secondFactorChangedMail(to: string, change: SecondFactorChange, publicUrl: string): OutgoingMail {
   const { added, factor } = change
+  if (factor.kind === 'reset')
+    return compose({
+      kind: 'second-factor-changed',
+      to,
+      subject: 'The second factor of your Curriculum API account was reset',
+      before: [
+        'The authenticator app, the recovery codes and the passkeys of your Curriculum API account were removed ' +
+          'from the command line (curriculum operator reset-2fa), and its sessions ended. At your next sign-in you ' +
+          'set up two-step sign-in again.',
+        'If you did not ask for this, tell the other operators at once.',
+      ],
+      link: { href: `${publicUrl}/dashboard/login`, label: 'Sign in' },
+      after: ['This is a security notice: it is always sent.'],
+    })
   const what = factor.kind === 'totp' ? 'An authenticator app' : `A passkey named "${factor.name}"`
   const subject =
     factor.kind === 'totp'

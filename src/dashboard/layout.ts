@@ -55,6 +55,8 @@ const NOTICES: Record<string, string> = {
   'two-step-expired': 'Sign in again: the step that asks for the code lasts 10 minutes.',
   'two-step-off': 'Two-step sign-in is off: signing in asks for the password only.',
   'notices-saved': 'Your notices are saved.',
+  'operator-invited': 'The invitation is sent. Its link works for 7 days, once, for that address only.',
+  'operator-removed': 'The operator is removed, and every session of that account has ended.',
   approved: 'The application was approved and the organisation created.',
   rejected: 'The application was rejected; the partner sees your reason.',
   'agreement-recorded': 'The agreement was recorded; its state is in the table below.',
@@ -81,6 +83,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/operator/disclosures', 'Disclosure log'),
             link('/dashboard/operator/audit', 'Audit log'),
             link('/dashboard/operator/outbox', 'Outbox'),
+            ...(account.operator_role === 'admin' ? [link('/dashboard/operator/operators', 'Operators')] : []),
           ]
         : [
             link('/dashboard/partner', 'Overview'),

@@ -5,10 +5,14 @@ declare module 'fastify' {
   interface FastifyContextConfig {
     /** What a member of the partner's current organisation must be allowed (pages/partner/index.ts checks it). */
     member?: MemberAction
+    /** An operator page for operator admins only (pages/operator/index.ts checks it). */
+    operatorAdmin?: true
   }
 }
 
 export const operator = { config: { dashboard: 'operator' as const } }
+/** The operators' own management: operator admins only. */
+export const operatorAdmin = { config: { dashboard: 'operator' as const, operatorAdmin: true as const } }
 export const partner = { config: { dashboard: 'partner' as const } }
 
 /** A partner page that changes something of the current organisation: its role must allow `action`. */

@@ -7,6 +7,7 @@ import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
 import { bearerTokenHash, newBearerToken } from '../domain/bearer-token.js'
 import { ConflictError } from '../domain/errors.js'
+import type { OperatorRole } from '../domain/operator-roles.js'
 import type { AccountRow, Database, SessionRow } from './tables.js'
 
 export type Role = 'partner' | 'operator'
@@ -16,6 +17,8 @@ export interface NewAccount {
   passwordHash: string
   role: Role
   sandboxOrganisationId?: string | null
+  /** An operator account's role (an admin unless said); partners have none. */
+  operatorRole?: OperatorRole
 }
 
 export function normaliseEmail(email: string): string {
@@ -35,6 +38,7 @@ export async function createAccount(db: Kysely<Database>, account: NewAccount, n
     sandbox_organisation_id: account.sandboxOrganisationId ?? null,
     created_at: isoAt(now),
     email_verified_at: null,
+    operator_role: account.role === 'operator' ? (account.operatorRole ?? 'admin') : null,
   }
   await db.insertInto('accounts').values(row).execute()
   return row

@@ -3,15 +3,14 @@
  * SHA-256 is stored, so the table alone cannot be used to join anything. Queries only: the rules
  * are in cases/members.ts.
  */
-import { createHash, randomBytes, randomUUID } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
+import { bearerTokenHash } from '../domain/bearer-token.js'
 import type { MemberRole } from '../domain/member-roles.js'
+import { newInvitationRow, settlePendingInvitation } from './invitation-rows.js'
 import type { Database, InvitationRow } from './tables.js'
 
-export function invitationTokenHash(token: string): string {
-  return createHash('sha256').update(token).digest('hex')
-}
+export const invitationTokenHash = bearerTokenHash
 
 export interface NewInvitation {
   organisationId: string
@@ -28,18 +27,13 @@ export async function createInvitation(
   now: number,
   lifetimeMs: number,
 ): Promise<{ row: InvitationRow; token: string }> {
-  const token = randomBytes(32).toString('base64url')
+  const { token, row: common } = newInvitationRow(now, lifetimeMs)
   const row: InvitationRow = {
-    id: randomUUID(),
-    token_hash: invitationTokenHash(token),
+    ...common,
     organisation_id: invitation.organisationId,
     email: invitation.email,
     role: invitation.role,
     invited_by: invitation.invitedBy,
-    created_at: isoAt(now),
-    expires_at: isoAt(now + lifetimeMs),
-    accepted_at: null,
-    revoked_at: null,
   }
   await db.insertInto('invitations').values(row).execute()
   return { row, token }
@@ -146,30 +140,14 @@ export async function revokePendingFor(
 }
 
 /** Revokes one pending invitation; false when it was no longer pending. */
-export async function revokePendingInvitation(db: Kysely<Database>, id: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('invitations')
-    .set({ revoked_at: isoAt(now) })
-    .where('id', '=', id)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', isoAt(now))
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+export function revokePendingInvitation(db: Kysely<Database>, id: string, now: number): Promise<boolean> {
+  return settlePendingInvitation(db, 'invitations', id, 'revoked_at', now)
 }
 
 /**
  * Marks the invitation used, only if it still was pending at `now`: of two acceptances at once,
  * one changes the row and the other changes nothing.
  */
-export async function markInvitationAccepted(db: Kysely<Database>, id: string, now: number): Promise<boolean> {
-  const result = await db
-    .updateTable('invitations')
-    .set({ accepted_at: isoAt(now) })
-    .where('id', '=', id)
-    .where('accepted_at', 'is', null)
-    .where('revoked_at', 'is', null)
-    .where('expires_at', '>', isoAt(now))
-    .executeTakeFirst()
-  return Number(result.numUpdatedRows) === 1
+export function markInvitationAccepted(db: Kysely<Database>, id: string, now: number): Promise<boolean> {
+  return settlePendingInvitation(db, 'invitations', id, 'accepted_at', now)
 }

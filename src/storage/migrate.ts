@@ -26,6 +26,7 @@ import * as secondFactors from './migrations/0019-second-factors.js'
 import * as memberships from './migrations/0020-memberships.js'
 import * as secondFactorSessions from './migrations/0021-second-factor-sessions.js'
 import * as notices from './migrations/0022-notices.js'
+import * as operatorRoles from './migrations/0023-operator-roles.js'
 import * as organisationTwoStep from './migrations/0024-organisation-two-step.js'
 import * as passkeyChallenges from './migrations/0025-passkey-challenges.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
@@ -62,6 +63,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0020-memberships': { up: (db) => memberships.up(db) },
     '0021-second-factor-sessions': { up: (db) => secondFactorSessions.up(db) },
     '0022-notices': { up: (db) => notices.up(db) },
+    '0023-operator-roles': { up: (db) => operatorRoles.up(db) },
     '0024-organisation-two-step': { up: (db) => organisationTwoStep.up(db) },
     '0025-passkey-challenges': { up: (db) => passkeyChallenges.up(db) },
   }

@@ -98,3 +98,9 @@ export async function spendChallenge(db: Kysely<Database>, challenge: string, ex
 export async function deleteExpiredChallenges(db: Kysely<Database>, now: number): Promise<void> {
   await db.deleteFrom('passkey_challenges_used').where('expires_at', '<', isoAt(now)).execute()
 }
+
+/** Removes every passkey of the account (a lost device's reset); how many there were. */
+export async function deletePasskeysOf(db: Kysely<Database>, accountId: string): Promise<number> {
+  const result = await db.deleteFrom('passkeys').where('account_id', '=', accountId).executeTakeFirst()
+  return Number(result.numDeletedRows)
+}

@@ -8,6 +8,7 @@ import type { KeyMode } from '../domain/api-key.js'
 import type { ApplicationState, OrganisationStatus } from '../domain/application-state.js'
 import type { DisclosureAction, DisclosureOutcome } from '../domain/disclosure.js'
 import type { MemberRole } from '../domain/member-roles.js'
+import type { OperatorRole } from '../domain/operator-roles.js'
 import type { ProgressStatus } from '../domain/progress.js'
 import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
@@ -384,6 +385,8 @@ export interface AccountsTable {
   created_at: string
   /** When the account's current address was last proven by a mailed link (migration 0018); null until then. */
   email_verified_at: string | null
+  /** `admin` or `operator` for an operator account, null for a partner's (migration 0023). */
+  operator_role: OperatorRole | null
 }
 
 export interface SessionsTable {
@@ -465,6 +468,22 @@ export interface KnownDevicesTable {
   device_hash: string
   first_seen_at: string
   last_seen_at: string
+}
+
+/** An admin's invitation of an address to become an operator (migration 0023, cases/operators.ts). */
+export interface OperatorInvitationsTable {
+  id: string
+  /** SHA-256 (hex) of the link's token; the token itself is never stored. */
+  token_hash: string
+  /** Lower-cased: the only address that may accept it. */
+  email: string
+  role: OperatorRole
+  /** The inviting admin's address (not a reference: removing that account keeps the row). */
+  invited_by: string
+  created_at: string
+  expires_at: string
+  accepted_at: string | null
+  revoked_at: string | null
 }
 
 export interface ApplicationsTable {
@@ -618,6 +637,7 @@ export interface Database {
   account_links: AccountLinksTable
   memberships: MembershipsTable
   invitations: InvitationsTable
+  operator_invitations: OperatorInvitationsTable
   applications: ApplicationsTable
   usage_daily: UsageDailyTable
   audit_log: AuditLogTable
@@ -653,6 +673,7 @@ export type AccountLinkRow = Selectable<AccountLinksTable>
 export type ApplicationRow = Selectable<ApplicationsTable>
 export type MembershipRow = Selectable<MembershipsTable>
 export type InvitationRow = Selectable<InvitationsTable>
+export type OperatorInvitationRow = Selectable<OperatorInvitationsTable>
 export type AuditRow = Selectable<AuditLogTable>
 export type AccessChangeRow = Selectable<AccessChangesTable>
 export type KeyViewRow = Selectable<KeyViewsTable>

@@ -62,6 +62,8 @@ describe('curriculum --help', () => {
         'mail test',
         'migrate',
         'operator create',
+        'operator list',
+        'operator reset-2fa',
         'org create',
         'org list',
         'org reinstate',

@@ -158,6 +158,8 @@ describe('dashboard authorization', () => {
     ],
     ['/dashboard/operator/audit', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/outbox', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    // The operator here is an admin; operators-pages.test.ts refuses the page to an operator who is not.
+    ['/dashboard/operator/operators', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/login', { anonymous: 200, partnerA: 303, partnerB: 303, operator: 303 }],
     ['/dashboard/signup', { anonymous: 200, partnerA: 200, partnerB: 200, operator: 200 }],
     ['/dashboard/assets/dashboard.css', { anonymous: 200, partnerA: 200, partnerB: 200, operator: 200 }],
@@ -263,6 +265,11 @@ describe('dashboard authorization', () => {
     // Another organisation's share: not found, and not ended.
     ['/dashboard/operator/organisations/ORG_A/shares/SHARE_ACME/end', {}, { operator: 404 }],
     ['/dashboard/operator/outbox/test', { to: 'x@example.org' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    [
+      '/dashboard/operator/operators/invite',
+      { email: 'x@example.org', role: 'admin' },
+      { anonymous: 303, partnerA: 403, partnerB: 403 },
+    ],
     [
       '/dashboard/operator/outbox/999999/send-again',
       {},

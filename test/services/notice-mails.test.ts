@@ -11,6 +11,7 @@ import { recordAgreement } from '../../src/cases/agreement-record.js'
 import { decideApplication, submitApplication } from '../../src/cases/applications.js'
 import { sendDueNotices } from '../../src/cases/due-notices.js'
 import { inviteMember } from '../../src/cases/members.js'
+import { resetOperatorSecondFactor } from '../../src/cases/operators.js'
 import { recordSignInDevice } from '../../src/cases/notices.js'
 import { registerPasskey, registrationOptions, relyingParty, removePasskey } from '../../src/cases/passkeys.js'
 import { beginTotpEnrolment, confirmTotpEnrolment, removeTotp, secondFactorKey } from '../../src/cases/second-factor.js'
@@ -135,6 +136,12 @@ describe('notice mails through SMTP', () => {
     await expect(registerPasskey(db, dev, { name: 'again', response: answer }, RP, now, CONTEXT)).rejects.toThrow()
     expect(await removeTotp(db, dev, now, undefined, CONTEXT)).toBe(true)
     expect(await removePasskey(db, dev, key.id.toString('base64url'), now, CONTEXT)).toBe(true)
+    // An operator's lost phone: the CLI's reset removes every factor, told in one notice.
+    const operator = await createAccount(db, { email: 'ops@curriculum.test', passwordHash: 'x', role: 'operator' }, now)
+    const opTotp = await beginTotpEnrolment(store, operator, now)
+    await confirmTotpEnrolment(store, operator, totpCode(opTotp.secret, totpStep(now)), now)
+    const reset = await resetOperatorSecondFactor(db, operator.email, { actor: 'cli:root' }, now, CONTEXT)
+    expect(reset.removed).toBe(true)
     const origin = { address: '203.0.113.9', userAgent: 'Mozilla/5.0 (X11; Linux x86_64) Firefox/140.0' }
     await recordSignInDevice(db, dev, 'first-browser', origin, CONTEXT, now)
     await recordSignInDevice(db, dev, 'second-browser', origin, CONTEXT, now)
@@ -213,8 +220,13 @@ describe('notice mails through SMTP', () => {
     expect(find('owner@acme.test', /second|passkey|authenticator/i)).toEqual([])
   })
 
+  it("sends an operator's second factor reset from the CLI to that operator, once", () => {
+    checked('ops@curriculum.test', /^The second factor of your Curriculum API account was reset$/, 'reset-2fa')
+    expect(server.arrived.filter((mail) => mail.to.includes('ops@curriculum.test'))).toHaveLength(1)
+  })
+
   it('sends a sign-in from a new device to the account, and nothing else arrives', () => {
     checked('dev@acme.test', /^New sign-in to your Curriculum API account$/, 'Firefox on Linux')
-    expect(server.arrived).toHaveLength(17)
+    expect(server.arrived).toHaveLength(18)
   })
 })

@@ -1,7 +1,9 @@
 /**
- * `curriculum operator create`: dashboard operator accounts exist only through this command;
- * nobody can sign up as one. The password comes from standard input (or is generated and
- * printed once), never from the command line, where shell history would keep it.
+ * `curriculum operator create`: an operator admin, for the first operator (or a new one when every
+ * admin is gone); other operators are invited from the dashboard's Operators page, so that their
+ * address is proven and they choose their own password. Nobody can sign up as one. The password
+ * comes from standard input (or is generated and printed once), never from the command line, where
+ * shell history would keep it.
  */
 import { randomBytes } from 'node:crypto'
 import type { Command } from 'commander'
@@ -23,7 +25,7 @@ export function defineOperatorCreate(operator: Command): void {
   defineCommand(
     operator,
     'create',
-    'Create an operator account for the dashboard',
+    'Create an operator admin account for the dashboard (others are invited from its Operators page)',
     [
       'curriculum operator create --email ops@example.org          # generates a password and prints it once',
       'printf %s "$PASSWORD" | curriculum operator create --email ops@example.org --password-stdin',
@@ -50,15 +52,15 @@ async function createOperatorAccount(command: Command, audit: Audit): Promise<Co
     const { createOperator } = await import('../../../cases/accounts.js')
     const row = await createOperator(db, { email, passwordHash }, systemClock.now())
     // Whether the password was generated, never the password or its hash.
-    return { value: row, target: `account:${row.id}`, changed: { email, passwordGenerated: generated } }
+    return { value: row, target: `account:${row.id}`, changed: { email, role: 'admin', passwordGenerated: generated } }
   })
   return {
     data: {
-      account: { id: account.id, email: account.email, role: account.role },
+      account: { id: account.id, email: account.email, role: account.role, operatorRole: account.operator_role },
       ...(generated ? { password } : {}),
     },
     text: [
-      `created operator ${account.email} (${account.id})`,
+      `created operator admin ${account.email} (${account.id})`,
       ...(generated ? [`password (shown once): ${password}`] : []),
     ],
   }

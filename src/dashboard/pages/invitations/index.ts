@@ -12,6 +12,7 @@ import { type FormBody, text } from '../../forms.js'
 import { html } from '../../html.js'
 import { csrfField } from '../../layout.js'
 import { sendPage } from '../../send-page.js'
+import { operatorInvitationPages } from './operator.js'
 
 const signedIn = { config: { dashboard: 'signed-in' as const } }
 const TOKEN = /^[A-Za-z0-9_-]{43}$/
@@ -46,4 +47,6 @@ export const invitationPages: PagePlugin = async (app, { context }) => {
     await acceptInvitation(db, token, { id: account.id, email: account.email }, clock.now())
     return reply.redirect('/dashboard/partner/members?notice=joined', 303)
   })
+
+  await app.register(operatorInvitationPages, { context })
 }

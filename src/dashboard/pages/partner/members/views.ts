@@ -6,13 +6,20 @@ import type { FastifyRequest } from 'fastify'
 import { MEMBER_ROLES, type MemberRole, may, ROLE_SUMMARIES } from '../../../../domain/member-roles.js'
 import type { PendingInvitation } from '../../../../storage/invitation-repository.js'
 import type { Member } from '../../../../storage/membership-repository.js'
-import { errorSummary, type FieldErrors, field } from '../../../forms.js'
+import type { FieldErrors } from '../../../forms.js'
 import { type Html, html } from '../../../html.js'
 import { csrfField } from '../../../layout.js'
 import { utcDay, utcMinute } from '../../../times.js'
+import { inviteForm, revokeInvitationForm, type Roles, roleAndRemoveForms } from '../../../views/people-forms.js'
 import { ACTION_HEADING, scrollTable, tableRow } from '../../../views/table.js'
 
 export const MEMBERS_PATH = '/dashboard/partner/members'
+
+const MEMBER_ROLE_CHOICES: Roles<MemberRole> = {
+  all: MEMBER_ROLES,
+  names: { owner: 'owner', developer: 'developer', viewer: 'viewer' },
+  summaries: ROLE_SUMMARIES,
+}
 
 export interface MembersView {
   organisation: string
@@ -27,47 +34,10 @@ export interface MembersView {
   form?: { email: string; role: string; errors: FieldErrors }
 }
 
-function roleSelect(name: string, id: string, selected: string, label: Html): Html {
-  return html`<label for="${id}">${label}</label>
-<select id="${id}" name="${name}">${MEMBER_ROLES.map(
-    (role) => html`<option value="${role}"${role === selected ? html` selected` : ''}>${role}</option>`,
-  )}</select>`
-}
-
 function memberActions(request: FastifyRequest, view: MembersView, member: Member): Html {
   if (!may(view.role, 'members.manage')) return html``
-  const base = `${MEMBERS_PATH}/${member.accountId}`
-  const hidden = html`<span class="visually-hidden"> for ${member.email}</span>`
-  return html`<form method="post" action="${base}/role" class="inline">${csrfField(request)}
-${roleSelect('role', `role-${member.accountId}`, member.role, html`Role${hidden}`)}
-<button type="submit">Change role${hidden}</button></form>
-<form method="post" action="${base}/remove" class="inline">${csrfField(request)}
-<button type="submit">Remove${hidden}</button></form>`
-}
-
-function inviteForm(request: FastifyRequest, view: MembersView): Html {
-  const errors = view.form?.errors ?? {}
-  return html`<h2>Invite a member</h2>
-${errorSummary(errors)}
-<form method="post" action="${MEMBERS_PATH}/invite" class="stack" novalidate>
-  ${csrfField(request)}
-  ${field('email', 'E-mail address', {
-    type: 'email',
-    value: view.form?.email ?? '',
-    required: true,
-    errors,
-    hint: 'The link works for 7 days, once, and only for the account with this address.',
-  })}
-  <div>${roleSelect('role', 'invite-role', view.form?.role ?? 'developer', html`Role`)}</div>
-  <ul class="hint">${MEMBER_ROLES.map((role) => html`<li><strong>${role}</strong>: ${ROLE_SUMMARIES[role]}</li>`)}</ul>
-  <div><button type="submit">Send the invitation</button></div>
-</form>`
-}
-
-function revokeForm(request: FastifyRequest, invitation: PendingInvitation): Html {
-  const what = html`<span class="visually-hidden"> the invitation of ${invitation.email}</span>`
-  return html`<form method="post" action="${MEMBERS_PATH}/invitations/${invitation.id}/revoke">${csrfField(request)}
-<button type="submit">Revoke${what}</button></form>`
+  const person = { id: member.accountId, email: member.email, role: member.role }
+  return roleAndRemoveForms(request, MEMBER_ROLE_CHOICES, person, `${MEMBERS_PATH}/${member.accountId}`)
 }
 
 function invitationsTable(request: FastifyRequest, view: MembersView): Html {
@@ -82,7 +52,7 @@ function invitationsTable(request: FastifyRequest, view: MembersView): Html {
         invitation.role,
         invitation.invitedBy,
         utcMinute(invitation.expiresAt),
-        ...(owner ? [revokeForm(request, invitation)] : []),
+        ...(owner ? [revokeInvitationForm(request, MEMBERS_PATH, invitation)] : []),
       ]),
     ),
   })
@@ -122,7 +92,18 @@ ${ROLE_SUMMARIES[view.role]}.</p>
 ${members}
 <h2>Pending invitations</h2>
 ${invitationsTable(request, view)}
-${owner ? inviteForm(request, view) : ''}
+${
+  owner
+    ? inviteForm(request, {
+        heading: 'Invite a member',
+        action: `${MEMBERS_PATH}/invite`,
+        hint: 'The link works for 7 days, once, and only for the account with this address.',
+        roles: MEMBER_ROLE_CHOICES,
+        defaultRole: 'developer',
+        refused: view.form,
+      })
+    : ''
+}
 ${twoStepSection(request, view, owner)}
 <h2>Leave</h2>
 <p>You stop being a member; the organisation keeps at least one owner.</p>
