@@ -61,6 +61,7 @@ import { KeyUsage } from './services/key-usage.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
 import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.js'
 import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition-task.js'
+import { NOTICE_INTERVAL_MS, NoticeTask } from './services/notice-task.js'
 import { keySetSource, signingKeySource } from './services/signing-keys.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
 import { heldMailLog } from './mail/held-mail-log.js'
@@ -106,6 +107,8 @@ export interface AppServices {
   readonly pruner: RetentionPruner
   /** Ends the links of organisations whose agreement's disposition period ran out. */
   readonly disposer: DispositionTask
+  /** Sends the time-based notices that are due (cases/due-notices.ts). */
+  readonly notices: NoticeTask
   readonly webhooks: WebhookDeliverer
   /** Sends the mail outbox; undefined without SMTP_URL, when messages stay in the outbox. */
   readonly mail: MailWorker | undefined
@@ -222,14 +225,18 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     log: app.log,
   })
   const disposer = new DispositionTask({ storage, clock, log: app.log })
+  const smtp = smtpSettings(config)
+  const held = smtp === undefined ? heldMailLog(app.log) : undefined
+  const noticeContext = { publicUrl: config.publicUrl, ...(held ? { held } : {}) }
+  const notices = new NoticeTask({ storage, clock, log: app.log, notices: noticeContext })
   const webhooks = new WebhookDeliverer({
     storage,
     clock,
     log: app.log,
     timeoutMs: config.webhookTimeoutMs,
     allowLoopback: config.webhookAllowLoopback,
+    notices: noticeContext,
   })
-  const smtp = smtpSettings(config)
   const mail = smtp === undefined ? undefined : new MailWorker({ db: storage.db, clock, log: app.log, smtp })
   const fastPathState = fastPathStatus(config, limiters.inProcess)
   metrics?.watch({ keys, limiters })
@@ -242,6 +249,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     sealer,
     pruner,
     disposer,
+    notices,
     webhooks,
     mail,
     fastPath: fastPathState,
@@ -349,7 +357,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     mail: {
       publicUrl: config.publicUrl,
       sending: smtp !== undefined,
-      held: smtp === undefined ? heldMailLog(app.log) : undefined,
+      held,
     },
   })
 
@@ -361,6 +369,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     pruner.run().catch((err: unknown) => app.log.warn({ err }, 'could not prune the change feed or the disclosure log'))
     disposer.start(DISPOSITION_INTERVAL_MS)
     disposer.run().catch((err: unknown) => app.log.warn({ err }, 'could not end the links of ended agreements'))
+    notices.start(NOTICE_INTERVAL_MS)
+    notices.run().catch((err: unknown) => app.log.warn({ err }, 'could not send the notices that are due'))
   }
   webhooks.start(options.pollChanges === false ? 0 : WEBHOOK_POLL_MS)
   mail?.start(options.pollChanges === false ? 0 : MAIL_POLL_MS)
@@ -377,6 +387,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     await sealer.stop()
     await pruner.stop()
     await disposer.stop()
+    await notices.stop()
     await webhooks.stop()
     await mail?.stop()
     clearInterval(usageTimer)

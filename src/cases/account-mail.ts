@@ -5,7 +5,7 @@
 import { escapeHtml } from '../domain/html-escape.js'
 import type { MailKind, OutgoingMail } from './mail.js'
 
-interface Message {
+export interface Message {
   kind: MailKind
   to: string
   subject: string
@@ -16,7 +16,8 @@ interface Message {
   after: readonly string[]
 }
 
-function compose(message: Message): OutgoingMail {
+/** A message of paragraphs and at most one link, in plain text and HTML. */
+export function compose(message: Message): OutgoingMail {
   const { link } = message
   const text = [...message.before, ...(link ? [`${link.label}: ${link.href}`] : []), ...message.after]
   const html = [

@@ -20,6 +20,7 @@ import { recordAccessChange } from '../storage/access-change-repository.js'
 import { insertAgreement } from '../storage/access-repository.js'
 import type { AgreementRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
+import { announceNotices, type NoticeContext, type QueuedNotice, queueAgreementRecordedNotice } from './notices.js'
 import { auditOperator, type OperatorAudit } from './operator-action.js'
 
 export interface NewAgreement {
@@ -42,7 +43,20 @@ export async function recordAgreement(
   db: Kysely<Database>,
   agreement: NewAgreement,
   now: number,
+  notices?: NoticeContext,
 ): Promise<AgreementRow> {
+  const { row, queued } = await writeAgreement(db, agreement, now, notices)
+  announceNotices(notices?.held, queued)
+  return row
+}
+
+/** Checks and writes the agreement, queueing its notice; the caller announces it after its commit. */
+async function writeAgreement(
+  db: Kysely<Database>,
+  agreement: NewAgreement,
+  now: number,
+  notices: NoticeContext | undefined,
+): Promise<{ row: AgreementRow; queued: QueuedNotice[] }> {
   if (agreement.expiresAt !== null && agreement.expiresAt <= agreement.signedAt) {
     throw new ConflictError('an agreement must expire after it is signed')
   }
@@ -66,11 +80,12 @@ export async function recordAgreement(
     data_categories: formatDataCategories(agreement.dataCategories ?? DATA_CATEGORIES),
     disposition_days: agreement.dispositionDays ?? DEFAULT_DISPOSITION_DAYS,
   }
-  await inTransaction(db, async (trx) => {
+  const queued = await inTransaction(db, async (trx) => {
     await insertAgreement(trx, row)
     await recordAccessChange(trx, { kind: 'agreements', organisationId: agreement.organisationId })
+    return notices ? queueAgreementRecordedNotice(trx, row, notices, now) : []
   })
-  return row
+  return { row, queued }
 }
 
 /** What the audit log keeps of a recorded agreement, the same from the dashboard and the CLI. */
@@ -88,15 +103,17 @@ export function agreementAuditDetail(organisationName: string, row: AgreementRow
 }
 
 /** The operator's recording in the dashboard: the agreement and its audit entry in one transaction. */
-export function recordAgreementAudited(
+export async function recordAgreementAudited(
   db: Kysely<Database>,
   organisation: { id: string; name: string },
   agreement: Omit<NewAgreement, 'organisationId'>,
   audit: OperatorAudit,
   now: number,
+  notices?: NoticeContext,
 ): Promise<AgreementRow> {
-  return inTransaction(db, async (trx) => {
-    const row = await recordAgreement(trx, { ...agreement, organisationId: organisation.id }, now)
+  const { row, queued } = await inTransaction(db, async (trx) => {
+    const written = await writeAgreement(trx, { ...agreement, organisationId: organisation.id }, now, notices)
+    const { row } = written
     await auditOperator(
       trx,
       audit,
@@ -107,6 +124,9 @@ export function recordAgreementAudited(
       },
       now,
     )
-    return row
+    return written
   })
+  // Announced after the commit: inside the transaction, the held log would name a message not yet written.
+  announceNotices(notices?.held, queued)
+  return row
 }

@@ -22,6 +22,7 @@ import { recordAudit } from '../storage/audit-repository.js'
 import { insertMembership } from '../storage/membership-repository.js'
 import type { ApplicationRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
+import { announceNotices, type NoticeContext, queueDecisionNotice } from './notices.js'
 
 export interface NewApplication {
   accountId: string
@@ -79,8 +80,9 @@ export async function decideApplication(
   decision: Decision,
   actor: string,
   now: number,
+  notices?: NoticeContext,
 ): Promise<ApplicationRow> {
-  return inTransaction(db, async (trx) => {
+  const { decided, queued } = await inTransaction(db, async (trx) => {
     const application = await findApplication(trx, id)
     const state = nextApplicationState(application.state, decision.event)
     let organisationId: string | null = null
@@ -116,6 +118,12 @@ export async function decideApplication(
       },
       now,
     )
-    return { ...application, ...decided }
+    const row = { ...application, ...decided }
+    // The applicant is told in the decision's transaction (cases/notices.ts).
+    const granted = decision.event === 'approve' ? decision.grantedScopes : []
+    const queued = notices ? await queueDecisionNotice(trx, row, granted, notices, now) : []
+    return { decided: row, queued }
   })
+  announceNotices(notices?.held, queued)
+  return decided
 }

@@ -46,6 +46,16 @@ export type MailKind =
   | 'email-change-notice'
   | 'password-changed'
   | 'invitation'
+  // Notices (cases/notices.ts, cases/due-notices.ts).
+  | 'application-approved'
+  | 'application-rejected'
+  | 'agreement-recorded'
+  | 'agreement-ending'
+  | 'key-expiring'
+  | 'webhook-disabled'
+  | 'deletion-deadline'
+  | 'new-device'
+  | 'second-factor-changed'
 
 /**
  * Messages whose link signs its holder in or changes an account: once mail is sent, the Outbox

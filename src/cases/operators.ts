@@ -37,6 +37,7 @@ import { inTransaction } from '../storage/transaction.js'
 import { type HeldMailNotice, queueMail, recipientProblem } from './mail.js'
 import { operatorInvitationMail } from './operator-invitation-mail.js'
 import type { OperatorAudit } from './operator-action.js'
+import { announceNotices, type NoticeContext, queueSecondFactorNotice } from './notices.js'
 import { removeTotp } from './second-factor.js'
 
 /** How long an invitation's link works. */
@@ -305,8 +306,9 @@ export async function resetOperatorSecondFactor(
   email: string,
   by: OperatorAudit,
   now: number,
+  notices?: NoticeContext,
 ): Promise<SecondFactorReset> {
-  return inTransaction(db, async (trx) => {
+  const { reset, queued } = await inTransaction(db, async (trx) => {
     const account = await findAccountByEmail(trx, email)
     if (account === undefined || account.role !== 'operator')
       throw new NotFoundError(`there is no operator account with the address ${normaliseEmail(email)}`)
@@ -314,6 +316,12 @@ export async function resetOperatorSecondFactor(
     // Its passkeys too: the device that was lost may hold one.
     const passkeys = await deletePasskeysOf(trx, account.id)
     const sessionsEnded = await deleteSessionsOf(trx, account.id)
-    return { account, removed: totp || passkeys > 0, sessionsEnded }
+    const removed = totp || passkeys > 0
+    // One security notice for the whole reset (removeTotp above is given none), in its transaction.
+    const change = { added: false, factor: { kind: 'reset' as const }, twoStep: false }
+    const queued = removed && notices ? [await queueSecondFactorNotice(trx, account, change, notices, now)] : []
+    return { reset: { account, removed, sessionsEnded }, queued }
   })
+  announceNotices(notices?.held, queued)
+  return reset
 }

@@ -30,6 +30,8 @@ import {
 } from '../storage/passkey-repository.js'
 import type { AccountRow, Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
+import { announceNotices, type NoticeContext, queueSecondFactorNotice } from './notices.js'
+import { hasSecondFactor } from './second-factor.js'
 import { sharedSecret } from './shared-settings.js'
 
 /** Who the passkeys are for: the dashboard's host name and origin, from PUBLIC_URL. */
@@ -109,6 +111,7 @@ export async function registerPasskey(
   passkey: { name: string; response: RegistrationResponseJSON },
   rp: RelyingParty,
   now: number,
+  notices?: NoticeContext,
 ): Promise<string> {
   const name = passkey.name.trim()
   if (name === '' || name.length > 60)
@@ -124,7 +127,7 @@ export async function registerPasskey(
   if (verified?.verified !== true || challenge.accepted.challenge === undefined)
     throw new PasskeyRefused('not-verified', TRY_AGAIN)
   const { credential } = verified.registrationInfo
-  return inTransaction(db, async (trx) => {
+  const { id, queued } = await inTransaction(db, async (trx) => {
     if (!(await spendChallenge(trx, challenge.accepted.challenge!, challenge.accepted.expiresAt!)))
       throw new PasskeyRefused('used', 'This answer was used already. Add the passkey again.')
     if ((await passkeysOf(trx, account.id)).length >= MAX_PASSKEYS)
@@ -144,8 +147,13 @@ export async function registerPasskey(
     if (!added) throw new PasskeyRefused('used', 'This passkey is registered already.')
     const entry = { action: 'second_factor.passkey_added', target: `account:${account.id}`, detail: { name } }
     await recordAudit(trx, { actor: actorOf(account), ...entry }, now)
-    return credential.id
+    // The account is told in the same transaction (a security notice, cases/notices.ts).
+    const change = { added: true, factor: { kind: 'passkey' as const, name }, twoStep: true }
+    const queued = notices ? [await queueSecondFactorNotice(trx, account, change, notices, now)] : []
+    return { id: credential.id, queued }
   })
+  announceNotices(notices?.held, queued)
+  return id
 }
 
 /**
@@ -219,14 +227,25 @@ export async function verifyPasskey(
   })
 }
 
-export async function removePasskey(db: Db, account: Pick<AccountRow, 'id' | 'email'>, id: string, now: number) {
-  return inTransaction(db, async (trx) => {
+export async function removePasskey(
+  db: Db,
+  account: Pick<AccountRow, 'id' | 'email'>,
+  id: string,
+  now: number,
+  notices?: NoticeContext,
+): Promise<boolean> {
+  const { removed, queued } = await inTransaction(db, async (trx) => {
     const passkey = await findPasskey(trx, id)
     if (passkey === undefined || passkey.account_id !== account.id || !(await deletePasskey(trx, account.id, id)))
-      return false
+      return { removed: false, queued: [] }
     const target = `account:${account.id}`
     const entry = { action: 'second_factor.passkey_removed', target, detail: { name: passkey.name } }
     await recordAudit(trx, { actor: actorOf(account), ...entry }, now)
-    return true
+    if (notices === undefined) return { removed: true, queued: [] }
+    const factor = { kind: 'passkey' as const, name: passkey.name }
+    const change = { added: false, factor, twoStep: await hasSecondFactor(trx, account.id) }
+    return { removed: true, queued: [await queueSecondFactorNotice(trx, account, change, notices, now)] }
   })
+  announceNotices(notices?.held, queued)
+  return removed
 }

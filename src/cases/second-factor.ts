@@ -50,6 +50,7 @@ import {
 } from '../storage/second-factor-repository.js'
 import type { AccountRow, Database, TotpFactorRow } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
+import { announceNotices, type NoticeContext, type QueuedNotice, queueSecondFactorNotice } from './notices.js'
 import { auditOperator, type OperatorAudit } from './operator-action.js'
 import { sharedSecret } from './shared-settings.js'
 
@@ -151,8 +152,11 @@ export async function confirmTotpEnrolment(
   account: FactorAccount,
   code: string,
   now: number,
+  notices?: NoticeContext,
 ): Promise<{ ok: true; recoveryCodes: string[] } | { ok: false; reason: 'wrong' }> {
-  return inTransaction(store.db, async (trx) => {
+  const queued: QueuedNotice[] = []
+  type Confirmed = { ok: true; recoveryCodes: string[] } | { ok: false; reason: 'wrong' }
+  const result = await inTransaction(store.db, async (trx): Promise<Confirmed> => {
     const row = await findTotpFactor(trx, account.id)
     if (row === undefined) throw new NotFoundError('no authenticator is being added: start again')
     if (row.confirmed_at !== null) throw new ConflictError('this authenticator is confirmed already')
@@ -167,8 +171,14 @@ export async function confirmTotpEnrolment(
       detail: { recovery_codes: recoveryCodes.length },
     }
     await auditOperator(trx, actorOf(account, undefined), entry, now)
+    if (notices) {
+      const change = { added: true, factor: { kind: 'totp' as const }, twoStep: true }
+      queued.push(await queueSecondFactorNotice(trx, account, change, notices, now))
+    }
     return { ok: true, recoveryCodes }
   })
+  announceNotices(notices?.held, queued)
+  return result
 }
 
 async function storeNewRecoveryCodes(
@@ -299,8 +309,10 @@ export async function removeTotp(
   account: FactorAccount,
   now: number,
   by?: OperatorAudit,
+  notices?: NoticeContext,
 ): Promise<boolean> {
-  return inTransaction(db, async (trx) => {
+  const queued: QueuedNotice[] = []
+  const removedAny = await inTransaction(db, async (trx) => {
     if ((await findTotpFactor(trx, account.id)) === undefined) return false
     // In the order the checks lock them (count, authenticator, codes), so the two never deadlock.
     await deleteGuesses(trx, account.id)
@@ -311,8 +323,19 @@ export async function removeTotp(
     const detail = { confirmed: removed.confirmed_at !== null, recovery_codes_removed: codes }
     const entry = { action: 'second_factor.totp_removed', target: accountTarget(account), detail }
     await auditOperator(trx, actorOf(account, by), entry, now)
+    // Told only of a factor that was in effect: a pending one never protected the account.
+    if (notices && removed.confirmed_at !== null) {
+      const change = {
+        added: false,
+        factor: { kind: 'totp' as const },
+        twoStep: await hasSecondFactor(trx, account.id),
+      }
+      queued.push(await queueSecondFactorNotice(trx, account, change, notices, now))
+    }
     return true
   })
+  announceNotices(notices?.held, queued)
+  return removedAny
 }
 
 /** Whether the account has a second factor in effect: a confirmed authenticator app, or a passkey. */

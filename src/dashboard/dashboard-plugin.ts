@@ -30,6 +30,7 @@ import { partnerPages } from './pages/partner/index.js'
 import { recoveryPages } from './pages/recovery/index.js'
 import { sendPage } from './send-page.js'
 import { createSessionSupport } from './session.js'
+import { noticeContext } from './notice-context.js'
 import { createSignInGuard } from './sign-in-guard.js'
 import { twoStepGate } from './two-step-gate.js'
 
@@ -68,7 +69,12 @@ function errorPage(request: FastifyRequest, reply: FastifyReply, error: Dashboar
 
 export async function dashboardPlugin(app: FastifyInstance, deps: DashboardDeps): Promise<void> {
   const secret = await sharedSecret(deps.storage.db, 'dashboard-csrf')
-  const sessions = createSessionSupport({ db: deps.storage.db, clock: deps.clock, secret })
+  const sessions = createSessionSupport({
+    db: deps.storage.db,
+    clock: deps.clock,
+    secret,
+    notices: noticeContext(deps),
+  })
   const guard = createSignInGuard({ clock: deps.clock, limiters: deps.limiters })
   const keyViews = createKeyViews({
     db: deps.storage.db,

@@ -54,6 +54,7 @@ const NOTICES: Record<string, string> = {
   'passkey-gone': 'That passkey had been removed already.',
   'two-step-expired': 'Sign in again: the step that asks for the code lasts 10 minutes.',
   'two-step-off': 'Two-step sign-in is off: signing in asks for the password only.',
+  'notices-saved': 'Your notices are saved.',
   'operator-invited': 'The invitation is sent. Its link works for 7 days, once, for that address only.',
   'operator-removed': 'The operator is removed, and every session of that account has ended.',
   approved: 'The application was approved and the organisation created.',

@@ -6,13 +6,16 @@
  *   other session.
  * - `cur_csrf`: a random value a visitor gets before signing in; the sign-in and sign-up forms'
  *   token is its HMAC. Signing in or out changes the token.
- * Both cookies are httpOnly and SameSite=Lax; over TLS they are `__Host-` cookies (cookies.ts).
+ * - `cur_device`: a random value naming the browser for 400 days, set at a full sign-in; only its
+ *   hash is stored per account (cases/notices.ts), so a sign-in from another browser is told.
+ * All are httpOnly and SameSite=Lax; over TLS they are `__Host-` cookies (cookies.ts).
  */
 import { randomBytes } from 'node:crypto'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { Kysely } from 'kysely'
 import type { Clock } from '../clock.js'
 import { endSession, recordSessionUse, startSession } from '../cases/accounts.js'
+import { type NoticeContext, recordSignInDevice } from '../cases/notices.js'
 import { accountForSession, type SessionOrigin } from '../storage/account-repository.js'
 import type { AccountRow, Database } from '../storage/tables.js'
 import { clearCookie, readCookie, setCookie } from './cookies.js'
@@ -33,6 +36,9 @@ declare module 'fastify' {
 
 const SESSION_COOKIE = 'cur_session'
 const VISITOR_COOKIE = 'cur_csrf'
+const DEVICE_COOKIE = 'cur_device'
+/** The longest a browser keeps a cookie (RFC 6265bis): a device is known until it has not signed in for that long. */
+const DEVICE_COOKIE_SECONDS = 400 * 86_400
 export const SESSION_LIFETIME_MS = 8 * 3_600_000
 /** How long a session waiting for the second factor's code lasts: time to open the app, not to guess. */
 export const PENDING_SESSION_LIFETIME_MS = 10 * 60_000
@@ -53,8 +59,14 @@ export function originOf(request: FastifyRequest): SessionOrigin {
   return { address: request.ip, userAgent: request.headers['user-agent'] ?? null }
 }
 
-export function createSessionSupport(options: { db: Kysely<Database>; clock: Clock; secret: Buffer }): SessionSupport {
-  const { db, clock, secret } = options
+export function createSessionSupport(options: {
+  db: Kysely<Database>
+  clock: Clock
+  secret: Buffer
+  /** Where a sign-in from a new device is told; none when left out. */
+  notices?: NoticeContext
+}): SessionSupport {
+  const { db, clock, secret, notices } = options
   // Kept off the request object so that nothing serialises or logs it by accident.
   const tokens = new WeakMap<FastifyRequest, string>()
 
@@ -97,6 +109,12 @@ export function createSessionSupport(options: { db: Kysely<Database>; clock: Clo
       request.account = pending ? null : account
       request.awaitingCode = pending ? account : null
       request.sessionId = id
+      if (!pending && notices !== undefined) {
+        // A full sign-in only: the device is the browser's, renewed at each sign-in so it stays known.
+        const device = readCookie(request, DEVICE_COOKIE) ?? randomBytes(32).toString('base64url')
+        await recordSignInDevice(db, account, device, originOf(request), notices, clock.now())
+        setCookie(request, reply, DEVICE_COOKIE, device, { maxAgeSeconds: DEVICE_COOKIE_SECONDS })
+      }
     },
     async signOut(request, reply) {
       const token = readCookie(request, SESSION_COOKIE)

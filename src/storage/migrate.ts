@@ -25,6 +25,7 @@ import * as accountLinks from './migrations/0018-account-links.js'
 import * as secondFactors from './migrations/0019-second-factors.js'
 import * as memberships from './migrations/0020-memberships.js'
 import * as secondFactorSessions from './migrations/0021-second-factor-sessions.js'
+import * as notices from './migrations/0022-notices.js'
 import * as operatorRoles from './migrations/0023-operator-roles.js'
 import * as organisationTwoStep from './migrations/0024-organisation-two-step.js'
 import * as passkeyChallenges from './migrations/0025-passkey-challenges.js'
@@ -61,6 +62,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0019-second-factors': { up: (db) => secondFactors.up(db, storage.engine) },
     '0020-memberships': { up: (db) => memberships.up(db) },
     '0021-second-factor-sessions': { up: (db) => secondFactorSessions.up(db) },
+    '0022-notices': { up: (db) => notices.up(db) },
     '0023-operator-roles': { up: (db) => operatorRoles.up(db) },
     '0024-organisation-two-step': { up: (db) => organisationTwoStep.up(db) },
     '0025-passkey-challenges': { up: (db) => passkeyChallenges.up(db) },
@@ -158,6 +160,9 @@ export async function migrate(
     provider,
     // Without it Kysely would find another schema's migration tables and skip creating its own.
     ...(storage.schema === undefined ? {} : { migrationTableSchema: storage.schema }),
+    // Branches take their numbers when they start and land in any order: a database migrated
+    // with 0024 and 0025 still gets 0022 when it arrives, instead of being called corrupted.
+    allowUnorderedMigrations: true,
   })
   for (let attempt = 1; ; attempt++) {
     const { error, results } = await (upTo === undefined ? migrator.migrateToLatest() : migrator.migrateTo(upTo))

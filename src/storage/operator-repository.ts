@@ -82,7 +82,7 @@ export async function setOperatorRole(db: Kysely<Database>, accountId: string, r
 
 /**
  * Deletes an operator account and what hangs on it: its sessions (they end at once), its
- * second factor, its links and key views. The audit log keeps its address. Every table that
+ * second factor, its links and key views, its known browsers. The audit log keeps its address. Every table that
  * references accounts must be cleared here (test/cases/operators.test.ts lists them).
  */
 export async function deleteOperatorAccount(db: Kysely<Database>, accountId: string): Promise<{ sessions: number }> {
@@ -95,6 +95,9 @@ export async function deleteOperatorAccount(db: Kysely<Database>, accountId: str
     'totp_factors',
     'recovery_codes',
     'passkeys',
+    // Notices (migration 0022): the browsers it signed in from; an operator has no opt-outs, cleared all the same.
+    'known_devices',
+    'notice_opt_outs',
   ] as const)
     await db.deleteFrom(table).where('account_id', '=', accountId).execute()
   await db.deleteFrom('accounts').where('id', '=', accountId).where('role', '=', 'operator').execute()

@@ -447,6 +447,29 @@ export interface InvitationsTable {
   revoked_at: string | null
 }
 
+/** An optional notice an account turned off (migration 0022, cases/notices.ts). */
+export interface NoticeOptOutsTable {
+  account_id: string
+  topic: string
+  created_at: string
+}
+
+/** A time-based notice sent once, whichever instance sent it (migration 0022). */
+export interface NoticesSentTable {
+  kind: string
+  subject: string
+  threshold: string
+  sent_at: string
+}
+
+/** A browser an account signed in from, by the SHA-256 of its device cookie (migration 0022). */
+export interface KnownDevicesTable {
+  account_id: string
+  device_hash: string
+  first_seen_at: string
+  last_seen_at: string
+}
+
 /** An admin's invitation of an address to become an operator (migration 0023, cases/operators.ts). */
 export interface OperatorInvitationsTable {
   id: string
@@ -625,6 +648,9 @@ export interface Database {
   recovery_codes: RecoveryCodesTable
   second_factor_guesses: SecondFactorGuessesTable
   passkeys: PasskeysTable
+  notice_opt_outs: NoticeOptOutsTable
+  notices_sent: NoticesSentTable
+  known_devices: KnownDevicesTable
   passkey_challenges_used: PasskeyChallengesUsedTable
 }
 

@@ -241,7 +241,8 @@ export interface AttemptRecord {
  * or not it still holds the lease (the receiver has the data either way). The rest is written
  * only if this instance still holds the lease: delivered, or scheduled again, or failed for
  * good. An attempt that timed out (after `timeoutMs`) makes the endpoint back off; an answer
- * ends that. An endpoint that has failed for three days is disabled. Run it in a transaction.
+ * ends that. An endpoint that has failed for three days is disabled (`disabled`: by this attempt).
+ * Run it in a transaction.
  */
 export async function recordAttempt(
   trx: Db,
@@ -249,7 +250,7 @@ export async function recordAttempt(
   attempt: AttemptRecord,
   now: number,
   timeoutMs: number,
-): Promise<void> {
+): Promise<{ disabled: boolean }> {
   if (attempt.bodySent) {
     // One row per delivery: of attempts recorded at once, the second waits for the first's
     // lock on the row (PostgreSQL) or its transaction (SQLite), then finds the mark set.
@@ -292,7 +293,7 @@ export async function recordAttempt(
     .where('id', '=', delivery.id)
     .where('lease_until', '=', delivery.lease_until)
     .executeTakeFirst()
-  if (Number(updated.numUpdatedRows) === 0) return
+  if (Number(updated.numUpdatedRows) === 0) return { disabled: false }
   if (attempt.error === 'timed out') {
     // Left alone for a while: deliveries queued behind a hanging endpoint wait, and hold no slot.
     const counted = await trx
@@ -320,20 +321,22 @@ export async function recordAttempt(
       .set({ failing_since: null })
       .where('id', '=', delivery.endpoint_id)
       .execute()
-    return
+    return { disabled: false }
   }
   await trx
     .updateTable('webhook_endpoints')
     .set({ failing_since: sql`coalesce(failing_since, ${isoAt(now)})` })
     .where('id', '=', delivery.endpoint_id)
     .execute()
-  await trx
+  const disabled = await trx
     .updateTable('webhook_endpoints')
-    .set({
-      status: 'disabled',
-      disabled_reason: 'Every delivery failed for three days; fix the endpoint, then enable it again.',
-    })
+    .set({ status: 'disabled', disabled_reason: DISABLED_AFTER_FAILING })
     .where('id', '=', delivery.endpoint_id)
+    .where('status', '=', 'enabled')
     .where('failing_since', '<=', isoAt(now - DISABLE_AFTER_FAILING_MS))
-    .execute()
+    .executeTakeFirst()
+  // Counted only when this attempt disabled it, so its notice is sent once.
+  return { disabled: Number(disabled.numUpdatedRows) > 0 }
 }
+
+export const DISABLED_AFTER_FAILING = 'Every delivery failed for three days; fix the endpoint, then enable it again.'

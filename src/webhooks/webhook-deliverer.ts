@@ -19,6 +19,7 @@ import { activeSpans, type SpanNotes } from '../instrumentation/spans.js'
 import { recordDelivery } from '../instrumentation/metrics-channels.js'
 import { type AttemptRecord, claimDue, type DueDelivery, recordAttempt } from '../storage/webhook-outbox-repository.js'
 import { signingSecrets } from '../storage/webhook-endpoint-repository.js'
+import { announceNotices, type NoticeContext, queueEndpointDisabledNotice } from '../cases/notices.js'
 import { type SendOptions, sendWebhook } from './send-webhook.js'
 
 /** Attempts one instance has under way at once, all endpoints together. */
@@ -35,6 +36,8 @@ export interface DelivererOptions {
   /** Attempts this instance has under way at once; INSTANCE_CONCURRENCY by default. */
   concurrency?: number
   resolve?: SendOptions['resolve']
+  /** Where an endpoint disabled after failures is told of (cases/notices.ts); none when left out. */
+  notices?: NoticeContext
 }
 
 /**
@@ -178,7 +181,12 @@ export class WebhookDeliverer {
     if (attempt.status !== null) notes?.set('http.response.status_code', attempt.status)
     recordDelivery(attempt.ok ? 'delivered' : attempt.status === null ? 'unreachable' : 'refused')
     try {
-      await storage.writes.transaction((trx) => recordAttempt(trx, delivery, attempt, clock.now(), timeoutMs))
+      const notices = this.#options.notices
+      const queued = await storage.writes.transaction(async (trx) => {
+        const { disabled } = await recordAttempt(trx, delivery, attempt, clock.now(), timeoutMs)
+        return disabled && notices ? queueEndpointDisabledNotice(trx, delivery.endpoint_id, notices, clock.now()) : []
+      })
+      announceNotices(this.#options.notices?.held, queued)
     } catch (err) {
       // The lease runs out and the delivery is sent again: nothing is lost.
       log.warn({ err, deliveryId: delivery.id }, 'could not record a webhook attempt')

@@ -317,6 +317,7 @@ describe('organisations, agreements and keys', () => {
         '0019-second-factors',
         '0020-memberships',
         '0021-second-factor-sessions',
+        '0022-notices',
         '0023-operator-roles',
         '0024-organisation-two-step',
         '0025-passkey-challenges',

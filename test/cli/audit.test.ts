@@ -326,6 +326,13 @@ const CHANGING: Case[] = [
     },
   },
   {
+    stage: 3,
+    argv: ['operator', 'reset-2fa', '--email', 'second@example.org'],
+    action: 'operator.reset-2fa',
+    target: (d) => `account:${d.account.id}`,
+    changed: () => ({ email: 'second@example.org', factorRemoved: false, sessionsEnded: 0 }),
+  },
+  {
     stage: 1,
     argv: ['mail', 'test', '--to', 'ops@example.org'],
     action: 'mail.test',
@@ -350,6 +357,7 @@ const READ_ONLY: string[][] = [
   ['schools', 'list'],
   ['links', 'shares', '--org', 'Acme Learning'],
   ['agreement', 'ended'],
+  ['operator', 'list'],
 ]
 
 async function passwordHash(databaseUrl: string, email: string): Promise<string> {

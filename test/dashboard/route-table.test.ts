@@ -39,6 +39,7 @@ const ROUTES = [
   'POST /dashboard/account/email signed-in',
   'POST /dashboard/account/sessions/:id/end signed-in',
   'POST /dashboard/account/sign-out-everywhere signed-in',
+  'POST /dashboard/account/notices signed-in',
   'GET /dashboard/account/two-step signed-in',
   'POST /dashboard/account/two-step/begin signed-in',
   'POST /dashboard/account/two-step/confirm signed-in',

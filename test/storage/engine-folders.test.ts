@@ -25,6 +25,8 @@ const DRIVERS = { sqlite: 'better-sqlite3', postgres: 'pg' } as const
 const DIALECT_BRANCHES = [
   'storage/membership-repository.ts',
   'storage/migrate.ts',
+  // Locks the operators FOR UPDATE on PostgreSQL; a SQLite writer runs alone (as memberships).
+  'storage/operator-repository.ts',
   'storage/student-change-log.ts',
   'storage/student-repository.ts',
 ]

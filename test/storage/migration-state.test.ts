@@ -2,7 +2,8 @@
  * What the migration table says against what the code knows, on this run's engine: a new
  * database has every migration pending and is left untouched by the question; a database that a
  * newer version migrated is refused by `migrate` (which the server and every command run first),
- * with the unknown migrations named and nothing changed.
+ * with the unknown migrations named and nothing changed; a migration that landed after others
+ * numbered above it (0022-notices after 0024 and 0025) is applied all the same.
  */
 import { sql } from 'kysely'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -70,5 +71,18 @@ describe('migration state', () => {
     expect(message).toMatch(/a newer version migrated it/)
     expect(message).toMatch(/upgrade the code\), or restore a backup taken before that upgrade/)
     expect(await listed(storage)).toEqual(before)
+  })
+
+  it('applies a known migration that landed after migrations numbered above it were applied', async () => {
+    const storage = await createTestStorage({ catalog: false })
+    opened.push(storage)
+    // A database migrated before 0022-notices was merged, when 0024 and 0025 were the latest.
+    await sql`delete from ${migrationTable(storage)} where name = '0022-notices'`.execute(storage.db)
+    for (const table of ['notice_opt_outs', 'notices_sent', 'known_devices'])
+      await storage.db.schema.dropTable(table).execute()
+    expect((await migrationState(storage)).pending).toEqual(['0022-notices'])
+    expect(await migrate(storage)).toEqual({ applied: ['0022-notices'] })
+    expect(await migrationState(storage)).toMatchObject({ pending: [], unknown: [] })
+    expect(await storage.db.selectFrom('notices_sent').selectAll().execute()).toEqual([])
   })
 })

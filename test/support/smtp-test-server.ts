@@ -97,7 +97,9 @@ export class SmtpTestServer {
           if (typeof answer === 'object' && 'data' in answer)
             return callback(refusal(answer.data, answer.text ?? 'Message refused'))
           const raw = Buffer.concat(chunks).toString('utf8')
-          const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'mi').exec(raw)?.[1]?.trim() ?? ''
+          // The header section unfolded (RFC 5322 section 2.2.3): a long subject arrives on two lines.
+          const head = raw.split(/\r?\n\r?\n/, 1)[0]!.replace(/\r?\n([ \t])/g, '$1')
+          const header = (name: string) => new RegExp(`^${name}: (.*)$`, 'mi').exec(head)?.[1]?.trim() ?? ''
           const { mailFrom, rcptTo } = session.envelope
           this.arrived.push({
             from: mailFrom === false ? '' : mailFrom.address,

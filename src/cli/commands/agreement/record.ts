@@ -106,6 +106,7 @@ async function recordAgreement(command: Command, audit: Audit): Promise<CommandR
         dispositionDays: options.dispositionDays ?? config.agreementDispositionDays,
       },
       now,
+      { publicUrl: config.publicUrl },
     )
     return {
       value: { row, organisation },

@@ -28,9 +28,10 @@ export function defineOperatorResetTwoStep(operator: Command): void {
 
 async function resetTwoStep(command: Command, audit: Audit): Promise<CommandResult> {
   const { email } = command.opts<{ email: string }>()
-  const reset = await audit.change(async ({ db }) => {
+  const reset = await audit.change(async ({ db, config }) => {
     const { resetOperatorSecondFactor } = await import('../../../cases/operators.js')
-    const value = await resetOperatorSecondFactor(db, email, { actor: audit.actor }, systemClock.now())
+    const notices = { publicUrl: config.publicUrl }
+    const value = await resetOperatorSecondFactor(db, email, { actor: audit.actor }, systemClock.now(), notices)
     const changed = { email: value.account.email, factorRemoved: value.removed, sessionsEnded: value.sessionsEnded }
     return { value, target: `account:${value.account.id}`, changed }
   })

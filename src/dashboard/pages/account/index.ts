@@ -29,6 +29,8 @@ import { ACCOUNT_PATH, type AccountView, accountBody } from './views.js'
 import { confirmEmailForm } from './confirm-email.js'
 import { twoStepPages } from './two-step.js'
 import { secondFactorStatus } from '../../../cases/second-factor.js'
+import { noticePreferences } from '../../../cases/notices.js'
+import { noticePages } from './notices.js'
 
 // An operator without a second factor still reaches this page and its forms (two-step-gate.ts).
 const signedIn = { config: { dashboard: 'signed-in' as const, twoStep: 'setup' as const } }
@@ -47,11 +49,13 @@ export const accountPages: PagePlugin = async (app, { context }) => {
       currentSessionId: request.sessionId,
       organisations: account.role === 'partner' ? await organisationsOf(db, account.id) : [],
       secondFactor: await secondFactorStatus(db, account.id, clock.now()),
+      ...(account.role === 'partner' ? { notices: await noticePreferences(db, account.id) } : {}),
       passkeys: await passkeysOf(db, account.id),
       ...(refused === undefined ? {} : { refused }),
     }
     return sendPage(request, reply, 'Your account', accountBody(request, view), refused ? 400 : 200, ACCOUNT_PATH)
   }
+  await app.register(noticePages, { context })
   await app.register(twoStepPages, {
     context,
     showAccount: (request, reply, errors) => show(request, reply, { form: 'two-step', errors }),

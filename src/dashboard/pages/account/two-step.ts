@@ -26,6 +26,7 @@ import { sendPage } from '../../send-page.js'
 import { waitOf } from '../../times.js'
 import { ENROL_PATH } from '../../two-step-gate.js'
 import { ACCOUNT_PATH } from './views.js'
+import { noticeContext } from '../../notice-context.js'
 import { enrolBody, recoveryCodesBody } from './two-step-views.js'
 
 const setup = { config: { dashboard: 'signed-in' as const, twoStep: 'setup' as const } }
@@ -78,7 +79,7 @@ export const twoStepPages: FastifyPluginAsync<PageOptions & { showAccount: ShowA
 
   app.post('/account/two-step/confirm', setup, async (request, reply) => {
     const code = text(request.body as FormBody, 'code')
-    const confirmed = await confirmTotpEnrolment(store, request.account!, code, clock.now())
+    const confirmed = await confirmTotpEnrolment(store, request.account!, code, clock.now(), noticeContext(context))
     if (!confirmed.ok) {
       const enrolment = await pendingTotpEnrolment(store, request.account!)
       const errors = { code: 'That code is not right. Enter the 6 digits the app shows now for this account.' }
@@ -110,7 +111,7 @@ export const twoStepPages: FastifyPluginAsync<PageOptions & { showAccount: ShowA
   app.post('/account/two-step/remove', setup, async (request, reply) => {
     const problem = await currentCodeProblem(store, request, text(request.body as FormBody, 'removeCode'), clock.now())
     if (problem !== null) return showAccount(request, reply, { removeCode: problem })
-    await removeTotp(storage.db, request.account!, clock.now())
+    await removeTotp(storage.db, request.account!, clock.now(), undefined, noticeContext(context))
     return reply.redirect(`${ACCOUNT_PATH}?notice=two-step-off`, 303)
   })
 }

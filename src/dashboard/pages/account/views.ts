@@ -13,6 +13,8 @@ import { csrfField } from '../../layout.js'
 import { utcMinute } from '../../times.js'
 import { ACTION_HEADING, scrollTable, tableRow } from '../../views/table.js'
 import { twoStepSection } from './two-step-views.js'
+import { noticesSection } from './notices-views.js'
+import type { NoticeTopic } from '../../../cases/notices.js'
 import { passkeysSection } from '../../views/passkey-forms.js'
 
 export const ACCOUNT_PATH = '/dashboard/account'
@@ -24,6 +26,8 @@ export interface AccountView {
   /** A partner's organisations, to switch between. */
   organisations: readonly AccountOrganisation[]
   secondFactor: SecondFactorStatus
+  /** A partner's optional notices, on or off; undefined for an operator, who gets security notices only. */
+  notices?: Record<NoticeTopic, boolean>
   passkeys: readonly PasskeyRow[]
   /** The form that was refused, with what was typed (never a password or a code) and what is wrong. */
   refused?: { form: 'password' | 'email' | 'two-step'; errors: FieldErrors; email?: string }
@@ -134,5 +138,6 @@ ${passwordForm(request, refused?.form === 'password' ? errors : {})}
 ${emailForm(request, refused?.email ?? '', refused?.form === 'email' ? errors : {})}
 ${twoStepSection(request, view.secondFactor, refused?.form === 'two-step' ? errors : {})}
 ${passkeysSection(request, view.passkeys)}
+${noticesSection(request, view.notices)}
 ${sessionsSection(request, view)}`
 }

@@ -16,6 +16,7 @@ import {
 } from '../../../cases/passkeys.js'
 import type { PagePlugin } from '../../dashboard-context.js'
 import { DashboardError } from '../../dashboard-error.js'
+import { noticeContext } from '../../notice-context.js'
 import { ACCOUNT_PASSKEYS, PASSKEY_SECOND_STEP, PASSKEY_SIGN_IN } from '../../views/passkey-forms.js'
 import { home, safeNext } from '../auth/next.js'
 
@@ -95,14 +96,15 @@ export const passkeyPages: PagePlugin = async (app, { context }) => {
     const body = bodyOf(request)
     return answer(reply, async () => {
       const name = String(body.passkeyName ?? '')
-      await registerPasskey(db, request.account!, { name, response: body.response as never }, rp, clock.now())
+      const response = { name, response: body.response as never }
+      await registerPasskey(db, request.account!, response, rp, clock.now(), noticeContext(context))
       return '/dashboard/account?notice=passkey-added#passkeys'
     })
   })
 
   app.post(`${own(ACCOUNT_PASSKEYS)}/:id/remove`, setup, async (request, reply) => {
     const { id } = request.params as { id: string }
-    const removed = await removePasskey(db, request.account!, id, clock.now())
+    const removed = await removePasskey(db, request.account!, id, clock.now(), noticeContext(context))
     return reply.redirect(`/dashboard/account?notice=${removed ? 'passkey-removed' : 'passkey-gone'}#passkeys`, 303)
   })
 }

@@ -7,6 +7,7 @@ import { listAgreements } from '../../../../storage/access-repository.js'
 import { endAgreementAudited } from '../../../../cases/agreement-end.js'
 import { recordAgreementAudited } from '../../../../cases/agreement-record.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
+import { noticeContext } from '../../../notice-context.js'
 import {
   dispositionDaysProblem,
   isDataCategory,
@@ -84,6 +85,7 @@ export const agreementPages: PagePlugin = async (app, { context }) => {
       },
       { actor: auditActor(request) },
       clock.now(),
+      noticeContext(context),
     )
     return reply.redirect(`/dashboard/operator/organisations/${o.id}?recorded=${row.id}`, 303)
   })

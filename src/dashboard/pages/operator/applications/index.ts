@@ -10,6 +10,7 @@ import { UUID } from '../../../../domain/uuid.js'
 import { accountEmails } from '../../../../storage/account-repository.js'
 import { listApplications } from '../../../../storage/application-repository.js'
 import type { PagePlugin } from '../../../dashboard-context.js'
+import { noticeContext } from '../../../notice-context.js'
 import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { sendPage } from '../../../send-page.js'
 import { auditActor } from '../audit-actor.js'
@@ -38,7 +39,8 @@ export const applicationPages: PagePlugin = async (app, { context }) => {
     const { id } = request.params as { id: string }
     if (!UUID.test(id)) throw new NotFoundError(id)
     const scopes = list(request.body as FormBody, 'scopes').filter(isScope)
-    await decideApplication(db, id, { event: 'approve', grantedScopes: scopes }, auditActor(request), clock.now())
+    const approve = { event: 'approve', grantedScopes: scopes } as const
+    await decideApplication(db, id, approve, auditActor(request), clock.now(), noticeContext(context))
     return reply.redirect('/dashboard/operator/applications?notice=approved', 303)
   })
 
@@ -54,7 +56,7 @@ export const applicationPages: PagePlugin = async (app, { context }) => {
         400,
       )
     const decision = { event: 'reject', reason: reason.slice(0, 2000) } as const
-    await decideApplication(db, id, decision, auditActor(request), clock.now())
+    await decideApplication(db, id, decision, auditActor(request), clock.now(), noticeContext(context))
     return reply.redirect('/dashboard/operator/applications?notice=rejected', 303)
   })
 }
