@@ -160,8 +160,8 @@ export async function migrate(
     provider,
     // Without it Kysely would find another schema's migration tables and skip creating its own.
     ...(storage.schema === undefined ? {} : { migrationTableSchema: storage.schema }),
-    // Branches take their numbers when they start and land in any order: a database migrated
-    // with 0024 and 0025 still gets 0022 when it arrives, instead of being called corrupted.
+    // A migration numbered below ones already applied is applied too, not called corrupted:
+    // migrations are independent, and a database may have met them in another order.
     allowUnorderedMigrations: true,
   })
   for (let attempt = 1; ; attempt++) {
