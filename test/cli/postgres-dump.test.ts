@@ -185,12 +185,15 @@ describe.skipIf(SKIPPED !== undefined)(
           for (const name of named) expect(error.message, what).toContain(name)
           expect(error.schema.differences, what).toHaveLength(named.length)
 
-          const restored = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
-          expect(restored.status, what).toBe(1)
-          const refused = jsonOf(restored).error
-          for (const name of named) expect(refused.message, what).toContain(name)
-          expect(refused.message, what).toMatch(/nothing was done$/)
-          expect(refused.commands, what).toBeUndefined()
+          // restore reads a dump with the same inspection as backup --verify: once is proof enough that it refuses.
+          if (what === PLANTED[0]![0]) {
+            const restored = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
+            expect(restored.status, what).toBe(1)
+            const refused = jsonOf(restored).error
+            for (const name of named) expect(refused.message, what).toContain(name)
+            expect(refused.message, what).toMatch(/nothing was done$/)
+            expect(refused.commands, what).toBeUndefined()
+          }
 
           expect(await studentIds(storage), what).toEqual([ADA, BEN])
           expect(await strayObjects(storage), what).toEqual([])
