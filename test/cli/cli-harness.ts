@@ -10,7 +10,7 @@ import path from 'node:path'
 import { sql } from 'kysely'
 import { afterAll, beforeAll } from 'vitest'
 import { openStorage, type Storage } from '../../src/storage/connection.js'
-import { migrate } from '../../src/storage/migrate.js'
+import { migrateTestStorage } from '../helper.js'
 import { rowCount } from '../support/row-count.js'
 
 export const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -175,7 +175,7 @@ export function jsonOf(result: CliResult): any {
 export async function withStorage<T>(databaseUrl: string, work: (storage: Storage) => Promise<T>): Promise<T> {
   const storage = openStorage(databaseUrl, { busyTimeoutMs: 5000 })
   try {
-    await migrate(storage)
+    await migrateTestStorage(storage, databaseUrl, false)
     return await work(storage)
   } finally {
     await storage.close()
