@@ -7,6 +7,7 @@
  */
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
+import { isBearerToken } from '../domain/bearer-token.js'
 import { deleteExpiredSessions, lockAccount } from '../storage/account-repository.js'
 import { deleteExpiredChallenges } from '../storage/passkey-repository.js'
 import {
@@ -39,9 +40,6 @@ export type LinkProblem = 'unknown' | 'used' | 'expired'
 
 export type LinkCheck = { ok: true; link: AccountLinkRow } | { ok: false; problem: LinkProblem }
 
-/** A token is 32 random bytes in base64url; anything else names no link and is not looked up. */
-const TOKEN = /^[A-Za-z0-9_-]{43}$/
-
 /** Whether `token` is a live link of `purpose`, without using it (the page that asks for confirmation). */
 export async function checkAccountLink(
   db: Kysely<Database>,
@@ -49,7 +47,7 @@ export async function checkAccountLink(
   purpose: AccountLinkPurpose,
   now: number,
 ): Promise<LinkCheck> {
-  const link = TOKEN.test(token) ? await findAccountLink(db, token) : undefined
+  const link = isBearerToken(token) ? await findAccountLink(db, token) : undefined
   if (link === undefined || link.purpose !== purpose) return { ok: false, problem: 'unknown' }
   if (link.used_at !== null) return { ok: false, problem: 'used' }
   if (link.expires_at <= isoAt(now)) return { ok: false, problem: 'expired' }

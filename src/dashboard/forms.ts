@@ -79,3 +79,8 @@ export function isWebsite(value: string): boolean {
     return false
   }
 }
+
+/** The `token` of a mailed link's address, as it came (never trimmed: a token is matched exactly). */
+export function linkToken(request: { query: unknown }): string {
+  return String((request.query as Record<string, unknown> | undefined)?.token ?? '')
+}

@@ -13,3 +13,8 @@ export function newBearerToken(): string {
 export function bearerTokenHash(token: string): string {
   return createHash('sha256').update(token).digest('hex')
 }
+
+/** Whether `value` has a token's shape (43 base64url characters): anything else names nothing and is not looked up. */
+export function isBearerToken(value: string): boolean {
+  return /^[A-Za-z0-9_-]{43}$/.test(value)
+}

@@ -22,7 +22,7 @@ import { hashPassword, passwordProblem, verifyPassword } from '../../../domain/p
 import { normaliseEmail, sessionsOf } from '../../../storage/account-repository.js'
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import type { PagePlugin } from '../../dashboard-context.js'
-import { type FieldErrors, type FormBody, isEmail, text } from '../../forms.js'
+import { type FieldErrors, type FormBody, isEmail, linkToken, text } from '../../forms.js'
 import { sendPage } from '../../send-page.js'
 import { linkProblem } from '../recovery/views.js'
 import { ACCOUNT_PATH, type AccountView, accountBody } from './views.js'
@@ -157,7 +157,7 @@ export const accountPages: PagePlugin = async (app, { context }) => {
   })
 
   app.get('/account/confirm-email', visitor, async (request, reply) => {
-    const token = String((request.query as Record<string, unknown>).token ?? '')
+    const token = linkToken(request)
     const check = await checkAccountLink(db, token, 'email-change', clock.now())
     if (!check.ok) linkProblem(check.problem, ASK_CHANGE)
     return sendPage(

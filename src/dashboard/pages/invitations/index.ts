@@ -8,22 +8,22 @@ import { organisationById } from '../../../storage/access-repository.js'
 import { findInvitationByToken } from '../../../storage/invitation-repository.js'
 import type { PagePlugin } from '../../dashboard-context.js'
 import { DashboardError } from '../../dashboard-error.js'
-import { type FormBody, text } from '../../forms.js'
+import { isBearerToken } from '../../../domain/bearer-token.js'
+import { type FormBody, linkToken, text } from '../../forms.js'
 import { html } from '../../html.js'
 import { csrfField } from '../../layout.js'
 import { sendPage } from '../../send-page.js'
 import { operatorInvitationPages } from './operator.js'
 
 const signedIn = { config: { dashboard: 'signed-in' as const } }
-const TOKEN = /^[A-Za-z0-9_-]{43}$/
 
 export const invitationPages: PagePlugin = async (app, { context }) => {
   const { storage, clock } = context
   const db = storage.db
 
   app.get('/invitations/accept', signedIn, async (request, reply) => {
-    const token = String((request.query as Record<string, unknown>).token ?? '')
-    const invitation = TOKEN.test(token) ? await findInvitationByToken(db, token) : undefined
+    const token = linkToken(request)
+    const invitation = isBearerToken(token) ? await findInvitationByToken(db, token) : undefined
     const organisation = invitation === undefined ? undefined : await organisationById(db, invitation.organisation_id)
     if (invitation === undefined || organisation === undefined)
       throw new DashboardError(

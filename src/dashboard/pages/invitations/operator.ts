@@ -11,14 +11,14 @@ import { findOperatorInvitationByToken } from '../../../storage/operator-reposit
 import type { OperatorInvitationRow } from '../../../storage/tables.js'
 import type { PagePlugin } from '../../dashboard-context.js'
 import { DashboardError } from '../../dashboard-error.js'
-import { errorSummary, type FieldErrors, field, type FormBody, text } from '../../forms.js'
+import { isBearerToken } from '../../../domain/bearer-token.js'
+import { errorSummary, type FieldErrors, field, type FormBody, linkToken, text } from '../../forms.js'
 import { html } from '../../html.js'
 import { csrfField } from '../../layout.js'
 import { sendPage } from '../../send-page.js'
 import { ENROL_PATH } from '../../two-step-gate.js'
 
 const visitor = { config: { dashboard: 'public' as const } }
-const TOKEN = /^[A-Za-z0-9_-]{43}$/
 const PATH = '/dashboard/invitations/operator'
 
 export const operatorInvitationPages: PagePlugin = async (app, { context }) => {
@@ -34,7 +34,7 @@ export const operatorInvitationPages: PagePlugin = async (app, { context }) => {
         `You are signed in as ${request.account.email}. An operator invitation makes a new account: sign out, ` +
           'then open the link from the message again.',
       )
-    const invitation = TOKEN.test(token) ? await findOperatorInvitationByToken(db, token) : undefined
+    const invitation = isBearerToken(token) ? await findOperatorInvitationByToken(db, token) : undefined
     const problem = operatorInvitationProblem(invitation, clock.now())
     if (problem !== undefined || invitation === undefined)
       throw new DashboardError(
@@ -73,7 +73,7 @@ set up two-step sign-in with an authenticator app, which every operator account 
   }
 
   app.get('/invitations/operator', visitor, async (request, reply) => {
-    const token = String((request.query as Record<string, unknown>).token ?? '')
+    const token = linkToken(request)
     return form(request, reply, token, await pendingInvitation(request, token))
   })
 

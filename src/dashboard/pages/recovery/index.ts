@@ -14,7 +14,7 @@ import { addressKey } from '../../../domain/client-address.js'
 import { hashPassword, passwordProblem } from '../../../domain/passwords.js'
 import { normaliseEmail } from '../../../storage/account-repository.js'
 import type { PagePlugin } from '../../dashboard-context.js'
-import { type FormBody, isEmail, text } from '../../forms.js'
+import { type FormBody, isEmail, linkToken, text } from '../../forms.js'
 import { sendPage } from '../../send-page.js'
 import { tooManyAttempts } from '../../sign-in-guard.js'
 import { forgotForm, linkProblem, resetForm, verifyForm } from './views.js'
@@ -23,8 +23,6 @@ const visitor = { config: { dashboard: 'public' as const } }
 
 const ASK_RESET = 'Ask for a new one under “Forgot your password?” on the sign-in page.'
 const ASK_VERIFY = 'Sign in and send a new one from your Account page.'
-
-const tokenOf = (query: unknown) => String((query as Record<string, unknown>).token ?? '')
 
 export const recoveryPages: PagePlugin = async (app, { context }) => {
   const { storage, clock, limiters, guard, mail, afterAnswer } = context
@@ -48,7 +46,7 @@ export const recoveryPages: PagePlugin = async (app, { context }) => {
   })
 
   app.get('/reset-password', visitor, async (request, reply) => {
-    const token = tokenOf(request.query)
+    const token = linkToken(request)
     const check = await checkAccountLink(db, token, 'password-reset', clock.now())
     if (!check.ok) linkProblem(check.problem, ASK_RESET)
     return sendPage(request, reply, 'Choose a new password', resetForm(request, { token, email: check.link.email }))
@@ -74,7 +72,7 @@ export const recoveryPages: PagePlugin = async (app, { context }) => {
   })
 
   app.get('/verify-email', visitor, async (request, reply) => {
-    const token = tokenOf(request.query)
+    const token = linkToken(request)
     const check = await checkAccountLink(db, token, 'verify-email', clock.now())
     if (!check.ok) linkProblem(check.problem, ASK_VERIFY)
     return sendPage(
