@@ -21,6 +21,7 @@ export const UNIT_TESTS = [
   'test/cli/confirm.test.ts',
   'test/cli/dates.test.ts',
   'test/http/bearer-header.test.ts',
+  'test/http/docs-rendering.test.ts',
   'test/http/problem-json.test.ts',
   'test/http/response-serializers.test.ts',
   'test/package/engines.test.ts',

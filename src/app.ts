@@ -33,6 +33,7 @@ import { responseBasics } from './http/response-basics.js'
 import { buildResponseSerializer } from './http/response-serializers.js'
 import { buildLazyValidator } from './http/lazy-validators.js'
 import { docsRoutes } from './http/routes/docs.js'
+import { docsPagesRoutes } from './http/routes/docs-pages.js'
 import { healthRoutes } from './http/routes/health.js'
 import { homeRoutes } from './http/routes/home.js'
 import { signingKeyRoutes } from './http/routes/signing-keys.js'
@@ -340,6 +341,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const signingKey = signingKeySource(storage.db)
   signingKeyRoutes(app, keySetSource(storage.db, signingKey))
   docsRoutes(app)
+  docsPagesRoutes(app)
   homeRoutes(app)
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',

@@ -8,6 +8,7 @@ import { Type } from 'typebox'
 import type { Config } from '../config.js'
 import { SLUG_PATTERN } from '../domain/slug.js'
 import { API_PREFIX } from './api-prefix.js'
+import { API_VERSION } from './api-version.js'
 
 export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress
 and sets a student's tier, lists your organisation's students and gives a feed of every change to their tiers
@@ -47,7 +48,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
       openapi: '3.1.0',
       info: {
         title: 'Curriculum API',
-        version: '1.0.0',
+        version: API_VERSION,
         description: API_DESCRIPTION,
         license: { name: 'Proprietary', identifier: 'LicenseRef-Proprietary' } as { name: string },
       },

@@ -6,6 +6,7 @@
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
 import { OPENAPI_PATH } from './api-prefix.js'
 import { escapeHtml } from '../domain/html-escape.js'
+import { POSTMAN_NOTE } from './docs-nav.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as loose JSON, field by field
 type Json = Record<string, any>
@@ -267,7 +268,9 @@ export function renderReference(doc: Json): string {
     `${doc.info?.title ?? 'API'} reference`,
     `<header><h1>${escapeHtml(doc.info?.title)} <small>v${escapeHtml(doc.info?.version)}</small></h1>
 <p>Base address: <code>${escapeHtml(doc.servers?.[0]?.url ?? '')}</code>
-· <a href="${OPENAPI_PATH}">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a></p></header>
+· <a href="${OPENAPI_PATH}">OpenAPI document</a> · <a href="/docs/errors">Error catalogue</a>
+· <a href="/docs/changelog">Changelog</a> · <a href="/docs/versioning">Versioning</a></p>
+<p>${POSTMAN_NOTE}</p></header>
 ${paragraphs(doc.info?.description)}
 <nav aria-label="Endpoints"><h2>Endpoints</h2><ul><li><a href="#examples">Running the examples</a></li>${nav}</ul></nav>
 ${TRYING_THE_EXAMPLES}

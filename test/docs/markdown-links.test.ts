@@ -12,6 +12,7 @@ const ROOT = path.resolve(import.meta.dirname, '../..')
 
 const PAGES = [
   'README.md',
+  'CHANGELOG.md',
   ...fs
     .readdirSync(path.join(ROOT, 'docs'))
     .filter((name) => name.endsWith('.md'))

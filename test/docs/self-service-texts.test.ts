@@ -19,7 +19,11 @@ describe('texts match the self-service flow', () => {
 
   it('no problem in the error catalogue or among the authentication failures sends a partner to the operator for a key', () => {
     const texts = [
-      ...PROBLEM_CODES.map((code) => [`catalogue ${code}`, PROBLEM_CATALOG[code].description] as const),
+      ...PROBLEM_CODES.flatMap((code) =>
+        (['description', 'cause', 'fix'] as const).map(
+          (part) => [`catalogue ${code} ${part}`, PROBLEM_CATALOG[code][part]] as const,
+        ),
+      ),
       ...Object.entries(AUTH_FAILURES).map(([code, problem]) => [`AUTH_FAILURES ${code}`, problem.detail] as const),
     ]
     expect(texts.filter(([, text]) => KEYS_FROM_THE_OPERATOR.test(text))).toEqual([])

@@ -1,11 +1,11 @@
 /**
  * Documentation a partner can use, served by the service itself and needing no key:
- * the OpenAPI document, a readable reference rendered from it, and the error catalogue
- * (the target of every problem's `type`).
+ * the OpenAPI document and a readable reference rendered from it; the other pages (the error
+ * catalogue, the changelog, versioning, the Postman collection) are in docs-pages.ts.
  */
 import { OPENAPI_PATH } from '../api-prefix.js'
 import type { TypedApp } from '../app-types.js'
-import { errorCatalogueTable, layout, REFERENCE_CSS, renderReference } from '../reference-page.js'
+import { REFERENCE_CSS, renderReference } from '../reference-page.js'
 
 /** No script, no third-party anything: the pages are static HTML and one stylesheet. */
 export const DOCS_CSP = [
@@ -31,16 +31,6 @@ export function docsRoutes(app: TypedApp): void {
   app.get('/docs', { schema: hidden }, (_request, reply) => {
     referenceHtml ??= renderReference(JSON.parse(documentJson()))
     return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(referenceHtml)
-  })
-
-  app.get('/docs/errors', { schema: hidden }, (_request, reply) => {
-    const html = layout(
-      'Curriculum API errors',
-      `<h1>Error catalogue</h1><p>Every error response is <code>application/problem+json</code> (RFC 9457).
-The <code>code</code> field is stable: a published code keeps its meaning. <a href="/docs">API reference</a></p>
-${errorCatalogueTable()}`,
-    )
-    return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(html)
   })
 
   app.get('/docs/style.css', { schema: hidden }, (_request, reply) =>

@@ -1,0 +1,117 @@
+/**
+ * What a partner reads about change: the changelog and the versioning policy served by /docs, the
+ * release they name agreeing with the OpenAPI document and package.json, and every problem `type`
+ * landing on a section of /docs/errors with a cause and a fix.
+ */
+import fs from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { PROBLEM_CODES, problemType } from '../../src/errors.js'
+import { API_VERSION } from '../../src/http/api-version.js'
+import { bearer, buildTestApp } from '../helper.js'
+import { perSuite } from '../support/built.js'
+
+const ROOT = path.resolve(import.meta.dirname, '../..')
+const CHANGELOG = fs.readFileSync(path.join(ROOT, 'CHANGELOG.md'), 'utf8')
+
+/** The text of an HTML fragment: tags out, white space as single spaces. */
+function textOf(html: string): string {
+  return html
+    .replace(/<[^>]+>/g, '')
+    .replace(/\s+/g, ' ')
+    .trim()
+}
+
+function expectDocsPage(response: { statusCode: number; headers: Record<string, unknown>; body: string }): void {
+  expect(response.statusCode).toBe(200)
+  expect(response.headers['content-type']).toMatch(/^text\/html/)
+  expect(response.headers['content-security-policy']).toContain("default-src 'none'")
+  expect(response.body).toContain('<link rel="stylesheet" href="/docs/style.css">')
+  expect(response.body).not.toMatch(/<script/)
+}
+
+describe('/docs on change', () => {
+  const t = perSuite(() => buildTestApp())
+
+  describe('the changelog and the versioning policy', () => {
+    it('names one release everywhere: the changelog, info.version and package.json', async () => {
+      const releases = [...CHANGELOG.matchAll(/^## \[(\d+\.\d+\.\d+)\] - (\d{4}-\d{2}-\d{2})$/gm)]
+      expect(releases.length).toBeGreaterThan(1)
+      expect(releases[0]![1]).toBe(API_VERSION)
+      const pkg = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { version: string }
+      expect(pkg.version).toBe(API_VERSION)
+      const document = (await t.call({ url: '/api/v1/openapi.json' })).json()
+      expect(document.info.version).toBe(API_VERSION)
+      expect((await t.call({ url: '/docs' })).body).toContain(`<small>v${API_VERSION}</small>`)
+    })
+
+    it('keeps the changelog in Keep a Changelog form: Unreleased first, releases newest first', () => {
+      const headings = [...CHANGELOG.matchAll(/^(#{1,3}) (.*)$/gm)].map((m) => [m[1]!.length, m[2]!] as const)
+      expect(headings[0]).toEqual([1, 'Changelog'])
+      expect(headings[1]).toEqual([2, '[Unreleased]'])
+      const releases = headings.filter(([level]) => level === 2).slice(1)
+      const numbered = releases.map(([, text]) => /^\[(\d+)\.(\d+)\.(\d+)\] - (\d{4}-\d{2}-\d{2})$/.exec(text))
+      expect(
+        numbered.every((m) => m !== null),
+        JSON.stringify(releases),
+      ).toBe(true)
+      for (let i = 1; i < numbered.length; i++) {
+        const [newer, older] = [numbered[i - 1]!, numbered[i]!]
+        const order = (m: RegExpExecArray) => Number(m[1]) * 1e6 + Number(m[2]) * 1e3 + Number(m[3])
+        expect(order(newer)).toBeGreaterThan(order(older))
+        expect(newer[4]! >= older[4]!).toBe(true)
+      }
+      const kinds = new Set(headings.filter(([level]) => level === 3).map(([, text]) => text))
+      for (const kind of kinds)
+        expect(['Added', 'Changed', 'Deprecated', 'Removed', 'Fixed', 'Security']).toContain(kind)
+    })
+
+    it('serves both files as pages of /docs, rendered from the files, and links them from /docs', async () => {
+      const changelog = await t.call({ url: '/docs/changelog' })
+      expectDocsPage(changelog)
+      expect(changelog.body).toContain('<h2 id="unreleased">[Unreleased]</h2>')
+      expect(changelog.body).toContain(`<h2 id="${API_VERSION.replaceAll('.', '')}---`)
+      // A link between the two files becomes a link between the two pages.
+      expect(changelog.body).toContain('<a href="/docs/versioning">versioning policy</a>')
+      const versioning = await t.call({ url: '/docs/versioning' })
+      expectDocsPage(versioning)
+      expect(versioning.body).toContain('<h2 id="what-may-change-within-v1-without-notice">')
+      expect(versioning.body).toContain('<a href="/docs/changelog">the changelog</a>')
+      expect(versioning.body).toContain('<pre><code>Deprecation: @1798761600')
+      const reference = (await t.call({ url: '/docs' })).body
+      for (const url of ['/docs/changelog', '/docs/versioning']) expect(reference).toContain(`href="${url}"`)
+    })
+  })
+
+  describe('the error catalogue', () => {
+    it("gives every code's `type` a section of its own, with a cause and a fix", async () => {
+      const pages = new Map<string, string>()
+      for (const code of PROBLEM_CODES) {
+        const [page = '', anchor] = problemType(code).split('#')
+        if (!pages.has(page)) {
+          const response = await t.call({ url: page })
+          expectDocsPage(response)
+          pages.set(page, response.body)
+        }
+        const html = pages.get(page)!
+        expect(html.match(new RegExp(`id="${anchor}"`, 'g')), `one element has the id ${anchor}`).toHaveLength(1)
+        const section = new RegExp(`<section class="problem" id="${anchor}"[^>]*>([\\s\\S]*?)</section>`).exec(
+          html,
+        )?.[1]
+        expect(section, code).toBeDefined()
+        const cause = textOf(/<p class="cause">([\s\S]*?)<\/p>/.exec(section!)?.[1] ?? '')
+        const fix = textOf(/<p class="fix">([\s\S]*?)<\/p>/.exec(section!)?.[1] ?? '')
+        expect(cause.length, `${code} cause`).toBeGreaterThan(40)
+        expect(fix.length, `${code} fix`).toBeGreaterThan(40)
+      }
+    })
+
+    it('reaches a section from a real problem: its type, then its anchor', async () => {
+      const problem = (await t.call({ url: '/api/v1/tiers', headers: bearer(`cur_test_${'x'.repeat(38)}`) })).json()
+      expect(problem.type).toBe('/docs/errors#api_key_invalid')
+      const html = (await t.call({ url: '/docs/errors' })).body
+      const section = /<section class="problem" id="api_key_invalid"[^>]*>([\s\S]*?)<\/section>/.exec(html)?.[1]
+      expect(textOf(/<p class="fix">([\s\S]*?)<\/p>/.exec(section ?? '')?.[1] ?? '')).toMatch(/create a new key/)
+    })
+  })
+})
