@@ -44,6 +44,7 @@ const NOT_ON_ONE_PATH = [
   'test/http/concurrent-enrolls.test.ts',
   'test/http/change-feed-instances.test.ts',
   'test/http/bearer-header.test.ts',
+  'test/http/docs-rendering.test.ts',
   'test/http/problem-json.test.ts',
   'test/http/progress-body.test.ts',
   'test/http/response-serializers.test.ts',

@@ -26,6 +26,7 @@ import {
 } from './http/connection-limits.js'
 import { createFastPath, type FastPath, type FastPathStatus, fastPathStatus } from './http/fast/index.js'
 import { openApiOptions } from './http/openapi.js'
+import { DEPRECATED_OPERATIONS, type Deprecation, deprecateOperations } from './http/deprecation.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
 import { ProblemError } from './errors.js'
 import { policyHeader } from './http/rate-limit-headers.js'
@@ -96,6 +97,8 @@ export interface AppOptions {
    * metrics of all workers together, gathered by the primary (server.ts).
    */
   scrape?: Scrape
+  /** Operations announced for removal, instead of DEPRECATED_OPERATIONS (tests). */
+  deprecations?: Readonly<Record<string, Deprecation>>
 }
 
 export interface AppServices {
@@ -278,6 +281,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   ]) {
     app.addSchema(schema)
   }
+  const deprecations = options.deprecations ?? DEPRECATED_OPERATIONS
+  deprecateOperations(app, deprecations)
   await app.register(swagger, openApiOptions(config))
   installProblemResponses(app, { bodyLimit: config.bodyLimitBytes })
   // Bodies are JSON only; Fastify's built-in text/plain parser would let text reach validation.
@@ -301,6 +306,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
         catalog,
         storage,
         accessLog: accessLogOn ? app.log : undefined,
+        deprecated: new Set(Object.keys(deprecations)),
       })
     : undefined
   fastPath = fast?.answer

@@ -401,13 +401,23 @@ export interface TestContext {
  * The app on a fresh database with the fixtures, listening on 127.0.0.1 on this run's request
  * path, and a keep-alive client for it.
  */
-export async function buildTestApp(options: { env?: Record<string, string> } = {}): Promise<TestContext> {
+export async function buildTestApp(
+  options: { env?: Record<string, string>; deprecations?: AppOptions['deprecations'] } = {},
+): Promise<TestContext> {
   const clock = new ManualClock(START)
   const storage = await createTestStorage()
   const fixtures = await seedFixtures(storage, clock.now())
+  const { deprecations } = options
   // No background poll: a test sees changes made elsewhere when it calls changes.check().
   const app = await buildApp(
-    requestPathOptions({ config: testConfig(options.env), storage, clock, logger: false, pollChanges: false }),
+    requestPathOptions({
+      config: testConfig(options.env),
+      storage,
+      clock,
+      logger: false,
+      pollChanges: false,
+      ...(deprecations === undefined ? {} : { deprecations }),
+    }),
   )
   let routed = 0
   app.addHook('onResponse', (_request, _reply, done) => {

@@ -6,6 +6,7 @@
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
 import { OPENAPI_PATH } from './api-prefix.js'
 import { escapeHtml } from '../domain/html-escape.js'
+import { deprecatedMark } from './deprecation.js'
 import { POSTMAN_NOTE } from './docs-nav.js'
 
 // biome-ignore lint/suspicious/noExplicitAny: the OpenAPI document is read as loose JSON, field by field
@@ -144,7 +145,8 @@ function operationSection(doc: Json, method: string, path: string, operation: Js
     })
     .join('\n')
   return `<section class="operation" id="${id}" aria-labelledby="${id}-title">
-<h3 id="${id}-title"><span class="method ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code></h3>
+<h3 id="${id}-title"><span class="method ${method}">${method.toUpperCase()}</span> <code>${escapeHtml(path)}</code>\
+${deprecatedMark(operation)}</h3>
 <p class="summary">${inlineMarkdown(operation.summary ?? '')}</p>
 ${paragraphs(operation.description)}
 ${paramRows ? `<h4>Parameters</h4>${table(['Name', 'In', 'Type', 'Description'], paramRows)}` : ''}
@@ -258,7 +260,8 @@ export function renderReference(doc: Json): string {
           .filter((o) => o.tag === tag.name)
           .map((o) => {
             const summary = escapeHtml(o.operation.summary ?? o.path)
-            return `<li><a href="#${escapeHtml(o.operation.operationId)}">${summary}</a></li>`
+            const mark = deprecatedMark(o.operation)
+            return `<li><a href="#${escapeHtml(o.operation.operationId)}">${summary}</a>${mark}</li>`
           })
           .join('')}</ul></li>`,
     )
@@ -312,5 +315,6 @@ small { color: var(--muted); }
   padding: .1em .4em;
 }
 .method.get { background: #0b6b3a; } .method.post { background: #0a4fa8; }
+.deprecated { color: #9a3412; font-size: .8em; }
 nav ul { padding-left: 1.2rem; }
 `

@@ -26,6 +26,10 @@ export const EXPOSED_HEADERS = [
   'X-Request-Id',
   'WWW-Authenticate',
   'Allow',
+  // A deprecated operation's or a rolled key's answers (http/deprecation.ts), and the roster's next page.
+  'Deprecation',
+  'Sunset',
+  'Link',
 ].join(', ')
 
 const ALLOWED_REQUEST_HEADERS = 'Authorization, Content-Type, If-None-Match'

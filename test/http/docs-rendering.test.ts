@@ -1,9 +1,11 @@
 /**
  * The pieces of /docs that are pure functions: the small Markdown renderer of the changelog and
- * versioning pages, and the error catalogue's sections. Over HTTP, test/http/versioning.test.ts.
+ * versioning pages, the deprecation of an operation from its two dates, and the error catalogue's
+ * sections. Over HTTP, test/http/versioning.test.ts.
  */
 import { describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
+import { deprecation } from '../../src/http/deprecation.js'
 import { renderErrorsPage } from '../../src/http/errors-page.js'
 import { headingSlug, renderInline, renderMarkdown } from '../../src/http/markdown.js'
 
@@ -54,6 +56,29 @@ describe('renderMarkdown', () => {
     expect(renderInline('[the API guide](docs/api.md)', links)).toBe('the API guide')
     expect(renderInline('[x](javascript:alert%281%29)')).toBe('x')
     expect(renderInline('[x](/a"onclick=b)')).toBe('<a href="/a&quot;onclick=b">x</a>')
+  })
+})
+
+describe('deprecation', () => {
+  it('gives the RFC 9745 and RFC 8594 headers of its dates', () => {
+    const dated = deprecation({ deprecatedAt: '2027-01-04', sunsetAt: '2027-07-05' })
+    expect(dated.headers).toEqual({
+      deprecation: `@${Date.parse('2027-01-04T00:00:00Z') / 1000}`,
+      sunset: 'Mon, 05 Jul 2027 00:00:00 GMT',
+      link: '</docs/changelog>; rel="deprecation"; type="text/html"',
+    })
+    expect(Object.isFrozen(dated) && Object.isFrozen(dated.headers)).toBe(true)
+    expect(deprecation({ deprecatedAt: '2027-01-04T12:30:00Z', sunsetAt: '2028-01-01' }).headers.deprecation).toBe(
+      `@${Date.parse('2027-01-04T12:30:00Z') / 1000}`,
+    )
+  })
+
+  it('refuses dates it cannot read, and a sunset less than six months after the deprecation', () => {
+    expect(() => deprecation({ deprecatedAt: 'soon', sunsetAt: '2027-07-05' })).toThrow(/deprecatedAt/)
+    expect(() => deprecation({ deprecatedAt: '2027-01-04', sunsetAt: '2027-02-30x' })).toThrow(/sunsetAt/)
+    expect(() => deprecation({ deprecatedAt: '2027-01-04', sunsetAt: '2027-07-03' })).toThrow(/6 months/)
+    expect(() => deprecation({ deprecatedAt: '2027-01-04', sunsetAt: '2026-12-01' })).toThrow(/6 months/)
+    expect(deprecation({ deprecatedAt: '2027-01-04', sunsetAt: '2027-07-04' }).sunsetAt).toBe('2027-07-04')
   })
 })
 

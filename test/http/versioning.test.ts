@@ -1,14 +1,16 @@
 /**
  * What a partner reads about change: the changelog and the versioning policy served by /docs, the
- * release they name agreeing with the OpenAPI document and package.json, and every problem `type`
- * landing on a section of /docs/errors with a cause and a fix.
+ * release they name agreeing with the OpenAPI document and package.json, every problem `type`
+ * landing on a section of /docs/errors with a cause and a fix, and a deprecated operation as the
+ * document, /docs and its answers show it on both request paths.
  */
 import fs from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PROBLEM_CODES, problemType } from '../../src/errors.js'
 import { API_VERSION } from '../../src/http/api-version.js'
-import { bearer, buildTestApp } from '../helper.js'
+import { deprecation } from '../../src/http/deprecation.js'
+import { bearer, buildTestApp, REQUEST_PATH, STUDENTS } from '../helper.js'
 import { perSuite } from '../support/built.js'
 
 const ROOT = path.resolve(import.meta.dirname, '../..')
@@ -113,5 +115,72 @@ describe('/docs on change', () => {
       const section = /<section class="problem" id="api_key_invalid"[^>]*>([\s\S]*?)<\/section>/.exec(html)?.[1]
       expect(textOf(/<p class="fix">([\s\S]*?)<\/p>/.exec(section ?? '')?.[1] ?? '')).toMatch(/create a new key/)
     })
+  })
+})
+
+describe('a deprecated operation', () => {
+  const tiers = deprecation({ deprecatedAt: '2027-01-01', sunsetAt: '2027-07-02' })
+  const t = perSuite(() =>
+    buildTestApp({
+      deprecations: {
+        'GET /api/v1/tiers': tiers,
+        'GET /api/v1/students/:id/progress': tiers,
+        'GET /api/v1/students': tiers,
+      },
+    }),
+  )
+  const expected = {
+    deprecation: '@1798761600',
+    sunset: 'Fri, 02 Jul 2027 00:00:00 GMT',
+    link: '</docs/changelog>; rel="deprecation"; type="text/html"',
+  }
+
+  it(`carries Deprecation, Sunset and Link on every answer, on the ${REQUEST_PATH} request path`, async () => {
+    const routedBefore = t.routed
+    const answers = [
+      await t.call({ url: '/api/v1/tiers', headers: bearer(t.fixtures.keys.catalog) }),
+      await t.call({ url: '/api/v1/tiers', method: 'HEAD', headers: bearer(t.fixtures.keys.catalog) }),
+      await t.call({ url: '/api/v1/tiers' }),
+      await t.call({ url: `/api/v1/students/${STUDENTS.ben}/progress`, headers: bearer(t.fixtures.keys.read) }),
+    ]
+    expect(answers.map((a) => a.statusCode)).toEqual([200, 200, 401, 200])
+    for (const answer of answers) expect(answer.headers).toMatchObject(expected)
+    // The fast path leaves a deprecated operation to the router, which adds the headers.
+    expect(t.routed - routedBefore).toBe(answers.length)
+    // Browsers may read them.
+    expect(answers[0]!.headers['access-control-expose-headers']).toMatch(/Deprecation, Sunset, Link/)
+  })
+
+  it("keeps another Link beside its own (the roster's next page)", async () => {
+    const page = await t.call({ url: '/api/v1/students?limit=1', headers: bearer(t.fixtures.keys.read) })
+    expect(page.statusCode).toBe(200)
+    expect(page.headers.link).toMatch(
+      /^<[^>]+>; rel="next", <\/docs\/changelog>; rel="deprecation"; type="text\/html"$/,
+    )
+  })
+
+  it('leaves the other operations alone', async () => {
+    const lessons = await t.call({ url: '/api/v1/lessons', headers: bearer(t.fixtures.keys.catalog) })
+    expect(lessons.statusCode).toBe(200)
+    expect(lessons.headers.deprecation).toBeUndefined()
+    expect(lessons.headers.sunset).toBeUndefined()
+  })
+
+  it('is marked in the OpenAPI document, with its dates and headers, and in /docs', async () => {
+    const document = (await t.call({ url: '/api/v1/openapi.json' })).json()
+    const operation = document.paths['/api/v1/tiers'].get
+    expect(operation.deprecated).toBe(true)
+    expect(operation['x-deprecation']).toEqual({ deprecatedAt: '2027-01-01', sunsetAt: '2027-07-02' })
+    expect(operation.description).toMatch(/^\*\*Deprecated\*\* on 2027-01-01; it may be removed after 2027-07-02/)
+    for (const status of ['200', '304', '401'])
+      expect(Object.keys(operation.responses[status].headers)).toEqual(
+        expect.arrayContaining(['Deprecation', 'Sunset', 'Link']),
+      )
+    expect(document.paths['/api/v1/lessons'].get.deprecated).toBeUndefined()
+    const reference = (await t.call({ url: '/docs' })).body
+    expect(reference).toMatch(
+      /<code>\/api\/v1\/tiers<\/code> <strong class="deprecated">Deprecated<\/strong><\/h3>[\s\S]*?<strong>Deprecated<\/strong> on 2027-01-01/,
+    )
+    expect(reference).not.toMatch(/<code>\/api\/v1\/lessons<\/code> <strong class="deprecated">/)
   })
 })

@@ -12,12 +12,12 @@ import { answered, headersFor, send, sendProblem } from './replies.js'
 /** The body of an answer that has none (a 304). */
 const NO_BODY = '' as ByteString
 
-const TIERS_URL = `${API_PREFIX}/tiers`
-const LESSONS_URL = `${API_PREFIX}/lessons`
+export const TIERS_URL = `${API_PREFIX}/tiers`
+export const LESSONS_URL = `${API_PREFIX}/lessons`
 const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`${LESSONS_URL}?tier=${tier}`, tier]))
 const LESSON_PREFIX = `${LESSONS_URL}/`
 /** The router's template for a lesson, so that both paths count under one name. */
-const LESSON_ROUTE = `${LESSON_PREFIX}*`
+export const LESSON_ROUTE = `${LESSON_PREFIX}*`
 
 /** What an exact catalog URL answers; undefined for any other URL. */
 export function representationFor(context: FastPathContext, url: string): Representation | undefined {

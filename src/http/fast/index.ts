@@ -34,14 +34,14 @@ import type { Storage } from '../../storage/connection.js'
 import type { Verdict } from '../admission.js'
 import type { TypedApp } from '../app-types.js'
 import type { CatalogRepresentations } from '../catalog-representations.js'
-import { answerCatalog, representationFor } from './catalog-answers.js'
+import { answerCatalog, LESSON_ROUTE, LESSONS_URL, representationFor, TIERS_URL } from './catalog-answers.js'
 import type { FastPathContext } from './context.js'
 import { fastEnroll } from './enroll.js'
 import { replayBody, takeVerdict } from './hand-over.js'
 import { type InProcessLimits, LocalAdmission, type LocalAdmissionOptions } from './local-admission.js'
 import { fastProgress, progressStudentId } from './progress.js'
 import { startTime } from './replies.js'
-import { answerPost, answerProgress, ENROLL_ROUTE } from './student-requests.js'
+import { answerPost, answerProgress, ENROLL_ROUTE, PROGRESS_ROUTE } from './student-requests.js'
 
 /** What admission uses (with limiters that answer at once), plus the catalog and the access log. */
 export interface FastPathOptions extends LocalAdmissionOptions {
@@ -52,6 +52,11 @@ export interface FastPathOptions extends LocalAdmissionOptions {
   storage: Storage
   /** The access log, when it is on (info level); the same line as the Fastify path writes. */
   accessLog: FastifyBaseLogger | undefined
+  /**
+   * Operations announced for removal (`GET /api/v1/tiers`, as http/deprecation.ts names them):
+   * their requests are left to the router, which adds the deprecation headers.
+   */
+  deprecated?: ReadonlySet<string>
 }
 
 /**
@@ -112,7 +117,34 @@ export function createFastPath(app: TypedApp, options: FastPathOptions): FastPat
     progress: fastProgress(options.storage, options.catalog),
     enroll: fastEnroll(options.storage),
   }
-  return { answer: (request, response, route) => answer(context, request, response, route), takeVerdict }
+  const routed = options.deprecated === undefined ? undefined : leftToRouter(options.deprecated)
+  if (routed === undefined)
+    return { answer: (request, response, route) => answer(context, request, response, route), takeVerdict }
+  return {
+    answer: (request, response, route) => !routed(request) && answer(context, request, response, route),
+    takeVerdict,
+  }
+}
+
+/**
+ * Which requests of the fast path's own operations go to the router because their operation is
+ * deprecated; undefined when none is, so that nothing is checked per request.
+ */
+function leftToRouter(deprecated: ReadonlySet<string>): ((request: IncomingMessage) => boolean) | undefined {
+  const tiers = deprecated.has(`GET ${TIERS_URL}`)
+  const lessons = deprecated.has(`GET ${LESSONS_URL}`)
+  const lesson = deprecated.has(`GET ${LESSON_ROUTE}`)
+  const progress = deprecated.has(`GET ${PROGRESS_ROUTE}`)
+  const enroll = deprecated.has(`POST ${ENROLL_ROUTE}`)
+  if (!(tiers || lessons || lesson || progress || enroll)) return undefined
+  return (request) => {
+    // The only POST the fast path answers is an enroll, and the only GETs the catalog's and progress.
+    if (request.method !== 'GET') return enroll
+    const path = request.url!.split('?', 1)[0]!
+    if (path === TIERS_URL) return tiers
+    if (path === LESSONS_URL) return lessons
+    return path.startsWith(`${LESSONS_URL}/`) ? lesson : progress
+  }
 }
 
 function answer(context: FastPathContext, request: IncomingMessage, response: ServerResponse, route: () => void) {

@@ -13,7 +13,7 @@ import { answered, sendJson, sendProblem, startTime } from './replies.js'
 import type { StudentOutcome } from './student-answers.js'
 
 /** The router's templates, so that both paths count under one name. */
-const PROGRESS_ROUTE = `${API_PREFIX}/students/:id/progress`
+export const PROGRESS_ROUTE = `${API_PREFIX}/students/:id/progress`
 export const ENROLL_ROUTE = `${API_PREFIX}/students/:id/enroll`
 
 type Admitted = Verdict & { admitted: true }
