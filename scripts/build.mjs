@@ -1,6 +1,7 @@
 /**
  * Builds dist/: every file with tsc (the CLI and the bench import those), then the server bundle
- * with rolldown (rolldown.config.ts). `--if-stale` builds only when the sources changed since the
+ * with rolldown (rolldown.config.ts), then the Postman collection of the OpenAPI document that
+ * /docs serves (scripts/postman-collection.mjs, which builds the app from tsc's output). `--if-stale` builds only when the sources changed since the
  * last build, which `npm start`, `npm install` (prepare) and the test run use: a restart then
  * starts at once, and `npx curriculum`, which runs prepare, never rebuilds under a running server.
  *
@@ -25,7 +26,7 @@ const INPUTS = [
   'rolldown.config.ts',
 ]
 /** What a build leaves; a stamp without them (a half-deleted dist/) is no build. */
-const OUTPUTS = ['server.js', 'server-bundle.cjs', 'cli/index.js']
+const OUTPUTS = ['server.js', 'server-bundle.cjs', 'cli/index.js', 'curriculum-api.postman_collection.json']
 
 function inputsDigest() {
   const hash = createHash('sha256')
@@ -59,5 +60,6 @@ if (!(process.argv.includes('--if-stale') && isCurrent(digest))) {
   const run = (command, args) => execFileSync(command, args, { cwd: ROOT, stdio: 'inherit' })
   run(bin('tsc'), ['-p', 'tsconfig.build.json'])
   run(bin('rolldown'), ['-c', 'rolldown.config.ts', '--logLevel', 'warn'])
+  run(process.execPath, [path.join(ROOT, 'scripts', 'postman-collection.mjs')])
   fs.writeFileSync(STAMP, digest)
 }

@@ -1,10 +1,12 @@
 /**
  * What a partner reads about change: the changelog and the versioning policy served by /docs, the
  * release they name agreeing with the OpenAPI document and package.json, every problem `type`
- * landing on a section of /docs/errors with a cause and a fix, and a deprecated operation as the
- * document, /docs and its answers show it on both request paths.
+ * landing on a section of /docs/errors with a cause and a fix, the Postman collection that the
+ * build generates from the document, and a deprecated operation as the document, /docs and its
+ * answers show it on both request paths.
  */
 import fs from 'node:fs'
+import { createRequire } from 'node:module'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PROBLEM_CODES, problemType } from '../../src/errors.js'
@@ -31,6 +33,27 @@ function expectDocsPage(response: { statusCode: number; headers: Record<string, 
   expect(response.body).toContain('<link rel="stylesheet" href="/docs/style.css">')
   expect(response.body).not.toMatch(/<script/)
 }
+
+interface PostmanItem {
+  name: string
+  request: {
+    method: string
+    url: { getPath(unresolved: boolean): string; variables: { toObject(): Record<string, string> } }
+    auth?: { type: string; parameters(): { toObject(): Record<string, string> } }
+    body?: { raw?: string }
+  }
+}
+interface PostmanCollection {
+  forEachItem(callback: (item: PostmanItem) => void): void
+  variables: { toObject(): Record<string, string> }
+  auth?: { type: string; parameters(): { toObject(): Record<string, string> } }
+}
+/** Postman's own reader of collections (postman-collection, CommonJS without declared types). */
+const postman = createRequire(import.meta.url)('postman-collection') as {
+  Collection: new (definition: unknown) => PostmanCollection
+}
+
+const COLLECTION = '/docs/curriculum-api.postman_collection.json'
 
 describe('/docs on change', () => {
   const t = perSuite(() => buildTestApp())
@@ -81,7 +104,8 @@ describe('/docs on change', () => {
       expect(versioning.body).toContain('<a href="/docs/changelog">the changelog</a>')
       expect(versioning.body).toContain('<pre><code>Deprecation: @1798761600')
       const reference = (await t.call({ url: '/docs' })).body
-      for (const url of ['/docs/changelog', '/docs/versioning']) expect(reference).toContain(`href="${url}"`)
+      for (const url of ['/docs/changelog', '/docs/versioning', '/docs/curriculum-api.postman_collection.json'])
+        expect(reference).toContain(`href="${url}"`)
     })
   })
 
@@ -114,6 +138,81 @@ describe('/docs on change', () => {
       const html = (await t.call({ url: '/docs/errors' })).body
       const section = /<section class="problem" id="api_key_invalid"[^>]*>([\s\S]*?)<\/section>/.exec(html)?.[1]
       expect(textOf(/<p class="fix">([\s\S]*?)<\/p>/.exec(section ?? '')?.[1] ?? '')).toMatch(/create a new key/)
+    })
+  })
+
+  describe('the Postman collection', () => {
+    it('holds every operation of the document with its method and path, keyed by baseUrl, apiKey and studentId', async () => {
+      const response = await t.call({ url: COLLECTION })
+      expect(response.statusCode).toBe(200)
+      expect(response.headers['content-type']).toMatch(/^application\/json/)
+      expect(response.headers['content-disposition']).toBe(
+        'attachment; filename="curriculum-api.postman_collection.json"',
+      )
+      const definition = response.json()
+      expect(definition.info.schema).toBe('https://schema.getpostman.com/json/collection/v2.1.0/collection.json')
+      expect(response.body).not.toContain('bearerToken')
+      const document = (await t.call({ url: '/api/v1/openapi.json' })).json()
+      const collection = new postman.Collection(definition)
+      expect(collection.variables.toObject()).toEqual({
+        baseUrl: document.servers[0].url,
+        apiKey: '',
+        studentId: '',
+      })
+      expect(collection.auth?.type).toBe('bearer')
+      expect(collection.auth?.parameters().toObject()).toMatchObject({ token: '{{apiKey}}' })
+
+      const requests = new Map<string, PostmanItem['request']>()
+      collection.forEachItem((item) => {
+        requests.set(`${item.request.method} ${item.request.url.getPath(true)}`, item.request)
+      })
+      const operations = Object.entries(document.paths as Record<string, Record<string, { security?: unknown[] }>>)
+        .flatMap(([p, item]) => Object.entries(item).map(([method, operation]) => ({ method, p, operation })))
+        .map(({ method, p, operation }) => ({
+          key: `${method.toUpperCase()} ${p.replace(/\{(\w+)\}/g, ':$1')}`,
+          keyless: operation.security?.length === 0,
+        }))
+      expect([...requests.keys()].sort()).toEqual(operations.map((o) => o.key).sort())
+      for (const { key, keyless } of operations) {
+        const request = requests.get(key)!
+        // No auth of its own: the collection's bearer token.
+        if (keyless) expect(request.auth?.type, key).toBe('noauth')
+        else if (request.auth !== undefined) expect(request.auth.parameters().toObject().token, key).toBe('{{apiKey}}')
+      }
+      const progress = requests.get('GET /api/v1/students/:id/progress')!
+      expect(definition.item.flatMap((folder: { item: unknown[] }) => folder.item)).toContainEqual(
+        expect.objectContaining({
+          request: expect.objectContaining({
+            url: expect.objectContaining({ host: ['{{baseUrl}}'], path: ['api', 'v1', 'students', ':id', 'progress'] }),
+          }),
+        }),
+      )
+      expect(progress.url.variables.toObject()).toEqual({ id: '{{studentId}}' })
+      expect(JSON.parse(requests.get('POST /api/v1/students/:id/enroll')!.body?.raw ?? '')).toEqual({ tier: 'builder' })
+    })
+
+    it('answers as imported once its variables are set', async () => {
+      const collection = new postman.Collection((await t.call({ url: COLLECTION })).json())
+      // What Postman does: the collection's variables, then the path's (which name the collection's).
+      const variables: Record<string, string> = {
+        baseUrl: t.base,
+        apiKey: t.fixtures.keys.read,
+        studentId: STUDENTS.ben,
+      }
+      const resolve = (text: string) => text.replace(/\{\{(\w+)\}\}/g, (_match, name: string) => variables[name] ?? '')
+      const statuses: Record<string, number> = {}
+      const calls: Promise<void>[] = []
+      collection.forEachItem((item) => {
+        const { method, url } = item.request
+        const template = url.getPath(true)
+        if (method !== 'GET' || !['/api/v1/students/:id/progress', '/api/v1/tiers'].includes(template)) return
+        const pathVariables = url.variables.toObject()
+        const target = template.replace(/:(\w+)/g, (_match, name: string) => resolve(pathVariables[name] ?? ''))
+        const headers = { authorization: `Bearer ${resolve(collection.auth!.parameters().toObject().token!)}` }
+        calls.push(t.call({ url: target, headers }).then((response) => void (statuses[template] = response.statusCode)))
+      })
+      await Promise.all(calls)
+      expect(statuses).toEqual({ '/api/v1/students/:id/progress': 200, '/api/v1/tiers': 200 })
     })
   })
 })

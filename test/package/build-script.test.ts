@@ -31,6 +31,13 @@ function project(): string {
   fs.mkdirSync(path.join(root, 'node_modules', '.bin'), { recursive: true })
   standIn(root, 'tsc', ['cli/index.js'])
   standIn(root, 'rolldown', ['server.js', 'server-bundle.cjs'])
+  // The collection's step, run with node: it appends its name and writes its file the same way.
+  const collection = 'curriculum-api.postman_collection.json'
+  fs.writeFileSync(
+    path.join(root, 'scripts', 'postman-collection.mjs'),
+    "import fs from 'node:fs'\nfs.appendFileSync('runs.log', 'postman\\n')\n" +
+      `fs.writeFileSync('dist/${collection}', '{}')\n`,
+  )
   return root
 }
 
@@ -47,26 +54,28 @@ function build(root: string, ...args: string[]): string[] {
 describe('scripts/build.mjs', () => {
   it('builds when nothing was built, then not again until a source changes', () => {
     const root = project()
-    expect(build(root, '--if-stale')).toEqual(['tsc', 'rolldown'])
-    expect(build(root, '--if-stale')).toHaveLength(2)
+    expect(build(root, '--if-stale')).toEqual(['tsc', 'rolldown', 'postman'])
+    expect(build(root, '--if-stale')).toHaveLength(3)
     // An edit, even one that leaves the file's time as it was, is a change.
     const source = path.join(root, 'src', 'http', 'a.ts')
     const { atime, mtime } = fs.statSync(source)
     fs.writeFileSync(source, 'export const a = 2\n')
     fs.utimesSync(source, atime, mtime)
-    expect(build(root, '--if-stale')).toHaveLength(4)
-    expect(build(root, '--if-stale')).toHaveLength(4)
-    fs.writeFileSync(path.join(root, 'src', 'b.ts'), 'export const b = 1\n')
     expect(build(root, '--if-stale')).toHaveLength(6)
+    expect(build(root, '--if-stale')).toHaveLength(6)
+    fs.writeFileSync(path.join(root, 'src', 'b.ts'), 'export const b = 1\n')
+    expect(build(root, '--if-stale')).toHaveLength(9)
   })
 
   it('builds again when an output is missing, and always without --if-stale, from an empty dist/', () => {
     const root = project()
     build(root, '--if-stale')
     fs.rmSync(path.join(root, 'dist', 'server-bundle.cjs'))
-    expect(build(root, '--if-stale')).toHaveLength(4)
+    expect(build(root, '--if-stale')).toHaveLength(6)
+    fs.rmSync(path.join(root, 'dist', 'curriculum-api.postman_collection.json'))
+    expect(build(root, '--if-stale')).toHaveLength(9)
     fs.writeFileSync(path.join(root, 'dist', 'left-over.js'), '')
-    expect(build(root)).toHaveLength(6)
+    expect(build(root)).toHaveLength(12)
     expect(fs.existsSync(path.join(root, 'dist', 'left-over.js'))).toBe(false)
   })
 })
