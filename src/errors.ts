@@ -246,7 +246,9 @@ export const PROBLEM_CATALOG = {
     status: 405,
     title: 'Method not allowed',
     description: 'The endpoint exists but not for this method; the `Allow` header lists the methods it accepts.',
-    cause: 'The path exists, but not for this method: a `GET` to enroll, a `POST` to a list, or a `PUT` ' + 'anywhere.',
+    cause:
+      'The path exists, but not for this method: a `GET` to enroll, a `POST` to a list, or a `PUT` or ' +
+      '`DELETE` to any of them.',
     fix:
       "Use a method the `Allow` header lists; the [API reference](/docs) gives each endpoint's method. " +
       '`HEAD` works wherever `GET` does, and `OPTIONS` answers every path without a key.',

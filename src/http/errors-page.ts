@@ -24,7 +24,6 @@ function section(code: ProblemCode): string {
   const entry = PROBLEM_CATALOG[code]
   return `<section class="problem" id="${code}" aria-labelledby="${code}-title">
 <h2 id="${code}-title"><code>${code}</code> <small>${entry.status} ${escapeHtml(entry.title)}</small></h2>
-<p>${renderInline(entry.description)}</p>
 <h3>Cause</h3>
 <p class="cause">${renderInline(entry.cause)}</p>
 <h3>Fix</h3>

@@ -74,7 +74,7 @@ describe('change feed retention', () => {
 
     // The problem's type link lands on the catalogue entry that spells out the resync.
     const errors = await t.call({ url: '/docs/errors' })
-    expect(errors.body).toMatch(/id="cursor_expired"(?:(?!<\/tr>).)*Resync: list the roster/s)
+    expect(errors.body).toMatch(/id="cursor_expired"(?:(?!<\/section>).)*Resync: take a cursor from now/s)
 
     const builder = ((await feed(`cursor=${atFloor}`)).json() as Feed).changes
     expect(builder.map((c) => [c.profileId, c.tier])).toEqual([[STUDENTS.ada, 'builder']])
