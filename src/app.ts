@@ -26,7 +26,8 @@ import {
 } from './http/connection-limits.js'
 import { createFastPath, type FastPath, type FastPathStatus, fastPathStatus } from './http/fast/index.js'
 import { openApiOptions } from './http/openapi.js'
-import { DEPRECATED_OPERATIONS, type Deprecation, deprecateOperations } from './http/deprecation.js'
+import { DEPRECATED_OPERATIONS, type Deprecation } from './domain/deprecation.js'
+import { deprecateOperations } from './http/deprecation.js'
 import { installProblemResponses, schemaErrorFormatter, sendProblem } from './http/problem-responses.js'
 import { ProblemError } from './errors.js'
 import { policyHeader } from './http/rate-limit-headers.js'
@@ -231,7 +232,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const disposer = new DispositionTask({ storage, clock, log: app.log })
   const smtp = smtpSettings(config)
   const held = smtp === undefined ? heldMailLog(app.log) : undefined
-  const noticeContext = { publicUrl: config.publicUrl, ...(held ? { held } : {}) }
+  const deprecations = options.deprecations ?? DEPRECATED_OPERATIONS
+  const noticeContext = { publicUrl: config.publicUrl, ...(held ? { held } : {}), deprecations }
   const notices = new NoticeTask({ storage, clock, log: app.log, notices: noticeContext })
   const webhooks = new WebhookDeliverer({
     storage,
@@ -281,7 +283,6 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   ]) {
     app.addSchema(schema)
   }
-  const deprecations = options.deprecations ?? DEPRECATED_OPERATIONS
   deprecateOperations(app, deprecations)
   await app.register(swagger, openApiOptions(config))
   installProblemResponses(app, { bodyLimit: config.bodyLimitBytes })

@@ -1,8 +1,10 @@
 /**
  * The time-based notices (docs/accounts.md "Notices"), found by the hourly task
  * (services/notice-task.ts): an agreement ending within 30 days with none to follow it, a live key
- * expiring within 7 days, and an ended agreement's deletion deadline 14 and 3 days ahead and once
- * passed without an attestation.
+ * expiring within 7 days, an ended agreement's deletion deadline 14 and 3 days ahead and once
+ * passed without an attestation, and an operation of the API deprecated (domain/deprecation.ts),
+ * told to the owners of every organisation whose keys called the API in the last 30 days, until
+ * its sunset (docs/versioning.md).
  *
  * Each is sent once: its transaction first claims (kind, subject, threshold) in `notices_sent`,
  * whose unique key lets one of several instances running the task at once insert it; the others
@@ -13,17 +15,26 @@
  * for it while suspended), but is told of its deletion deadlines: its duty to delete stays.
  */
 import type { Kysely } from 'kysely'
+import { DEPRECATED_OPERATIONS, type Deprecation } from '../domain/deprecation.js'
 import { agreementEnds } from '../storage/agreement-end-repository.js'
 import {
   agreementsExpiringBy,
   claimNotice,
   keysExpiringBy,
+  noticeSent,
   openAgreementsOf,
   organisationName,
+  organisationsCallingSince,
 } from '../storage/notice-repository.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
-import { agreementEndingMail, type DeadlineThreshold, deletionDeadlineMail, keyExpiringMail } from './notice-mail.js'
+import {
+  agreementEndingMail,
+  type DeadlineThreshold,
+  deletionDeadlineMail,
+  deprecationMail,
+  keyExpiringMail,
+} from './notice-mail.js'
 import type { OutgoingMail } from './mail.js'
 import {
   announceNotices,
@@ -40,6 +51,8 @@ export const AGREEMENT_ENDING_NOTICE_MS = 30 * DAY_MS
 export const KEY_EXPIRING_NOTICE_MS = 7 * DAY_MS
 /** A deadline passed longer ago than this is not told of: a new deployment does not mail about old ends. */
 export const PASSED_DEADLINE_NOTICE_MS = 30 * DAY_MS
+/** An organisation whose keys called the API this recently may call a deprecated operation: its owners are told. */
+export const DEPRECATION_AUDIENCE_MS = 30 * DAY_MS
 
 /** Which deadline notice applies `dueAt - now` ahead, if any: the most urgent one. */
 export function deadlineThreshold(dueAt: number, now: number): DeadlineThreshold | undefined {
@@ -55,7 +68,8 @@ interface Due {
   subject: string
   threshold: string
   organisationId: string
-  topic: NoticeTopic
+  /** Who is told: the topic's roles, less those who turned it off; without one, the owners. */
+  topic: NoticeTopic | undefined
   compose: (to: string) => OutgoingMail
 }
 
@@ -76,8 +90,38 @@ async function followed(db: Db, organisationId: string, agreementId: string, at:
   )
 }
 
-async function dueNotices(db: Db, now: number, publicUrl: string): Promise<Due[]> {
+/**
+ * Each deprecated operation before its sunset, to each organisation calling the API that was not
+ * told of it yet (once per organisation, operation and sunset: a later sunset is told again).
+ */
+async function deprecationNotices(
+  db: Db,
+  now: number,
+  publicUrl: string,
+  deprecations: Readonly<Record<string, Deprecation>>,
+): Promise<Due[]> {
+  const operations = Object.entries(deprecations).filter(([, dates]) => Date.parse(dates.sunsetAt) > now)
+  if (operations.length === 0) return []
   const due: Due[] = []
+  for (const organisation of await organisationsCallingSince(db, now - DEPRECATION_AUDIENCE_MS)) {
+    for (const [operation, { deprecatedAt, sunsetAt }] of operations) {
+      const notice = {
+        kind: 'api-deprecation' as const,
+        subject: `${organisation.id} ${operation}`,
+        threshold: sunsetAt,
+      }
+      if (await noticeSent(db, notice)) continue
+      const about = { organisation: organisation.name, operation, deprecatedAt, sunsetAt }
+      const compose = (to: string) => deprecationMail(to, about, publicUrl)
+      due.push({ ...notice, organisationId: organisation.id, topic: undefined, compose })
+    }
+  }
+  return due
+}
+
+async function dueNotices(db: Db, now: number, context: NoticeContext): Promise<Due[]> {
+  const { publicUrl } = context
+  const due: Due[] = await deprecationNotices(db, now, publicUrl, context.deprecations ?? DEPRECATED_OPERATIONS)
   for (const agreement of await agreementsExpiringBy(db, now, now + AGREEMENT_ENDING_NOTICE_MS)) {
     const expiresAt = agreement.expires_at!
     if (await followed(db, agreement.organisation_id, agreement.id, expiresAt)) continue
@@ -131,7 +175,7 @@ async function dueNotices(db: Db, now: number, publicUrl: string): Promise<Due[]
  */
 export async function sendDueNotices(db: Db, now: number, context: NoticeContext): Promise<number> {
   let queued = 0
-  for (const due of await dueNotices(db, now, context.publicUrl)) {
+  for (const due of await dueNotices(db, now, context)) {
     const sent = await send(db, due, now)
     announceNotices(context.held, sent)
     queued += sent.length

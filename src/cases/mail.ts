@@ -56,6 +56,7 @@ export type MailKind =
   | 'deletion-deadline'
   | 'new-device'
   | 'second-factor-changed'
+  | 'api-deprecation'
 
 /**
  * Messages whose link signs its holder in or changes an account: once mail is sent, the Outbox

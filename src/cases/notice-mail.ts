@@ -131,6 +131,28 @@ export function webhookDisabledMail(
   })
 }
 
+/** The owners of an organisation whose keys call the API, told that an operation will go. */
+export function deprecationMail(
+  to: string,
+  notice: { organisation: string; operation: string; deprecatedAt: string; sunsetAt: string },
+  publicUrl: string,
+): OutgoingMail {
+  return compose({
+    kind: 'api-deprecation',
+    to,
+    subject: `Curriculum API: ${notice.operation} may be removed after ${notice.sunsetAt.slice(0, 10)}`,
+    before: [
+      `The operation ${notice.operation} of the Curriculum API is deprecated from ${notice.deprecatedAt} and ` +
+        `may be removed after ${notice.sunsetAt}. The keys of ${notice.organisation} called the API in the last ` +
+        '30 days, so your code may call it.',
+      'Until then every answer of the operation carries the headers Deprecation and Sunset: look for them in your ' +
+        'logs to find the code that still calls it. The changelog says what to use instead.',
+    ],
+    link: { href: `${publicUrl}/docs/changelog`, label: 'The changelog' },
+    after: ['This notice goes to the owners of every organisation whose keys call the API; it cannot be turned off.'],
+  })
+}
+
 export type DeadlineThreshold = '14d' | '3d' | 'passed'
 
 export function deletionDeadlineMail(

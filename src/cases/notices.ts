@@ -11,6 +11,7 @@
 import { createHash } from 'node:crypto'
 import type { Kysely } from 'kysely'
 import { isoAt } from '../clock.js'
+import type { Deprecation } from '../domain/deprecation.js'
 import { browserFamily } from '../domain/user-agent.js'
 import type { MemberRole } from '../domain/member-roles.js'
 import type { SessionOrigin } from '../storage/account-repository.js'
@@ -42,6 +43,8 @@ type Db = Kysely<Database>
 export interface NoticeContext {
   publicUrl: string
   held?: HeldMailNotice
+  /** Operations announced for removal, instead of DEPRECATED_OPERATIONS (tests). */
+  deprecations?: Readonly<Record<string, Deprecation>>
 }
 
 /** The notices a member may turn off, each with who gets it. */
@@ -75,17 +78,19 @@ export function announceNotices(held: HeldMailNotice | undefined, queued: readon
 
 /**
  * Queues `compose(address)` for each member of the organisation whom `topic` reaches (by role, not
- * turned off). Run it in the event's transaction.
+ * turned off), or without a topic for each owner, whatever they chose: that is how a deprecation of
+ * an operation of the API is told (cases/due-notices.ts). Run it in the event's transaction.
  */
 export async function queueOrganisationNotice(
   trx: Db,
   organisationId: string,
-  topic: NoticeTopic,
+  topic: NoticeTopic | undefined,
   compose: (to: string) => OutgoingMail,
   now: number,
 ): Promise<QueuedNotice[]> {
   const queued: QueuedNotice[] = []
-  for (const recipient of await noticeRecipients(trx, organisationId, NOTICE_TOPICS[topic].roles, topic)) {
+  const roles = topic === undefined ? (['owner'] as const) : NOTICE_TOPICS[topic].roles
+  for (const recipient of await noticeRecipients(trx, organisationId, roles, topic)) {
     const mail = compose(recipient.email)
     queued.push({ id: await queueMail(trx, mail, now), mail })
   }

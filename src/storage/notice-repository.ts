@@ -16,14 +16,15 @@ export interface NoticeRecipient {
 }
 
 /**
- * The members of `organisationId` with one of `roles` who have not turned `topic` off, by
- * address. A suspended organisation's members are asked for by the caller, which decides.
+ * The members of `organisationId` with one of `roles` who have not turned `topic` off (all of
+ * them without a topic), by address. A suspended organisation's members are asked for by the
+ * caller, which decides.
  */
 export async function noticeRecipients(
   db: Db,
   organisationId: string,
   roles: readonly MemberRole[],
-  topic: string,
+  topic: string | undefined,
 ): Promise<NoticeRecipient[]> {
   const rows = await db
     .selectFrom('memberships as m')
@@ -31,13 +32,15 @@ export async function noticeRecipients(
     .select(['a.id', 'a.email'])
     .where('m.organisation_id', '=', organisationId)
     .where('m.role', 'in', [...roles])
-    .where(({ not, exists, selectFrom }) =>
-      not(
-        exists(
-          selectFrom('notice_opt_outs as o')
-            .select('o.account_id')
-            .whereRef('o.account_id', '=', 'a.id')
-            .where('o.topic', '=', topic),
+    .$if(topic !== undefined, (query) =>
+      query.where(({ not, exists, selectFrom }) =>
+        not(
+          exists(
+            selectFrom('notice_opt_outs as o')
+              .select('o.account_id')
+              .whereRef('o.account_id', '=', 'a.id')
+              .where('o.topic', '=', topic!),
+          ),
         ),
       ),
     )
@@ -130,6 +133,25 @@ export function keysExpiringBy(db: Db, now: number, until: number) {
     .where('k.expires_at', '<=', isoAt(until))
     .where('o.status', '=', 'active')
     .where('o.kind', '=', 'partner')
+    .execute()
+}
+
+/** Active partner organisations any of whose keys was used at `since` or later, by name. */
+export function organisationsCallingSince(db: Db, since: number) {
+  return db
+    .selectFrom('organisations as o')
+    .select(['o.id', 'o.name'])
+    .where('o.status', '=', 'active')
+    .where('o.kind', '=', 'partner')
+    .where(({ exists, selectFrom }) =>
+      exists(
+        selectFrom('api_keys as k')
+          .select('k.id')
+          .whereRef('k.organisation_id', '=', 'o.id')
+          .where('k.last_used_at', '>=', isoAt(since)),
+      ),
+    )
+    .orderBy('o.name')
     .execute()
 }
 

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from 'vitest'
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../../src/errors.js'
-import { deprecation } from '../../src/http/deprecation.js'
+import { deprecation } from '../../src/domain/deprecation.js'
 import { renderErrorsPage } from '../../src/http/errors-page.js'
 import { headingSlug, renderInline, renderMarkdown } from '../../src/http/markdown.js'
 

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PROBLEM_CODES, problemType } from '../../src/errors.js'
 import { API_VERSION } from '../../src/http/api-version.js'
-import { deprecation } from '../../src/http/deprecation.js'
+import { deprecation } from '../../src/domain/deprecation.js'
 import { bearer, buildTestApp, REQUEST_PATH, STUDENTS } from '../helper.js'
 import { perSuite } from '../support/built.js'
 
