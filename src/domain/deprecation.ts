@@ -21,6 +21,12 @@ export const NOTICE_MONTHS = 6
 /** Where deprecations are announced (a relative reference: RFC 8288 resolves it), as RFC 9745 section 3 links it. */
 const CHANGELOG_LINK = '</docs/changelog>; rel="deprecation"; type="text/html"'
 
+/** The `Deprecation` field of RFC 9745 section 2: `@` and the Unix time in seconds. */
+export const deprecationField = (at: Date): string => `@${Math.floor(at.getTime() / 1000)}`
+
+/** The `Sunset` field of RFC 8594 section 3: an HTTP-date. */
+export const sunsetField = (at: Date): string => at.toUTCString()
+
 function instant(name: string, value: string): Date {
   const date = new Date(value)
   if (!/^\d{4}-\d{2}-\d{2}/.test(value) || Number.isNaN(date.getTime()))
@@ -48,8 +54,8 @@ export function deprecation(dates: { deprecatedAt: string; sunsetAt: string }): 
     deprecatedAt: dates.deprecatedAt,
     sunsetAt: dates.sunsetAt,
     headers: Object.freeze({
-      deprecation: `@${Math.floor(deprecated.getTime() / 1000)}`,
-      sunset: sunset.toUTCString(),
+      deprecation: deprecationField(deprecated),
+      sunset: sunsetField(sunset),
       link: CHANGELOG_LINK,
     }),
   })
