@@ -8,6 +8,7 @@ import { Type } from 'typebox'
 import type { Config } from '../config.js'
 import { SLUG_PATTERN } from '../domain/slug.js'
 import { API_PREFIX } from './api-prefix.js'
+import { webhooksSection } from './webhooks-document.js'
 
 export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress
 and sets a student's tier, lists your organisation's students and gives a feed of every change to their tiers
@@ -28,6 +29,10 @@ read in the dashboard.
 **Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
 authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`;
 a 429 carries \`Retry-After\`.
+
+**Webhooks.** Instead of polling, register an endpoint in the dashboard: changes are POSTed to it as they are
+committed, signed per Standard Webhooks. This document's \`webhooks\` section declares every event and its body;
+[the webhooks chapter](/docs/webhooks) says when each is sent, how to verify it and what to answer.
 
 **Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; see [the error catalogue](/docs/errors).
 
@@ -81,6 +86,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
         },
       },
       security: [{ bearerAuth: [] }],
+      webhooks: webhooksSection(config.webhookTimeoutMs),
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => String((json as { $id?: string }).$id ?? `def-${i}`),

@@ -12,7 +12,7 @@ import type { OperatorRole } from '../domain/operator-roles.js'
 import type { ProgressStatus } from '../domain/progress.js'
 import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
-import type { NoticeEvent } from '../domain/webhook-events.js'
+import type { NoticeEvent, SentEvent } from '../domain/webhook-events.js'
 
 /** A column the database fills on insert and the code never writes afterwards with another type. */
 type GeneratedAs<T> = ColumnType<T, T | undefined, T>
@@ -291,13 +291,7 @@ export interface DisclosureLookupTable {
   id: number
 }
 
-export type WebhookEventType =
-  | 'student.tier_changed'
-  | 'progress.updated'
-  | 'student.unlinked'
-  | 'student.deleted'
-  | 'catalog.published'
-  | 'webhook.test'
+export type WebhookEventType = SentEvent
 /** `not_sent`: refused before sending, the organisation's access to the student having ended. */
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'not_sent'
 

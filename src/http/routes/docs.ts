@@ -1,11 +1,12 @@
 /**
  * Documentation a partner can use, served by the service itself and needing no key:
- * the OpenAPI document, a readable reference rendered from it, and the error catalogue
- * (the target of every problem's `type`).
+ * the OpenAPI document, a readable reference rendered from it, the webhooks chapter, and the
+ * error catalogue (the target of every problem's `type`).
  */
 import { OPENAPI_PATH } from '../api-prefix.js'
 import type { TypedApp } from '../app-types.js'
 import { errorCatalogueTable, layout, REFERENCE_CSS, renderReference } from '../reference-page.js'
+import { renderWebhooksChapter, type WebhookDeployment } from '../webhooks-page.js'
 
 /** No script, no third-party anything: the pages are static HTML and one stylesheet. */
 export const DOCS_CSP = [
@@ -17,9 +18,10 @@ export const DOCS_CSP = [
   "frame-ancestors 'none'",
 ].join('; ')
 
-export function docsRoutes(app: TypedApp): void {
+export function docsRoutes(app: TypedApp, webhooks: WebhookDeployment): void {
   let openApiJson: string | undefined
   let referenceHtml: string | undefined
+  let webhooksHtml: string | undefined
   const documentJson = () => (openApiJson ??= JSON.stringify(app.swagger()))
 
   const hidden = { hide: true }
@@ -41,6 +43,11 @@ The <code>code</code> field is stable: a published code keeps its meaning. <a hr
 ${errorCatalogueTable()}`,
     )
     return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(html)
+  })
+
+  app.get('/docs/webhooks', { schema: hidden }, (_request, reply) => {
+    webhooksHtml ??= renderWebhooksChapter(JSON.parse(documentJson()), webhooks)
+    return reply.header('content-security-policy', DOCS_CSP).type('text/html; charset=utf-8').send(webhooksHtml)
   })
 
   app.get('/docs/style.css', { schema: hidden }, (_request, reply) =>
