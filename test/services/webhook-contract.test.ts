@@ -19,8 +19,15 @@ import { eraseStudents } from '../../src/cases/erasure.js'
 import { unlinkStudent } from '../../src/cases/unlink.js'
 import { addEndpoint, sendTestEvent } from '../../src/cases/webhook-endpoints.js'
 import { ManualClock } from '../../src/clock.js'
-import { SENT_EVENTS, WEBHOOK_EVENTS } from '../../src/domain/webhook-events.js'
+import {
+  DISABLE_AFTER_FAILING_MS,
+  RETRY_DELAYS_MS,
+  SENT_EVENTS,
+  WEBHOOK_EVENTS,
+} from '../../src/domain/webhook-events.js'
 import { SECRET_PREFIX, SIGNATURE_TOLERANCE_SECONDS } from '../../src/domain/webhook-signature.js'
+import { DOCS_CSP } from '../../src/http/routes/docs.js'
+import { duration } from '../../src/http/webhooks-page.js'
 import { upsertProgress } from '../../src/storage/student-import-repository.js'
 import { Contract, type Delivery } from '../contract.js'
 import {
@@ -153,6 +160,22 @@ describe('webhook deliveries against the served OpenAPI document', () => {
       expect(new Webhook(secret).verify(d.body, d.headers)).toEqual(JSON.parse(d.body))
       expect(() => new Webhook(secret).verify(tampered(d).body, d.headers)).toThrow()
     }
+  })
+
+  it('serves the chapter as the other /docs pages, with every event, linked from /docs', async () => {
+    const page = await server.client.request({ url: '/docs/webhooks' })
+    expect(page.statusCode).toBe(200)
+    expect(page.headers['content-type']).toBe('text/html; charset=utf-8')
+    expect(page.headers['content-security-policy']).toBe(DOCS_CSP)
+    expect(chapter).toContain('<link rel="stylesheet" href="/docs/style.css">')
+    expect(chapter).not.toMatch(/<script|<(link|img)[^>]+(href|src)="https?:/)
+    for (const event of SENT_EVENTS) expect(chapter).toContain(`id="event-${event}"`)
+    // The schedule and rules as the deliverer runs them.
+    const total = RETRY_DELAYS_MS.reduce((sum, delay) => sum + delay, 0)
+    expect(chapter).toContain(`${RETRY_DELAYS_MS.length + 1} attempts over about\n${duration(total)}`)
+    expect(chapter).toContain(`failed for ${duration(DISABLE_AFTER_FAILING_MS)}`)
+    expect(chapter).toContain('This deployment accepts them')
+    expect((await server.client.request({ url: '/docs' })).body).toContain('<a href="/docs/webhooks">')
   })
 
   it("verifies with the chapter's JavaScript as served", async () => {
