@@ -32,7 +32,7 @@ http
       console.log(request.headers['webhook-id'], event.type, event.data)
     })
   })
-  .listen(${EXAMPLE_RECEIVER_PORT})`
+  .listen(${EXAMPLE_RECEIVER_PORT}, '127.0.0.1')`
 
 export const LIBRARY_PYTHON = `# pip install standardwebhooks
 import os

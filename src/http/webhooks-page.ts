@@ -209,7 +209,7 @@ refused, when you add it and at every delivery. A deployment whose operator sets
 <ol>
 <li>Run the service on your machine with <code>WEBHOOK_ALLOW_LOOPBACK=true npm start</code>; or, against a deployment
 that refuses loopback, expose your receiver through an HTTPS tunnel and register the tunnel's public URL.</li>
-<li>Add the endpoint <code>http://localhost:${EXAMPLE_RECEIVER_PORT}/</code> in the dashboard's
+<li>Add the endpoint <code>http://127.0.0.1:${EXAMPLE_RECEIVER_PORT}/</code> in the dashboard's
 <strong>Webhooks</strong>, in test mode, and keep the secret it shows:
 <code>export WEBHOOK_SECRET=${SECRET_PREFIX}...</code></li>
 <li>Start one of the receivers above in that shell, then press <strong>Send test event</strong> on the endpoint's
