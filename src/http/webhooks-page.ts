@@ -105,8 +105,8 @@ function headersSection(doc: Json): string {
     parameter.schema.examples === undefined ? code(String(parameter.schema.const)) : code(parameter.schema.examples[0]),
   ])
   return `<section aria-labelledby="headers"><h2 id="headers">Headers</h2>
-<p>Every delivery has <code>content-type: application/json</code> and the
-<a href="https://www.standardwebhooks.com">Standard Webhooks</a> headers:</p>
+<p>Every delivery has <code>content-type: application/json</code> and these headers (the first three are
+<a href="https://www.standardwebhooks.com">Standard Webhooks</a>'):</p>
 ${table(['Header', 'Meaning', 'Example'], rows)}</section>`
 }
 
@@ -180,7 +180,7 @@ ${table(['Attempt', 'When', 'Since the first'], rows)}
 <ul>
 <li><strong>Disabling.</strong> An endpoint whose every attempt has failed for ${duration(DISABLE_AFTER_FAILING_MS)}
 is disabled: nothing more is sent to it, its page says why, and your organisation's owners and developers are told
-by mail.
+by mail (a notice each of them may turn off).
 Enable it again on its page once it is fixed, and resend what you missed from its delivery log.</li>
 <li><strong>Fairness.</strong> An endpoint has at most ${ENDPOINT_CONCURRENCY} attempts under way at once, all
 instances of the service together (each instance at most ${INSTANCE_CONCURRENCY}), and free slots go in turns across
