@@ -26,6 +26,11 @@ they also need an active signed data-sharing agreement, which the operator recor
 first names only, and every call is recorded in the disclosure log (a list: one record per student in it), which you can
 read in the dashboard.
 
+**Rolling a key.** Roll a key in the dashboard to replace it without downtime: the new key
+has the same name and scopes, and the old one keeps working until the end you choose (now, for a leaked key; 1 hour,
+24 hours, 7 days or a date). Until then every answer to the old key carries \`Deprecation\` (RFC 9745) and
+\`Sunset\` (RFC 8594, the moment it stops), so your logs show which servers still send it.
+
 **Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
 authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`;
 a 429 carries \`Retry-After\`.

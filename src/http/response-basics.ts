@@ -24,6 +24,8 @@ export const EXPOSED_HEADERS = [
   'Retry-After',
   'ETag',
   'X-Request-Id',
+  'Deprecation',
+  'Sunset',
   'WWW-Authenticate',
   'Allow',
 ].join(', ')

@@ -98,6 +98,14 @@ export interface ApiKeysTable {
   last_used_at: string | null
   /** The dashboard account that created the key; null for the CLI. */
   created_by: string | null
+  /** When the key was rolled; it then works until `expires_at`, the end of the overlap. */
+  rolled_at: string | null
+  /** The id of the key that replaced it when it was rolled. */
+  replaced_by: string | null
+  /** The client address of a request in the window `last_used_at` names. */
+  last_used_address: string | null
+  /** That request's user agent family ("curl", "Python requests", "Node.js", ...). */
+  last_used_agent: string | null
 }
 
 export interface StudentsTable {
@@ -525,7 +533,7 @@ export interface SettingsTable {
 }
 
 /** What changed about a key's access; see access-change-repository.ts. */
-export type AccessChangeKind = 'key_revoked' | 'organisation_status' | 'agreements'
+export type AccessChangeKind = 'key_revoked' | 'key_rolled' | 'organisation_status' | 'agreements'
 
 export interface AccessChangesTable {
   /** The `access` version the change set; in order and without gaps. */
