@@ -20,6 +20,7 @@ export const UNIT_TESTS = [
   'test/observability/tracing-redaction.test.ts',
   'test/cli/confirm.test.ts',
   'test/cli/dates.test.ts',
+  'test/docs/code-examples.test.ts',
   'test/http/bearer-header.test.ts',
   'test/http/docs-rendering.test.ts',
   'test/http/problem-json.test.ts',

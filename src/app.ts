@@ -67,6 +67,7 @@ import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition
 import { NOTICE_INTERVAL_MS, NoticeTask } from './services/notice-task.js'
 import { keySetSource, signingKeySource } from './services/signing-keys.js'
 import { WebhookDeliverer } from './webhooks/webhook-deliverer.js'
+import { WEBHOOK_BODY_SCHEMAS } from './domain/webhook-payloads.js'
 import { heldMailLog } from './mail/held-mail-log.js'
 import { MAIL_POLL_MS, MailWorker } from './mail/mail-worker.js'
 import { smtpSettings } from './mail/smtp-sender.js'
@@ -280,6 +281,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     ProgressChangesSchema,
     DeletionAttestationSchema,
     SigningKeysSchema,
+    ...Object.values(WEBHOOK_BODY_SCHEMAS),
   ]) {
     app.addSchema(schema)
   }
@@ -347,7 +349,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   healthRoutes(app, { storage, catalog, limiters, timeoutMs: config.storageTimeoutMs })
   const signingKey = signingKeySource(storage.db)
   signingKeyRoutes(app, keySetSource(storage.db, signingKey))
-  docsRoutes(app)
+  docsRoutes(app, {
+    timeoutMs: config.webhookTimeoutMs,
+    maxEndpoints: config.maxWebhookEndpointsPerOrganisation,
+    allowLoopback: config.webhookAllowLoopback,
+  })
   docsPagesRoutes(app)
   homeRoutes(app)
   await app.register(dashboardPlugin, {

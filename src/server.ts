@@ -187,6 +187,16 @@ function reportMetrics(config: Config, log: ReturnType<typeof createLogger>): vo
   else if (config.metricsToken !== undefined) log.info({ metrics: 'on' }, 'metrics at /metrics (METRICS_TOKEN)')
 }
 
+/** Loopback endpoints are for a developer's own machine: a deployment that allows them says so. */
+function reportWebhookLoopback(config: Config, log: ReturnType<typeof createLogger>): void {
+  if (!config.webhookAllowLoopback) return
+  log.warn(
+    { webhookAllowLoopback: true },
+    'WEBHOOK_ALLOW_LOOPBACK is on: webhook endpoints on this machine (http:// to localhost, 127.0.0.1, [::1]) ' +
+      'are accepted; for local development only, never in production',
+  )
+}
+
 function supervise(config: Config, log: ReturnType<typeof createLogger>, gathered: Scrape | undefined): void {
   let stopping = false
   const scrapes =
@@ -226,7 +236,10 @@ async function main(hooks: StartHooks): Promise<void> {
     installSpans(hooks.spans)
     if (cluster.isPrimary) log.info({ traces: 'on' }, 'traces on: exported to OTEL_EXPORTER_OTLP_ENDPOINT')
   }
-  if (cluster.isPrimary) reportMetrics(config, log)
+  if (cluster.isPrimary) {
+    reportMetrics(config, log)
+    reportWebhookLoopback(config, log)
+  }
   if (cluster.isPrimary && config.workers > 1) {
     // The primary only prepares the database; each worker opens its own connection.
     const storage = open(config)

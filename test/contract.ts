@@ -33,11 +33,7 @@ export class Contract {
   /** Asserts an error response is problem+json matching the Problem schema, with a request id that matches the header. */
   checkProblem(response: CheckedResponse): Json {
     expect(String(response.headers['content-type'])).toMatch(/^application\/problem\+json/)
-    let validate = this.#validators.get('Problem')
-    if (validate === undefined) {
-      validate = this.#ajv.compile({ $ref: 'openapi.json#/components/schemas/Problem' })
-      this.#validators.set('Problem', validate)
-    }
+    const validate = this.#compile(['components', 'schemas', 'Problem'])
     const body = JSON.parse(response.body)
     expect(validate(body), `problem body: ${this.#ajv.errorsText(validate.errors)}\n${response.body}`).toBe(true)
     expect(body.status).toBe(response.statusCode)
@@ -62,15 +58,16 @@ export class Contract {
       .split(';')[0]!
       .trim()
     expect(Object.keys(content), `${method} ${path} ${status} content type`).toContain(mediaType)
-    const pointer = ['paths', path, method.toLowerCase(), 'responses', status, 'content', mediaType, 'schema']
-      .map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1'))
-      .join('/')
-    const ref = `openapi.json#/${pointer}`
-    let validate = this.#validators.get(ref)
-    if (validate === undefined) {
-      validate = this.#ajv.compile({ $ref: ref })
-      this.#validators.set(ref, validate)
-    }
+    const validate = this.#compile([
+      'paths',
+      path,
+      method.toLowerCase(),
+      'responses',
+      status,
+      'content',
+      mediaType,
+      'schema',
+    ])
     const body = JSON.parse(response.body)
     const valid = validate(body)
     expect(
@@ -82,6 +79,49 @@ export class Contract {
       if (header.required === true) expect(response.headers[name.toLowerCase()], `header ${name}`).toBeDefined()
     }
   }
+
+  /**
+   * Asserts a webhook delivery is one the `webhooks` section declares for its event: the body
+   * validates against the declared schema, the content type is the declared one, and every
+   * declared header is there and matches its schema. Returns the event.
+   */
+  checkDelivery(delivery: Delivery): string {
+    const body = JSON.parse(delivery.body)
+    const event = String(body.type)
+    const operation = this.doc.webhooks?.[event]?.post
+    expect(operation, `${event} is declared in the webhooks section`).toBeDefined()
+    expect(Object.keys(operation.requestBody.content)).toEqual([String(delivery.headers['content-type'])])
+    const validate = this.#compile(['webhooks', event, 'post', 'requestBody', 'content', 'application/json', 'schema'])
+    expect(validate(body), `${event} body: ${this.#ajv.errorsText(validate.errors)}\n${delivery.body}`).toBe(true)
+    for (const [i, parameter] of (operation.parameters as Json[]).entries()) {
+      expect(parameter.in).toBe('header')
+      const value = delivery.headers[String(parameter.name).toLowerCase()]
+      if (value === undefined) {
+        expect(parameter.required, `${event}: header ${parameter.name} is optional`).not.toBe(true)
+        continue
+      }
+      const check = this.#compile(['webhooks', event, 'post', 'parameters', String(i), 'schema'])
+      expect(check(value), `${event} ${parameter.name}: ${this.#ajv.errorsText(check.errors)}: ${value}`).toBe(true)
+    }
+    return event
+  }
+
+  /** A validator of the schema at `parts` (a path into the document), compiled once. */
+  #compile(parts: readonly string[]): ReturnType<Ajv2020['compile']> {
+    const ref = `openapi.json#/${parts.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`
+    let validate = this.#validators.get(ref)
+    if (validate === undefined) {
+      validate = this.#ajv.compile({ $ref: ref })
+      this.#validators.set(ref, validate)
+    }
+    return validate
+  }
+}
+
+/** What a webhook receiver got: the headers (names in lower case) and the raw body. */
+export interface Delivery {
+  headers: Record<string, string | string[] | undefined>
+  body: string
 }
 
 /** The documented path template an actual URL belongs to, or undefined when none does. */

@@ -128,7 +128,11 @@ export const ConfigSchema = Type.Object({
     1000,
     'Enabled webhook endpoints an organisation may have.',
   ),
-  webhookAllowLoopback: flag('WEBHOOK_ALLOW_LOOPBACK', false, 'Tests only: webhooks may go to loopback addresses.'),
+  webhookAllowLoopback: flag(
+    'WEBHOOK_ALLOW_LOOPBACK',
+    false,
+    'Local development and tests only: webhook endpoints on this machine (loopback) are accepted.',
+  ),
   smtpUrl: maybeText(
     'SMTP_URL',
     '`smtp://user:password@host:587` or `smtps://...:465`: where mail is sent; unset: it stays in the outbox.',

@@ -69,7 +69,7 @@ pre {
 .secret { width: 100%; padding: .5rem; border: 2px solid var(--ok); border-radius: 6px; background: #f0fff4; }
 .card { border: 1px solid var(--line); border-radius: 8px; padding: .25rem 1rem 1rem; margin: 1rem 0; }
 .state { display: inline-block; padding: .1rem .5rem; border-radius: 999px; font-size: .9rem; border: 1px solid; }
-.state.submitted, .state.pending, .state.queued, .state.retrying, .state.sending {
+.state.submitted, .state.pending, .state.queued, .state.retrying, .state.sending, .state.rolled {
   color: #7a4b00; border-color: #7a4b00;
 }
 .state.approved, .state.active, .state.delivered, .state.sent { color: var(--ok); border-color: var(--ok); }

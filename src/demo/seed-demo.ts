@@ -22,6 +22,7 @@ import { importShares, linkStudents, upsertProgress, upsertStudents } from '../s
 import { syntheticProgress, syntheticStudents } from '../cases/synthetic-students.js'
 import { beginTotpEnrolment, confirmTotpEnrolment, secondFactorKey } from '../cases/second-factor.js'
 import { totpCode, totpStep } from '../domain/totp.js'
+import { EXAMPLE_VARIABLES } from '../http/code-examples.js'
 
 export const DEMO_ORGANISATION = 'Demo Partner (demo data)'
 
@@ -121,6 +122,13 @@ export async function seedDemoIfEmpty(
   }
 }
 
+/** The shell line that sets the variables every example reads (EXAMPLE_VARIABLES) to the demo's values. */
+export function demoExports(seed: DemoSeed, baseUrl: string): string {
+  const values = { baseUrl, apiKey: seed.studentKey, studentId: seed.students[0]!.id }
+  const names = Object.entries(EXAMPLE_VARIABLES) as [keyof typeof values, string][]
+  return `export ${names.map(([variable, name]) => `${name}=${values[variable]}`).join(' ')}`
+}
+
 /** `apiUrl` is where the API's routes start (the service's address and its prefix). */
 export function demoBanner(seed: DemoSeed, baseUrl: string, apiUrl: string): string {
   const student = seed.students[0]!
@@ -130,15 +138,15 @@ export function demoBanner(seed: DemoSeed, baseUrl: string, apiUrl: string): str
     ' DEMO DATA - created on this first start because the database was empty.',
     ' These demo keys are shown once; only their hashes are stored.',
     rule,
-    ` Demo catalog key (no scopes):`,
-    `   ${seed.catalogKey}`,
-    ` Demo student key (students:read, students:write):`,
+    // API_KEY's key can run every example (any key reads the catalog); the catalog key shows a key without scopes.
+    ` Demo student key (students:read, students:write; reads the catalog too), the API_KEY below:`,
     `   ${seed.studentKey}`,
+    ` Demo catalog key (no scopes: the catalog only):`,
+    `   ${seed.catalogKey}`,
     ` Demo student: ${student.firstName} (${student.tier}), id ${student.id}`,
     '',
-    // The names the README's examples use ("Calling the API").
-    ' For the README examples:',
-    `   export KEY=${seed.catalogKey} STUDENT_KEY=${seed.studentKey} ID=${student.id}`,
+    ' Paste this line, then every example of the README, docs/ and /docs runs as it stands:',
+    `   ${demoExports(seed, baseUrl)}`,
     '',
     ' Try:',
     `   curl -H 'Authorization: Bearer ${seed.catalogKey}' \\`,

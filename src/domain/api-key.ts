@@ -105,6 +105,8 @@ export interface KeyRecord {
   readonly scopes: ScopeBits
   readonly expiresAt: number | null
   readonly revokedAt: number | null
+  /** When the key was rolled: its answers then say it is deprecated and ends at `expiresAt`. */
+  readonly rolledAt: number | null
 }
 
 export type KeyState = 'active' | 'revoked' | 'expired'

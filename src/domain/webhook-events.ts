@@ -8,6 +8,10 @@ export const WEBHOOK_EVENTS = [
 ] as const
 export type SubscribableEvent = (typeof WEBHOOK_EVENTS)[number]
 
+/** Every event a delivery may carry: the subscribable ones, and the dashboard's test event, sent to any endpoint. */
+export const SENT_EVENTS = [...WEBHOOK_EVENTS, 'webhook.test'] as const
+export type SentEvent = (typeof SENT_EVENTS)[number]
+
 /**
  * Notices that a student left an organisation (unlinked, or erased): they tell the partner to
  * delete its copy and carry the student's id only, so they are sent whatever the organisation's

@@ -6,20 +6,26 @@
  */
 import { createHmac, randomBytes } from 'node:crypto'
 
-const PREFIX = 'whsec_'
+export const SECRET_PREFIX = 'whsec_'
+
+/**
+ * How far a delivery's `webhook-timestamp` may be from the receiver's clock, either way: what the
+ * Standard Webhooks libraries accept, and what a receiver checking by hand should use.
+ */
+export const SIGNATURE_TOLERANCE_SECONDS = 5 * 60
 
 /** A new signing secret: 32 random bytes, in the specification's `whsec_<base64>` form. */
 export function generateWebhookSecret(): string {
-  return `${PREFIX}${randomBytes(32).toString('base64')}`
+  return `${SECRET_PREFIX}${randomBytes(32).toString('base64')}`
 }
 
 export function isWebhookSecret(secret: string): boolean {
-  return secret.startsWith(PREFIX) && Buffer.from(secret.slice(PREFIX.length), 'base64').length >= 24
+  return secret.startsWith(SECRET_PREFIX) && Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64').length >= 24
 }
 
 /** One `v1,<base64>` signature of the message. */
 export function signWebhook(secret: string, id: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.slice(PREFIX.length), 'base64')
+  const key = Buffer.from(secret.slice(SECRET_PREFIX.length), 'base64')
   const mac = createHmac('sha256', key).update(`${id}.${timestampSeconds}.${body}`).digest('base64')
   return `v1,${mac}`
 }

@@ -25,6 +25,7 @@ import type { WriteQueue } from '../storage/write-queue.js'
 import { activeSpans, type Spans } from '../instrumentation/spans.js'
 import { Admission, type AdmissionOptions, AUTH_FAILURES, REALM, type MaybePromise, type Verdict } from './admission.js'
 import { sendProblem } from './problem-responses.js'
+import { addKeySunset } from './key-sunset-headers.js'
 import { rateLimitHeaders } from './rate-limit-headers.js'
 import { recordRefusal } from './refusal-disclosures.js'
 
@@ -46,7 +47,7 @@ export interface AccessControlOptions extends AdmissionOptions {
 
 export function createAuthentication(options: AccessControlOptions) {
   const admit = admitter(new Admission(options), activeSpans())
-  const { clock, policy, decided } = options
+  const { clock, policy, decided, usage } = options
 
   return async function authenticate(request: FastifyRequest, reply: FastifyReply): Promise<FastifyReply | undefined> {
     request.principal = null
@@ -55,10 +56,15 @@ export function createAuthentication(options: AccessControlOptions) {
     if (request.method === 'OPTIONS') return undefined
     // The decision may have been taken already, and the rest left to the router.
     const verdict = decided?.(request.raw) ?? (await admit(request.ip, request.headers.authorization))
-    if (verdict.rate !== undefined) reply.headers(rateLimitHeaders(verdict.rate, policy, clock.now()))
+    if (verdict.rate !== undefined) {
+      const headers = rateLimitHeaders(verdict.rate, policy, clock.now())
+      addKeySunset(verdict.key, headers)
+      reply.headers(headers)
+    }
     // Set on refusals after identification too, for the access log; a refused request never
     // reaches a handler.
     request.principal = verdict.key ?? null
+    if (verdict.key !== undefined) usage.noteClient(verdict.key.keyId, request.ip, request.headers['user-agent'])
     if (verdict.admitted) return undefined
     if (verdict.key !== undefined) await recordRefusal(request, verdict.key, verdict.problem.code, options)
     return sendProblem(request, reply, verdict.problem)

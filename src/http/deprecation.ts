@@ -44,8 +44,12 @@ function documented(schema: Json, operation: Deprecation): Json {
 
 function headersHook(operation: Deprecation): onSendHookHandler {
   const { deprecation: at, sunset, link } = operation.headers
+  const sunsetAt = Date.parse(operation.sunsetAt)
   return (_request, reply, payload, done) => {
-    reply.header('deprecation', at).header('sunset', sunset)
+    // A rolled key's answers carry the key's own end (key-sunset-headers.ts): the sooner end is the one to act on.
+    const keyEnd = reply.getHeader('sunset')
+    if (keyEnd === undefined || Date.parse(String(keyEnd)) > sunsetAt)
+      reply.header('deprecation', at).header('sunset', sunset)
     // Another link (the roster's rel="next") stays beside this one.
     const links = reply.getHeader('link')
     if (links === undefined) reply.header('link', link)

@@ -5,7 +5,7 @@ import { OPENAPI_PATH } from './api-prefix.js'
 export const POSTMAN_COLLECTION_PATH = '/docs/curriculum-api.postman_collection.json'
 
 export const DOCS_NAV = `<nav aria-label="Documentation" class="docs-nav"><a href="/docs">API reference</a>
-· <a href="/docs/errors">Errors</a> · <a href="/docs/versioning">Versioning</a>
+· <a href="/docs/errors">Errors</a> · <a href="/docs/webhooks">Webhooks</a> · <a href="/docs/versioning">Versioning</a>
 · <a href="/docs/changelog">Changelog</a> · <a href="${OPENAPI_PATH}">OpenAPI document</a>
 · <a href="${POSTMAN_COLLECTION_PATH}">Postman collection</a></nav>`
 

@@ -9,6 +9,7 @@ import type { Config } from '../config.js'
 import { SLUG_PATTERN } from '../domain/slug.js'
 import { API_PREFIX } from './api-prefix.js'
 import { API_VERSION } from './api-version.js'
+import { webhooksSection } from './webhooks-document.js'
 
 export const API_DESCRIPTION = `The Curriculum API lists curriculum tiers and lessons, returns a student's progress
 and sets a student's tier, lists your organisation's students and gives a feed of every change to their tiers
@@ -26,9 +27,18 @@ they also need an active signed data-sharing agreement, which the operator recor
 first names only, and every call is recorded in the disclosure log (a list: one record per student in it), which you can
 read in the dashboard.
 
+**Rolling a key.** Roll a key in the dashboard to replace it without downtime: the new key
+has the same name and scopes, and the old one keeps working until the end you choose (now, for a leaked key; 1 hour,
+24 hours, 7 days or a date). Until then every answer to the old key carries \`Deprecation\` (RFC 9745) and
+\`Sunset\` (RFC 8594, the moment it stops), so your logs show which servers still send it.
+
 **Limits.** Each key may make a fixed number of requests (100 by default) in any rolling 60-second window. Every
 authenticated response carries \`RateLimit-Policy\`, \`RateLimit\` (IETF draft-10) and \`X-RateLimit-*\`;
 a 429 carries \`Retry-After\`.
+
+**Webhooks.** Instead of polling, register an endpoint in the dashboard: changes are POSTed to it as they are
+committed, signed per Standard Webhooks. This document's \`webhooks\` section declares every event and its body;
+[the webhooks chapter](/docs/webhooks) says when each is sent, how to verify it and what to answer.
 
 **Errors** are RFC 9457 \`application/problem+json\` with a stable \`code\`; see [the error catalogue](/docs/errors).
 
@@ -82,6 +92,7 @@ export function openApiOptions(config: Config): SwaggerOptions {
         },
       },
       security: [{ bearerAuth: [] }],
+      webhooks: webhooksSection(config.webhookTimeoutMs),
     },
     refResolver: {
       buildLocalReference: (json, _baseUri, _fragment, i) => String((json as { $id?: string }).$id ?? `def-${i}`),

@@ -6,6 +6,7 @@
 import { PROBLEM_CATALOG, PROBLEM_CODES } from '../errors.js'
 import { OPENAPI_PATH } from './api-prefix.js'
 import { escapeHtml } from '../domain/html-escape.js'
+import { codeExamples, EXAMPLE_LANGUAGES, type ExampleValues, exampleRequest } from './code-examples.js'
 import { deprecatedMark } from './deprecation.js'
 import { POSTMAN_NOTE } from './docs-nav.js'
 
@@ -13,12 +14,6 @@ import { POSTMAN_NOTE } from './docs-nav.js'
 type Json = Record<string, any>
 
 const METHOD_ORDER = ['get', 'post', 'put', 'patch', 'delete']
-
-/** What the examples put in the key and the student id: shell variables, or a reader's own values. */
-interface ExampleValues {
-  key: string
-  studentId: string
-}
 
 /** The small Markdown subset the descriptions use: `code`, **bold**, [links](/x), paragraphs. */
 export function inlineMarkdown(text: string): string {
@@ -95,31 +90,17 @@ function fieldTable(doc: Json, schema: Json): string {
   return table(['Field', 'Type', 'Description'], rows)
 }
 
-/**
- * One operation's curl command. Every value is in double quotes: a shell expands `$API_KEY`
- * and `$STUDENT_ID` there (in single quotes it would send the variable's name), and a filled-in
- * key (`cur_test_` or `cur_live_` and base62) has nothing a shell would change. The body is the
- * request schema's example; an operation whose example cannot succeed with a sandbox key
- * says what it answers instead (`x-example-answer`), as an output comment.
- */
-function curl(doc: Json, method: string, path: string, operation: Json, example: ExampleValues): string {
-  const base = doc.servers?.[0]?.url ?? ''
-  const examplePath = path
-    .replace('{slug}', 'explorer/e1-robots-follow-instructions')
-    .replace('{id}', example.studentId)
-  const lines = [`curl${method === 'get' ? '' : ` -X ${method.toUpperCase()}`} "${base}${examplePath}"`]
-  if (operation.security === undefined || operation.security.length > 0)
-    lines.push(`  -H "Authorization: Bearer ${example.key}"`)
-  const media = operation.requestBody?.content?.['application/json'] as Json | undefined
-  // The generator moves a body schema's `examples` to the media type's `example`.
-  const body = media?.example ?? resolve(doc, media?.schema).examples?.[0] ?? {}
-  if (operation.requestBody !== undefined)
-    lines.push(`  -H "Content-Type: application/json"`, `  -d '${JSON.stringify(body)}'`)
-  const answer = operation['x-example-answer'] === undefined ? '' : `\n# ${operation['x-example-answer']}`
-  return `<pre><code>${escapeHtml(lines.join(' \\\n') + answer)}</code></pre>`
+/** The operation's examples, one `<details>` per language (curl open): the page runs no script, so no tabs. */
+function examples(doc: Json, method: string, path: string, operation: Json, values: ExampleValues): string {
+  const code = codeExamples(exampleRequest(doc, method, path, operation), values)
+  return EXAMPLE_LANGUAGES.map(
+    ({ id, label }) =>
+      `<details class="example"${id === 'curl' ? ' open' : ''}><summary>${escapeHtml(label)}</summary>` +
+      `<pre data-example="${id}"><code>${escapeHtml(code[id])}</code></pre></details>`,
+  ).join('\n')
 }
 
-function operationSection(doc: Json, method: string, path: string, operation: Json, example: ExampleValues): string {
+function operationSection(doc: Json, method: string, path: string, operation: Json, values: ExampleValues): string {
   const id = escapeHtml(operation.operationId ?? `${method}-${path}`)
   const params = (operation.parameters ?? []) as Json[]
   const paramRows = params
@@ -153,8 +134,8 @@ ${paramRows ? `<h4>Parameters</h4>${table(['Name', 'In', 'Type', 'Description'],
 ${body ? `<h4>Request body (<code>application/json</code>)</h4>${fieldTable(doc, body)}` : ''}
 <h4>Responses</h4>
 ${table(['Status', 'Meaning', 'Body'], responses)}
-<h4>Example</h4>
-${curl(doc, method, path, operation, example)}
+<h4>Examples</h4>
+${examples(doc, method, path, operation, values)}
 </section>`
 }
 
@@ -209,19 +190,18 @@ function operationsOf(doc: Json): Operation[] {
 }
 
 /**
- * The endpoint sections of the reference. The examples use `key` and `studentId`: by default
- * the shell variables `$API_KEY` and `$STUDENT_ID` that the reference page tells the reader to
- * set, or a signed-in partner's own key and one of their students, so they run as pasted.
+ * The endpoint sections of the reference. The examples read `BASE_URL`, `API_KEY` and `STUDENT_ID`
+ * from the environment, as the reference page tells the reader to set them, unless `values` fills
+ * them in (a signed-in partner's own address, key and student), so they run as pasted.
  */
-export function referenceSections(doc: Json, key = '$API_KEY', studentId = '$STUDENT_ID'): string {
+export function referenceSections(doc: Json, values: ExampleValues = {}): string {
   const operations = operationsOf(doc)
-  const example = { key, studentId }
   return ((doc.tags ?? []) as Json[])
     .map((tag) => {
       const name = escapeHtml(tag.name)
       const sections = operations
         .filter((o) => o.tag === tag.name)
-        .map((o) => operationSection(doc, o.method, o.path, o.operation, example))
+        .map((o) => operationSection(doc, o.method, o.path, o.operation, values))
         .join('\n')
       const heading = `<h2 id="tag-${name}">${name}</h2>`
       return `<section aria-labelledby="tag-${name}">${heading}${paragraphs(tag.description)}${sections}</section>`
@@ -240,17 +220,28 @@ export function schemaSections(doc: Json): string {
     .join('\n')
 }
 
-/** How to run the page's examples: the two variables they use, and where a partner gets them. */
-const TRYING_THE_EXAMPLES = `<section aria-labelledby="examples"><h2 id="examples">Running the examples</h2>
-<p>Each endpoint below ends with a curl example. They read your key from <code>API_KEY</code>
-and a student's id from <code>STUDENT_ID</code>; set both in your shell, then paste the examples as they are:</p>
-<pre><code>export API_KEY=cur_test_...    # your key
+/** How to run the page's examples: the three variables they read, where a partner gets them, how to run each kind. */
+function tryingTheExamples(baseUrl: string): string {
+  return `<section aria-labelledby="examples"><h2 id="examples">Running the examples</h2>
+<p>Each endpoint below has examples in curl, JavaScript (<code>fetch</code>, Node.js 22 or later), Python with
+<code>requests</code>, and Python with its standard library alone (<code>urllib.request</code>), generated from the
+OpenAPI document as the rest of this page is. They read the service's address from <code>BASE_URL</code>, your key
+from <code>API_KEY</code> and a student's id from <code>STUDENT_ID</code>; set the three in your shell, then paste
+an example as it is:</p>
+<pre><code>export BASE_URL=${escapeHtml(baseUrl)}
+export API_KEY=cur_test_...    # your key
 export STUDENT_ID=...          # one of your students' ids</code></pre>
+<p>A curl example goes into that shell. Save a JavaScript example as <code>example.mjs</code> (a module: it awaits at
+its top level) and run <code>node example.mjs</code>; save a Python example as <code>example.py</code> and run
+<code>python3 example.py</code> (the first kind needs <code>pip install requests</code>). Each prints the status and
+the answer.</p>
 <p>Your first test key (<code>cur_test_...</code>) is on the <a href="/dashboard">dashboard</a>'s welcome page
 after your first sign-in, with these examples filled in; your overview there lists your sandbox students' ids.
-A live key (<code>cur_live_...</code>) works the same way on your own students.</p></section>`
+A live key (<code>cur_live_...</code>) works the same way on your own students. On a server's first start, its demo
+banner prints this <code>export</code> line filled in with a demo key and student.</p></section>`
+}
 
-/** The whole reference page, for any reader: the examples use shell variables. */
+/** The whole reference page, for any reader: the examples read environment variables. */
 export function renderReference(doc: Json): string {
   const operations = operationsOf(doc)
   const nav = ((doc.tags ?? []) as Json[])
@@ -276,7 +267,7 @@ export function renderReference(doc: Json): string {
 <p>${POSTMAN_NOTE}</p></header>
 ${paragraphs(doc.info?.description)}
 <nav aria-label="Endpoints"><h2>Endpoints</h2><ul><li><a href="#examples">Running the examples</a></li>${nav}</ul></nav>
-${TRYING_THE_EXAMPLES}
+${tryingTheExamples(doc.servers?.[0]?.url ?? '')}
 ${referenceSections(doc)}
 <section aria-labelledby="errors"><h2 id="errors">Errors</h2>
 <p>Every error is <code>application/problem+json</code> (RFC 9457) with <code>type</code>, <code>title</code>,
@@ -317,4 +308,6 @@ small { color: var(--muted); }
 .method.get { background: #0b6b3a; } .method.post { background: #0a4fa8; }
 .deprecated { color: #9a3412; font-size: .8em; }
 nav ul { padding-left: 1.2rem; }
+details.example { margin: .4rem 0; }
+details.example > summary { cursor: pointer; font-weight: 600; }
 `

@@ -24,11 +24,11 @@ export const EXPOSED_HEADERS = [
   'Retry-After',
   'ETag',
   'X-Request-Id',
-  'WWW-Authenticate',
-  'Allow',
-  // A deprecated operation's or a rolled key's answers (http/deprecation.ts), and the roster's next page.
   'Deprecation',
   'Sunset',
+  'WWW-Authenticate',
+  'Allow',
+  // The roster's next page, and a deprecated operation's changelog (http/deprecation.ts).
   'Link',
 ].join(', ')
 

@@ -13,6 +13,8 @@ import { readVersions, type Versions } from '../storage/meta-repository.js'
 import type { CatalogState } from './catalog-state.js'
 import type { KeyCache } from './key-cache.js'
 
+const KEY_CHANGES: ReadonlySet<string> = new Set(['key_revoked', 'key_rolled'])
+
 /** Changes read per poll; a larger burst between two polls empties the key cache once instead. */
 const CHANGES_PER_POLL = 1000
 
@@ -76,15 +78,17 @@ export class ChangeWatcher {
   async #applyAccessChanges(seen: number, target: number): Promise<number> {
     const changes = target > seen ? await accessChangesAfter(this.#db, seen, CHANGES_PER_POLL) : []
     let next = seen + 1
-    const revoked: string[] = []
+    const changedKeys: string[] = []
     for (const change of changes) {
       if (change.seq !== next) break
-      if (change.kind === 'key_revoked' && change.key_id !== null) revoked.push(change.key_id)
+      // A key revoked or rolled: that key alone; a kind this code does not know is one that may
+      // concern the whole organisation, which is always safe to forget.
+      if (KEY_CHANGES.has(change.kind) && change.key_id !== null) changedKeys.push(change.key_id)
       else this.#keys.evictOrganisation(change.organisation_id)
       next++
     }
-    // Together: the cache looks for revoked keys in one pass over its slots.
-    if (revoked.length > 0) this.#keys.evictKeys(revoked)
+    // Together: the cache looks for the changed keys in one pass over its slots.
+    if (changedKeys.length > 0) this.#keys.evictKeys(changedKeys)
     if (next - 1 >= target) return next - 1
     this.#log.warn({ seen, target, logged: next - 1 }, 'access changes not all in the change log; key cache emptied')
     this.#keys.clear()

@@ -161,6 +161,7 @@ export class KeyCache {
       scopes: record.scopes,
       expiresAt: record.expiresAt,
       revokedAt: record.revokedAt,
+      rolledAt: record.rolledAt,
     }
   }
 

@@ -14,7 +14,8 @@
  * a flush costs no pause of its own.
  */
 import type { Clock } from '../clock.js'
-import { touchKeys } from '../storage/access-repository.js'
+import { clientFamily } from '../domain/user-agent.js'
+import { type LastUse, touchKeys } from '../storage/access-repository.js'
 import type { Storage } from '../storage/connection.js'
 import { addUsage, type DailyCount } from '../storage/usage-repository.js'
 
@@ -82,6 +83,9 @@ export class KeyUsage {
    * yet); today's requests and 429s not yet written.
    */
   #numbers = emptySlots(INITIAL_SLOTS)
+  /** Per slot, the client address and User-Agent of the key's latest request, written with its last use. */
+  readonly #addresses: (string | undefined)[] = []
+  readonly #agents: (string | undefined)[] = []
   /** The slots of each index region as a list (first, last, and each slot's next; -1 ends it). */
   readonly #regionFirst = new Int32Array(REGIONS).fill(-1)
   readonly #regionLast = new Int32Array(REGIONS).fill(-1)
@@ -109,6 +113,17 @@ export class KeyUsage {
     if (Number.isNaN(written) || now - written >= LAST_USED_PRECISION_MS) numbers[at + LAST_USED] = now
     numbers[at + REQUESTS]!++
     if (throttled) numbers[at + THROTTLED]!++
+  }
+
+  /**
+   * The client of the key's latest request (counted by `count`); what the flush writes with the
+   * key's last use. Two stores per request: the family is worked out at the flush.
+   */
+  noteClient(keyId: string, address: string, userAgent: string | undefined): void {
+    const slot = this.#slots.get(keyId)
+    if (slot === undefined) return
+    this.#addresses[slot] = address
+    this.#agents[slot] = userAgent
   }
 
   #add(keyId: string): number {
@@ -193,13 +208,13 @@ export class KeyUsage {
     for (let slot = 0; slot < this.#keyIds.length; slot++) {
       if (!Number.isNaN(this.#numbers[slot * FIELDS + LAST_USED]!)) due.push(this.#keyIds[slot]!)
     }
-    let touched = new Map<string, number>()
+    let touched = new Map<string, LastUse>()
     for (const keyId of await this.#storage.keysInRowOrder(due)) {
       const slot = this.#slots.get(keyId)!
       const at = this.#numbers[slot * FIELDS + LAST_USED]!
       if (Number.isNaN(at)) continue
       this.#numbers[slot * FIELDS + LAST_USED] = Number.NaN
-      touched.set(keyId, at)
+      touched.set(keyId, { at, address: this.#addresses[slot] ?? '', agent: clientFamily(this.#agents[slot]) })
       if (touched.size === USAGE_CHUNK) {
         await this.#writeLastUsed(touched)
         touched = new Map()
@@ -221,19 +236,19 @@ export class KeyUsage {
     await this.#writePending()
   }
 
-  async #writeLastUsed(chunk: Map<string, number>): Promise<void> {
+  async #writeLastUsed(chunk: Map<string, LastUse>): Promise<void> {
     if (chunk.size === 0) return
     try {
       await this.#storage.writes.statement((db) => touchKeys(db, chunk))
     } catch (error) {
       // Unless the key was used again meanwhile, its time waits for the next flush.
-      for (const [keyId, at] of chunk) {
+      for (const [keyId, { at }] of chunk) {
         const slot = this.#slots.get(keyId)!
         if (Number.isNaN(this.#numbers[slot * FIELDS + LAST_USED]!)) this.#numbers[slot * FIELDS + LAST_USED] = at
       }
       throw error
     }
-    for (const [keyId, at] of chunk) this.#numbers[this.#slots.get(keyId)! * FIELDS + WRITTEN] = at
+    for (const [keyId, { at }] of chunk) this.#numbers[this.#slots.get(keyId)! * FIELDS + WRITTEN] = at
   }
 
   async #writePending(): Promise<void> {

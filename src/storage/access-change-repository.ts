@@ -7,8 +7,11 @@ import { type Kysely, sql } from 'kysely'
 import type { AccessChangeKind, AccessChangeRow, Database } from './tables.js'
 
 export type AccessChange =
-  | { kind: 'key_revoked'; keyId: string; organisationId: string }
-  | { kind: Exclude<AccessChangeKind, 'key_revoked'>; organisationId: string }
+  | { kind: KeyChangeKind; keyId: string; organisationId: string }
+  | { kind: Exclude<AccessChangeKind, KeyChangeKind>; organisationId: string }
+
+/** Changes that concern one key, which each instance's key cache forgets. */
+type KeyChangeKind = 'key_revoked' | 'key_rolled'
 
 /**
  * Records a change; call it inside the transaction that makes the change. Bumping the `access`
@@ -34,7 +37,7 @@ export async function recordAccessChange(trx: Kysely<Database>, change: AccessCh
     .values({
       seq,
       kind: change.kind,
-      key_id: change.kind === 'key_revoked' ? change.keyId : null,
+      key_id: 'keyId' in change ? change.keyId : null,
       organisation_id: change.organisationId,
     })
     .execute()

@@ -132,13 +132,17 @@ export interface NewKey {
   createdBy?: string
 }
 
-/** Keys of an organisation that still work at `now`: `keyState` in SQL (any revocation, or expiry at or before now). */
+/**
+ * Keys of an organisation that still work at `now` (`keyState` in SQL: any revocation, or expiry
+ * at or before now), rolled keys left out: a roll replaces a key, so it never meets the cap.
+ */
 export async function countActiveKeys(db: Kysely<Database>, organisationId: string, now: number): Promise<number> {
   const row = await db
     .selectFrom('api_keys')
     .select((eb) => eb.fn.countAll<number | string>().as('count'))
     .where('organisation_id', '=', organisationId)
     .where('revoked_at', 'is', null)
+    .where('rolled_at', 'is', null)
     .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', isoAt(now))]))
     .executeTakeFirstOrThrow()
   return Number(row.count)
@@ -164,6 +168,10 @@ export function newApiKey(spec: NewKey, now: number): { row: ApiKeyRow; key: str
     revoked_at: null,
     last_used_at: null,
     created_by: spec.createdBy ?? null,
+    rolled_at: null,
+    replaced_by: null,
+    last_used_address: null,
+    last_used_agent: null,
   }
   return { row, key: secret.key }
 }
@@ -209,25 +217,63 @@ export async function findApiKey(db: Kysely<Database>, id: string): Promise<ApiK
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst()
 }
 
+/** The key named by its id or its display prefix; NotFoundError, or ConflictError when a prefix names several. */
+export async function keyNamed(db: Kysely<Database>, idOrPrefix: string): Promise<ApiKeyRow> {
+  const matches = await db
+    .selectFrom('api_keys')
+    .selectAll()
+    .where((eb) =>
+      UUID.test(idOrPrefix) ? eb('id', '=', idOrPrefix.toLowerCase()) : eb('display_prefix', '=', idOrPrefix),
+    )
+    .execute()
+  if (matches.length === 0) throw new NotFoundError(`no key "${idOrPrefix}"`)
+  if (matches.length > 1) throw new ConflictError(`"${idOrPrefix}" matches ${matches.length} keys; use the key id`)
+  return matches[0]!
+}
+
 /** Revokes a key named by id or by its display prefix; revoking twice keeps the first time. */
 export async function revokeApiKey(db: Kysely<Database>, idOrPrefix: string, now: number): Promise<ApiKeyRow> {
   return inTransaction(db, async (trx) => {
-    const matches = await trx
-      .selectFrom('api_keys')
-      .selectAll()
-      .where((eb) =>
-        UUID.test(idOrPrefix) ? eb('id', '=', idOrPrefix.toLowerCase()) : eb('display_prefix', '=', idOrPrefix),
-      )
-      .execute()
-    if (matches.length === 0) throw new NotFoundError(`no key "${idOrPrefix}"`)
-    if (matches.length > 1) throw new ConflictError(`"${idOrPrefix}" matches ${matches.length} keys; use the key id`)
-    const key = matches[0]!
+    const key = await keyNamed(trx, idOrPrefix)
     if (key.revoked_at !== null) return key
     const revoked = { ...key, revoked_at: isoAt(now) }
     await trx.updateTable('api_keys').set({ revoked_at: revoked.revoked_at }).where('id', '=', key.id).execute()
     await recordAccessChange(trx, { kind: 'key_revoked', keyId: key.id, organisationId: key.organisation_id })
     return revoked
   })
+}
+
+/**
+ * Marks a key rolled, replaced by `replacedBy`, working until `end` (or until its own expiry if
+ * sooner); false, changing nothing, if it was revoked, rolled or had expired meanwhile. The
+ * conditional update is what makes two rolls of one key at once leave one replacement.
+ */
+export async function markKeyRolled(
+  trx: Kysely<Database>,
+  roll: { keyId: string; organisationId: string; replacedBy: string; end: number },
+  now: number,
+): Promise<boolean> {
+  const end = isoAt(roll.end)
+  const updated = await trx
+    .updateTable('api_keys')
+    .set((eb) => ({
+      rolled_at: isoAt(now),
+      replaced_by: roll.replacedBy,
+      expires_at: eb
+        .case()
+        .when(eb.and([eb('expires_at', 'is not', null), eb('expires_at', '<', end)]))
+        .then(eb.ref('expires_at'))
+        .else(end)
+        .end(),
+    }))
+    .where('id', '=', roll.keyId)
+    .where('revoked_at', 'is', null)
+    .where('rolled_at', 'is', null)
+    .where((eb) => eb.or([eb('expires_at', 'is', null), eb('expires_at', '>', isoAt(now))]))
+    .executeTakeFirst()
+  if (Number(updated.numUpdatedRows) === 0) return false
+  await recordAccessChange(trx, { kind: 'key_rolled', keyId: roll.keyId, organisationId: roll.organisationId })
+  return true
 }
 
 const keyByHashQuery = preparedQuery((db, hash: string) =>
@@ -244,6 +290,7 @@ const keyByHashQuery = preparedQuery((db, hash: string) =>
       'k.scopes as scopes',
       'k.expires_at as expiresAt',
       'k.revoked_at as revokedAt',
+      'k.rolled_at as rolledAt',
       'a.signed_at as signedAt',
       'a.expires_at as agreementExpiresAt',
       'a.ended_at as agreementEndedAt',
@@ -269,15 +316,23 @@ export async function findKeyByHash(db: Kysely<Database>, hash: string): Promise
     scopes: scopeBits(first.scopes.split(' ')),
     expiresAt: first.expiresAt === null ? null : Date.parse(first.expiresAt),
     revokedAt: first.revokedAt === null ? null : Date.parse(first.revokedAt),
+    rolledAt: first.rolledAt === null ? null : Date.parse(first.rolledAt),
   }
 }
 
 /** Keys per statement at most: the flush's chunks (key-usage.ts) fit in one. */
 const TOUCH_KEYS = 64
 
+/** A key's last use as the flush writes it: when, and the client address and user agent family then. */
+export interface LastUse {
+  at: number
+  address: string
+  agent: string
+}
+
 /**
- * The update of `size` keys' last-used times; its arguments are each key's id and time (the ids
- * serve the WHERE too: a prepared query puts an argument wherever the query uses it).
+ * The update of `size` keys' last uses; its arguments are each key's id, time, address and agent
+ * (the ids serve the WHERE too: a prepared query puts an argument wherever the query uses it).
  */
 const touchStatement = preparedBySize(
   (size) =>
@@ -285,31 +340,34 @@ const touchStatement = preparedBySize(
       db
         .updateTable('api_keys')
         .set((eb) => {
-          let times = eb.case('id').when(args[0]!).then(args[1]!)
-          for (let i = 1; i < size; i++) times = times.when(args[2 * i]!).then(args[2 * i + 1]!)
-          return { last_used_at: times.end() }
+          const column = (field: number) => {
+            let values = eb.case('id').when(args[0]!).then(args[field]!)
+            for (let i = 1; i < size; i++) values = values.when(args[4 * i]!).then(args[4 * i + field]!)
+            return values.end()
+          }
+          return { last_used_at: column(1), last_used_address: column(2), last_used_agent: column(3) }
         })
         .where(
           'id',
           'in',
-          Array.from({ length: size }, (_, i) => args[2 * i]!),
+          Array.from({ length: size }, (_, i) => args[4 * i]!),
         ),
 )
 
 /**
- * Records when keys were last used; called with a few dozen keys at a time, off the request path.
+ * Records keys' last uses; called with a few dozen keys at a time, off the request path.
  * One statement for up to TOUCH_KEYS of them: on PostgreSQL one round trip, on SQLite one
  * statement to run.
  * Compiled once per count of keys: building it anew (a CASE of 64 branches) cost more than
  * running it, and a flush of many keys writes many such chunks (figures: docs/performance.md).
  */
-export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<string, number>): Promise<void> {
+export async function touchKeys(db: Kysely<Database>, lastUsed: ReadonlyMap<string, LastUse>): Promise<void> {
   const entries = [...lastUsed]
   // More keys than that go in several statements, so that few sizes are ever compiled.
   for (let start = 0; start < entries.length; start += TOUCH_KEYS) {
     const chunk = entries.slice(start, start + TOUCH_KEYS)
     const args: string[] = []
-    for (const [keyId, at] of chunk) args.push(keyId, isoAt(at))
+    for (const [keyId, use] of chunk) args.push(keyId, isoAt(use.at), use.address, use.agent)
     await touchStatement(chunk.length)(db, ...args)
   }
 }

@@ -12,7 +12,7 @@ import type { OperatorRole } from '../domain/operator-roles.js'
 import type { ProgressStatus } from '../domain/progress.js'
 import type { StudentChangeKind } from '../domain/student-change.js'
 import type { TierId } from '../domain/tiers.js'
-import type { NoticeEvent } from '../domain/webhook-events.js'
+import type { NoticeEvent, SentEvent } from '../domain/webhook-events.js'
 
 /** A column the database fills on insert and the code never writes afterwards with another type. */
 type GeneratedAs<T> = ColumnType<T, T | undefined, T>
@@ -98,6 +98,14 @@ export interface ApiKeysTable {
   last_used_at: string | null
   /** The dashboard account that created the key; null for the CLI. */
   created_by: string | null
+  /** When the key was rolled; it then works until `expires_at`, the end of the overlap. */
+  rolled_at: string | null
+  /** The id of the key that replaced it when it was rolled. */
+  replaced_by: string | null
+  /** The client address of a request in the window `last_used_at` names. */
+  last_used_address: string | null
+  /** That request's user agent family ("curl", "Python requests", "Node.js", ...). */
+  last_used_agent: string | null
 }
 
 export interface StudentsTable {
@@ -291,13 +299,7 @@ export interface DisclosureLookupTable {
   id: number
 }
 
-export type WebhookEventType =
-  | 'student.tier_changed'
-  | 'progress.updated'
-  | 'student.unlinked'
-  | 'student.deleted'
-  | 'catalog.published'
-  | 'webhook.test'
+export type WebhookEventType = SentEvent
 /** `not_sent`: refused before sending, the organisation's access to the student having ended. */
 export type DeliveryState = 'pending' | 'delivered' | 'failed' | 'not_sent'
 
@@ -531,7 +533,7 @@ export interface SettingsTable {
 }
 
 /** What changed about a key's access; see access-change-repository.ts. */
-export type AccessChangeKind = 'key_revoked' | 'organisation_status' | 'agreements'
+export type AccessChangeKind = 'key_revoked' | 'key_rolled' | 'organisation_status' | 'agreements'
 
 export interface AccessChangesTable {
   /** The `access` version the change set; in order and without gaps. */

@@ -8,12 +8,14 @@ import { randomBytes } from 'node:crypto'
 import { type Kysely, sql } from 'kysely'
 import { isoAt } from '../clock.js'
 import type { ProgressEntry } from '../domain/progress.js'
+import type { TierId } from '../domain/tiers.js'
 import type { NewStudentChange } from '../domain/student-change.js'
-import { type DeliveryRefusal, type NoticeEvent, REFUSAL_REASONS } from '../domain/webhook-events.js'
+import { type DeliveryRefusal, type NoticeEvent, REFUSAL_REASONS, type SentEvent } from '../domain/webhook-events.js'
+import { type WebhookData, webhookBody } from '../domain/webhook-payloads.js'
 import { recordDisclosure } from './disclosure-log.js'
 import { recordDepartures } from './student-departure-repository.js'
 import { preparedQuery } from './prepared-query.js'
-import type { Database, WebhookDeliveryRow, WebhookEndpointRow, WebhookEventType } from './tables.js'
+import type { Database, WebhookDeliveryRow, WebhookEndpointRow } from './tables.js'
 import { accessRefusal } from './webhook-access-repository.js'
 
 type Db = Kysely<Database>
@@ -22,9 +24,9 @@ function deliveryId(): string {
   return `msg_${randomBytes(16).toString('base64url')}`
 }
 
-/** The body every delivery carries (Standard Webhooks: type, timestamp, data). */
-function payload(type: WebhookEventType, data: object, now: number): string {
-  return JSON.stringify({ type, timestamp: isoAt(now), data })
+/** The body every delivery carries (Standard Webhooks: type, timestamp, data), as the document declares it. */
+function payload<E extends SentEvent>(type: E, data: WebhookData<E>, now: number): string {
+  return webhookBody(type, data, isoAt(now))
 }
 
 /** An endpoint an event may go to, and why it may not have it, if it may not. */
@@ -35,11 +37,11 @@ interface Recipient {
   refusal: DeliveryRefusal | null
 }
 
-async function enqueue(
+async function enqueue<E extends SentEvent>(
   trx: Db,
   endpoints: readonly Recipient[],
-  type: WebhookEventType,
-  data: object,
+  type: E,
+  data: WebhookData<E>,
   studentId: string | null,
   now: number,
 ): Promise<number> {
@@ -95,11 +97,11 @@ export function recordRefusal(
  * the delivery already ended as not sent, and the refusal goes to the disclosure log. Run it in
  * the transaction that makes the change.
  */
-export async function announceStudentEvent(
+export async function announceStudentEvent<E extends 'student.tier_changed' | 'progress.updated'>(
   trx: Db,
   studentId: string,
-  type: 'student.tier_changed' | 'progress.updated',
-  data: object,
+  type: E,
+  data: WebhookData<E>,
   now: number,
 ): Promise<number> {
   const endpoints = await trx
@@ -184,7 +186,7 @@ export async function announceStudentChanges(
   if (changes.length === 0) return
   const [anyEndpoint] = await anyEnabledEndpoint(trx)
   if (anyEndpoint === undefined) return
-  const tiers = new Map<string, { tier: string; updatedAt: string }>()
+  const tiers = new Map<string, { tier: TierId; updatedAt: string }>()
   const entries = new Map<string, ProgressEntry[]>()
   for (const change of changes) {
     if (change.type === 'tier_changed') tiers.set(change.studentId, { tier: change.tier, updatedAt: change.changedAt })
@@ -199,7 +201,11 @@ export async function announceStudentChanges(
 }
 
 /** Announces a newly published catalog to every enabled endpoint that subscribed to it. */
-export async function announceCatalogPublished(trx: Db, data: object, now: number): Promise<number> {
+export async function announceCatalogPublished(
+  trx: Db,
+  data: WebhookData<'catalog.published'>,
+  now: number,
+): Promise<number> {
   const endpoints = await trx
     .selectFrom('webhook_endpoints')
     .select(['id', 'events', 'organisation_id', sql<null>`null`.as('refusal')])
@@ -210,7 +216,7 @@ export async function announceCatalogPublished(trx: Db, data: object, now: numbe
 
 /** A `webhook.test` event to one endpoint (cases/webhook-endpoints.ts limits how often). */
 export async function enqueueTestEvent(trx: Db, endpoint: WebhookEndpointRow, now: number): Promise<void> {
-  const data = { endpointId: endpoint.id, message: 'A test event from the dashboard.' }
+  const data: WebhookData<'webhook.test'> = { endpointId: endpoint.id, message: 'A test event from the dashboard.' }
   await enqueue(trx, [{ ...endpoint, refusal: null }], 'webhook.test', data, null, now)
 }
 

@@ -13,6 +13,7 @@
 import type { FastifyBaseLogger } from 'fastify'
 import type { Clock } from '../clock.js'
 import { ENDPOINT_CONCURRENCY } from '../domain/webhook-events.js'
+import { WEBHOOK_USER_AGENT, type WebhookHeaders } from '../domain/webhook-payloads.js'
 import { signatureHeader } from '../domain/webhook-signature.js'
 import type { Storage } from '../storage/connection.js'
 import { activeSpans, type SpanNotes } from '../instrumentation/spans.js'
@@ -161,13 +162,13 @@ export class WebhookDeliverer {
     const { storage, clock, timeoutMs, log } = this.#options
     const now = clock.now()
     const timestamp = Math.floor(now / 1000)
-    const headers = {
-      'content-type': 'application/json',
-      'user-agent': 'Curriculum-API-Webhooks/1',
+    const signed: WebhookHeaders = {
+      'user-agent': WEBHOOK_USER_AGENT,
       'webhook-id': delivery.id,
       'webhook-timestamp': String(timestamp),
       'webhook-signature': signatureHeader(signingSecrets(delivery, now), delivery.id, timestamp, delivery.payload),
     }
+    const headers = { 'content-type': 'application/json', ...signed }
     let attempt: AttemptRecord
     try {
       attempt = await sendWebhook(new URL(delivery.url), headers, delivery.payload, {

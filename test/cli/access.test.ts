@@ -227,12 +227,16 @@ describe('organisations, agreements and keys', () => {
       'displayPrefix',
       'expiresAt',
       'id',
+      'lastUsedAddress',
+      'lastUsedAgent',
       'lastUsedAt',
       'mode',
       'name',
       'organisation',
       'organisationId',
+      'replacedBy',
       'revokedAt',
+      'rolledAt',
       'scopes',
       'state',
     ])
@@ -290,6 +294,47 @@ describe('organisations, agreements and keys', () => {
     expect(await withStorage(databaseUrl, ({ db }) => countActiveKeys(db, acme.id, Date.now()))).toBe(10)
   })
 
+  it('rolls a key: a new key like it, the old one until the overlap ends (or revoked for now), audited', async () => {
+    const databaseUrl = newDatabaseUrl()
+    const run = (...args: string[]) => cli([...args, '--json'], { databaseUrl })
+    jsonOf(await run('org', 'create', '--name', 'Acme Learning'))
+    const old = jsonOf(
+      await run('key', 'create', '--org', 'Acme Learning', '--name', 'prod', '--scopes', 'students:read'),
+    )
+    const before = Date.now()
+    const rolled = jsonOf(await run('key', 'roll', `${old.displayPrefix}…`, '--overlap', '24h'))
+    expect(rolled).toMatchObject({
+      ok: true,
+      name: 'prod',
+      scopes: ['students:read'],
+      expiresAt: null,
+      state: 'active',
+    })
+    expect(rolled.key).toMatch(KEY)
+    expect(rolled.replaces).toMatchObject({ id: old.id, replacedBy: rolled.id, revokedAt: null, state: 'active' })
+    const stops = Date.parse(rolled.replaces.expiresAt)
+    expect(stops - Date.parse(rolled.replaces.rolledAt)).toBe(24 * 3_600_000)
+    expect(stops).toBeGreaterThanOrEqual(before + 24 * 3_600_000)
+    const stored = await withStorage(databaseUrl, ({ db }) => findKeyByHash(db, hashApiKey(rolled.key)))
+    expect(stored).toMatchObject({ keyId: rolled.id, rolledAt: null })
+
+    const again = await run('key', 'roll', old.id, '--overlap', '1h')
+    expect([again.status, jsonOf(again).error.message]).toEqual([1, `the key ${old.displayPrefix}… was rolled already`])
+    const wrong = await cli(['key', 'roll', rolled.id, '--overlap', '2h'], { databaseUrl })
+    expect(wrong.status).not.toBe(0)
+    expect(wrong.stderr).toMatch(/neither an overlap \(now, 1h, 24h, 7d\) nor a date/)
+
+    const leaked = jsonOf(await run('key', 'roll', rolled.id, '--overlap', 'now'))
+    expect(leaked.replaces).toMatchObject({ id: rolled.id, state: 'revoked' })
+    const text = (await cli(['key', 'list', '--org', 'Acme Learning'], { databaseUrl })).stdout
+    expect(text).toContain(leaked.displayPrefix)
+    const audit = await withStorage(databaseUrl, ({ db }) =>
+      db.selectFrom('audit_log').selectAll().where('action', '=', 'key.roll').orderBy('at').execute(),
+    )
+    expect(audit.map((row) => row.target)).toEqual([`key:${old.id}`, `key:${rolled.id}`])
+    for (const row of audit) expect(JSON.stringify(row)).not.toMatch(/cur_live_[0-9A-Za-z]{38}/)
+  })
+
   it('applies migrations on request and reports them once', async () => {
     const databaseUrl = newDatabaseUrl()
     const first = await cli(['migrate', '--json'], { databaseUrl })
@@ -321,6 +366,7 @@ describe('organisations, agreements and keys', () => {
         '0023-operator-roles',
         '0024-organisation-two-step',
         '0025-passkey-challenges',
+        '0026-key-rolling',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -55,6 +55,7 @@ describe('curriculum --help', () => {
         'key create',
         'key list',
         'key revoke',
+        'key roll',
         'links add',
         'links import',
         'links remove',

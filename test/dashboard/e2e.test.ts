@@ -361,6 +361,22 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await page.close()
   })
 
+  it('reaches the webhooks chapter from the reference: accessible, and nothing refused by its CSP', async () => {
+    const page = await browser.newPage()
+    const errors: string[] = []
+    // A CSP refusal (a script, an outside stylesheet) shows as a console error.
+    page.on('console', (message) => {
+      if (message.type() === 'error') errors.push(message.text())
+    })
+    await page.goto(url('/docs'))
+    await page.getByRole('link', { name: 'the webhooks chapter' }).click()
+    await page.waitForURL(/\/docs\/webhooks$/)
+    expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Webhooks')
+    await check(page, '16-docs-webhooks')
+    expect(errors).toEqual([])
+    await page.close()
+  })
+
   it('reads well on a phone', async () => {
     const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, isMobile: true })
     const page = await phone.newPage()

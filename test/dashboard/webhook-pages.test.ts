@@ -3,12 +3,14 @@ import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { Webhook } from 'standardwebhooks'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { endpointUrlHint } from '../../src/dashboard/pages/partner/webhooks/views.js'
 import { utcMinute } from '../../src/dashboard/times.js'
 import { RETRY_DELAYS_MS } from '../../src/domain/webhook-events.js'
 import { endAgreements } from '../../src/cases/agreement-end.js'
 import { listDisclosures } from '../../src/storage/disclosure-log.js'
 import { enrollStudent } from '../../src/cases/enroll.js'
 import { buildTestApp, STUDENTS, type TestContext } from '../helper.js'
+import { perSuite } from '../support/built.js'
 import { refusingUrl } from '../support/webhook-receiver.js'
 import { DashboardClient, makeOwner } from './dashboard-client.js'
 
@@ -41,6 +43,13 @@ describe('the webhook pages', () => {
     receiver.closeAllConnections()
     receiver.close()
     await t.close()
+  })
+
+  it('say in the URL field that this deployment also accepts endpoints on this machine', async () => {
+    const form = (await alice.get('/dashboard/partner/webhooks')).body
+    expect(form).toContain(`id="url-hint">${endpointUrlHint(true)}</p>`)
+    expect(endpointUrlHint(true)).toContain('http:// or https:// to localhost, 127.0.0.1 or [::1]')
+    expect(form).toContain('<a href="/docs/webhooks">')
   })
 
   it('refuse an internal or non-https URL and an empty event list, keeping what was typed', async () => {
@@ -239,5 +248,26 @@ describe('the webhook pages', () => {
     expect(resend.headers['retry-after']).toBe('45')
     t.clock.advance(45_000)
     expect((await dave.post(`${page}/deliveries/${id}/resend`)).statusCode).toBe(303)
+  })
+})
+
+describe('the webhook form of a deployment without WEBHOOK_ALLOW_LOOPBACK', () => {
+  const t = perSuite(() => buildTestApp())
+
+  it('says https:// and a public host, and refuses an endpoint on this machine', async () => {
+    const carol = new DashboardClient(t.app, '192.0.2.12')
+    expect((await carol.signUp('carol@partner.example')).statusCode).toBe(200)
+    const form = (await carol.get('/dashboard/partner/webhooks')).body
+    expect(form).toContain(`id="url-hint">${endpointUrlHint(false)}</p>`)
+    expect(endpointUrlHint(false)).toMatch(/^https:\/\/ and a public host/)
+    expect(endpointUrlHint(false)).not.toMatch(/localhost|http:\/\/ /)
+    for (const url of ['http://localhost:4000/', 'https://127.0.0.1:4000/']) {
+      const refused = await carol.post('/dashboard/partner/webhooks', {
+        url,
+        mode: 'test',
+        events: ['catalog.published'],
+      })
+      expect(refused.statusCode, url).toBe(400)
+    }
   })
 })

@@ -1,5 +1,5 @@
 /**
- * Runs a shell example through bash, as a reader's terminal would, and reports the HTTP status
+ * Runs a shell example through sh, as a reader's terminal would, and reports the HTTP status
  * of its last curl command. Only that command is changed: `-s -o /dev/null -w` is added to it so
  * that the status is printed on a line of its own.
  *
@@ -13,7 +13,7 @@ import path from 'node:path'
 import type { ShellExample } from './shell-examples.js'
 
 export interface ExampleRun {
-  example: ShellExample
+  example: { where: string }
   /** The last curl's status, or undefined if it never printed one. */
   status: number | undefined
   /** Why the example cannot give its documented status; undefined when it does. */
@@ -39,12 +39,16 @@ function withStatusWriteOut(script: string, bodyFile: string): { script: string 
   }
 }
 
-function bash(script: string, env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+function sh(
+  script: string,
+  env: Record<string, string>,
+  cwd: string,
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
-      'bash',
+      'sh',
       ['-c', `set -u\n${script}`],
-      { env, timeout: 20_000, encoding: 'utf8' },
+      { env, cwd, timeout: 20_000, encoding: 'utf8' },
       (error, stdout, stderr) => {
         const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1
         resolve({ code, stdout, stderr })
@@ -53,11 +57,11 @@ function bash(script: string, env: Record<string, string>): Promise<{ code: numb
   })
 }
 
-function matches(expected: number | '2xx', status: number): boolean {
+export function matches(expected: number | '2xx', status: number): boolean {
   return expected === '2xx' ? status >= 200 && status < 300 : status === expected
 }
 
-/** Runs one example; `home` is an empty directory used as HOME. */
+/** Runs one example; `home` is an empty directory of its own, used as HOME and as the working directory. */
 export async function runExample(
   example: ShellExample,
   variables: Record<string, string>,
@@ -74,7 +78,11 @@ export async function runExample(
   rmSync(bodyFile, { force: true })
   const prepared = withStatusWriteOut(example.script, bodyFile)
   if ('problem' in prepared) return { example, status: undefined, failure: prepared.problem }
-  const result = await bash(prepared.script, { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...variables })
+  const result = await sh(
+    prepared.script,
+    { PATH: process.env.PATH ?? '/usr/bin:/bin', HOME: home, ...variables },
+    home,
+  )
   const status = STATUS_LINE.exec(result.stdout)?.[1]
   if (status === undefined) {
     return {

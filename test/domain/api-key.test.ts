@@ -54,6 +54,7 @@ describe('key state, one rule for the API, the dashboard and the CLI', () => {
     scopes: 0,
     revokedAt,
     expiresAt,
+    rolledAt: null,
   })
   const row = (revoked_at: string | null, expires_at: string | null) =>
     ({ revoked_at, expires_at }) as unknown as ApiKeyRow

@@ -1,6 +1,6 @@
 /** The browser families the Account page shows: the family and the system, never a version. */
 import { describe, expect, it } from 'vitest'
-import { browserFamily } from '../../src/domain/user-agent.js'
+import { browserFamily, clientFamily } from '../../src/domain/user-agent.js'
 
 describe('browserFamily', () => {
   it.each([
@@ -23,5 +23,23 @@ describe('browserFamily', () => {
     [null, 'Unknown browser'],
   ])('names %j as %s', (userAgent, family) => {
     expect(browserFamily(userAgent)).toBe(family)
+  })
+})
+
+describe('the client family of an API request', () => {
+  it.each([
+    ['curl/8.5.0', 'curl'],
+    ['python-requests/2.32.3', 'Python requests'],
+    ['Python-urllib/3.11', 'Python urllib'],
+    ['node', 'Node.js'],
+    ['axios/1.7.9', 'axios'],
+    ['Go-http-client/1.1', 'Go'],
+    ['PostmanRuntime/7.43.0', 'Postman'],
+    ['Mozilla/5.0 (X11; Linux x86_64; rv:140.0) Gecko/20100101 Firefox/140.0', 'Firefox on Linux'],
+    ['our-sync-job/4.2', 'another client'],
+    ['', 'no user agent'],
+    [undefined, 'no user agent'],
+  ])('names %j as %s', (userAgent, family) => {
+    expect(clientFamily(userAgent)).toBe(family)
   })
 })

@@ -11,7 +11,9 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PROBLEM_CODES, problemType } from '../../src/errors.js'
 import { API_VERSION } from '../../src/http/api-version.js'
+import { rollKey } from '../../src/cases/api-keys.js'
 import { deprecation } from '../../src/domain/deprecation.js'
+import { findApiKey } from '../../src/storage/access-repository.js'
 import { bearer, buildTestApp, REQUEST_PATH, STUDENTS } from '../helper.js'
 import { perSuite } from '../support/built.js'
 
@@ -225,6 +227,8 @@ describe('a deprecated operation', () => {
         'GET /api/v1/tiers': tiers,
         'GET /api/v1/students/:id/progress': tiers,
         'GET /api/v1/students': tiers,
+        // Long past: a sunset sooner than any key's end.
+        'GET /api/v1/lessons/*': deprecation({ deprecatedAt: '2025-01-06', sunsetAt: '2025-07-07' }),
       },
     }),
   )
@@ -247,7 +251,8 @@ describe('a deprecated operation', () => {
     // The fast path leaves a deprecated operation to the router, which adds the headers.
     expect(t.routed - routedBefore).toBe(answers.length)
     // Browsers may read them.
-    expect(answers[0]!.headers['access-control-expose-headers']).toMatch(/Deprecation, Sunset, Link/)
+    const exposed = String(answers[0]!.headers['access-control-expose-headers']).split(', ')
+    expect(exposed).toEqual(expect.arrayContaining(['Deprecation', 'Sunset', 'Link']))
   })
 
   it("keeps another Link beside its own (the roster's next page)", async () => {
@@ -281,5 +286,20 @@ describe('a deprecated operation', () => {
       /<code>\/api\/v1\/tiers<\/code> <strong class="deprecated">Deprecated<\/strong><\/h3>[\s\S]*?<strong>Deprecated<\/strong> on 2027-01-01/,
     )
     expect(reference).not.toMatch(/<code>\/api\/v1\/lessons<\/code> <strong class="deprecated">/)
+  })
+
+  // Last: it rolls a key of the app's fixtures.
+  it("gives a rolled key's answers the sooner of the two ends", async () => {
+    const key = (await findApiKey(t.storage.db, t.fixtures.keyIds.write))!
+    const end = t.clock.now() + 3_600_000
+    await rollKey(t.storage.db, { key, end }, t.clock.now())
+    await t.app.services.changes.check()
+    const rolled = bearer(t.fixtures.keys.write)
+    const tiersAnswer = await t.call({ url: '/api/v1/tiers', headers: rolled })
+    expect(tiersAnswer.headers.sunset).toBe(new Date(end).toUTCString())
+    expect(tiersAnswer.headers.deprecation).toBe(`@${Math.floor(t.clock.now() / 1000)}`)
+    const lesson = await t.call({ url: '/api/v1/lessons/explorer/e1-robots-follow-instructions', headers: rolled })
+    expect(lesson.statusCode).toBe(200)
+    expect(lesson.headers).toMatchObject({ deprecation: '@1736121600', sunset: 'Mon, 07 Jul 2025 00:00:00 GMT' })
   })
 })

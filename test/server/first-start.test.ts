@@ -21,6 +21,8 @@ describe('the server process', () => {
     server = await startServer(env)
     const out = server.output()
     expect(out).toContain('DEMO DATA')
+    // Loopback webhook endpoints are off unless asked for (webhook-loopback.test.ts), and nothing is said of them.
+    expect(out).not.toContain('WEBHOOK_ALLOW_LOOPBACK')
     expect(out).toMatch(/Dashboard: http:\/\/localhost:\d+\/dashboard/)
     expect(out).toMatch(/Demo operator login: operator@demo\.example/)
     const catalogKey = /Demo catalog key[^\n]*\n\s+(cur_live_\w+)/.exec(out)?.[1]

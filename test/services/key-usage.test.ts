@@ -126,10 +126,19 @@ describe('KeyUsage flush', () => {
   })
 
   it('records the last-used times of more keys than one statement takes, each its own', async () => {
-    const times = new Map(keyIds.map((id, i) => [id, clock.now() + i * 1000]))
+    const times = new Map(
+      keyIds.map((id, i) => [id, { at: clock.now() + i * 1000, address: `10.0.0.${i}`, agent: 'curl' }]),
+    )
     await touchKeys(storage.db, times)
     const lastUsed = await lastUsedByKey()
-    for (const [id, at] of times) expect(lastUsed.get(id)).toBe(new Date(at).toISOString())
+    for (const [id, { at }] of times) expect(lastUsed.get(id)).toBe(new Date(at).toISOString())
+    const rows = await storage.db
+      .selectFrom('api_keys')
+      .select(['id', 'last_used_address', 'last_used_agent'])
+      .execute()
+    for (const row of rows.filter((r) => times.has(r.id))) {
+      expect(row).toMatchObject({ last_used_address: times.get(row.id)!.address, last_used_agent: 'curl' })
+    }
   })
 
   it('lets other writes commit between its chunks', async () => {

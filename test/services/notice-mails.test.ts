@@ -108,7 +108,9 @@ describe('notice mails through SMTP', () => {
       .set({ failing_since: new Date(now - 3 * DAY - 1).toISOString() })
       .where('id', '=', endpoint.id)
       .execute()
-    await storage.writes.transaction((trx) => announceCatalogPublished(trx, { catalogVersion: 2 }, now))
+    await storage.writes.transaction((trx) =>
+      announceCatalogPublished(trx, { catalogVersion: 2, tiers: 3, lessons: 30 }, now),
+    )
     const deliverer = new WebhookDeliverer({
       storage,
       clock,

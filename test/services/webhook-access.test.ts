@@ -135,7 +135,9 @@ describe('webhooks and access to students', () => {
           expect(fresh).toMatchObject({ state: 'not_sent', attempts: 0 })
           expect(await webhookRows(fresh!.id)).toEqual([ending.outcome])
         }
-        await storage.writes.transaction((trx) => announceCatalogPublished(trx, { catalogVersion: 9 }, clock.now()))
+        await storage.writes.transaction((trx) =>
+          announceCatalogPublished(trx, { catalogVersion: 9, tiers: 3, lessons: 30 }, clock.now()),
+        )
         await deliverer().run()
         expect(receiver.received.map((r) => r.path)).toEqual(['/acme', '/catalog'])
         expect((await deliveriesOf(catalogHook.endpoint.id))[0]!.state).toBe('delivered')

@@ -97,7 +97,9 @@ describe('webhooks', () => {
       clock.now(),
     )
     const rolled = await rollSecret(storage.db, catalogHook.endpoint, clock.now())
-    await storage.writes.transaction((trx) => announceCatalogPublished(trx, { catalogVersion: 7 }, clock.now()))
+    await storage.writes.transaction((trx) =>
+      announceCatalogPublished(trx, { catalogVersion: 7, tiers: 3, lessons: 30 }, clock.now()),
+    )
     await deliverer().run()
     const got = receiver.received.find((r) => r.path === '/catalog')!
     const headers = {
@@ -278,7 +280,9 @@ describe('webhooks', () => {
       },
       clock.now(),
     )
-    await storage.writes.transaction((trx) => announceCatalogPublished(trx, { catalogVersion: 8 }, clock.now()))
+    await storage.writes.transaction((trx) =>
+      announceCatalogPublished(trx, { catalogVersion: 8, tiers: 3, lessons: 30 }, clock.now()),
+    )
     const strict = new WebhookDeliverer({
       storage,
       clock,

@@ -98,7 +98,7 @@ ${intro}
 ${examples.map((example, index) => html`<pre id="example-${index}" class="example" data-copy>${example}</pre>`)}
 <details>
   <summary>The API reference with this key in every example</summary>
-  <div class="reference">${trusted(referenceSections(doc, key, student?.id))}
+  <div class="reference">${trusted(referenceSections(doc, { baseUrl: base, apiKey: key, studentId: student?.id }))}
   <h2>Schemas</h2>${trusted(schemaSections(doc))}</div>
 </details>
 <p><a class="button" href="/dashboard/partner">Go to your overview</a></p>`

@@ -43,13 +43,13 @@ export function answerCatalog(
   const requestId = randomUUID()
   const template = url.startsWith(LESSON_PREFIX) ? LESSON_ROUTE : url === TIERS_URL ? TIERS_URL : LESSONS_URL
   if (!verdict.admitted) {
-    const status = sendProblem(context, response, requestId, verdict.problem, verdict.rate, now)
+    const status = sendProblem(context, response, requestId, verdict.problem, verdict.rate, now, verdict.key)
     // A refusal after identification names the key, as the router's log line does.
     answered(context, request, requestId, status, started, verdict.key?.keyId, template)
     return
   }
   const notModified = matchesIfNoneMatch(request.headers['if-none-match'], representation.etag)
-  const out = headersFor(context, requestId, verdict.rate, now)
+  const out = headersFor(context, requestId, verdict.rate, now, verdict.key)
   out.etag = representation.etag
   out['cache-control'] = 'private, no-cache'
   if (notModified) {

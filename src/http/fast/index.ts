@@ -161,7 +161,7 @@ function answer(context: FastPathContext, request: IncomingMessage, response: Se
   const started = startTime(context.accessLog)
   // A key that needs a storage lookup leaves the request to the router, nothing recorded.
   const now = context.clock.now()
-  const verdict = context.admission.admit(address, headers.authorization, now)
+  const verdict = context.admission.admit(address, headers.authorization, now, headers['user-agent'])
   if (verdict === undefined) return false
   if (studentId !== undefined)
     return answerProgress(context, progress!, request, response, route, studentId, verdict, now, started)

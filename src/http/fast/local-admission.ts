@@ -32,7 +32,14 @@ export class LocalAdmission {
     this.#options = Object.freeze({ ...options })
   }
 
-  admit(address: string, authorization: string | undefined, now: number): Verdict | undefined {
+  /** The decision, with the identified key's client noted for its last use (services/key-usage.ts). */
+  admit(address: string, authorization: string | undefined, now: number, userAgent?: string): Verdict | undefined {
+    const verdict = this.#decide(address, authorization, now)
+    if (verdict?.key !== undefined) this.#options.usage.noteClient(verdict.key.keyId, address, userAgent)
+    return verdict
+  }
+
+  #decide(address: string, authorization: string | undefined, now: number): Verdict | undefined {
     const options = this.#options
     const who = identify(options.keys, authorization, now)
     if ('hash' in who) return undefined

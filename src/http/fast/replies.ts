@@ -7,7 +7,9 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import { PROBLEM_CATALOG, type Problem } from '../../errors.js'
 import { recordProblem, recordRequest, requestsObserved } from '../../instrumentation/metrics-channels.js'
+import type { KeyRecord } from '../../domain/api-key.js'
 import { logAccess } from '../access-log.js'
+import { addKeySunset } from '../key-sunset-headers.js'
 import type { ByteString } from '../byte-string.js'
 import { type RateState, rateLimitHeaders } from '../rate-limit-headers.js'
 import { EXPOSED_HEADERS } from '../response-basics.js'
@@ -32,19 +34,23 @@ export function send(
   response.end(body, 'latin1')
 }
 
-/** What every answer carries, and the limits when a key was identified. */
+/** What every answer carries, and the limits (and a rolled key's end) when a key was identified. */
 export function headersFor(
   context: FastPathContext,
   requestId: string,
   rate: RateState | undefined,
   now: number,
+  key?: KeyRecord,
 ): Record<string, string> {
   const basics: Record<string, string> = {
     'x-request-id': requestId,
     'access-control-allow-origin': '*',
     'access-control-expose-headers': EXPOSED_HEADERS,
   }
-  return rate === undefined ? basics : rateLimitHeaders(rate, context.policy, now, basics)
+  if (rate === undefined) return basics
+  rateLimitHeaders(rate, context.policy, now, basics)
+  addKeySunset(key, basics)
+  return basics
 }
 
 export function sendProblem(
@@ -54,9 +60,10 @@ export function sendProblem(
   problem: Problem,
   rate: RateState | undefined,
   now: number,
+  key?: KeyRecord,
 ): number {
   const body = problemBytes(problem, requestId)
-  const headers = headersFor(context, requestId, rate, now)
+  const headers = headersFor(context, requestId, rate, now, key)
   if (problem.headers !== undefined) Object.assign(headers, problem.headers)
   headers['content-type'] = PROBLEM_CONTENT_TYPE
   headers['content-length'] = String(body.length)
@@ -73,8 +80,9 @@ export function sendJson(
   body: ByteString,
   rate: RateState,
   now: number,
+  key?: KeyRecord,
 ): number {
-  const out = headersFor(context, requestId, rate, now)
+  const out = headersFor(context, requestId, rate, now, key)
   out['content-type'] = 'application/json; charset=utf-8'
   out['content-length'] = String(body.length)
   send(response, 200, out, body)

@@ -58,8 +58,8 @@ function settle(
     if (outcome === undefined) return toRouter()
     const status =
       'body' in outcome
-        ? sendJson(context, response, outcome.requestId, outcome.body, rate, now)
-        : sendProblem(context, response, outcome.requestId, outcome.problem, rate, now)
+        ? sendJson(context, response, outcome.requestId, outcome.body, rate, now, key)
+        : sendProblem(context, response, outcome.requestId, outcome.problem, rate, now, key)
     answered(context, request, outcome.requestId, status, started, key.keyId, template)
   })
   // As app.ts's answerFast does for the synchronous part: a bug in writing ends this connection, not the process.
@@ -107,7 +107,7 @@ export function answerPost(
   if (id === undefined || address === undefined) return false
   const started = startTime(context.accessLog)
   const now = context.clock.now()
-  const verdict = context.admission.admit(address, request.headers.authorization, now)
+  const verdict = context.admission.admit(address, request.headers.authorization, now, request.headers['user-agent'])
   if (verdict === undefined || !mayAnswer(request, verdict, context.enroll, now)) return false
   const chunks: Buffer[] = []
   request.on('data', (chunk: Buffer) => chunks.push(chunk))

@@ -30,12 +30,25 @@ export const RATE_LIMIT_HEADERS = {
   'X-RateLimit-Reset': { type: 'integer', description: 'Unix time (seconds) when one more request becomes available.' },
 } as const
 
+/** On the answers to a rolled key only (key-sunset-headers.ts). */
+export const ROLLED_KEY_HEADERS = {
+  Deprecation: {
+    type: 'string',
+    description:
+      'Only when the key was rolled: `@<Unix seconds>` (RFC 9745), when it was rolled. Move to its replacement.',
+  },
+  Sunset: {
+    type: 'string',
+    description: 'Only when the key was rolled: the HTTP-date (RFC 8594) at which this key stops working.',
+  },
+} as const
+
 const COMMON_HEADERS = { 'X-Request-Id': REQUEST_ID }
 
 export function jsonResponse(ref: string, description: string, extraHeaders: Record<string, object> = {}) {
   return {
     description,
-    headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...extraHeaders },
+    headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...ROLLED_KEY_HEADERS, ...extraHeaders },
     content: { 'application/json': { schema: Type.Ref(ref) } },
   }
 }
@@ -48,7 +61,7 @@ export const ETAG_HEADER = {
 export const NOT_MODIFIED = {
   type: 'null',
   description: 'Not Modified: the representation matches If-None-Match; the body is empty.',
-  headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...ETAG_HEADER },
+  headers: { ...COMMON_HEADERS, ...RATE_LIMIT_HEADERS, ...ROLLED_KEY_HEADERS, ...ETAG_HEADER },
 }
 
 const STATUS_TEXT: Record<number, string> = {

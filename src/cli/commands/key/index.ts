@@ -7,15 +7,17 @@ import { defineGroup } from '../../options.js'
 import { defineKeyCreate } from './create.js'
 import { defineKeyList } from './list.js'
 import { defineKeyRevoke } from './revoke.js'
+import { defineKeyRoll } from './roll.js'
 
 export function defineKey(program: Command): void {
   const key = defineGroup(
     program,
     'key',
-    'Create, list and revoke API keys',
+    'Create, list, roll and revoke API keys',
     'curriculum key list --org "Acme Learning"',
   )
   defineKeyCreate(key)
   defineKeyList(key)
+  defineKeyRoll(key)
   defineKeyRevoke(key)
 }

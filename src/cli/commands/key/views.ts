@@ -17,6 +17,10 @@ export function keyJson(row: ApiKeyRow, organisation?: string, now = systemClock
     expiresAt: row.expires_at,
     revokedAt: row.revoked_at,
     lastUsedAt: row.last_used_at,
+    lastUsedAddress: row.last_used_address,
+    lastUsedAgent: row.last_used_agent,
+    rolledAt: row.rolled_at,
+    replacedBy: row.replaced_by,
     state: keyRowState(row, now),
   }
 }

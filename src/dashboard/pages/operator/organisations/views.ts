@@ -83,5 +83,5 @@ ${agreementForm(request, base, forms.agreement, dispositionDays)}
 ${endsSection(ends)}
 ${sharedStudentsSection(request, o, shares, forms.share)}
 <h2>Keys</h2>
-${keysTable(keys, now, (row) => `${base}/keys/${row.id}/revoke`, 'Keys of this organisation')}`
+${keysTable(keys, now, { revoke: (row) => `${base}/keys/${row.id}/revoke` }, 'Keys of this organisation')}`
 }

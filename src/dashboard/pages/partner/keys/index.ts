@@ -3,14 +3,18 @@
  * scopes granted and student scopes only under an agreement), the new key's one-time page, and
  * revoking a key of theirs after a confirmation page.
  */
-import { type CappedKey, createKey, revokeKey } from '../../../../cases/api-keys.js'
+import { type CappedKey, createKey, revokeKey, rollKey } from '../../../../cases/api-keys.js'
+import { ConflictError } from '../../../../domain/errors.js'
+import { rollEnd } from '../../../../domain/key-roll.js'
 import { isScope } from '../../../../domain/scopes.js'
 import { findApiKey, KeyLimitError } from '../../../../storage/access-repository.js'
+import type { FastifyRequest } from 'fastify'
 import type { PagePlugin } from '../../../dashboard-context.js'
 import { DashboardError } from '../../../dashboard-error.js'
 import { type FieldErrors, type FormBody, list, text } from '../../../forms.js'
 import { keyGonePage, newKeyPage, showNewKey } from '../../../views/new-key.js'
 import { revokeConfirmPage } from '../../../views/revoke-confirm.js'
+import { rollKeyPage } from '../../../views/roll-key.js'
 import { sendOverview } from '../overview/overview-page.js'
 import { ownKeys, partnerView } from '../partner-view.js'
 import { partner, partnerMay } from '../../../page-roles.js'
@@ -99,25 +103,54 @@ export const keyPages: PagePlugin = async (app, { context }) => {
     return reply.redirect('/dashboard/partner?notice=key-hidden', 303)
   })
 
-  app.get('/keys/:id/revoke', partnerMay('keys.manage'), async (request, reply) => {
+  /** One of the signed-in partner's own keys, or 404. */
+  const ownKey = async (request: FastifyRequest) => {
     const v = await partnerView(context, request)
     const { id } = request.params as { id: string }
     const keys = await ownKeys(context, v)
     const key = [...keys.test, ...keys.live].find((k) => k.id === id)
     if (key === undefined) throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
+    return { v, key }
+  }
+
+  app.get('/keys/:id/roll', partnerMay('keys.manage'), async (request, reply) => {
+    const { key } = await ownKey(request)
+    const where = { action: `/dashboard/partner/keys/${key.id}/roll`, back: '/dashboard/partner' }
+    return rollKeyPage(request, reply, key, clock.now(), where)
+  })
+
+  app.post('/keys/:id/roll', partnerMay('keys.manage'), async (request, reply) => {
+    const { v, key } = await ownKey(request)
+    const form = request.body as FormBody
+    const where = { action: `/dashboard/partner/keys/${key.id}/roll`, back: '/dashboard/partner' }
+    const overlap = text(form, 'overlap')
+    const date = text(form, 'roll-date')
+    const now = clock.now()
+    const end = rollEnd(overlap === 'date' ? date : overlap, now)
+    if ('refused' in end) {
+      const errors = { [overlap === 'date' ? 'roll-date' : 'overlap']: end.refused }
+      return rollKeyPage(request, reply, key, now, where, { overlap, date, errors }, 400)
+    }
+    const rolled = await rollKey(db, { key, end: end.end, createdBy: v.account.id }, now).catch((error: unknown) => {
+      if (error instanceof ConflictError) return undefined
+      throw error
+    })
+    // Revoked, rolled or expired meanwhile (another tab, a teammate): the page says which.
+    if (rolled === undefined) return rollKeyPage(request, reply, (await findApiKey(db, key.id)) ?? key, now, where)
+    return showNewKey(request, reply, context, rolled)
+  })
+
+  app.get('/keys/:id/revoke', partnerMay('keys.manage'), async (request, reply) => {
+    const { key } = await ownKey(request)
     return revokeConfirmPage(request, reply, key, clock.now(), {
-      action: `/dashboard/partner/keys/${id}/revoke`,
+      action: `/dashboard/partner/keys/${key.id}/revoke`,
       back: '/dashboard/partner',
     })
   })
 
   app.post('/keys/:id/revoke', partnerMay('keys.manage'), async (request, reply) => {
-    const v = await partnerView(context, request)
-    const { id } = request.params as { id: string }
-    const keys = await ownKeys(context, v)
-    if (![...keys.test, ...keys.live].some((key) => key.id === id))
-      throw new DashboardError(404, 'Not found', 'There is no such key among yours.')
-    await revokeKey(db, id, clock.now())
+    const { key } = await ownKey(request)
+    await revokeKey(db, key.id, clock.now())
     return reply.redirect('/dashboard/partner?notice=key-revoked', 303)
   })
 }

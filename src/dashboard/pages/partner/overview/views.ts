@@ -79,7 +79,10 @@ export function overviewBody(
 ): Html {
   const { keys, students, now } = data
   const allowed = (v.organisation?.allowed_scopes ?? '').split(' ').filter(isScope)
-  const revokeAction = (row: ApiKeyRow) => `/dashboard/partner/keys/${row.id}/revoke`
+  const revokeAction = {
+    revoke: (row: ApiKeyRow) => `/dashboard/partner/keys/${row.id}/revoke`,
+    roll: (row: ApiKeyRow) => `/dashboard/partner/keys/${row.id}/roll`,
+  }
   const live = (organisation: OrganisationRow) => {
     const granted = allowed.length === 0 ? 'the catalog' : allowed.map((scope) => html`<code>${scope}</code> `)
     const agreement = v.agreementActive

@@ -75,7 +75,8 @@ export const webhookPages: PagePlugin = async (app, { context }) => {
   ) {
     const { live, test } = owners(request)
     const endpoints = await listEndpoints(db, live === null ? [test] : [live, test])
-    const body = endpointsBody(request, endpoints, { values, errors, liveAllowed: live !== null })
+    const form = { values, errors, liveAllowed: live !== null, allowLoopback: context.webhookAllowLoopback }
+    const body = endpointsBody(request, endpoints, form)
     return sendPage(request, reply, 'Webhooks', body, status, '/dashboard/partner/webhooks')
   }
 

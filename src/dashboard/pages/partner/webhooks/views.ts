@@ -28,7 +28,26 @@ secret store. Verify each delivery's <code>webhook-signature</code> with it, as 
 <p><a href="/dashboard/partner/webhooks/${endpoint.id}">Continue to the endpoint</a></p>`
 }
 
-function endpointForm(request: FastifyRequest, values: FormBody, errors: FieldErrors, liveAllowed: boolean): Html {
+/** What the URL field accepts here: loopback endpoints only where WEBHOOK_ALLOW_LOOPBACK lets them through. */
+export function endpointUrlHint(allowLoopback: boolean): string {
+  const signed = 'Deliveries are POSTs of JSON, signed per Standard Webhooks.'
+  return allowLoopback
+    ? 'https:// and a public host, or, since this deployment allows loopback endpoints for local testing ' +
+        `(WEBHOOK_ALLOW_LOOPBACK), http:// or https:// to localhost, 127.0.0.1 or [::1]. ${signed}`
+    : `https:// and a public host: private, loopback and link-local addresses are refused. ${signed}`
+}
+
+interface EndpointFormState {
+  values: FormBody
+  errors: FieldErrors
+  liveAllowed: boolean
+  allowLoopback: boolean
+}
+
+function endpointForm(
+  request: FastifyRequest,
+  { values, errors, liveAllowed, allowLoopback }: EndpointFormState,
+): Html {
   const chosen = list(values, 'events')
   const mode = text(values, 'mode') || 'test'
   const afterApproval = html` <span class="hint">(after approval)</span>`
@@ -38,7 +57,7 @@ function endpointForm(request: FastifyRequest, values: FormBody, errors: FieldEr
   ${field('url', 'Endpoint URL', {
     type: 'url',
     value: text(values, 'url'),
-    hint: 'https:// and a public host. Deliveries are POSTs of JSON, signed per Standard Webhooks.',
+    hint: endpointUrlHint(allowLoopback),
     required: true,
     errors,
   })}
@@ -66,7 +85,7 @@ function endpointForm(request: FastifyRequest, values: FormBody, errors: FieldEr
 export function endpointsBody(
   request: FastifyRequest,
   endpoints: readonly WebhookEndpointRow[],
-  form: { values: FormBody; errors: FieldErrors; liveAllowed: boolean },
+  form: EndpointFormState,
 ): Html {
   const rows = endpoints.map((endpoint) =>
     tableRow([
@@ -79,14 +98,15 @@ export function endpointsBody(
     ]),
   )
   return html`<p>Endpoints hear about changes as they are committed, so you need not poll. A delivery that
-fails is retried for more than a day; an endpoint that fails for three days is disabled.</p>
+fails is retried for more than a day; an endpoint that fails for three days is disabled.
+<a href="/docs/webhooks">The webhooks chapter</a> lists the events and shows how to verify them.</p>
 ${
   endpoints.length === 0
     ? html`<p class="empty">No endpoints yet.</p>`
     : scrollTable({ caption: 'Webhook endpoints', headings: ['URL', 'Mode', 'Events', 'State', 'Notice'], rows })
 }
 <h2>Add an endpoint</h2>
-${endpointForm(request, form.values, form.errors, form.liveAllowed)}`
+${endpointForm(request, form)}`
 }
 
 export function endpointBody(
