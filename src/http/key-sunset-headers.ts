@@ -5,10 +5,11 @@
  * (access-control.ts) and the fast path (fast/replies.ts) both add them here.
  */
 import type { KeyRecord } from '../domain/api-key.js'
+import { deprecationField, sunsetField } from '../domain/deprecation.js'
 
 /** Adds the fields to `into` when `key` was rolled; nothing for any other key. */
 export function addKeySunset(key: KeyRecord | undefined, into: Record<string, string>): void {
   if (key === undefined || key.rolledAt === null || key.expiresAt === null) return
-  into.deprecation = `@${Math.floor(key.rolledAt / 1000)}`
-  into.sunset = new Date(key.expiresAt).toUTCString()
+  into.deprecation = deprecationField(new Date(key.rolledAt))
+  into.sunset = sunsetField(new Date(key.expiresAt))
 }
