@@ -189,6 +189,17 @@ const CHANGING: Case[] = [
   },
   {
     stage: 3,
+    argv: ['key', 'roll', 'production-prefix', '--overlap', '24h'],
+    action: 'key.roll',
+    target: (d) => `key:${d.replaces.id}`,
+    changed: (d) => ({ name: 'production', prefix: d.replaces.displayPrefix, replacedBy: d.displayPrefix }),
+    secrets: async (d, secrets) => {
+      secrets.values.push(d.key, hashApiKey(d.key), d.key.slice(d.displayPrefix.length))
+    },
+  },
+  {
+    // The rolled key, still in force until its overlap ends.
+    stage: 4,
     argv: ['key', 'revoke', 'production-prefix'],
     action: 'key.revoke',
     target: (d) => `key:${d.key.id}`,
@@ -465,7 +476,7 @@ describe('the audit log of the command line', () => {
     }
 
     const stored = JSON.stringify(await auditRows(databaseUrl))
-    expect(secrets.values).toHaveLength(7)
+    expect(secrets.values).toHaveLength(10)
     for (const secret of secrets.values) expect(stored).not.toContain(secret)
   })
 
