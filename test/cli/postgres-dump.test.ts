@@ -169,43 +169,39 @@ describe.skipIf(SKIPPED !== undefined)(
         databaseUrl.searchParams.set('schema', storage.schema!)
         const url = databaseUrl.toString()
         const dir = tempDir()
-        for (const [what, plant, undo, named] of PLANTED) {
-          // The database's own dump, with the object added to the database for as long as it was taken.
-          const dump = path.join(dir, 'planted.dump')
-          fs.rmSync(dump, { force: true })
-          await run(storage, plant(storage.schema!))
-          const dumped = await paste((await printedCommands(url, dump)).backup)
-          await run(storage, undo(storage.schema!))
-          expect(dumped.status, dumped.output).toBe(0)
+        // Every object at once: a dump taken while the database held them all, then each taken away again.
+        const dump = path.join(dir, 'planted.dump')
+        for (const [, plant] of PLANTED) await run(storage, plant(storage.schema!))
+        const dumped = await paste((await printedCommands(url, dump)).backup)
+        for (const [, , undo] of PLANTED) await run(storage, undo(storage.schema!))
+        expect(dumped.status, dumped.output).toBe(0)
+        const named = PLANTED.flatMap(([, , , names]) => names)
 
-          const verified = await cli(['backup', '--verify', dump, '--json'], { databaseUrl: url, env: withTools })
-          expect(verified.status, what).toBe(1)
-          const { error } = jsonOf(verified)
-          expect(error.message, what).toContain(`${dump} holds a schema the migrations do not make (`)
-          for (const name of named) expect(error.message, what).toContain(name)
-          expect(error.schema.differences, what).toHaveLength(named.length)
+        const verified = await cli(['backup', '--verify', dump, '--json'], { databaseUrl: url, env: withTools })
+        expect(verified.status).toBe(1)
+        const { error } = jsonOf(verified)
+        expect(error.message).toContain(`${dump} holds a schema the migrations do not make (`)
+        for (const name of named) expect(error.message).toContain(name)
+        expect(error.schema.differences).toHaveLength(named.length)
 
-          // restore reads a dump with the same inspection as backup --verify: once is proof enough that it refuses.
-          if (what === PLANTED[0]![0]) {
-            const restored = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
-            expect(restored.status, what).toBe(1)
-            const refused = jsonOf(restored).error
-            for (const name of named) expect(refused.message, what).toContain(name)
-            expect(refused.message, what).toMatch(/nothing was done$/)
-            expect(refused.commands, what).toBeUndefined()
-          }
+        // restore reads a dump with the same inspection as backup --verify.
+        const restored = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
+        expect(restored.status).toBe(1)
+        const refused = jsonOf(restored).error
+        for (const name of named) expect(refused.message).toContain(name)
+        expect(refused.message).toMatch(/nothing was done$/)
+        expect(refused.commands).toBeUndefined()
 
-          expect(await studentIds(storage), what).toEqual([ADA, BEN])
-          expect(await strayObjects(storage), what).toEqual([])
-        }
+        expect(await studentIds(storage)).toEqual([ADA, BEN])
+        expect(await strayObjects(storage)).toEqual([])
 
         // The dump as pg_dump wrote it verifies, and restore gives the command that restores it.
-        const dump = path.join(dir, 'sound.dump')
-        const commands = await printedCommands(url, dump)
+        const sound = path.join(dir, 'sound.dump')
+        const commands = await printedCommands(url, sound)
         expect((await paste(commands.backup)).status).toBe(0)
 
         // An archive edited by hand, which pg_dump never writes: an index's statement made to drop the disclosure log.
-        const bytes = fs.readFileSync(dump)
+        const bytes = fs.readFileSync(sound)
         const index = `CREATE INDEX audit_log_at ON ${storage.schema}.audit_log USING btree (at);`
         const at = bytes.indexOf(index)
         expect(at).toBeGreaterThan(0)
@@ -218,17 +214,17 @@ describe.skipIf(SKIPPED !== undefined)(
         expect(editedCheck.status).toBe(1)
         expect(editedCheck.stderr).toContain('(changed INDEX audit_log_at)')
         expect(editedCheck.stderr).not.toContain('pg_restore --clean')
-        const verified = await cli(['backup', '--verify', dump, '--json'], { databaseUrl: url, env: withTools })
-        expect(verified.status, verified.stderr).toBe(0)
-        expect(jsonOf(verified).schema).toMatchObject({ name: storage.schema, differences: [] })
-        const text = await cli(['backup', '--verify', dump], { databaseUrl: url, env: withTools })
+        const soundVerified = await cli(['backup', '--verify', sound, '--json'], { databaseUrl: url, env: withTools })
+        expect(soundVerified.status, soundVerified.stderr).toBe(0)
+        expect(jsonOf(soundVerified).schema).toMatchObject({ name: storage.schema, differences: [] })
+        const text = await cli(['backup', '--verify', sound], { databaseUrl: url, env: withTools })
         expect(text.stdout).toContain('schema objects: exactly what those migrations make')
-        const restore = await cli(['restore', dump, '--json'], { databaseUrl: url, env: withTools })
+        const restore = await cli(['restore', sound, '--json'], { databaseUrl: url, env: withTools })
         expect(restore.status).toBe(1)
         expect(jsonOf(restore).error).toMatchObject({ commands, checked: { schema: { differences: [] } } })
         await upsertStudents(storage.db, [{ id: CLEO, firstName: 'Cleo', tier: 'explorer' }], Date.now())
-        const restored = await paste(commands.restore)
-        expect(restored.status, restored.output).toBe(0)
+        const restoredSound = await paste(commands.restore)
+        expect(restoredSound.status, restoredSound.output).toBe(0)
         expect(await studentIds(storage)).toEqual([ADA, BEN])
         expect(await strayObjects(storage)).toEqual([])
       } finally {
