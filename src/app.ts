@@ -58,6 +58,7 @@ import { CatalogState } from './services/catalog-state.js'
 import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
+import { RequestLog } from './services/request-log.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
 import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.js'
 import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition-task.js'
@@ -116,6 +117,8 @@ export interface AppServices {
   readonly fastPath: FastPathStatus
   /** This process's metrics, when they are on (METRICS_TOKEN or METRICS_PORT, and not METRICS=off). */
   readonly metrics: Metrics | undefined
+  /** The request log of the API requests of organisations' keys; undefined with REQUEST_LOG off. */
+  readonly requestLog: RequestLog | undefined
 }
 
 declare module 'fastify' {
@@ -207,6 +210,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const limiters = options.limiters ?? (await createLimiters(config, clock, app.log))
   const keys = new KeyCache({ db: storage.keyLookups, clock })
   const usage = new KeyUsage(storage, clock)
+  const requestLog = config.requestLog ? new RequestLog({ writes: storage.writes, log: app.log }) : undefined
   const catalog = await CatalogState.load(storage.db, buildRepresentations)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
   const sealer = new DisclosureSealer({
@@ -239,7 +243,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   })
   const mail = smtp === undefined ? undefined : new MailWorker({ db: storage.db, clock, log: app.log, smtp })
   const fastPathState = fastPathStatus(config, limiters.inProcess)
-  metrics?.watch({ keys, limiters })
+  metrics?.watch({ keys, limiters, requestLog })
   app.decorate('services', {
     catalog,
     keys,
@@ -254,6 +258,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     mail,
     fastPath: fastPathState,
     metrics,
+    requestLog,
   })
   app.decorateRequest('principal', null)
 
@@ -300,6 +305,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
         catalog,
         storage,
         accessLog: accessLogOn ? app.log : undefined,
+        requestLog,
       })
     : undefined
   fastPath = fast?.answer
@@ -315,6 +321,29 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
         elapsedMs: reply.elapsedTime,
         keyId: request.principal?.keyId,
       })
+      done()
+    })
+  }
+
+  // Both request paths log their answers to a key; this is the router's entry (fast/replies.ts the other).
+  if (requestLog !== undefined) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const key = request.principal
+      if (key !== null) {
+        const route = request.routeOptions.url ?? 'unmatched'
+        const problem = reply.problemCode ?? undefined
+        requestLog.record(
+          key,
+          clock.now(),
+          request.method,
+          route,
+          reply.statusCode,
+          problem,
+          reply.elapsedTime,
+          request.id,
+          request.ip,
+        )
+      }
       done()
     })
   }
@@ -348,6 +377,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     limiters,
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
+    flushRequestLog: () => requestLog?.flush() ?? Promise.resolve(),
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
     maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,
@@ -381,6 +411,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const sweepTimer = setInterval(() => limiters.sweep(), windowMs)
   usageTimer.unref()
   sweepTimer.unref()
+  if (options.pollChanges !== false) requestLog?.start()
   app.addHook('onClose', async () => {
     metrics?.close()
     changes.stop()
@@ -393,6 +424,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clearInterval(usageTimer)
     clearInterval(sweepTimer)
     await usage.flush().catch(() => {})
+    await requestLog?.stop()
     if (options.limiters === undefined) await limiters.close()
   })
   return app

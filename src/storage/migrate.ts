@@ -29,6 +29,7 @@ import * as notices from './migrations/0022-notices.js'
 import * as operatorRoles from './migrations/0023-operator-roles.js'
 import * as organisationTwoStep from './migrations/0024-organisation-two-step.js'
 import * as passkeyChallenges from './migrations/0025-passkey-challenges.js'
+import * as requestLog from './migrations/0026-request-log.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -66,6 +67,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0023-operator-roles': { up: (db) => operatorRoles.up(db) },
     '0024-organisation-two-step': { up: (db) => organisationTwoStep.up(db) },
     '0025-passkey-challenges': { up: (db) => passkeyChallenges.up(db) },
+    '0026-request-log': { up: (db) => requestLog.up(db, storage.engine) },
   }
 }
 

@@ -605,6 +605,24 @@ export interface PasskeyChallengesUsedTable {
   expires_at: string
 }
 
+/** One API request answered to an organisation's key (migration 0026, services/request-log.ts). */
+export interface RequestLogTable {
+  id: Generated<number>
+  /** Milliseconds since the epoch. */
+  at: number
+  organisation_id: string
+  key_id: string
+  method: string
+  /** The router's route template, never the raw path. */
+  route: string
+  status: number
+  /** The problem's code, when the answer was a problem. */
+  problem: string | null
+  latency_ms: number
+  request_id: string
+  address: string
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -652,6 +670,7 @@ export interface Database {
   notices_sent: NoticesSentTable
   known_devices: KnownDevicesTable
   passkey_challenges_used: PasskeyChallengesUsedTable
+  request_log: RequestLogTable
 }
 
 export type LessonRow = Selectable<LessonsTable>

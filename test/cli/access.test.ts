@@ -321,6 +321,7 @@ describe('organisations, agreements and keys', () => {
         '0023-operator-roles',
         '0024-organisation-two-step',
         '0025-passkey-challenges',
+        '0026-request-log',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -45,7 +45,7 @@ export function answerCatalog(
   if (!verdict.admitted) {
     const status = sendProblem(context, response, requestId, verdict.problem, verdict.rate, now)
     // A refusal after identification names the key, as the router's log line does.
-    answered(context, request, requestId, status, started, verdict.key?.keyId, template)
+    answered(context, request, requestId, status, started, verdict.key, template, verdict.problem.code, now)
     return
   }
   const notModified = matchesIfNoneMatch(request.headers['if-none-match'], representation.etag)
@@ -59,5 +59,5 @@ export function answerCatalog(
     out['content-length'] = representation.contentLength
     send(response, 200, out, representation.bytes)
   }
-  answered(context, request, requestId, notModified ? 304 : 200, started, verdict.key.keyId, template)
+  answered(context, request, requestId, notModified ? 304 : 200, started, verdict.key, template, undefined, now)
 }
