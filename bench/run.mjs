@@ -275,14 +275,15 @@ async function main() {
   // Request log on against off: catalog, progress and enroll per CPU (request-log-cost.mjs).
   if (wanted('request-log-cost')) {
     log('request log on vs off: tiers, progress and enroll, one server at a time on one core')
-    const { requestLogCost, requestLogCostTable, requestLogFiles, REQUEST_LOG_TARGET } = await import(
+    const { entryCost, requestLogCost, requestLogCostTable, requestLogFiles, REQUEST_LOG_TARGET } = await import(
       './request-log-cost.mjs'
     )
     const results = await requestLogCost({ database: dataset.database, ...requestLogFiles(dataset), log })
     log(requestLogCostTable(results))
     const worst = Math.min(...results.map((r) => r.ratio))
+    const cost = await entryCost()
     notes.push(
-      `Request log on / off, req/s per CPU (median of ${results[0].rounds} rounds, ${results[0].mode}): ${results.map((r) => `${r.id} ${r.ratio.toFixed(3)}`).join(', ')}; target >= ${REQUEST_LOG_TARGET}${worst >= REQUEST_LOG_TARGET ? '' : ' (MISSED)'}.`,
+      `Request log on / off, req/s per CPU (median of ${results[0].rounds} rounds, ${results[0].mode}): ${results.map((r) => `${r.id} ${r.ratio.toFixed(3)}`).join(', ')}; target >= ${REQUEST_LOG_TARGET}${worst >= REQUEST_LOG_TARGET ? '' : ' (MISSED)'}; one entry costs ${cost.record.toFixed(0)} ns of CPU on the request path, ${cost.encode.toFixed(0)} ns to batch and ${cost.write.toFixed(0)} ns to write.`,
     )
   }
 

@@ -5,13 +5,13 @@
  * A request flows: response-basics (request id, CORS, OPTIONS) -> access-control (key, limit,
  * scope, agreement) -> schema validation -> route handler -> problem-responses on any error.
  */
-import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
+import { requestIdAt } from './domain/request-id.js'
 import type { TypedApp } from './http/app-types.js'
 import { logAccess } from './http/access-log.js'
 import { API_PREFIX } from './http/api-prefix.js'
@@ -184,7 +184,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clientErrorHandler: answerClientError,
     // One access-log line per response is written by our own onResponse hook.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomUUID(),
+    // UUIDv7: the id names the millisecond the request arrived (domain/request-id.ts).
+    genReqId: () => requestIdAt(clock.now()),
     schemaController: {
       compilersFactory: { buildSerializer: buildResponseSerializer, buildValidator: buildLazyValidator },
     },
@@ -334,7 +335,6 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
         const problem = reply.problemCode ?? undefined
         requestLog.record(
           key,
-          clock.now(),
           request.method,
           route,
           reply.statusCode,
@@ -358,6 +358,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       metricsRoute(app, config.metricsToken, options.scrape ?? (() => metrics.scrape()))
   }
 
+  // The API's route templates as registered, for the request log pages' route filter.
+  const apiRoutes = new Set<string>()
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(`${API_PREFIX}/`)) apiRoutes.add(route.url)
+  })
   await app.register(apiV1, {
     prefix: API_PREFIX,
     access: { ...access, decided: fast?.takeVerdict },
@@ -377,7 +382,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     limiters,
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
-    flushRequestLog: () => requestLog?.flush() ?? Promise.resolve(),
+    flushRequestLog: async () => {
+      // A page shows what storage has; an outage is the log's own to report.
+      await requestLog?.flush().catch(() => {})
+    },
+    apiRoutes: () => [...apiRoutes].sort(),
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
     maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,

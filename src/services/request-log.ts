@@ -1,24 +1,30 @@
 /**
  * The request log (docs/request-log.md): one entry per API request answered to an organisation's
- * key, kept in memory on the request path and written by `flush` off it, chunk by chunk, each one
- * unit of the write queue: on SQLite a chunk joins the requests' own group commit, so a request
- * waits behind at most one chunk, never behind the whole flush.
+ * key, kept in memory on the request path (as bytes: request-log-window.ts) and written by `flush`
+ * off it as batches (storage/request-log-batches.ts), chunk by chunk, each one unit of the write
+ * queue: on SQLite a chunk joins the requests' own group commit, so a request waits behind at most
+ * one chunk, never behind the whole flush.
  *
- * What storage cannot take waits, up to `limit` entries in all; past that, new entries are
- * dropped and counted (`dropped`), and a warning says so at most once a minute, then once more
- * when the log is written again.
+ * Started, it flushes every REQUEST_LOG_FLUSH_MS, and at once when FLUSH_AT entries wait. What
+ * storage cannot take waits, up to `limit` entries in all; past that, new entries are dropped and
+ * counted (`dropped`), and a warning says so at most once a minute, then once more when the log is
+ * written again.
  */
 import type { FastifyBaseLogger } from 'fastify'
 import type { KeyRecord } from '../domain/api-key.js'
-import { appendRequestLog, type RequestLogEntry } from '../storage/request-log-repository.js'
+import { encodeBatches, type RequestLogBatch } from '../storage/request-log-batches.js'
+import { appendRequestLog, REQUEST_LOG_ROWS_PER_STATEMENT } from '../storage/request-log-repository.js'
 import type { WriteQueue } from '../storage/write-queue.js'
+import { EntryWindowBuffer } from './request-log-window.js'
 
-/** How often each instance writes what it holds. */
-export const REQUEST_LOG_FLUSH_MS = 1000
-/** Entries per statement. */
-export const REQUEST_LOG_CHUNK = 64
-/** Entries held at most, written or waiting (at 20,000 requests a second, 5 s of them). */
-export const REQUEST_LOG_LIMIT = 100_000
+/** How often each instance writes what it holds (figures: docs/performance.md, "The request log"). */
+export const REQUEST_LOG_FLUSH_MS = 5000
+/** Entries per statement at most (a batch larger than that goes alone): about 30 KB of rows. */
+export const REQUEST_LOG_CHUNK = 1024
+/** Entries held at most, written or waiting: 7 MB in the window (36 bytes each). */
+export const REQUEST_LOG_LIMIT = 200_000
+/** Entries in the window that start a flush before its time. */
+const FLUSH_AT = REQUEST_LOG_LIMIT / 4
 const REPORT_EVERY_MS = 60_000
 
 export interface RequestLogOptions {
@@ -31,9 +37,9 @@ export class RequestLog {
   readonly #writes: WriteQueue
   readonly #log: FastifyBaseLogger
   readonly #limit: number
-  #buffer: RequestLogEntry[] = []
-  /** Chunks taken from the buffer and not yet written, oldest first (a failed write leaves them here). */
-  readonly #unwritten: RequestLogEntry[][] = []
+  #window = new EntryWindowBuffer()
+  /** Batches made from the window and not yet written, oldest first (a failed write leaves them here). */
+  #unwritten: RequestLogBatch[] = []
   #unwrittenEntries = 0
   #dropped = 0
   #failing = false
@@ -56,13 +62,12 @@ export class RequestLog {
 
   /** Entries held, not yet written. */
   get waiting(): number {
-    return this.#buffer.length + this.#unwrittenEntries
+    return this.#window.size + this.#unwrittenEntries
   }
 
-  /** One answered request of `key`, which arrived at `at`. */
+  /** One answered request of `key`; its time is the one its request id carries (domain/request-id.ts). */
   record(
     key: KeyRecord,
-    at: number,
     method: string,
     route: string,
     status: number,
@@ -71,22 +76,13 @@ export class RequestLog {
     requestId: string,
     address: string,
   ): void {
-    if (this.#buffer.length + this.#unwrittenEntries >= this.#limit) {
+    const window = this.#window
+    if (window.size + this.#unwrittenEntries >= this.#limit) {
       this.#dropped++
       return
     }
-    this.#buffer.push({
-      at,
-      organisationId: key.organisation.id,
-      keyId: key.keyId,
-      method,
-      route,
-      status,
-      problem: problem ?? null,
-      latencyMs: Math.round(latencyMs * 10) / 10,
-      requestId,
-      address,
-    })
+    window.add(key, method, route, status, problem, latencyMs, requestId, address)
+    if (window.size === FLUSH_AT && this.#timer !== undefined) setImmediate(() => this.#tick())
   }
 
   /**
@@ -108,37 +104,46 @@ export class RequestLog {
     return this.#queued
   }
 
-  /** Flushes every `intervalMs`, reporting failures and drops in the log. */
+  /** Flushes every `intervalMs` (and when the window fills), reporting failures and drops in the log. */
   start(intervalMs = REQUEST_LOG_FLUSH_MS): void {
-    this.#timer = setInterval(() => {
-      this.flush().then(
-        () => this.#written(),
-        (err: unknown) => this.#failed(err),
-      )
-    }, intervalMs)
+    this.#timer = setInterval(() => this.#tick(), intervalMs)
     this.#timer.unref()
   }
 
   /** Stops the timer and writes what is held (a failure is reported, not thrown). */
   async stop(): Promise<void> {
     clearInterval(this.#timer)
-    await this.flush().then(
+    this.#timer = undefined
+    await this.#tick()
+  }
+
+  #tick(): Promise<void> {
+    return this.flush().then(
       () => this.#written(),
       (err: unknown) => this.#failed(err),
     )
   }
 
   async #write(): Promise<void> {
-    const taken = this.#buffer
-    this.#buffer = []
-    for (let start = 0; start < taken.length; start += REQUEST_LOG_CHUNK)
-      this.#unwritten.push(taken.slice(start, start + REQUEST_LOG_CHUNK))
-    this.#unwrittenEntries += taken.length
+    const taken = this.#window
+    if (taken.size > 0) {
+      this.#window = new EntryWindowBuffer()
+      this.#unwritten.push(...encodeBatches(taken))
+      this.#unwrittenEntries += taken.size
+    }
     while (this.#unwritten.length > 0) {
-      const chunk = this.#unwritten[0]!
+      let end = 1
+      let entries = this.#unwritten[0]!.entries
+      while (
+        end < this.#unwritten.length &&
+        end < REQUEST_LOG_ROWS_PER_STATEMENT &&
+        entries + this.#unwritten[end]!.entries <= REQUEST_LOG_CHUNK
+      )
+        entries += this.#unwritten[end++]!.entries
+      const chunk = this.#unwritten.slice(0, end)
       await this.#writes.statement((db) => appendRequestLog(db, chunk))
-      this.#unwritten.shift()
-      this.#unwrittenEntries -= chunk.length
+      this.#unwritten = this.#unwritten.slice(end)
+      this.#unwrittenEntries -= entries
     }
   }
 

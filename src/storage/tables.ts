@@ -605,22 +605,26 @@ export interface PasskeyChallengesUsedTable {
   expires_at: string
 }
 
-/** One API request answered to an organisation's key (migration 0026, services/request-log.ts). */
+/** A batch of an organisation's request-log entries (migration 0026, storage/request-log-batches.ts). */
 export interface RequestLogTable {
   id: Generated<number>
-  /** Milliseconds since the epoch. */
-  at: number
   organisation_id: string
-  key_id: string
-  method: string
-  /** The router's route template, never the raw path. */
-  route: string
-  status: number
-  /** The problem's code, when the answer was a problem. */
-  problem: string | null
-  latency_ms: number
-  request_id: string
-  address: string
+  /** Milliseconds since the epoch: the batch's first and last request. */
+  first_at: number
+  last_at: number
+  entries: number
+  /** A bit per status class present (1 << 2: 2xx). */
+  statuses: number
+  /** Space-separated key ids. */
+  key_ids: string
+  /** Newline-separated "METHOD route" lines. */
+  routes: string
+  /** Space-separated problem codes. */
+  problems: string
+  /** Space-separated client addresses. */
+  addresses: string
+  /** The entries (request-log-batches.ts). */
+  data: Uint8Array
 }
 
 export interface Database {

@@ -96,23 +96,12 @@ export function answered(
   key: KeyRecord | undefined,
   template: string,
   problem: string | undefined,
-  at: number,
 ): void {
   if (started === 0) return
   const elapsedMs = performance.now() - started
   if (requestsObserved()) recordRequest(template, request.method!, status, elapsedMs)
   if (key !== undefined)
-    context.requestLog?.record(
-      key,
-      at,
-      request.method!,
-      template,
-      status,
-      problem,
-      elapsedMs,
-      requestId,
-      address(request),
-    )
+    context.requestLog?.record(key, request.method!, template, status, problem, elapsedMs, requestId, address(request))
   const accessLog = context.accessLog
   if (accessLog === undefined) return
   logAccess(accessLog, {

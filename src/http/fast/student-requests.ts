@@ -61,7 +61,7 @@ function settle(
         ? sendJson(context, response, outcome.requestId, outcome.body, rate, now)
         : sendProblem(context, response, outcome.requestId, outcome.problem, rate, now)
     const problem = 'problem' in outcome ? outcome.problem.code : undefined
-    answered(context, request, outcome.requestId, status, started, key, template, problem, now)
+    answered(context, request, outcome.requestId, status, started, key, template, problem)
   })
   // As app.ts's answerFast does for the synchronous part: a bug in writing ends this connection, not the process.
   written.catch(() => response.destroy())

@@ -1,32 +1,36 @@
 import type { Kysely } from 'kysely'
 
 /**
- * The request log (docs/request-log.md): one row per API request answered to an organisation's key,
- * written in batches by services/request-log.ts and kept 7 days. Never a body, a query value or a
- * raw path: the route is the router's template.
+ * The request log (docs/request-log.md): the API requests answered to organisations' keys, kept
+ * 7 days, one row per batch of an organisation's entries (storage/request-log-batches.ts says what
+ * a row holds and why). Never a body, a query value or a raw path: routes are the router's templates.
  */
 export async function up(db: Kysely<any>, engine: 'sqlite' | 'postgres'): Promise<void> {
   await db.schema
     .createTable('request_log')
     // A plain rowid on SQLite: AUTOINCREMENT would write its counter with every batch.
     .addColumn('id', engine === 'postgres' ? 'bigserial' : 'integer', (c) => c.primaryKey())
-    // Milliseconds since the epoch.
-    .addColumn('at', 'bigint', (c) => c.notNull())
     .addColumn('organisation_id', 'text', (c) => c.notNull())
-    .addColumn('key_id', 'text', (c) => c.notNull())
-    .addColumn('method', 'text', (c) => c.notNull())
-    .addColumn('route', 'text', (c) => c.notNull())
-    .addColumn('status', 'integer', (c) => c.notNull())
-    .addColumn('problem', 'text')
-    .addColumn('latency_ms', 'real', (c) => c.notNull())
-    .addColumn('request_id', 'text', (c) => c.notNull())
-    .addColumn('address', 'text', (c) => c.notNull())
+    // Milliseconds since the epoch: the batch's first and last request.
+    .addColumn('first_at', 'bigint', (c) => c.notNull())
+    .addColumn('last_at', 'bigint', (c) => c.notNull())
+    .addColumn('entries', 'integer', (c) => c.notNull())
+    // A bit per status class present: 1 << 2 for 2xx, and so on.
+    .addColumn('statuses', 'integer', (c) => c.notNull())
+    // The batch's dictionaries: key ids, problem codes and client addresses separated by spaces,
+    // "METHOD route" lines separated by newlines.
+    .addColumn('key_ids', 'text', (c) => c.notNull())
+    .addColumn('routes', 'text', (c) => c.notNull())
+    .addColumn('problems', 'text', (c) => c.notNull())
+    .addColumn('addresses', 'text', (c) => c.notNull())
+    .addColumn('data', engine === 'postgres' ? 'bytea' : 'blob', (c) => c.notNull())
     .execute()
+  // An organisation's batches newest first; a request id's batches by the time it carries.
   await db.schema
     .createIndex('request_log_organisation')
     .on('request_log')
-    .columns(['organisation_id', 'at', 'id'])
+    .columns(['organisation_id', 'last_at', 'id'])
     .execute()
-  await db.schema.createIndex('request_log_request').on('request_log').column('request_id').execute()
-  await db.schema.createIndex('request_log_at').on('request_log').columns(['at', 'id']).execute()
+  // Every organisation's newest first (the operator's page), and the oldest for pruning.
+  await db.schema.createIndex('request_log_at').on('request_log').columns(['last_at', 'id']).execute()
 }
