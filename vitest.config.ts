@@ -40,6 +40,7 @@ const HTTP_SUITES = [
  */
 const NOT_ON_ONE_PATH = [
   'test/http/fast-path.test.ts',
+  'test/http/request-log.test.ts',
   'test/http/path-disguises.test.ts',
   'test/http/concurrent-enrolls.test.ts',
   'test/http/change-feed-instances.test.ts',

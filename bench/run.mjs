@@ -1,7 +1,7 @@
 /**
  * `npm run bench`: build, make sure wrk is there, generate (or reuse) the dataset, then measure
  * the ceiling, the catalog scenarios on SQLite with the service on one core, metrics on vs off
- * (metrics-cost.mjs), the 401 path, progress reads and enrolls at each disclosure-log size (with
+ * (metrics-cost.mjs), the request log on vs off (request-log-cost.mjs), the 401 path, progress reads and enrolls at each disclosure-log size (with
  * the bare reference server on the same copy), the PostgreSQL + Redis deployment with two workers, and progress reads against
  * dataset size. Prints the table and writes bench/RESULTS.md. See bench/README.md for the knobs.
  */
@@ -269,6 +269,21 @@ async function main() {
     const worst = Math.min(...results.map((r) => r.ratio))
     notes.push(
       `Metrics on / off, catalog req/s per CPU (median of ${results[0].rounds} rounds, ${results[0].mode}): ${results.map((r) => `${r.id} ${r.ratio.toFixed(3)}`).join(', ')}; target >= ${METRICS_TARGET}${worst >= METRICS_TARGET ? '' : ' (MISSED)'}; one counted answer costs ${(await recordCost()).toFixed(0)} ns of CPU.`,
+    )
+  }
+
+  // Request log on against off: catalog, progress and enroll per CPU (request-log-cost.mjs).
+  if (wanted('request-log-cost')) {
+    log('request log on vs off: tiers, progress and enroll, one server at a time on one core')
+    const { entryCost, requestLogCost, requestLogCostTable, requestLogFiles, REQUEST_LOG_TARGET } = await import(
+      './request-log-cost.mjs'
+    )
+    const results = await requestLogCost({ database: dataset.database, ...requestLogFiles(dataset), log })
+    log(requestLogCostTable(results))
+    const worst = Math.min(...results.map((r) => r.ratio))
+    const cost = await entryCost()
+    notes.push(
+      `Request log on / off, req/s per CPU (median of ${results[0].rounds} rounds, ${results[0].mode}): ${results.map((r) => `${r.id} ${r.ratio.toFixed(3)}`).join(', ')}; target >= ${REQUEST_LOG_TARGET}${worst >= REQUEST_LOG_TARGET ? '' : ' (MISSED)'}; one entry costs ${cost.record.toFixed(0)} ns of CPU on the request path, ${cost.encode.toFixed(0)} ns to batch and ${cost.write.toFixed(0)} ns to write.`,
     )
   }
 

@@ -5,13 +5,13 @@
  * A request flows: response-basics (request id, CORS, OPTIONS) -> access-control (key, limit,
  * scope, agreement) -> schema validation -> route handler -> problem-responses on any error.
  */
-import { randomUUID } from 'node:crypto'
 import http from 'node:http'
 import swagger from '@fastify/swagger'
 import type { TypeBoxTypeProvider } from '@fastify/type-provider-typebox'
 import Fastify, { type FastifyBaseLogger, LogController } from 'fastify'
 import { type Clock, systemClock } from './clock.js'
 import type { Config } from './config.js'
+import { requestIdAt } from './domain/request-id.js'
 import type { TypedApp } from './http/app-types.js'
 import { logAccess } from './http/access-log.js'
 import { API_PREFIX } from './http/api-prefix.js'
@@ -61,6 +61,7 @@ import { CatalogState } from './services/catalog-state.js'
 import { ChangeWatcher } from './services/change-watcher.js'
 import { KeyCache } from './services/key-cache.js'
 import { KeyUsage } from './services/key-usage.js'
+import { RequestLog } from './services/request-log.js'
 import { DisclosureSealer } from './services/disclosure-sealer.js'
 import { PRUNE_INTERVAL_MS, RetentionPruner } from './services/retention-pruner.js'
 import { DISPOSITION_INTERVAL_MS, DispositionTask } from './services/disposition-task.js'
@@ -122,6 +123,8 @@ export interface AppServices {
   readonly fastPath: FastPathStatus
   /** This process's metrics, when they are on (METRICS_TOKEN or METRICS_PORT, and not METRICS=off). */
   readonly metrics: Metrics | undefined
+  /** The request log of the API requests of organisations' keys; undefined with REQUEST_LOG off. */
+  readonly requestLog: RequestLog | undefined
 }
 
 declare module 'fastify' {
@@ -187,7 +190,8 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clientErrorHandler: answerClientError,
     // One access-log line per response is written by our own onResponse hook.
     logController: new LogController({ disableRequestLogging: true }),
-    genReqId: () => randomUUID(),
+    // UUIDv7: the id names the millisecond the request arrived (domain/request-id.ts).
+    genReqId: () => requestIdAt(clock.now()),
     schemaController: {
       compilersFactory: { buildSerializer: buildResponseSerializer, buildValidator: buildLazyValidator },
     },
@@ -213,6 +217,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const limiters = options.limiters ?? (await createLimiters(config, clock, app.log))
   const keys = new KeyCache({ db: storage.keyLookups, clock })
   const usage = new KeyUsage(storage, clock)
+  const requestLog = config.requestLog ? new RequestLog({ writes: storage.writes, log: app.log }) : undefined
   const catalog = await CatalogState.load(storage.db, buildRepresentations)
   const changes = new ChangeWatcher({ db: storage.db, catalog, keys, log: app.log })
   const sealer = new DisclosureSealer({
@@ -246,7 +251,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   })
   const mail = smtp === undefined ? undefined : new MailWorker({ db: storage.db, clock, log: app.log, smtp })
   const fastPathState = fastPathStatus(config, limiters.inProcess)
-  metrics?.watch({ keys, limiters })
+  metrics?.watch({ keys, limiters, requestLog })
   app.decorate('services', {
     catalog,
     keys,
@@ -261,6 +266,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     mail,
     fastPath: fastPathState,
     metrics,
+    requestLog,
   })
   app.decorateRequest('principal', null)
 
@@ -310,6 +316,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
         storage,
         accessLog: accessLogOn ? app.log : undefined,
         deprecated: new Set(Object.keys(deprecations)),
+        requestLog,
       })
     : undefined
   fastPath = fast?.answer
@@ -329,6 +336,28 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     })
   }
 
+  // Both request paths log their answers to a key; this is the router's entry (fast/replies.ts the other).
+  if (requestLog !== undefined) {
+    app.addHook('onResponse', (request, reply, done) => {
+      const key = request.principal
+      if (key !== null) {
+        const route = request.routeOptions.url ?? 'unmatched'
+        const problem = reply.problemCode ?? undefined
+        requestLog.record(
+          key,
+          request.method,
+          route,
+          reply.statusCode,
+          problem,
+          reply.elapsedTime,
+          request.id,
+          request.ip,
+        )
+      }
+      done()
+    })
+  }
+
   // Both request paths count their answers with recordRequest; this is the router's call.
   if (metrics !== undefined) {
     app.addHook('onResponse', (request, reply, done) => {
@@ -339,6 +368,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
       metricsRoute(app, config.metricsToken, options.scrape ?? (() => metrics.scrape()))
   }
 
+  // The API's route templates as registered, for the request log pages' route filter.
+  const apiRoutes = new Set<string>()
+  app.addHook('onRoute', (route) => {
+    if (route.url.startsWith(`${API_PREFIX}/`)) apiRoutes.add(route.url)
+  })
   await app.register(apiV1, {
     prefix: API_PREFIX,
     access: { ...access, decided: fast?.takeVerdict },
@@ -363,6 +397,11 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     limiters,
     openApi: () => app.swagger() as Record<string, unknown>,
     flushUsage: () => usage.flush(),
+    flushRequestLog: async () => {
+      // A page shows what storage has; an outage is the log's own to report.
+      await requestLog?.flush().catch(() => {})
+    },
+    apiRoutes: () => [...apiRoutes].sort(),
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
     maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,
@@ -396,6 +435,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   const sweepTimer = setInterval(() => limiters.sweep(), windowMs)
   usageTimer.unref()
   sweepTimer.unref()
+  if (options.pollChanges !== false) requestLog?.start()
   app.addHook('onClose', async () => {
     metrics?.close()
     changes.stop()
@@ -408,6 +448,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     clearInterval(usageTimer)
     clearInterval(sweepTimer)
     await usage.flush().catch(() => {})
+    await requestLog?.stop()
     if (options.limiters === undefined) await limiters.close()
   })
   return app

@@ -384,8 +384,8 @@ export function bulk(db, table, columns, produce) {
 }
 
 /**
- * Makes a reused dataset start every run alike: the disclosure log written by the last run is
- * emptied and key usage times cleared. (Enrolls of the last run stay: they only change tiers.)
+ * Makes a reused dataset start every run alike: the disclosure log and the request log written by
+ * the last run are emptied and key usage times cleared. (Enrolls of the last run stay: they only change tiers.)
  * The catalog scenarios and the scaling datasets start from this empty log; progress and enroll
  * run on copies whose log holds a given number of rows (disclosure-dataset.mjs).
  */
@@ -394,6 +394,7 @@ export function resetDataset(file) {
   try {
     db.pragma('busy_timeout = 5000')
     const removed = db.prepare('delete from disclosures').run().changes
+    db.prepare('delete from request_log').run()
     db.prepare('update api_keys set last_used_at = null where last_used_at is not null').run()
     db.pragma('wal_checkpoint(TRUNCATE)')
     return removed

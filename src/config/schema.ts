@@ -206,6 +206,7 @@ export const ConfigSchema = Type.Object({
     env: 'OTEL_EXPORTER_OTLP_ENDPOINT',
     description: 'Set: the entry has started OpenTelemetry, which reads this and the other OTEL_* variables.',
   }),
+  requestLog: flag('REQUEST_LOG', true, "Keep the last 7 days of API requests of organisations' keys."),
   metrics: Type.Boolean({
     env: 'METRICS',
     envDefault: 'auto',

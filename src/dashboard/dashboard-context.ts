@@ -39,6 +39,10 @@ export interface DashboardDeps {
   openApi: () => Record<string, unknown>
   /** Writes this instance's pending usage counts, so a usage page is current. */
   flushUsage: () => Promise<void>
+  /** Writes this instance's pending request-log entries, so a request-log page is current. */
+  flushRequestLog?: () => Promise<void>
+  /** The API's route templates, which the request log's route filter offers. */
+  apiRoutes?: () => readonly string[]
   /** MAX_KEYS_PER_ORGANISATION: active keys an organisation may hold. */
   maxKeysPerOrganisation: number
   /** MAX_WEBHOOK_ENDPOINTS_PER_ORGANISATION: enabled webhook endpoints an organisation may have. */

@@ -22,3 +22,14 @@ export function waitOf(ms: number): { seconds: number; text: string } {
   const seconds = Math.max(1, Math.ceil(ms / 1000))
   return { seconds, text: seconds < 90 ? `${seconds} seconds` : `${Math.ceil(seconds / 60)} minutes` }
 }
+
+/**
+ * A time to the second, as the request log shows it (a table whose heading says UTC leaves the
+ * suffix out).
+ *
+ * @example utcSecond(Date.parse('2026-11-23T20:15:42.120Z')) // '2026-11-23 20:15:42 UTC'
+ */
+export function utcSecond(ms: number, suffix = true): string {
+  const text = new Date(ms).toISOString().slice(0, 19).replace('T', ' ')
+  return suffix ? `${text} UTC` : text
+}

@@ -19,6 +19,13 @@ import type { ProblemBody } from './schemas/common.js'
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json'
 
+declare module 'fastify' {
+  interface FastifyReply {
+    /** The code of the problem this reply sent, for the request log; null for any other answer. */
+    problemCode: string | null
+  }
+}
+
 /** Seconds a client should wait before retrying after a storage outage. */
 const STORAGE_RETRY_AFTER_SECONDS = 2
 
@@ -29,6 +36,7 @@ const STORAGE_RETRY_AFTER_SECONDS = 2
 export function sendProblem(request: FastifyRequest, reply: FastifyReply, problem: Problem): FastifyReply {
   const status = PROBLEM_CATALOG[problem.code].status
   reply.code(status)
+  reply.problemCode = problem.code
   recordProblem(problem.code, status)
   if (problem.headers !== undefined) for (const name in problem.headers) reply.header(name, problem.headers[name])
   return reply.type(PROBLEM_CONTENT_TYPE).send(problemJson(problem, request.id))
@@ -185,6 +193,7 @@ function fromFastifyError(error: FastifyError, request: FastifyRequest, bodyLimi
 
 export function installProblemResponses(app: FastifyInstance, options: { bodyLimit: number }): void {
   const storageFailures = new StorageFailureLog()
+  app.decorateReply('problemCode', null)
   app.setErrorHandler((error: FastifyError, request, reply) => {
     if (error instanceof ProblemError) {
       if (error.status >= 500) request.log.error({ err: error.cause ?? error }, error.detail)

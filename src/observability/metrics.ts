@@ -9,6 +9,7 @@ import { sql } from 'kysely'
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client'
 import type { KeyCache } from '../services/key-cache.js'
 import type { Limiters } from '../services/limiters.js'
+import type { RequestLog } from '../services/request-log.js'
 import type { Storage } from '../storage/connection.js'
 import type { WriteQueue } from '../storage/write-queue.js'
 import {
@@ -25,6 +26,7 @@ import { LATENCY_BUCKETS, RequestMetrics } from './metrics-requests.js'
 export interface WatchedServices {
   readonly keys: KeyCache
   readonly limiters: Limiters
+  readonly requestLog?: RequestLog | undefined
 }
 
 const BATCH_BUCKETS = [1, 2, 4, 8, 16, 32, 64, 128, 256]
@@ -101,8 +103,9 @@ export class Metrics {
   }
 
   /** Gauges and counters that the services keep, read at each scrape. */
-  watch({ keys, limiters }: WatchedServices): void {
+  watch({ keys, limiters, requestLog }: WatchedServices): void {
     const registry = this.registry
+    if (requestLog !== undefined) this.#watchRequestLog(requestLog)
     scrapedCounter(registry, 'key_cache_hits_total', 'Key lookups answered from the key cache.', () => keys.hits)
     scrapedCounter(registry, 'key_cache_misses_total', 'Key lookups that read storage.', () => keys.storageLookups)
     new Gauge({
@@ -123,6 +126,25 @@ export class Metrics {
       collect() {
         const current = limiters.store()
         for (const store of STORES) this.set({ store }, store === current ? 1 : 0)
+      },
+    })
+  }
+
+  /** What the request log holds unwritten, and what it dropped when storage could not take it. */
+  #watchRequestLog(requestLog: RequestLog): void {
+    const registry = this.registry
+    scrapedCounter(
+      registry,
+      'request_log_dropped_total',
+      'Request-log entries dropped because storage could not take them and the limit were waiting.',
+      () => requestLog.dropped,
+    )
+    new Gauge({
+      name: 'request_log_waiting',
+      help: 'Request-log entries held in memory, not yet written.',
+      registers: [registry],
+      collect() {
+        this.set(requestLog.waiting)
       },
     })
   }

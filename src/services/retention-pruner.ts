@@ -1,6 +1,6 @@
 /**
- * Keeps the change feed, the mail outbox, and the disclosure log when it has a retention period,
- * within their periods (and deletes ended sessions and dead account links): once at start and
+ * Keeps the change feed, the mail outbox, the request log (7 days), and the disclosure log when it
+ * has a retention period, within their periods (and deletes ended sessions and dead account links): once at start and
  * every hour, deletes what is older in small writes (see
  * storage/change-feed-retention-repository.ts and storage/disclosure-retention-repository.ts), pausing between two so
  * that the requests held up by one are answered before the next. Every instance runs it; each
@@ -14,6 +14,7 @@ import type { Clock } from '../clock.js'
 import { pruneChangeLog } from '../storage/change-feed-retention-repository.js'
 import type { Storage } from '../storage/connection.js'
 import { pruneDisclosureLog } from '../storage/disclosure-retention-repository.js'
+import { pruneRequestLog, REQUEST_LOG_DAYS } from '../storage/request-log-repository.js'
 import { PeriodicTask } from './periodic-task.js'
 
 export const PRUNE_INTERVAL_MS = 3_600_000
@@ -36,7 +37,7 @@ export interface PrunerOptions {
   pauseMs?: number
 }
 
-/** `run()` resolves to how many change log rows, messages and disclosure segments were deleted. */
+/** `run()` resolves to how many change log rows, messages, request-log batches and disclosure segments were deleted. */
 export class RetentionPruner extends PeriodicTask {
   constructor(options: PrunerOptions) {
     const { storage, clock, feedRetentionDays, disclosureRetentionDays, mailRetentionDays, log, batch } = options
@@ -56,10 +57,12 @@ export class RetentionPruner extends PeriodicTask {
       })
       if (!stopping.aborted) deleted += await write((trx) => pruneMailOutbox(trx, clock.now(), mailRetentionDays))
       if (!stopping.aborted) await write((trx) => pruneAccountTokens(trx, clock.now()))
+      if (!stopping.aborted)
+        deleted += await pruneRequestLog(storage.db, { before: clock.now() - REQUEST_LOG_DAYS * DAY_MS, write, pause })
       if (disclosureRetentionDays > 0 && !stopping.aborted)
         deleted += await pruneDisclosureLog(storage.db, { before: cutoff(disclosureRetentionDays), write, pause })
       return deleted
     }
-    super(prune, log, 'could not prune the change feed, the mail outbox or the disclosure log')
+    super(prune, log, 'could not prune the change feed, the mail outbox, the request log or the disclosure log')
   }
 }

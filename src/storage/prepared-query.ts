@@ -19,7 +19,7 @@
 import type { CompiledQuery, Compilable, Kysely } from 'kysely'
 import type { Database } from './tables.js'
 
-type Args = readonly (string | number | null)[]
+type Args = readonly (string | number | null | Uint8Array)[]
 
 /** A value no caller passes: it marks where an argument lands among the compiled parameters. */
 const marker = (index: number): string => `\u0000argument ${index}\u0000`

@@ -607,6 +607,28 @@ export interface PasskeyChallengesUsedTable {
   expires_at: string
 }
 
+/** A batch of an organisation's request-log entries (migration 0026, storage/request-log-batches.ts). */
+export interface RequestLogTable {
+  id: Generated<number>
+  organisation_id: string
+  /** Milliseconds since the epoch: the batch's first and last request. */
+  first_at: number
+  last_at: number
+  entries: number
+  /** A bit per status class present (1 << 2: 2xx). */
+  statuses: number
+  /** Space-separated key ids. */
+  key_ids: string
+  /** Newline-separated "METHOD route" lines. */
+  routes: string
+  /** Space-separated problem codes. */
+  problems: string
+  /** Space-separated client addresses. */
+  addresses: string
+  /** The entries (request-log-batches.ts). */
+  data: Uint8Array
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -654,6 +676,7 @@ export interface Database {
   notices_sent: NoticesSentTable
   known_devices: KnownDevicesTable
   passkey_challenges_used: PasskeyChallengesUsedTable
+  request_log: RequestLogTable
 }
 
 export type LessonRow = Selectable<LessonsTable>

@@ -367,6 +367,7 @@ describe('organisations, agreements and keys', () => {
         '0024-organisation-two-step',
         '0025-passkey-challenges',
         '0026-key-rolling',
+        '0027-request-log',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -101,6 +101,7 @@ describe('dashboard authorization', () => {
     ['/dashboard/partner', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/application', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/usage', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
+    ['/dashboard/partner/request-log', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/disclosures', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/students', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     ['/dashboard/partner/webhooks', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
@@ -113,6 +114,7 @@ describe('dashboard authorization', () => {
     ['/dashboard/operator/applications', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/organisations', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/ended-agreements', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/request-log', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     [
       '/dashboard/operator/organisations/ORG_A/agreements/AGREEMENT_A/certificate.json',
       { anonymous: 303, partnerA: 403, partnerB: 403, operator: 404 },

@@ -31,6 +31,8 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
   let operatorTotp: string
   let demoStudent: string
   let liveKey: string
+  /** The request id of the enroll refused 403 (insufficient_scope), as its problem gave it. */
+  let refusedRequestId: string
   const partnerEmail = 'dev@acme-learning.example'
   const partnerPassword = 'a long and memorable phrase'
   const url = (p: string) => `${server.baseUrl}${p}`
@@ -199,6 +201,7 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
       body: '{"tier":"builder"}',
     })
     expect(enroll.status).toBe(403)
+    refusedRequestId = ((await enroll.json()) as { requestId: string }).requestId
     // The overview lists only the key's prefix.
     await partner.goto(url('/dashboard/partner'))
     expect(await partner.content()).not.toContain(liveKey)
@@ -221,6 +224,27 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
     await partner.goto(url('/dashboard/partner/disclosures'))
     expect(await textOf(partner.locator('table'))).toContain('progress.read')
     await check(partner, '12-partner-disclosures')
+  })
+
+  it("the partner finds the refused enroll in the request log by its problem's request id", async () => {
+    await partner.goto(url('/dashboard/partner'))
+    await partner.getByRole('link', { name: 'Request log' }).click()
+    expect(await textOf(partner.getByRole('table', { name: 'Request log' }))).toContain('/api/v1/students/:id/enroll')
+    await check(partner, '11b-request-log')
+    await partner.getByLabel('Request id').fill(refusedRequestId)
+    await partner.getByRole('button', { name: 'Find the request' }).click()
+    const entry = await textOf(partner.getByRole('region', { name: /^Request / }))
+    for (const part of [
+      refusedRequestId,
+      'POST /api/v1/students/:id/enroll',
+      '403',
+      'insufficient_scope',
+      'production',
+    ])
+      expect(entry).toContain(part)
+    expect(entry).not.toContain(demoStudent)
+    expect(new URL(partner.url()).hash).toBe('#entry')
+    await check(partner, '11c-request-log-entry')
   })
 
   it('the partner invites a developer, who signs up with the invited address and joins through the link', async () => {
@@ -308,6 +332,9 @@ describe.skipIf(!hasChromium())('dashboard in a browser', () => {
       await new Promise((resolve) => setTimeout(resolve, 100))
     }
     expect(status).toBe(401)
+    await operator.goto(url('/dashboard/operator/request-log'))
+    expect(await textOf(operator.getByRole('table', { name: 'Request log' }))).toContain('Acme Learning')
+    await check(operator, '13a-operator-request-log')
     await operator.goto(url('/dashboard/operator/disclosures'))
     await check(operator, '13-operator-disclosures')
     // A student's report: every disclosure with the agreement it was under, and its downloads.

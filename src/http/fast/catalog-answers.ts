@@ -1,6 +1,6 @@
 /** The catalog's exact URLs, answered from the bytes and ETags computed once per import. */
-import { randomUUID } from 'node:crypto'
 import type { IncomingMessage, ServerResponse } from 'node:http'
+import { requestIdAt } from '../../domain/request-id.js'
 import { TIER_IDS } from '../../domain/tiers.js'
 import { API_PREFIX } from '../api-prefix.js'
 import type { Verdict } from '../admission.js'
@@ -40,12 +40,12 @@ export function answerCatalog(
   started: number,
 ): void {
   const url = request.url!
-  const requestId = randomUUID()
+  const requestId = requestIdAt(now)
   const template = url.startsWith(LESSON_PREFIX) ? LESSON_ROUTE : url === TIERS_URL ? TIERS_URL : LESSONS_URL
   if (!verdict.admitted) {
     const status = sendProblem(context, response, requestId, verdict.problem, verdict.rate, now, verdict.key)
     // A refusal after identification names the key, as the router's log line does.
-    answered(context, request, requestId, status, started, verdict.key?.keyId, template)
+    answered(context, request, requestId, status, started, verdict.key, template, verdict.problem.code)
     return
   }
   const notModified = matchesIfNoneMatch(request.headers['if-none-match'], representation.etag)
@@ -59,5 +59,5 @@ export function answerCatalog(
     out['content-length'] = representation.contentLength
     send(response, 200, out, representation.bytes)
   }
-  answered(context, request, requestId, notModified ? 304 : 200, started, verdict.key.keyId, template)
+  answered(context, request, requestId, notModified ? 304 : 200, started, verdict.key, template, undefined)
 }

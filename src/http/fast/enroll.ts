@@ -12,10 +12,10 @@
  * a missing tier) stay its own, word for word.
  */
 import type { IncomingHttpHeaders } from 'node:http'
-import { randomUUID } from 'node:crypto'
 import fastJson from 'fast-json-stringify'
 import { enrollStudent } from '../../cases/enroll.js'
 import type { KeyRecord } from '../../domain/api-key.js'
+import { requestIdAt } from '../../domain/request-id.js'
 import { mayReachStudents } from '../../domain/student-reach.js'
 import { TIER_IDS, type TierId } from '../../domain/tiers.js'
 import type { Storage } from '../../storage/connection.js'
@@ -81,7 +81,7 @@ export function fastEnroll(storage: Storage): EnrollAnswer {
   return {
     admits: (key, now) => mayReachStudents(key, 'students:write', now),
     answer(id, tier, key, now) {
-      const requestId = randomUUID()
+      const requestId = requestIdAt(now)
       return enrollStudent(storage.writes, id, tier, keyAccess(key, requestId, now), now).then(
         (result): StudentOutcome => {
           if (result === undefined) return { requestId, problem: studentNotFound(id) }

@@ -30,6 +30,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http'
 import type { FastifyBaseLogger } from 'fastify'
 import type { Config } from '../../config.js'
 import type { CatalogState } from '../../services/catalog-state.js'
+import type { RequestLog } from '../../services/request-log.js'
 import type { Storage } from '../../storage/connection.js'
 import type { Verdict } from '../admission.js'
 import type { TypedApp } from '../app-types.js'
@@ -57,6 +58,8 @@ export interface FastPathOptions extends LocalAdmissionOptions {
    * their requests are left to the router, which adds the deprecation headers.
    */
   deprecated?: ReadonlySet<string>
+  /** The request log, when it is on (REQUEST_LOG); the same entries as the router's hook records. */
+  requestLog: RequestLog | undefined
 }
 
 /**
@@ -113,6 +116,7 @@ export function createFastPath(app: TypedApp, options: FastPathOptions): FastPat
     clock: options.clock,
     policy: options.policy,
     accessLog: options.accessLog,
+    requestLog: options.requestLog,
     admission: new LocalAdmission(options),
     progress: fastProgress(options.storage, options.catalog),
     enroll: fastEnroll(options.storage),
@@ -158,7 +162,7 @@ function answer(context: FastPathContext, request: IncomingMessage, response: Se
   if (headers['content-length'] !== undefined || headers['transfer-encoding'] !== undefined) return false
   const address = request.socket.remoteAddress
   if (address === undefined) return false
-  const started = startTime(context.accessLog)
+  const started = startTime(context)
   // A key that needs a storage lookup leaves the request to the router, nothing recorded.
   const now = context.clock.now()
   const verdict = context.admission.admit(address, headers.authorization, now, headers['user-agent'])

@@ -9,9 +9,9 @@
  * records in the disclosure log; a storage failure) is handed to the router with the admission
  * verdict already taken, so the request is counted against the limits once.
  */
-import { randomUUID } from 'node:crypto'
 import { readStudentRows } from '../../cases/progress-read.js'
 import type { KeyRecord } from '../../domain/api-key.js'
+import { requestIdAt } from '../../domain/request-id.js'
 import { mayReachStudents } from '../../domain/student-reach.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { Storage } from '../../storage/connection.js'
@@ -42,7 +42,7 @@ export function fastProgress(
   return {
     admits: (key, now) => mayReachStudents(key, 'students:read', now),
     answer(id, key, now) {
-      const requestId = randomUUID()
+      const requestId = requestIdAt(now)
       const context = keyAccess(key, requestId, now)
       return readStudentRows(storage.db, storage.writes, id, context, storage.reader).then(
         (student): StudentOutcome => {

@@ -1,13 +1,12 @@
 /**
  * Writing the fast path's answers with Node's public API, with the headers the router sends
- * (response-basics.ts, rate-limit-headers.ts), and after each its access-log line and its count,
- * as the router's onResponse hooks do.
+ * (response-basics.ts, rate-limit-headers.ts), and after each its access-log line, its count and its
+ * request-log entry, as the router's onResponse hooks do.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http'
-import type { FastifyBaseLogger } from 'fastify'
+import type { KeyRecord } from '../../domain/api-key.js'
 import { PROBLEM_CATALOG, type Problem } from '../../errors.js'
 import { recordProblem, recordRequest, requestsObserved } from '../../instrumentation/metrics-channels.js'
-import type { KeyRecord } from '../../domain/api-key.js'
 import { logAccess } from '../access-log.js'
 import { addKeySunset } from '../key-sunset-headers.js'
 import type { ByteString } from '../byte-string.js'
@@ -18,9 +17,11 @@ import { problemBytes } from './problem-bytes.js'
 
 const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8'
 
-/** When a request started, if anything (the access log, the request metrics) needs it. */
-export function startTime(accessLog: FastifyBaseLogger | undefined): number {
-  return accessLog === undefined && !requestsObserved() ? 0 : performance.now()
+/** When a request started, if anything (the access log, the request log, the request metrics) needs it. */
+export function startTime(context: Pick<FastPathContext, 'accessLog' | 'requestLog'>): number {
+  return context.accessLog === undefined && context.requestLog === undefined && !requestsObserved()
+    ? 0
+    : performance.now()
 }
 
 /** Sends a whole answer; `body` goes out as the bytes it holds. */
@@ -89,17 +90,25 @@ export function sendJson(
   return 200
 }
 
-/** After an answer is written: its access-log line and its count under the router's `template`. */
+/**
+ * After an answer is written: its access-log line, its count under the router's `template`, and
+ * its request-log entry when a key was identified (`problem`: the code of a problem answer).
+ */
 export function answered(
   context: FastPathContext,
   request: IncomingMessage,
   requestId: string,
   status: number,
   started: number,
-  keyId: string | undefined,
+  key: KeyRecord | undefined,
   template: string,
+  problem: string | undefined,
 ): void {
-  if (requestsObserved()) recordRequest(template, request.method!, status, performance.now() - started)
+  if (started === 0) return
+  const elapsedMs = performance.now() - started
+  if (requestsObserved()) recordRequest(template, request.method!, status, elapsedMs)
+  if (key !== undefined)
+    context.requestLog?.record(key, request.method!, template, status, problem, elapsedMs, requestId, address(request))
   const accessLog = context.accessLog
   if (accessLog === undefined) return
   logAccess(accessLog, {
@@ -107,7 +116,12 @@ export function answered(
     method: request.method!,
     url: request.url!,
     status,
-    elapsedMs: performance.now() - started,
-    keyId,
+    elapsedMs,
+    keyId: key?.keyId,
   })
+}
+
+/** The client's address as the router's `request.ip` gives it (the fast path is off behind a proxy). */
+function address(request: IncomingMessage): string {
+  return request.socket.remoteAddress ?? ''
 }

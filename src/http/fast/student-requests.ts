@@ -60,7 +60,8 @@ function settle(
       'body' in outcome
         ? sendJson(context, response, outcome.requestId, outcome.body, rate, now, key)
         : sendProblem(context, response, outcome.requestId, outcome.problem, rate, now, key)
-    answered(context, request, outcome.requestId, status, started, key.keyId, template)
+    const problem = 'problem' in outcome ? outcome.problem.code : undefined
+    answered(context, request, outcome.requestId, status, started, key, template, problem)
   })
   // As app.ts's answerFast does for the synchronous part: a bug in writing ends this connection, not the process.
   written.catch(() => response.destroy())
@@ -105,7 +106,7 @@ export function answerPost(
   const id = enrolled(request)
   const address = request.socket.remoteAddress
   if (id === undefined || address === undefined) return false
-  const started = startTime(context.accessLog)
+  const started = startTime(context)
   const now = context.clock.now()
   const verdict = context.admission.admit(address, request.headers.authorization, now, request.headers['user-agent'])
   if (verdict === undefined || !mayAnswer(request, verdict, context.enroll, now)) return false

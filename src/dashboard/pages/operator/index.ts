@@ -1,7 +1,7 @@
 /**
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
  * organisations, their agreements (and what follows their end), keys and shares, their students
- * (unlink, erase), the schools, roster imports, the disclosure log, the audit log, the outbox and
+ * (unlink, erase), the schools, roster imports, the disclosure log, the request log, the audit log, the outbox and
  * the operators (admins only). Every change
  * made here is written to the audit log in the same transaction. Each group is encapsulated: it
  * inherits the dashboard's session, role and CSRF checks and its error pages.
@@ -18,6 +18,7 @@ import { outboxPages } from './outbox/index.js'
 import { schoolPages } from './schools/index.js'
 import { sharePages } from './shares/index.js'
 import { rosterPages } from './roster/index.js'
+import { requestLogPages } from './request-log/index.js'
 import { studentPages } from './students/index.js'
 import { studentDisclosurePages } from './student-disclosures/index.js'
 import { operator } from '../../page-roles.js'
@@ -49,6 +50,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     rosterPages,
     disclosurePages,
     studentDisclosurePages,
+    requestLogPages,
     auditPages,
     outboxPages,
     operatorPagesOfAdmins,

@@ -13,6 +13,7 @@ import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
 import { memberPages } from './members/index.js'
 import { overviewPages } from './overview/index.js'
+import { requestLogPages } from './request-log/index.js'
 import { studentPages } from './students/index.js'
 import { usagePages } from './usage/index.js'
 import { webhookPages } from './webhooks/index.js'
@@ -38,6 +39,7 @@ export const partnerPages: PagePlugin = async (app, { context }) => {
     keyPages,
     studentPages,
     usagePages,
+    requestLogPages,
     webhookPages,
     disclosurePages,
     deletionPages,
