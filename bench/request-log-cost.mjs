@@ -6,7 +6,9 @@
  * core; `--side-by-side` runs both at once instead, each with its own wrk, as metrics-cost.mjs
  * does. The figure per scenario is the median of the rounds' on / off ratios.
  *
- *   node bench/request-log-cost.mjs [--rounds 3] [--seconds 5] [--only tiers,progress,enroll] [--side-by-side]
+ *   node bench/request-log-cost.mjs [--rounds 3] [--seconds 5] [--only tiers,progress,enroll] [--side-by-side] [--same]
+ *
+ * `--same` runs the log off on both sides (an A/A run): the method's own spread.
  *
  * `npm run bench` runs it too (BENCH_ONLY=request-log-cost for it alone), on the bench's dataset.
  */
@@ -52,6 +54,7 @@ export async function requestLogCost({
   seconds = 5,
   only = REQUEST_LOG_SCENARIOS,
   sideBySide = false,
+  same = false,
   log,
 }) {
   const { measure } = await import('./lib/measure.mjs')
@@ -59,9 +62,10 @@ export async function requestLogCost({
   const { SERVER_CPU } = await import('./lib/pinning.mjs')
   const settings = { duration: seconds, warmup: 2, connections: 64, threads: 1 }
   const files = { keys: keysFile, pairs: pairsFile }
+  // `same`: the log off on both sides (an A/A run), which measures the method's own spread.
   const sides = [
     { label: 'off', env: { REQUEST_LOG: 'off' } },
-    { label: 'on', env: { REQUEST_LOG: 'on' } },
+    { label: 'on', env: { REQUEST_LOG: same ? 'off' : 'on' } },
   ]
   const copies = sides.map((side) => `${database}.request-log-${side.label}.db`)
   const samples = new Map()
@@ -88,7 +92,7 @@ export async function requestLogCost({
   }
   const stopAndCheck = async (server, side) => {
     await server.stop()
-    if (side.label === 'on' && (await loggedEntries(copies[1])) === 0)
+    if (side.label === 'on' && !same && (await loggedEntries(copies[1])) === 0)
       throw new Error('request log on, but no entry was written')
   }
   for (let round = 0; round < rounds; round++) {
@@ -235,6 +239,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
       seconds: { type: 'string', default: '5' },
       only: { type: 'string', default: REQUEST_LOG_SCENARIOS.join(',') },
       'side-by-side': { type: 'boolean', default: false },
+      same: { type: 'boolean', default: false },
     },
   })
   const { buildService } = await import('./lib/build-service.mjs')
@@ -253,6 +258,7 @@ if (import.meta.url === pathToFileURL(process.argv[1] ?? '').href) {
     seconds: Number(values.seconds),
     only: values.only.split(','),
     sideBySide: values['side-by-side'],
+    same: values.same,
     log: console.error,
   })
   console.log(requestLogCostTable(results))

@@ -2,17 +2,24 @@
  * The request log's entries between two flushes, kept as bytes in one growing array: a request
  * adds WINDOW_RECORD bytes and keeps no object or string alive of its own (its request id goes in as
  * 16 bytes), so entries held for seconds add nothing for the garbage collector to copy or mark.
- * Strings (keys, routes, methods, problem codes, addresses) are numbered once per window.
+ * Strings (keys, routes, methods, problem codes, addresses) are numbered once per window. The
+ * same window is used again after each flush (`clear`), at the size it has grown to: a new one
+ * each time would allocate megabytes every few seconds, which V8 counts towards its next full
+ * collection.
  */
 import type { KeyRecord } from '../domain/api-key.js'
 import { type EntryWindow, WINDOW, writeUuid } from '../storage/request-log-batches.js'
 
-const INITIAL_ENTRIES = 1024
+const INITIAL_ENTRIES = 16_384
 
 /** Strings numbered in the order they are first met. */
 class Codes {
   readonly #codes = new Map<string, number>()
-  readonly values: string[] = []
+  values: string[] = []
+  clear(): void {
+    this.#codes.clear()
+    this.values = []
+  }
   of(value: string): number {
     let code = this.#codes.get(value)
     if (code === undefined) {
@@ -28,7 +35,7 @@ export class EntryWindowBuffer implements EntryWindow {
   bytes = new Uint8Array(INITIAL_ENTRIES * WINDOW.RECORD)
   #view = new DataView(this.bytes.buffer)
   size = 0
-  readonly keys: KeyRecord[] = []
+  keys: KeyRecord[] = []
   readonly #keyCodes = new Map<string, number>()
   readonly #addresses = new Codes()
   readonly #routes = new Codes()
@@ -76,6 +83,14 @@ export class EntryWindowBuffer implements EntryWindow {
     view.setUint32(offset + WINDOW.ADDRESS, this.#addresses.of(address), true)
     writeUuid(this.bytes, offset + WINDOW.REQUEST_ID, requestId)
     this.size++
+  }
+
+  /** Empty again, its bytes kept (what was read from it must have been copied out). */
+  clear(): void {
+    this.size = 0
+    this.keys = []
+    this.#keyCodes.clear()
+    for (const codes of [this.#addresses, this.#routes, this.#methods, this.#problems]) codes.clear()
   }
 
   #grow(): void {

@@ -18,11 +18,11 @@ import type { WriteQueue } from '../storage/write-queue.js'
 import { EntryWindowBuffer } from './request-log-window.js'
 
 /** How often each instance writes what it holds (figures: docs/performance.md, "The request log"). */
-export const REQUEST_LOG_FLUSH_MS = 5000
+export const REQUEST_LOG_FLUSH_MS = 10_000
 /** Entries per statement at most (a batch larger than that goes alone): about 30 KB of rows. */
 export const REQUEST_LOG_CHUNK = 1024
-/** Entries held at most, written or waiting: 7 MB in the window (36 bytes each). */
-export const REQUEST_LOG_LIMIT = 200_000
+/** Entries held at most, written or waiting: about 14 MB (36 bytes each in the window, 30 in a batch). */
+export const REQUEST_LOG_LIMIT = 400_000
 /** Entries in the window that start a flush before its time. */
 const FLUSH_AT = REQUEST_LOG_LIMIT / 4
 const REPORT_EVERY_MS = 60_000
@@ -37,7 +37,7 @@ export class RequestLog {
   readonly #writes: WriteQueue
   readonly #log: FastifyBaseLogger
   readonly #limit: number
-  #window = new EntryWindowBuffer()
+  readonly #window = new EntryWindowBuffer()
   /** Batches made from the window and not yet written, oldest first (a failed write leaves them here). */
   #unwritten: RequestLogBatch[] = []
   #unwrittenEntries = 0
@@ -125,11 +125,12 @@ export class RequestLog {
   }
 
   async #write(): Promise<void> {
-    const taken = this.#window
-    if (taken.size > 0) {
-      this.#window = new EntryWindowBuffer()
-      this.#unwritten.push(...encodeBatches(taken))
-      this.#unwrittenEntries += taken.size
+    const window = this.#window
+    if (window.size > 0) {
+      // Copied out into batches before anything else runs: the window starts again at once.
+      this.#unwritten.push(...encodeBatches(window))
+      this.#unwrittenEntries += window.size
+      window.clear()
     }
     while (this.#unwritten.length > 0) {
       let end = 1

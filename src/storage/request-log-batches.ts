@@ -104,21 +104,24 @@ const DASH_AFTER = [3, 5, 7, 9].reduce((after, byte) => {
   return after
 }, new Array<boolean>(16).fill(false))
 
-/** The value of a hexadecimal digit's character code (either case); anything else counts as 0. */
-function nibble(code: number): number {
-  if (code >= 48 && code <= 57) return code - 48
-  const lower = code | 0x20
-  return lower >= 97 && lower <= 102 ? lower - 87 : 0
+/** Each hexadecimal digit's value by its character code (either case); anything else counts as 0. */
+const HEX_VALUE = new Uint8Array(128)
+for (let digit = 0; digit < 16; digit++) {
+  HEX_VALUE[digit.toString(16).charCodeAt(0)] = digit
+  HEX_VALUE[digit.toString(16).toUpperCase().charCodeAt(0)] = digit
 }
+/** Where each byte's two digits start in a UUID's 36 characters. */
+const PAIR_AT = [0, 2, 4, 6, 9, 11, 14, 16, 19, 21, 24, 26, 28, 30, 32, 34]
 
-/** A UUID's 16 bytes into `bytes` at `offset` (request ids are all UUIDs: domain/request-id.ts). */
+/**
+ * A UUID's 16 bytes into `bytes` at `offset`. Request ids are all UUIDs in their canonical form
+ * (domain/request-id.ts); the request path calls this for every entry, so it reads the digits
+ * where they must be, with no test of the dashes.
+ */
 export function writeUuid(bytes: Uint8Array, offset: number, id: string): void {
-  let at = offset
-  const end = offset + 16
-  for (let i = 0; i < id.length && at < end; i++) {
-    const high = id.charCodeAt(i)
-    if (high === 45) continue
-    bytes[at++] = (nibble(high) << 4) | nibble(id.charCodeAt(++i))
+  for (let i = 0; i < 16; i++) {
+    const at = PAIR_AT[i]!
+    bytes[offset + i] = (HEX_VALUE[id.charCodeAt(at) & 0x7f]! << 4) | HEX_VALUE[id.charCodeAt(at + 1) & 0x7f]!
   }
 }
 
@@ -150,6 +153,7 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
     else list.push(i)
   }
   const batches: RequestLogBatch[] = []
+  const numbering = numberings(window)
   for (const [organisationId, entries] of byOrganisation) {
     let start = 0
     let first = times[entries[0]!]!
@@ -159,7 +163,7 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
       const lowest = Math.min(first, at)
       const highest = Math.max(last, at)
       if (j - start === MAX_BATCH_ENTRIES || highest - lowest > MAX_SPAN_MS) {
-        batches.push(encode(window, view, times, organisationId, entries.slice(start, j)))
+        batches.push(encode(window, view, times, organisationId, entries.slice(start, j), numbering))
         start = j
         first = at
         last = at
@@ -168,23 +172,54 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
         last = highest
       }
     }
-    batches.push(encode(window, view, times, organisationId, start === 0 ? entries : entries.slice(start)))
+    batches.push(encode(window, view, times, organisationId, start === 0 ? entries : entries.slice(start), numbering))
   }
   return batches
 }
 
-/** Window codes numbered again, from 0, in the order a batch meets them. */
+/**
+ * Window codes numbered again, from 0, in the order a batch meets them. Kept for a whole flush:
+ * `next` starts the next batch, with no allocation (a code is unseen unless stamped with the
+ * batch's number).
+ */
 class Renumbering {
-  readonly #numbers = new Map<number, number>()
-  readonly codes: number[] = []
+  readonly #stamps: Int32Array
+  readonly #numbers: Int32Array
+  #batch = 0
+  codes: number[] = []
+  constructor(size: number) {
+    this.#stamps = new Int32Array(size)
+    this.#numbers = new Int32Array(size)
+  }
+  next(): void {
+    this.#batch++
+    this.codes = []
+  }
   of(code: number): number {
-    let number = this.#numbers.get(code)
-    if (number === undefined) {
-      number = this.codes.length
-      this.#numbers.set(code, number)
+    if (this.#stamps[code] !== this.#batch) {
+      this.#stamps[code] = this.#batch
+      this.#numbers[code] = this.codes.length
       this.codes.push(code)
     }
-    return number
+    return this.#numbers[code]!
+  }
+}
+
+/** The numbering of each dictionary, for a window's batches one after the other. */
+interface Numberings {
+  keys: Renumbering
+  routes: Renumbering
+  problems: Renumbering
+  addresses: Renumbering
+}
+
+function numberings(window: EntryWindow): Numberings {
+  return {
+    keys: new Renumbering(window.keys.length),
+    // A route and a method together make one line: its code is both codes in one number.
+    routes: new Renumbering(window.routes.length * window.methods.length),
+    problems: new Renumbering(window.problems.length + 1),
+    addresses: new Renumbering(window.addresses.length),
   }
 }
 
@@ -194,14 +229,13 @@ function encode(
   times: Float64Array,
   organisationId: string,
   entries: number[],
+  numbering: Numberings,
 ): RequestLogBatch {
-  const keys = new Renumbering()
-  const routes = new Renumbering()
-  const problems = new Renumbering()
-  const addresses = new Renumbering()
+  const { keys, routes, problems, addresses } = numbering
+  for (const renumbering of [keys, routes, problems, addresses]) renumbering.next()
+  const methods = window.methods.length
   const data = new Uint8Array(entries.length * RECORD)
   const out = new DataView(data.buffer)
-  const bytes = window.bytes
   let statuses = 0
   let firstAt = Number.POSITIVE_INFINITY
   let lastAt = Number.NEGATIVE_INFINITY
@@ -212,8 +246,7 @@ function encode(
     const to = j * RECORD
     const status = view.getUint16(from + WINDOW.STATUS, true)
     const problem = view.getUint16(from + WINDOW.PROBLEM, true)
-    // A route and a method together make one line: its code is both codes in one number.
-    const route = view.getUint16(from + WINDOW.ROUTE, true) * 0x10000 + view.getUint16(from + WINDOW.METHOD, true)
+    const route = view.getUint16(from + WINDOW.ROUTE, true) * methods + view.getUint16(from + WINDOW.METHOD, true)
     if (at < firstAt) firstAt = at
     if (at > lastAt) lastAt = at
     statuses |= 1 << Math.min(Math.floor(status / 100), 9)
@@ -223,7 +256,8 @@ function encode(
     out.setUint16(to + ADDRESS, addresses.of(view.getUint32(from + WINDOW.ADDRESS, true)), true)
     out.setUint16(to + ROUTE, routes.of(route), true)
     out.setUint16(to + PROBLEM, problem === 0 ? 0 : problems.of(problem) + 1, true)
-    for (let k = 0; k < 16; k++) data[to + REQUEST_ID + k] = bytes[from + WINDOW.REQUEST_ID + k]!
+    for (let k = 0; k < 16; k += 4)
+      out.setUint32(to + REQUEST_ID + k, view.getUint32(from + WINDOW.REQUEST_ID + k, true), true)
   }
   return {
     organisationId,
@@ -233,7 +267,7 @@ function encode(
     statuses,
     keyIds: keys.codes.map((code) => window.keys[code]!.keyId).join(' '),
     routes: routes.codes
-      .map((code) => `${window.methods[code % 0x10000]} ${window.routes[Math.floor(code / 0x10000)]}`)
+      .map((code) => `${window.methods[code % methods]} ${window.routes[Math.floor(code / methods)]}`)
       .join('\n'),
     problems: problems.codes.map((code) => window.problems[code - 1]).join(' '),
     addresses: addresses.codes.map((code) => window.addresses[code]).join(' '),
