@@ -35,8 +35,8 @@ export class EntryWindowBuffer implements EntryWindow {
   bytes = new Uint8Array(INITIAL_ENTRIES * WINDOW.RECORD)
   #view = new DataView(this.bytes.buffer)
   size = 0
-  keys: KeyRecord[] = []
-  readonly #keyCodes = new Map<string, number>()
+  /** Each entry's key, by the entry's place (numbered only when batches are made). */
+  readonly keys: KeyRecord[] = []
   readonly #addresses = new Codes()
   readonly #routes = new Codes()
   readonly #methods = new Codes()
@@ -66,12 +66,7 @@ export class EntryWindowBuffer implements EntryWindow {
     address: string,
   ): void {
     if ((this.size + 1) * WINDOW.RECORD > this.bytes.length) this.#grow()
-    let keyCode = this.#keyCodes.get(key.keyId)
-    if (keyCode === undefined) {
-      keyCode = this.keys.length
-      this.#keyCodes.set(key.keyId, keyCode)
-      this.keys.push(key)
-    }
+    this.keys[this.size] = key
     const offset = this.size * WINDOW.RECORD
     const view = this.#view
     view.setFloat32(offset + WINDOW.LATENCY, latencyMs, true)
@@ -79,7 +74,6 @@ export class EntryWindowBuffer implements EntryWindow {
     view.setUint16(offset + WINDOW.ROUTE, this.#routes.of(route), true)
     view.setUint16(offset + WINDOW.METHOD, this.#methods.of(method), true)
     view.setUint16(offset + WINDOW.PROBLEM, problem === undefined ? 0 : this.#problems.of(problem) + 1, true)
-    view.setUint32(offset + WINDOW.KEY, keyCode, true)
     view.setUint32(offset + WINDOW.ADDRESS, this.#addresses.of(address), true)
     writeUuid(this.bytes, offset + WINDOW.REQUEST_ID, requestId)
     this.size++
@@ -88,8 +82,6 @@ export class EntryWindowBuffer implements EntryWindow {
   /** Empty again, its bytes kept (what was read from it must have been copied out). */
   clear(): void {
     this.size = 0
-    this.keys = []
-    this.#keyCodes.clear()
     for (const codes of [this.#addresses, this.#routes, this.#methods, this.#problems]) codes.clear()
   }
 

@@ -69,25 +69,25 @@ const REQUEST_ID = 14
 
 /**
  * An entry's bytes in the service's window (services/request-log-window.ts): latency (float32),
- * status and the codes of its route, method and problem (0: none) (uint16 each), the codes of its
- * key and address (uint32 each), its request id's 16 bytes.
+ * status and the codes of its route, method and problem (0: none) (uint16 each), the code of its
+ * address (uint32), its request id's 16 bytes. Its key is `keys[i]`.
  */
 export const WINDOW = {
-  RECORD: 36,
+  RECORD: 32,
   LATENCY: 0,
   STATUS: 4,
   ROUTE: 6,
   METHOD: 8,
   PROBLEM: 10,
-  KEY: 12,
-  ADDRESS: 16,
-  REQUEST_ID: 20,
+  ADDRESS: 12,
+  REQUEST_ID: 16,
 } as const
 
 /** The entries between two flushes, and what their codes stand for. */
 export interface EntryWindow {
   readonly bytes: Uint8Array
   readonly size: number
+  /** Each entry's key (a request keeps its key's record, which the key cache holds anyway). */
   readonly keys: readonly KeyRecord[]
   readonly addresses: readonly string[]
   readonly routes: readonly string[]
@@ -143,18 +143,37 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
   const { bytes, size } = window
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const times = new Float64Array(size)
-  const byOrganisation = new Map<string, number[]>()
+  // Keys numbered by their records (looked up by identity), each number's organisation once.
+  const keyCodes = new Int32Array(size)
+  const codeOf = new Map<KeyRecord, number>()
+  const keys: KeyRecord[] = []
+  const lists: number[][] = []
+  const organisations: string[] = []
+  const listOfKey: number[] = []
+  const listOf = new Map<string, number>()
   for (let i = 0; i < size; i++) {
-    const offset = i * WINDOW.RECORD
-    times[i] = uuidTime(bytes, offset + WINDOW.REQUEST_ID)
-    const organisationId = window.keys[view.getUint32(offset + WINDOW.KEY, true)]!.organisation.id
-    const list = byOrganisation.get(organisationId)
-    if (list === undefined) byOrganisation.set(organisationId, [i])
-    else list.push(i)
+    times[i] = uuidTime(bytes, i * WINDOW.RECORD + WINDOW.REQUEST_ID)
+    const key = window.keys[i]!
+    let code = codeOf.get(key)
+    if (code === undefined) {
+      code = keys.push(key) - 1
+      codeOf.set(key, code)
+      let list = listOf.get(key.organisation.id)
+      if (list === undefined) {
+        list = lists.push([]) - 1
+        organisations.push(key.organisation.id)
+        listOf.set(key.organisation.id, list)
+      }
+      listOfKey[code] = list
+    }
+    keyCodes[i] = code
+    lists[listOfKey[code]!]!.push(i)
   }
   const batches: RequestLogBatch[] = []
-  const numbering = numberings(window)
-  for (const [organisationId, entries] of byOrganisation) {
+  const numbering = numberings(window, keys.length)
+  const run = { window, view, times, keyCodes, keys, numbering }
+  for (const [list, entries] of lists.entries()) {
+    const organisationId = organisations[list]!
     let start = 0
     let first = times[entries[0]!]!
     let last = first
@@ -163,7 +182,7 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
       const lowest = Math.min(first, at)
       const highest = Math.max(last, at)
       if (j - start === MAX_BATCH_ENTRIES || highest - lowest > MAX_SPAN_MS) {
-        batches.push(encode(window, view, times, organisationId, entries.slice(start, j), numbering))
+        batches.push(encode(run, organisationId, entries.slice(start, j)))
         start = j
         first = at
         last = at
@@ -172,7 +191,7 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
         last = highest
       }
     }
-    batches.push(encode(window, view, times, organisationId, start === 0 ? entries : entries.slice(start), numbering))
+    batches.push(encode(run, organisationId, start === 0 ? entries : entries.slice(start)))
   }
   return batches
 }
@@ -213,9 +232,9 @@ interface Numberings {
   addresses: Renumbering
 }
 
-function numberings(window: EntryWindow): Numberings {
+function numberings(window: EntryWindow, keys: number): Numberings {
   return {
-    keys: new Renumbering(window.keys.length),
+    keys: new Renumbering(keys),
     // A route and a method together make one line: its code is both codes in one number.
     routes: new Renumbering(window.routes.length * window.methods.length),
     problems: new Renumbering(window.problems.length + 1),
@@ -223,14 +242,18 @@ function numberings(window: EntryWindow): Numberings {
   }
 }
 
-function encode(
-  window: EntryWindow,
-  view: DataView,
-  times: Float64Array,
-  organisationId: string,
-  entries: number[],
-  numbering: Numberings,
-): RequestLogBatch {
+/** A window being made into batches, with its keys numbered. */
+interface Encoding {
+  window: EntryWindow
+  view: DataView
+  times: Float64Array
+  keyCodes: Int32Array
+  keys: KeyRecord[]
+  numbering: Numberings
+}
+
+function encode(run: Encoding, organisationId: string, entries: number[]): RequestLogBatch {
+  const { window, view, times, keyCodes, numbering } = run
   const { keys, routes, problems, addresses } = numbering
   for (const renumbering of [keys, routes, problems, addresses]) renumbering.next()
   const methods = window.methods.length
@@ -252,7 +275,7 @@ function encode(
     statuses |= 1 << Math.min(Math.floor(status / 100), 9)
     out.setFloat32(to + LATENCY, view.getFloat32(from + WINDOW.LATENCY, true), true)
     out.setUint16(to + STATUS, status, true)
-    out.setUint16(to + KEY, keys.of(view.getUint32(from + WINDOW.KEY, true)), true)
+    out.setUint16(to + KEY, keys.of(keyCodes[i]!), true)
     out.setUint16(to + ADDRESS, addresses.of(view.getUint32(from + WINDOW.ADDRESS, true)), true)
     out.setUint16(to + ROUTE, routes.of(route), true)
     out.setUint16(to + PROBLEM, problem === 0 ? 0 : problems.of(problem) + 1, true)
@@ -265,7 +288,7 @@ function encode(
     lastAt,
     entries: entries.length,
     statuses,
-    keyIds: keys.codes.map((code) => window.keys[code]!.keyId).join(' '),
+    keyIds: keys.codes.map((code) => run.keys[code]!.keyId).join(' '),
     routes: routes.codes
       .map((code) => `${window.methods[code % methods]} ${window.routes[Math.floor(code / methods)]}`)
       .join('\n'),
