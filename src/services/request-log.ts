@@ -1,18 +1,20 @@
 /**
  * The request log (docs/request-log.md): one entry per API request answered to an organisation's
  * key, kept in memory on the request path (as bytes: request-log-window.ts) and written by `flush`
- * off it as batches (storage/request-log-batches.ts), chunk by chunk, each one unit of the write
- * queue: on SQLite a chunk joins the requests' own group commit, so a request waits behind at most
- * one chunk, never behind the whole flush.
+ * off it: the window is swapped for a second one, made into batches (storage/request-log-batches.ts)
+ * a step per turn of the event loop, and written chunk by chunk, each one unit of the write queue:
+ * on SQLite a chunk joins the requests' own group commit, so a request waits behind at most one
+ * step or chunk (about a millisecond), never behind the whole flush.
  *
  * Started, it flushes every REQUEST_LOG_FLUSH_MS, and at once when FLUSH_AT entries wait. What
  * storage cannot take waits, up to `limit` entries in all; past that, new entries are dropped and
  * counted (`dropped`), and a warning says so at most once a minute, then once more when the log is
  * written again.
  */
+import { setImmediate as turn } from 'node:timers/promises'
 import type { FastifyBaseLogger } from 'fastify'
 import type { KeyRecord } from '../domain/api-key.js'
-import { encodeBatches, type RequestLogBatch } from '../storage/request-log-batches.js'
+import { encodeSteps, type RequestLogBatch } from '../storage/request-log-batches.js'
 import { appendRequestLog, REQUEST_LOG_ROWS_PER_STATEMENT } from '../storage/request-log-repository.js'
 import type { WriteQueue } from '../storage/write-queue.js'
 import { EntryWindowBuffer } from './request-log-window.js'
@@ -21,7 +23,7 @@ import { EntryWindowBuffer } from './request-log-window.js'
 export const REQUEST_LOG_FLUSH_MS = 10_000
 /** Entries per statement at most (a batch larger than that goes alone): about 30 KB of rows. */
 export const REQUEST_LOG_CHUNK = 1024
-/** Entries held at most, written or waiting: about 14 MB (36 bytes each in the window, 30 in a batch). */
+/** Entries held at most, written or waiting (32 bytes each in a window, about 30 in a batch). */
 export const REQUEST_LOG_LIMIT = 400_000
 /** Entries in the window that start a flush before its time. */
 const FLUSH_AT = REQUEST_LOG_LIMIT / 4
@@ -37,7 +39,9 @@ export class RequestLog {
   readonly #writes: WriteQueue
   readonly #log: FastifyBaseLogger
   readonly #limit: number
-  readonly #window = new EntryWindowBuffer()
+  #window = new EntryWindowBuffer()
+  /** The other window, while the flush under way is not making batches of it. */
+  #spare: EntryWindowBuffer | undefined = new EntryWindowBuffer()
   /** Batches made from the window and not yet written, oldest first (a failed write leaves them here). */
   #unwritten: RequestLogBatch[] = []
   #unwrittenEntries = 0
@@ -125,12 +129,25 @@ export class RequestLog {
   }
 
   async #write(): Promise<void> {
-    const window = this.#window
-    if (window.size > 0) {
-      // Copied out into batches before anything else runs: the window starts again at once.
-      this.#unwritten.push(...encodeBatches(window))
-      this.#unwrittenEntries += window.size
-      window.clear()
+    // Requests go on into the other window while this one is made into batches, a step a turn.
+    const taken = this.#window
+    if (taken.size > 0 && this.#spare !== undefined) {
+      this.#window = this.#spare
+      this.#spare = undefined
+      this.#unwrittenEntries += taken.size
+      let made = 0
+      try {
+        for (const batches of encodeSteps(taken)) {
+          this.#unwritten.push(...batches)
+          for (const batch of batches) made += batch.entries
+          await turn()
+        }
+      } finally {
+        // Entries not made into batches (a bug in the making) are lost, not counted as waiting.
+        this.#unwrittenEntries -= taken.size - made
+        taken.clear()
+        this.#spare = taken
+      }
     }
     while (this.#unwritten.length > 0) {
       let end = 1

@@ -138,8 +138,15 @@ function uuidTime(bytes: Uint8Array, offset: number): number {
   return time
 }
 
-/** The window's entries as batches, each organisation's in the order they were recorded. */
-export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
+/** Entries a step of `encodeSteps` reads or encodes, about a millisecond of work. */
+export const ENCODE_STEP = 8192
+
+/**
+ * The window's entries as batches, each organisation's in the order they were recorded, made
+ * in steps: each yields the batches it made (none while it only sorts the entries), so that the
+ * caller can let requests in between (a whole window at once is tens of milliseconds).
+ */
+export function* encodeSteps(window: EntryWindow, step = ENCODE_STEP): Generator<RequestLogBatch[]> {
   const { bytes, size } = window
   const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength)
   const times = new Float64Array(size)
@@ -152,6 +159,7 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
   const listOfKey: number[] = []
   const listOf = new Map<string, number>()
   for (let i = 0; i < size; i++) {
+    if (i > 0 && i % step === 0) yield []
     times[i] = uuidTime(bytes, i * WINDOW.RECORD + WINDOW.REQUEST_ID)
     const key = window.keys[i]!
     let code = codeOf.get(key)
@@ -169,9 +177,14 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
     keyCodes[i] = code
     lists[listOfKey[code]!]!.push(i)
   }
-  const batches: RequestLogBatch[] = []
+  let batches: RequestLogBatch[] = []
+  let encoded = 0
   const numbering = numberings(window, keys.length)
   const run = { window, view, times, keyCodes, keys, numbering }
+  const add = (organisationId: string, entries: number[]) => {
+    batches.push(encode(run, organisationId, entries))
+    encoded += entries.length
+  }
   for (const [list, entries] of lists.entries()) {
     const organisationId = organisations[list]!
     let start = 0
@@ -182,7 +195,7 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
       const lowest = Math.min(first, at)
       const highest = Math.max(last, at)
       if (j - start === MAX_BATCH_ENTRIES || highest - lowest > MAX_SPAN_MS) {
-        batches.push(encode(run, organisationId, entries.slice(start, j)))
+        add(organisationId, entries.slice(start, j))
         start = j
         first = at
         last = at
@@ -191,9 +204,19 @@ export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
         last = highest
       }
     }
-    batches.push(encode(run, organisationId, start === 0 ? entries : entries.slice(start)))
+    add(organisationId, start === 0 ? entries : entries.slice(start))
+    if (encoded >= step) {
+      yield batches
+      batches = []
+      encoded = 0
+    }
   }
-  return batches
+  yield batches
+}
+
+/** The window's entries as batches, all at once (encodeSteps's steps together). */
+export function encodeBatches(window: EntryWindow): RequestLogBatch[] {
+  return [...encodeSteps(window, Number.POSITIVE_INFINITY)].flat()
 }
 
 /**

@@ -142,6 +142,9 @@ describe('request log on both request paths', () => {
       ...[200, 400, 200, 200, 400, 403, 404, 200, 200, 404, 401, 401],
     ])
 
+    // Nothing was written while answering: the entries wait for a flush.
+    expect(await storage.db.selectFrom('request_log').select('id').execute()).toEqual([])
+    expect(logOf(fast.app).waiting + logOf(plain.app).waiting).toBe(2 * 15)
     const entries = await stored()
     const logged = (side: number) =>
       answers[side]!.map((a) => {
