@@ -18,6 +18,7 @@ import { clientFamily } from '../domain/user-agent.js'
 import { type LastUse, touchKeys } from '../storage/access-repository.js'
 import type { Storage } from '../storage/connection.js'
 import { addUsage, type DailyCount } from '../storage/usage-repository.js'
+import { SerialFlush } from './serial-flush.js'
 
 export const LAST_USED_PRECISION_MS = 5 * 60_000
 /** Keys per chunk: one statement each, so a chunk stays around a millisecond on SQLite. */
@@ -94,8 +95,7 @@ export class KeyUsage {
   #pending: DailyCount[] = []
   #day = ''
   #dayEnds = 0
-  #running: Promise<void> | undefined
-  #queued: Promise<void> | undefined
+  readonly #flushes = new SerialFlush(() => this.#write())
 
   /** Writes go through `storage.writes`, in the order `storage.keysInRowOrder` gives. */
   constructor(storage: Pick<Storage, 'writes' | 'keysInRowOrder'>, clock: Clock) {
@@ -184,17 +184,7 @@ export class KeyUsage {
    * flush on close must not miss the requests of the last seconds).
    */
   flush(): Promise<void> {
-    if (this.#running === undefined) {
-      this.#running = this.#write().finally(() => (this.#running = undefined))
-      return this.#running
-    }
-    this.#queued ??= this.#running
-      .catch(() => {})
-      .then(() => {
-        this.#queued = undefined
-        return this.flush()
-      })
-    return this.#queued
+    return this.#flushes.run()
   }
 
   /**

@@ -18,6 +18,7 @@ import { encodeSteps, type RequestLogBatch } from '../storage/request-log-batche
 import { appendRequestLog, REQUEST_LOG_ROWS_PER_STATEMENT } from '../storage/request-log-repository.js'
 import type { WriteQueue } from '../storage/write-queue.js'
 import { EntryWindowBuffer } from './request-log-window.js'
+import { SerialFlush } from './serial-flush.js'
 
 /** How often each instance writes what it holds (figures: docs/performance.md, "The request log"). */
 export const REQUEST_LOG_FLUSH_MS = 10_000
@@ -49,8 +50,7 @@ export class RequestLog {
   #failing = false
   #reportedAt = Number.NEGATIVE_INFINITY
   #droppedReported = 0
-  #running: Promise<void> | undefined
-  #queued: Promise<void> | undefined
+  readonly #flushes = new SerialFlush(() => this.#write())
   #timer: NodeJS.Timeout | undefined
 
   constructor(options: RequestLogOptions) {
@@ -95,17 +95,7 @@ export class RequestLog {
    * writes what came meanwhile (the final flush on close misses nothing).
    */
   flush(): Promise<void> {
-    if (this.#running === undefined) {
-      this.#running = this.#write().finally(() => (this.#running = undefined))
-      return this.#running
-    }
-    this.#queued ??= this.#running
-      .catch(() => {})
-      .then(() => {
-        this.#queued = undefined
-        return this.flush()
-      })
-    return this.#queued
+    return this.#flushes.run()
   }
 
   /** Flushes every `intervalMs` (and when the window fills), reporting failures and drops in the log. */
