@@ -146,6 +146,7 @@ export default defineConfig(async () => {
                     'test/services/**/*.test.ts',
                     'test/storage/**/*.test.ts',
                     'test/cases/**/*.test.ts',
+                    'test/lti/**/*.test.ts',
                   ],
                   // Redis only: nothing about the database engine to test twice.
                   exclude: ['test/storage/redis-limiter.test.ts'],

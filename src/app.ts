@@ -40,6 +40,8 @@ import { healthRoutes } from './http/routes/health.js'
 import { homeRoutes } from './http/routes/home.js'
 import { signingKeyRoutes } from './http/routes/signing-keys.js'
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js'
+import { LTI_PREFIX, ltiPlugin } from './lti/lti-plugin.js'
+import { toolKeys } from './services/lti-tool-keys.js'
 import {
   LessonSchema,
   LessonsResponseSchema,
@@ -390,6 +392,14 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   })
   docsPagesRoutes(app)
   homeRoutes(app)
+  await app.register(ltiPlugin, {
+    prefix: LTI_PREFIX,
+    storage,
+    clock,
+    toolKeys: toolKeys(storage.db, clock),
+    publicUrl: config.publicUrl,
+    allowLoopback: config.ltiAllowLoopback,
+  })
   await app.register(dashboardPlugin, {
     prefix: '/dashboard',
     storage,

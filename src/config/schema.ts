@@ -133,6 +133,11 @@ export const ConfigSchema = Type.Object({
     false,
     'Local development and tests only: webhook endpoints on this machine (loopback) are accepted.',
   ),
+  ltiAllowLoopback: flag(
+    'LTI_ALLOW_LOOPBACK',
+    false,
+    'Local development and tests only: LTI platforms on this machine (loopback, plain http) are accepted.',
+  ),
   smtpUrl: maybeText(
     'SMTP_URL',
     '`smtp://user:password@host:587` or `smtps://...:465`: where mail is sent; unset: it stays in the outbox.',

@@ -629,6 +629,103 @@ export interface RequestLogTable {
   data: Uint8Array
 }
 
+/** An LTI dynamic registration URL an operator made for an organisation (migration 0028). */
+export interface LtiRegistrationLinksTable {
+  id: string
+  organisation_id: string
+  school_id: string | null
+  /** SHA-256 (hex) of the URL's token. */
+  token_hash: string
+  created_at: string
+  created_by: string | null
+  revoked_at: string | null
+}
+
+export type LtiRegistrationStatus = 'pending' | 'active' | 'inactive'
+
+/** A learning platform registered as an LTI 1.3 consumer of the tool (migration 0028). */
+export interface LtiRegistrationsTable {
+  id: string
+  organisation_id: string
+  school_id: string | null
+  link_id: string | null
+  /** The list share linking its students to the organisation, made at activation. */
+  share_id: string | null
+  method: 'dynamic' | 'manual'
+  status: LtiRegistrationStatus
+  name: string
+  issuer: string
+  client_id: string
+  auth_login_url: string
+  token_url: string
+  token_audience: string | null
+  jwks_uri: string
+  product: string | null
+  /** Space-separated AGS scopes. */
+  scopes: string
+  created_at: string
+  created_by: string | null
+  activated_at: string | null
+  activated_by: string | null
+  deactivated_at: string | null
+}
+
+export interface LtiDeploymentsTable {
+  registration_id: string
+  deployment_id: string
+  created_at: string
+}
+
+/** A login's state (hashed) and nonce, used once (migration 0028). */
+export interface LtiLoginStatesTable {
+  state_hash: string
+  registration_id: string
+  nonce: string
+  expires_at: string
+}
+
+export interface LtiStudentsTable {
+  registration_id: string
+  sub: string
+  student_id: string
+  created_at: string
+}
+
+export interface LtiResourceLinksTable {
+  registration_id: string
+  resource_link_id: string
+  deployment_id: string
+  context_id: string | null
+  lesson_slug: string
+  line_item_url: string | null
+  line_items_url: string | null
+  created_at: string
+  updated_at: string
+}
+
+export type LtiScoreState = 'pending' | 'sent' | 'failed' | 'cancelled'
+
+/** A score owed to a platform's gradebook (migration 0028). */
+export interface LtiScoresTable {
+  id: string
+  registration_id: string
+  resource_link_id: string
+  student_id: string
+  lesson_slug: string
+  payload: string
+  timestamp: string
+  created_at: string
+  state: LtiScoreState
+  attempts: number
+  next_attempt_at: string | null
+  lease_until: string | null
+  last_attempt_at: string | null
+  last_status: number | null
+  last_error: string | null
+  last_response: string | null
+  sent_at: string | null
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -677,6 +774,13 @@ export interface Database {
   known_devices: KnownDevicesTable
   passkey_challenges_used: PasskeyChallengesUsedTable
   request_log: RequestLogTable
+  lti_registration_links: LtiRegistrationLinksTable
+  lti_registrations: LtiRegistrationsTable
+  lti_deployments: LtiDeploymentsTable
+  lti_login_states: LtiLoginStatesTable
+  lti_students: LtiStudentsTable
+  lti_resource_links: LtiResourceLinksTable
+  lti_scores: LtiScoresTable
 }
 
 export type LessonRow = Selectable<LessonsTable>
@@ -708,3 +812,7 @@ export type AgreementDispositionRow = Selectable<AgreementDispositionsTable>
 export type DeletionAttestationRow = Selectable<DeletionAttestationsTable>
 export type TotpFactorRow = Selectable<TotpFactorsTable>
 export type PasskeyRow = Selectable<PasskeysTable>
+export type LtiRegistrationRow = Selectable<LtiRegistrationsTable>
+export type LtiRegistrationLinkRow = Selectable<LtiRegistrationLinksTable>
+export type LtiResourceLinkRow = Selectable<LtiResourceLinksTable>
+export type LtiScoreRow = Selectable<LtiScoresTable>

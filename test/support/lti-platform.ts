@@ -1,0 +1,418 @@
+/**
+ * A learning platform written for the tests (LTI 1.3 Advantage, Dynamic Registration 1.0): a
+ * Fastify server on 127.0.0.1:0 with its OpenID configuration, a registration endpoint, its key
+ * set, the authorization redirect that answers a login with an id_token, a token endpoint that
+ * checks the tool's client assertion against the tool's key set, line items and scores that
+ * check what they get and fail on demand, and a deep-linking return that checks the tool's JWT.
+ *
+ * It records what it got, so tests assert on what the tool sent rather than on the tool's word.
+ */
+import { randomUUID } from 'node:crypto'
+import Fastify, { type FastifyInstance } from 'fastify'
+import { createRemoteJWKSet, exportJWK, generateKeyPair, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
+import {
+  AGS_SCOPE,
+  CLAIM,
+  LTI_VERSION,
+  MESSAGE,
+  PLATFORM_CONFIGURATION,
+  ROLE,
+  SCORE_MEDIA_TYPE,
+  TOOL_CONFIGURATION,
+} from '../../src/domain/lti-claims.js'
+
+type KeyPair = Awaited<ReturnType<typeof generateKeyPair>>
+
+export interface PlatformOptions {
+  /**
+   * The platform's issuer; by default its own origin. Hosted Canvas's is `https://canvas.instructure.com`
+   * while its endpoints are elsewhere: an issuer that is no host of ours tests that.
+   */
+  issuer?: string
+  /** `lti_platform_configuration.product_family_code`. */
+  product?: string
+}
+
+export interface ToolRegistration {
+  /** What the tool posted to the registration endpoint. */
+  request: Record<string, unknown>
+  clientId: string
+  deploymentId: string
+}
+
+export interface ReceivedScore {
+  lineItem: string
+  contentType: string | undefined
+  authorization: string | undefined
+  body: Record<string, unknown>
+}
+
+export interface ReceivedToken {
+  assertion: JWTPayload
+  header: Record<string, unknown>
+  scope: string
+}
+
+/** What `authorize` answers a login with: the claims of the id_token (defaults filled by `launchClaims`). */
+export type LaunchClaims = Record<string, unknown>
+
+export class TestPlatform {
+  readonly app: FastifyInstance
+  origin = ''
+  issuer = ''
+  readonly product: string
+  /** The platform's own signing key, and a stranger's (for a token signed by another key). */
+  keys!: KeyPair
+  strangerKeys!: KeyPair
+  readonly kid = `platform-${randomUUID().slice(0, 8)}`
+  /** The registration tokens the registration endpoint accepts (one is made by `registrationUrl`). */
+  readonly registrationTokens = new Set<string>()
+  readonly registrations: ToolRegistration[] = []
+  /** Logins received at the authorization endpoint, as sent. */
+  readonly logins: Record<string, string>[] = []
+  readonly tokens: ReceivedToken[] = []
+  readonly scores: ReceivedScore[] = []
+  readonly lineItems: Record<string, unknown>[] = []
+  readonly deepLinkResponses: { jwt: string; payload: JWTPayload }[] = []
+  /** Key set fetches, to see that the tool caches and refreshes. */
+  jwksFetches = 0
+  /** Statuses the score endpoint answers next, in order (then 200). */
+  scoreFailures: (number | 'reset')[] = []
+  /** Statuses the token endpoint answers next, in order (then 200). */
+  tokenFailures: number[] = []
+  /** Access tokens the score endpoint refuses with 401 once (as if expired). */
+  readonly expiredTokens = new Set<string>()
+  /** The claims the next login's id_token carries, made by the test; `launchClaims` fills the rest. */
+  nextLaunch: (login: Record<string, string>) => Promise<LaunchClaims> | LaunchClaims = () => ({})
+  /** Where the tool's key set is (set by `registrationUrl` or by hand for manual registrations). */
+  toolJwksUri = ''
+  clientId = `client-${randomUUID().slice(0, 8)}`
+  deploymentId = `deployment-${randomUUID().slice(0, 8)}`
+  #toolJwks: ReturnType<typeof createRemoteJWKSet> | undefined
+
+  constructor(options: PlatformOptions = {}) {
+    this.product = options.product ?? 'test-platform'
+    if (options.issuer !== undefined) this.issuer = options.issuer
+    this.app = Fastify({ logger: false })
+  }
+
+  async start(): Promise<this> {
+    this.keys = await generateKeyPair('RS256', { extractable: true })
+    this.strangerKeys = await generateKeyPair('RS256', { extractable: true })
+    this.app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string' }, (_request, body, done) =>
+      done(null, Object.fromEntries(new URLSearchParams(String(body)))),
+    )
+    this.routes()
+    this.origin = await this.app.listen({ port: 0, host: '127.0.0.1' })
+    if (this.issuer === '') this.issuer = this.origin
+    return this
+  }
+
+  async stop(): Promise<void> {
+    await this.app.close()
+  }
+
+  /** The platform's OpenID configuration URL. */
+  get configurationUrl(): string {
+    return `${this.origin}/.well-known/openid-configuration`
+  }
+
+  /** The URL a platform opens to register a tool: the tool's registration URL with the two parameters. */
+  registrationUrl(toolRegistrationUrl: string): string {
+    const token = `reg-${randomUUID()}`
+    this.registrationTokens.add(token)
+    const url = new URL(toolRegistrationUrl)
+    url.searchParams.set('openid_configuration', this.configurationUrl)
+    url.searchParams.set('registration_token', token)
+    return url.toString()
+  }
+
+  /** The values a manual registration asks for. */
+  manualValues(): {
+    issuer: string
+    clientId: string
+    deploymentId: string
+    authLoginUrl: string
+    tokenUrl: string
+    jwksUri: string
+  } {
+    return {
+      issuer: this.issuer,
+      clientId: this.clientId,
+      deploymentId: this.deploymentId,
+      authLoginUrl: `${this.origin}/authorize`,
+      tokenUrl: `${this.origin}/token`,
+      jwksUri: `${this.origin}/jwks`,
+    }
+  }
+
+  async publicJwk(): Promise<JWK> {
+    return { ...(await exportJWK(this.keys.publicKey)), kid: this.kid, alg: 'RS256', use: 'sig' }
+  }
+
+  /**
+   * The claims of a learner's resource-link launch for the tool at `toolBase`, with `overrides`
+   * merged over them (a value `undefined` removes the claim).
+   */
+  launchClaims(toolBase: string, overrides: LaunchClaims = {}): LaunchClaims {
+    const claims: LaunchClaims = {
+      sub: 'learner-1',
+      given_name: 'Ada',
+      [CLAIM.messageType]: MESSAGE.resourceLink,
+      [CLAIM.version]: LTI_VERSION,
+      [CLAIM.deploymentId]: this.deploymentId,
+      [CLAIM.targetLinkUri]: `${toolBase}/lti/launch`,
+      [CLAIM.resourceLink]: { id: 'resource-link-1' },
+      [CLAIM.roles]: [ROLE.learner],
+      [CLAIM.context]: { id: 'course-1', label: 'CS 101', title: 'Computing for everyone', type: [] },
+      [CLAIM.ags]: {
+        scope: [AGS_SCOPE.lineItem, AGS_SCOPE.score],
+        lineitems: `${this.origin}/contexts/course-1/lineitems`,
+        lineitem: `${this.origin}/contexts/course-1/lineitems/1`,
+      },
+    }
+    for (const [name, value] of Object.entries(overrides)) {
+      if (value === undefined) delete claims[name]
+      else claims[name] = value
+    }
+    return claims
+  }
+
+  /**
+   * An id_token: the claims, signed by the platform's key (or `options.key`), with iss, aud, iat,
+   * exp and nonce filled unless given.
+   */
+  async idToken(
+    claims: LaunchClaims,
+    options: { nonce?: string; key?: KeyPair; kid?: string; alg?: string; now?: number } = {},
+  ): Promise<string> {
+    const now = Math.floor((options.now ?? Date.now()) / 1000)
+    const payload: JWTPayload = {
+      iss: this.issuer,
+      aud: this.clientId,
+      iat: now,
+      exp: now + 300,
+      ...(options.nonce === undefined ? {} : { nonce: options.nonce }),
+      ...claims,
+    }
+    for (const [name, value] of Object.entries(payload)) if (value === undefined) delete payload[name]
+    return new SignJWT(payload)
+      .setProtectedHeader({ alg: options.alg ?? 'RS256', kid: options.kid ?? this.kid, typ: 'JWT' })
+      .sign((options.key ?? this.keys).privateKey)
+  }
+
+  /** Fails the next score posts with these statuses. */
+  failScores(...statuses: number[]): void {
+    this.scoreFailures.push(...statuses)
+  }
+
+  private toolKeySet(): ReturnType<typeof createRemoteJWKSet> {
+    this.#toolJwks ??= createRemoteJWKSet(new URL(this.toolJwksUri))
+    return this.#toolJwks
+  }
+
+  private routes(): void {
+    const app = this.app
+    app.get('/.well-known/openid-configuration', async () => ({
+      issuer: this.issuer,
+      authorization_endpoint: `${this.origin}/authorize`,
+      token_endpoint: `${this.origin}/token`,
+      token_endpoint_auth_methods_supported: ['private_key_jwt'],
+      token_endpoint_auth_signing_alg_values_supported: ['RS256'],
+      jwks_uri: `${this.origin}/jwks`,
+      registration_endpoint: `${this.origin}/register`,
+      scopes_supported: ['openid', AGS_SCOPE.lineItem, AGS_SCOPE.score, AGS_SCOPE.result],
+      response_types_supported: ['id_token'],
+      subject_types_supported: ['public', 'pairwise'],
+      id_token_signing_alg_values_supported: ['RS256'],
+      claims_supported: ['iss', 'aud', 'sub', 'given_name', 'family_name', 'name', 'email'],
+      [PLATFORM_CONFIGURATION]: {
+        product_family_code: this.product,
+        version: '1.0',
+        messages_supported: [{ type: MESSAGE.resourceLink }, { type: MESSAGE.deepLinkingRequest }],
+        variables: [],
+      },
+    }))
+
+    app.post('/register', async (request, reply) => {
+      const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1]
+      if (token === undefined || !this.registrationTokens.has(token))
+        return reply.code(401).send({ error: 'invalid_token' })
+      this.registrationTokens.delete(token)
+      const body = request.body as Record<string, unknown>
+      const problem = registrationProblem(body)
+      if (problem !== undefined)
+        return reply.code(400).send({ error: 'invalid_client_metadata', error_description: problem })
+      this.toolJwksUri = String(body.jwks_uri)
+      this.#toolJwks = undefined
+      const registration = { request: body, clientId: this.clientId, deploymentId: this.deploymentId }
+      this.registrations.push(registration)
+      const tool = body[TOOL_CONFIGURATION] as Record<string, unknown>
+      return reply.code(201).send({
+        ...body,
+        client_id: this.clientId,
+        [TOOL_CONFIGURATION]: { ...tool, deployment_id: this.deploymentId },
+      })
+    })
+
+    app.get('/jwks', async () => {
+      this.jwksFetches++
+      return { keys: [await this.publicJwk()] }
+    })
+
+    // The login's redirect: the user's browser arrives here; the platform answers with a form
+    // that posts the id_token to the tool, as a real platform does.
+    app.get('/authorize', async (request, reply) => {
+      const login = request.query as Record<string, string>
+      this.logins.push(login)
+      const claims = await this.nextLaunch(login)
+      const idToken = await this.idToken(claims, { nonce: login.nonce })
+      return reply
+        .type('text/html')
+        .send(autoPost(login.redirect_uri ?? '', { id_token: idToken, state: login.state ?? '' }))
+    })
+
+    app.post('/token', async (request, reply) => {
+      const failure = this.tokenFailures.shift()
+      if (failure !== undefined) return reply.code(failure).send({ error: 'temporarily_unavailable' })
+      const form = request.body as Record<string, string>
+      if (form.grant_type !== 'client_credentials') return reply.code(400).send({ error: 'unsupported_grant_type' })
+      if (form.client_assertion_type !== 'urn:ietf:params:oauth:client-assertion-type:jwt-bearer')
+        return reply.code(400).send({ error: 'invalid_request' })
+      try {
+        const { payload, protectedHeader } = await jwtVerify(form.client_assertion ?? '', this.toolKeySet(), {
+          issuer: this.clientId,
+          subject: this.clientId,
+          audience: `${this.origin}/token`,
+          algorithms: ['RS256'],
+        })
+        if (typeof payload.jti !== 'string' || this.tokens.some((t) => t.assertion.jti === payload.jti))
+          return reply.code(400).send({ error: 'invalid_grant', error_description: 'jti missing or used' })
+        if ((payload.exp ?? 0) - (payload.iat ?? 0) > 600)
+          return reply.code(400).send({ error: 'invalid_grant', error_description: 'assertion lives too long' })
+        this.tokens.push({
+          assertion: payload,
+          header: protectedHeader as Record<string, unknown>,
+          scope: form.scope ?? '',
+        })
+      } catch (error) {
+        return reply.code(401).send({ error: 'invalid_client', error_description: String(error) })
+      }
+      return { access_token: `access-${randomUUID()}`, token_type: 'Bearer', expires_in: 3600, scope: form.scope }
+    })
+
+    const scoreContentType = (type: string | undefined) => type?.split(';')[0]?.trim()
+    app.addContentTypeParser(SCORE_MEDIA_TYPE, { parseAs: 'string' }, (_request, body, done) => {
+      try {
+        done(null, JSON.parse(String(body)))
+      } catch (error) {
+        done(error as Error, undefined)
+      }
+    })
+    app.post('/contexts/:context/lineitems', async (request, reply) => {
+      const item = {
+        ...(request.body as Record<string, unknown>),
+        id: `${this.origin}${request.url}/${this.lineItems.length + 100}`,
+      }
+      this.lineItems.push(item)
+      return reply.code(201).send(item)
+    })
+    app.post('/contexts/:context/lineitems/:item/scores', async (request, reply) => {
+      const authorization = request.headers.authorization
+      const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1]
+      if (token === undefined || !this.tokens.length) return reply.code(401).send({ error: 'no token' })
+      if (this.expiredTokens.delete(token)) return reply.code(401).send({ error: 'token expired' })
+      const failure = this.scoreFailures.shift()
+      if (failure === 'reset') {
+        reply.hijack()
+        request.raw.socket.destroy()
+        return
+      }
+      if (failure !== undefined) return reply.code(failure).send({ error: `failing on demand with ${failure}` })
+      if (scoreContentType(request.headers['content-type']) !== SCORE_MEDIA_TYPE)
+        return reply.code(415).send({ error: 'score media type expected' })
+      const body = request.body as Record<string, unknown>
+      const problem = scoreProblem(body)
+      if (problem !== undefined) return reply.code(400).send({ error: problem })
+      const lineItem = `${this.origin}${request.url.replace(/\/scores$/, '')}`
+      this.scores.push({ lineItem, contentType: request.headers['content-type'], authorization, body })
+      return reply.code(200).send({})
+    })
+
+    app.post('/deep-link-return', async (request, reply) => {
+      const jwt = (request.body as Record<string, string>).JWT ?? ''
+      try {
+        const { payload } = await jwtVerify(jwt, this.toolKeySet(), {
+          issuer: this.clientId,
+          audience: this.issuer,
+          algorithms: ['RS256'],
+        })
+        this.deepLinkResponses.push({ jwt, payload })
+        return reply.type('text/html').send('<!doctype html><title>Added</title><p id="added">Content added</p>')
+      } catch (error) {
+        return reply.code(400).send({ error: String(error) })
+      }
+    })
+  }
+}
+
+/** What a registration request lacks, by Dynamic Registration 1.0 section 3.3; undefined when well formed. */
+function registrationProblem(body: Record<string, unknown>): string | undefined {
+  const tool = body[TOOL_CONFIGURATION] as Record<string, unknown> | undefined
+  if (body.application_type !== 'web') return 'application_type must be web'
+  if (!Array.isArray(body.response_types) || !body.response_types.includes('id_token')) return 'response_types'
+  if (
+    !Array.isArray(body.grant_types) ||
+    !['implicit', 'client_credentials'].every((g) => (body.grant_types as string[]).includes(g))
+  )
+    return 'grant_types'
+  if (typeof body.initiate_login_uri !== 'string') return 'initiate_login_uri'
+  if (!Array.isArray(body.redirect_uris) || body.redirect_uris.length === 0) return 'redirect_uris'
+  if (typeof body.client_name !== 'string') return 'client_name'
+  if (typeof body.jwks_uri !== 'string') return 'jwks_uri'
+  if (body.token_endpoint_auth_method !== 'private_key_jwt') return 'token_endpoint_auth_method'
+  if (tool === undefined || typeof tool.domain !== 'string' || typeof tool.target_link_uri !== 'string')
+    return 'tool configuration'
+  return undefined
+}
+
+/** What a score lacks, by AGS 2.0's score service; undefined when well formed. */
+function scoreProblem(body: Record<string, unknown>): string | undefined {
+  if (typeof body.userId !== 'string') return 'userId'
+  if (typeof body.timestamp !== 'string' || Number.isNaN(Date.parse(body.timestamp))) return 'timestamp'
+  if (!['Initialized', 'Started', 'InProgress', 'Submitted', 'Completed'].includes(String(body.activityProgress)))
+    return 'activityProgress'
+  if (!['FullyGraded', 'Pending', 'PendingManual', 'Failed', 'NotReady'].includes(String(body.gradingProgress)))
+    return 'gradingProgress'
+  if ((body.scoreGiven === undefined) !== (body.scoreMaximum === undefined)) return 'scoreGiven needs scoreMaximum'
+  return undefined
+}
+
+function autoPost(action: string, fields: Record<string, string>): string {
+  const escaped = (value: string) => value.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+  const inputs = Object.entries(fields)
+    .map(([name, value]) => `<input type="hidden" name="${escaped(name)}" value="${escaped(value)}">`)
+    .join('')
+  return `<!doctype html><title>Launching</title><form id="launch" method="post" action="${escaped(action)}">${inputs}<button>Continue</button></form><script>document.getElementById('launch').submit()</script>`
+}
+
+/** The hidden fields and action of an auto-posting form (as the tool or the platform answered it). */
+export function formOf(page: string): { action: string; fields: Record<string, string> } {
+  const unescaped = (value: string) =>
+    value
+      .replace(/&#(\d+);/g, (_m, code: string) => String.fromCharCode(Number(code)))
+      .replace(/&quot;/g, '"')
+      .replace(/&#x27;/g, "'")
+      .replace(/&lt;/g, '<')
+      .replace(/&gt;/g, '>')
+      .replace(/&amp;/g, '&')
+  const action = /<form[^>]*action="([^"]*)"/.exec(page)?.[1]
+  if (action === undefined) throw new Error(`no form in ${page.slice(0, 200)}`)
+  const fields: Record<string, string> = {}
+  for (const match of page.matchAll(/<input[^>]*type="hidden"[^>]*>/g)) {
+    const name = /name="([^"]*)"/.exec(match[0])?.[1]
+    const value = /value="([^"]*)"/.exec(match[0])?.[1]
+    if (name !== undefined) fields[unescaped(name)] = unescaped(value ?? '')
+  }
+  return { action: unescaped(action), fields }
+}
