@@ -11,6 +11,8 @@ import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { ToolKeys } from '../services/lti-tool-keys.js'
 import type { Storage } from '../storage/connection.js'
+import { launchRoutes } from './launch-routes.js'
+import { answerWithPages } from './lti-answers.js'
 
 export const LTI_PREFIX = '/lti'
 export const LTI_JWKS_PATH = `${LTI_PREFIX}/jwks`
@@ -26,6 +28,8 @@ export interface LtiDeps {
 }
 
 export async function ltiPlugin(app: FastifyInstance, deps: LtiDeps): Promise<void> {
+  answerWithPages(app, { allowHttp: deps.allowLoopback })
+  await app.register(launchRoutes, { deps })
   app.get(
     '/jwks',
     {

@@ -88,6 +88,10 @@ export class TestPlatform {
   toolJwksUri = ''
   clientId = `client-${randomUUID().slice(0, 8)}`
   deploymentId = `deployment-${randomUUID().slice(0, 8)}`
+  /** The platform's "now" (milliseconds): its id_tokens' times, and the check of the tool's deep-linking JWT. */
+  clock: () => number = () => Date.now()
+  /** More keys the key set publishes besides the platform's own (a rotation: the new key under its kid). */
+  readonly additionalKeys: { kid: string; keys: KeyPair }[] = []
   #toolJwks: ReturnType<typeof createRemoteJWKSet> | undefined
 
   constructor(options: PlatformOptions = {}) {
@@ -186,7 +190,7 @@ export class TestPlatform {
     claims: LaunchClaims,
     options: { nonce?: string; key?: KeyPair; kid?: string; alg?: string; now?: number } = {},
   ): Promise<string> {
-    const now = Math.floor((options.now ?? Date.now()) / 1000)
+    const now = Math.floor((options.now ?? this.clock()) / 1000)
     const payload: JWTPayload = {
       iss: this.issuer,
       aud: this.clientId,
@@ -257,7 +261,15 @@ export class TestPlatform {
 
     app.get('/jwks', async () => {
       this.jwksFetches++
-      return { keys: [await this.publicJwk()] }
+      const more = await Promise.all(
+        this.additionalKeys.map(async ({ kid, keys }) => ({
+          ...(await exportJWK(keys.publicKey)),
+          kid,
+          alg: 'RS256',
+          use: 'sig',
+        })),
+      )
+      return { keys: [await this.publicJwk(), ...more] }
     })
 
     // The login's redirect: the user's browser arrives here; the platform answers with a form
@@ -346,6 +358,7 @@ export class TestPlatform {
           issuer: this.clientId,
           audience: this.issuer,
           algorithms: ['RS256'],
+          currentDate: new Date(this.clock()),
         })
         this.deepLinkResponses.push({ jwt, payload })
         return reply.type('text/html').send('<!doctype html><title>Added</title><p id="added">Content added</p>')
