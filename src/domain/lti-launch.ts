@@ -53,7 +53,7 @@ export interface LaunchExpectations {
   nonce: string
   /** The tool's public URL (PUBLIC_URL): its links are under `<toolUrl>/lti/`. */
   toolUrl: string
-  /** Development only: plain-http platform URLs are accepted. */
+  /** Development only: plain-http platform URLs on this machine are accepted. */
   allowHttp: boolean
 }
 
@@ -72,12 +72,21 @@ function id(value: unknown): string | null {
   return typeof value === 'string' && value.length > 0 && value.length <= ID ? value : null
 }
 
-/** An absolute http(s) URL, as platforms' endpoints are; https unless `allowHttp`. */
-export function webUrl(value: unknown, allowHttp: boolean): string | null {
+/** A host name of this machine: what LTI_ALLOW_LOOPBACK lets a platform use over plain http. */
+export function isLoopbackHost(hostname: string): boolean {
+  return hostname === 'localhost' || hostname === '[::1]' || /^127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(hostname)
+}
+
+/**
+ * A platform's URL as the tool accepts it: absolute https, or (`allowLoopback`, development only)
+ * plain http to this machine.
+ */
+export function webUrl(value: unknown, allowLoopback: boolean): string | null {
   if (typeof value !== 'string' || value.length > URL_LENGTH) return null
   try {
     const url = new URL(value)
-    if (url.protocol === 'https:' || (allowHttp && url.protocol === 'http:')) return value
+    if (url.protocol === 'https:' || (allowLoopback && url.protocol === 'http:' && isLoopbackHost(url.hostname)))
+      return value
   } catch {}
   return null
 }

@@ -47,7 +47,7 @@ export interface PageOptions {
 /**
  * The policy of an LTI page. `frame-ancestors` cannot name the platform: hosted platforms frame
  * the tool from each school's own host, which no registration records, so any https page may
- * (and, in development with loopback platforms allowed, any http page).
+ * (and, in development with loopback platforms allowed, http pages on this machine).
  */
 export function ltiContentSecurityPolicy(options: PageOptions & { allowHttp: boolean }): string {
   return [
@@ -56,7 +56,7 @@ export function ltiContentSecurityPolicy(options: PageOptions & { allowHttp: boo
     `script-src ${options.autoPost === true ? AUTO_POST_HASH : "'none'"}`,
     "img-src 'self' data:",
     `form-action 'self'${options.formAction === undefined ? '' : ` ${options.formAction}`}`,
-    `frame-ancestors ${options.allowHttp ? 'https: http:' : 'https:'}`,
+    `frame-ancestors https:${options.allowHttp ? ' http://localhost:* http://127.0.0.1:* http://[::1]:*' : ''}`,
     "base-uri 'none'",
   ].join('; ')
 }

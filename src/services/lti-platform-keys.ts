@@ -7,6 +7,7 @@
  */
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose'
 import type { Clock } from '../clock.js'
+import { webUrl } from '../domain/lti-launch.js'
 import type { LtiRegistrationRow } from '../storage/tables.js'
 
 export const REFETCH_MS = 10_000
@@ -29,7 +30,7 @@ interface Entry {
 
 export interface PlatformKeysOptions {
   clock: Clock
-  /** Development only: plain-http key set URLs are fetched. */
+  /** Development only: plain-http key set URLs on this machine are fetched. */
   allowHttp: boolean
   fetch?: typeof fetch
 }
@@ -90,14 +91,9 @@ export class PlatformKeys {
   }
 
   async #fetchSet(jwksUri: string): Promise<JWTVerifyGetKey> {
-    let url: URL
-    try {
-      url = new URL(jwksUri)
-    } catch {
-      throw new PlatformKeysUnavailable(`the registration's key set URL ${jwksUri} is not a URL`)
-    }
-    if (url.protocol !== 'https:' && !(this.#allowHttp && url.protocol === 'http:'))
-      throw new PlatformKeysUnavailable(`the registration's key set URL ${jwksUri} is not https`)
+    if (webUrl(jwksUri, this.#allowHttp) === null)
+      throw new PlatformKeysUnavailable(`the registration's key set URL ${jwksUri} is not an https URL`)
+    const url = new URL(jwksUri)
     let text: string
     try {
       // Redirects are refused: a key set moved elsewhere is the registration's to change.

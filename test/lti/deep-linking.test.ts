@@ -176,6 +176,11 @@ describe('LTI deep linking', () => {
       'deep_linking_settings',
     )
     expectRefusal(
+      await launchThroughPlatform(t, platform!, request({ deep_link_return_url: 'http://platform.example/return' })),
+      400,
+      'deep_linking_settings',
+    )
+    expectRefusal(
       await launchThroughPlatform(t, platform!, request({}, { [CLAIM.deepLinkingSettings]: undefined })),
       400,
       'deep_linking_settings',

@@ -1,7 +1,7 @@
 /// <reference lib="dom" />
 /**
  * The launch and deep linking in Chromium, the tool inside an iframe of a course page on another
- * site (the platform at platform.test, the tool at tool.test, both mapped to this machine): the
+ * site (the course at localhost, the tool at tool.test, mapped to this machine): the
  * login, the platform's auto-posting form, the launch and its 303 to the lesson all happen in the
  * frame with no cookie; a teacher's lesson picker (axe-core clean) posts its signed answer back
  * to the platform by itself, as the page's Content-Security-Policy allows.
@@ -73,7 +73,8 @@ describe.skipIf(!hasChromium())('LTI launches in a browser, inside a platform’
         )
     })
     await platform.start()
-    courseUrl = `${platform.origin.replace('127.0.0.1', 'platform.test')}/course`
+    // Another site than the tool's, and on this machine, as LTI_ALLOW_LOOPBACK lets a page frame the tool.
+    courseUrl = `${platform.origin.replace('127.0.0.1', 'localhost')}/course`
     await registerPlatform(storage, systemClock, platform, {
       organisationId: fixtures.orgs.acme,
       toolBase: `http://127.0.0.1:${port}`,
