@@ -114,18 +114,18 @@ export function answerWithPages(app: FastifyInstance, options: { allowHttp: bool
     else request.log.error({ err: error }, 'LTI error')
     const failure = unavailable
       ? new LtiRefusal(
-          502,
+          503,
           'unavailable',
           'Temporarily unavailable',
           'The database did not answer. Try again in a moment.',
         )
       : new LtiRefusal(
-          502,
+          500,
           'internal',
           'Something went wrong',
           'This is on our side. Quote the reference below to the tool’s operator.',
         )
-    return sendLtiPage(pageHeaders(reply, options.allowHttp), unavailable ? 503 : 500, refusalPage(request, failure))
+    return sendLtiPage(pageHeaders(reply, options.allowHttp), failure.status, refusalPage(request, failure))
   })
   app.setNotFoundHandler((request, reply) =>
     sendLtiPage(
