@@ -31,6 +31,7 @@ import * as organisationTwoStep from './migrations/0024-organisation-two-step.js
 import * as passkeyChallenges from './migrations/0025-passkey-challenges.js'
 import * as keyRolling from './migrations/0026-key-rolling.js'
 import * as requestLog from './migrations/0027-request-log.js'
+import * as standardsAlignment from './migrations/0029-standards-alignment.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -70,6 +71,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0025-passkey-challenges': { up: (db) => passkeyChallenges.up(db) },
     '0026-key-rolling': { up: (db) => keyRolling.up(db) },
     '0027-request-log': { up: (db) => requestLog.up(db, storage.engine) },
+    '0029-standards-alignment': { up: (db) => standardsAlignment.up(db) },
   }
 }
 

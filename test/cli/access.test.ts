@@ -368,6 +368,7 @@ describe('organisations, agreements and keys', () => {
         '0025-passkey-challenges',
         '0026-key-rolling',
         '0027-request-log',
+        '0029-standards-alignment',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })
