@@ -36,6 +36,7 @@ export async function replaceCatalog(db: Kysely<Database>, catalog: CatalogData)
             slide_count: lesson.slideCount,
             content_types: JSON.stringify(lesson.contentTypes),
             standards: JSON.stringify(lesson.standards),
+            standards_alignment: JSON.stringify(lesson.standardsAlignment),
             slides: JSON.stringify(lesson.slides),
             position: lesson.position,
             source_file: lesson.sourceFile,

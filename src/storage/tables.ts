@@ -47,6 +47,11 @@ export interface LessonsTable {
   content_types: string
   /** JSON object framework -> codes. */
   standards: string
+  /**
+   * JSON array of {framework, code, caseIdentifier?, caseUri?}, one per code of `standards` in its
+   * order; null for lessons imported before CASE maps were read.
+   */
+  standards_alignment: string | null
   /** JSON array of slides, as imported. */
   slides: string
   position: number
