@@ -67,3 +67,8 @@ export async function lessonSlugs(db: Kysely<Database>): Promise<Set<string>> {
   const rows = await db.selectFrom('lessons').select('slug').execute()
   return new Set(rows.map((row) => row.slug))
 }
+
+/** One lesson of the stored catalog by its slug (`tier/lesson`), or undefined when it has none. */
+export function lessonBySlug(db: Kysely<Database>, slug: string): Promise<LessonRow | undefined> {
+  return db.selectFrom('lessons').selectAll().where('slug', '=', slug).executeTakeFirst()
+}
