@@ -56,7 +56,7 @@ export function ltiContentSecurityPolicy(options: PageOptions & { allowHttp: boo
     `script-src ${options.autoPost === true ? AUTO_POST_HASH : "'none'"}`,
     "img-src 'self' data:",
     `form-action 'self'${options.formAction === undefined ? '' : ` ${options.formAction}`}`,
-    `frame-ancestors https:${options.allowHttp ? ' http://localhost:* http://127.0.0.1:* http://[::1]:*' : ''}`,
+    `frame-ancestors 'self' https:${options.allowHttp ? ' http://localhost:* http://127.0.0.1:* http://[::1]:*' : ''}`,
     "base-uri 'none'",
   ].join('; ')
 }

@@ -12,7 +12,7 @@ import type { Clock } from '../clock.js'
 import type { ToolKeys } from '../services/lti-tool-keys.js'
 import type { Storage } from '../storage/connection.js'
 import { launchRoutes } from './launch-routes.js'
-import { answerWithPages } from './lti-answers.js'
+import { lessonPlayer } from './lesson-player.js'
 
 export const LTI_PREFIX = '/lti'
 export const LTI_JWKS_PATH = `${LTI_PREFIX}/jwks`
@@ -28,7 +28,7 @@ export interface LtiDeps {
 }
 
 export async function ltiPlugin(app: FastifyInstance, deps: LtiDeps): Promise<void> {
-  answerWithPages(app, { allowHttp: deps.allowLoopback })
+  await app.register(lessonPlayer, { storage: deps.storage, clock: deps.clock, allowLoopback: deps.allowLoopback })
   await app.register(launchRoutes, { deps })
   app.get(
     '/jwks',

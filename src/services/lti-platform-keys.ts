@@ -3,11 +3,13 @@
  * registration's `jwks_uri`, kept, and fetched again when a token names a key the kept set lacks
  * (a platform rotated its key) or the set is older than MAX_AGE_MS. Fetches of one registration's
  * set are at most one per REFETCH_MS, so that tokens naming made-up keys cannot make the tool
- * hammer a platform (or be used to); concurrent launches share one fetch.
+ * hammer a platform (or be used to); concurrent launches share one fetch. Fetched under the
+ * platforms' request rules (platforms/platform-fetch.ts): https to public addresses, no redirects,
+ * TIMEOUT_MS, MAX_BYTES.
  */
 import { createLocalJWKSet, errors, type JSONWebKeySet, type JWTVerifyGetKey } from 'jose'
 import type { Clock } from '../clock.js'
-import { webUrl } from '../domain/lti-launch.js'
+import { platformFetch } from '../platforms/platform-fetch.js'
 import type { LtiRegistrationRow } from '../storage/tables.js'
 
 export const REFETCH_MS = 10_000
@@ -30,21 +32,18 @@ interface Entry {
 
 export interface PlatformKeysOptions {
   clock: Clock
-  /** Development only: plain-http key set URLs on this machine are fetched. */
-  allowHttp: boolean
-  fetch?: typeof fetch
+  /** Development only: key sets on this machine (plain http too) are fetched. */
+  allowLoopback: boolean
 }
 
 export class PlatformKeys {
   readonly #entries = new Map<string, Entry>()
   readonly #clock: Clock
-  readonly #allowHttp: boolean
-  readonly #fetch: typeof fetch
+  readonly #allowLoopback: boolean
 
   constructor(options: PlatformKeysOptions) {
     this.#clock = options.clock
-    this.#allowHttp = options.allowHttp
-    this.#fetch = options.fetch ?? fetch
+    this.#allowLoopback = options.allowLoopback
   }
 
   /** The key lookup jose's `jwtVerify` calls for a token of `registration`. */
@@ -91,45 +90,20 @@ export class PlatformKeys {
   }
 
   async #fetchSet(jwksUri: string): Promise<JWTVerifyGetKey> {
-    if (webUrl(jwksUri, this.#allowHttp) === null)
-      throw new PlatformKeysUnavailable(`the registration's key set URL ${jwksUri} is not an https URL`)
-    const url = new URL(jwksUri)
-    let text: string
+    // The webhooks' SSRF rules: https, public addresses (loopback only when allowed), no redirects.
+    const answer = await platformFetch(jwksUri, {
+      method: 'GET',
+      headers: { accept: 'application/jwk-set+json, application/json' },
+      timeoutMs: TIMEOUT_MS,
+      allowLoopback: this.#allowLoopback,
+      maxBytes: MAX_BYTES,
+    })
+    if (!answer.ok) throw new PlatformKeysUnavailable(`${jwksUri} could not be fetched (${answer.error})`)
+    if (answer.status !== 200) throw new PlatformKeysUnavailable(`${jwksUri} answered ${answer.status}`)
     try {
-      // Redirects are refused: a key set moved elsewhere is the registration's to change.
-      const response = await this.#fetch(url, {
-        redirect: 'error',
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-        headers: { accept: 'application/jwk-set+json, application/json' },
-      })
-      if (!response.ok) throw new PlatformKeysUnavailable(`${jwksUri} answered ${response.status}`)
-      text = await boundedText(response, MAX_BYTES)
-    } catch (error) {
-      if (error instanceof PlatformKeysUnavailable) throw error
-      throw new PlatformKeysUnavailable(`${jwksUri} could not be fetched (${(error as Error).name})`)
-    }
-    try {
-      return createLocalJWKSet(JSON.parse(text) as JSONWebKeySet)
+      return createLocalJWKSet(JSON.parse(answer.body) as JSONWebKeySet)
     } catch {
       throw new PlatformKeysUnavailable(`${jwksUri} did not answer with a JSON Web Key Set`)
     }
   }
-}
-
-async function boundedText(response: Response, maxBytes: number): Promise<string> {
-  const reader = response.body?.getReader()
-  if (reader === undefined) return ''
-  const chunks: Uint8Array[] = []
-  let size = 0
-  for (;;) {
-    const { done, value } = await reader.read()
-    if (done) break
-    size += value.byteLength
-    if (size > maxBytes) {
-      await reader.cancel()
-      throw new PlatformKeysUnavailable(`the key set is larger than ${maxBytes} bytes`)
-    }
-    chunks.push(value)
-  }
-  return Buffer.concat(chunks).toString('utf8')
 }

@@ -37,6 +37,7 @@ export async function replaceCatalog(db: Kysely<Database>, catalog: CatalogData)
             slide_count: lesson.slideCount,
             content_types: JSON.stringify(lesson.contentTypes),
             standards: JSON.stringify(lesson.standards),
+            standards_alignment: JSON.stringify(lesson.standardsAlignment),
             slides: JSON.stringify(lesson.slides),
             position: lesson.position,
             source_file: lesson.sourceFile,
@@ -66,6 +67,11 @@ export async function readCatalog(db: Kysely<Database>): Promise<StoredCatalog> 
 export async function lessonSlugs(db: Kysely<Database>): Promise<Set<string>> {
   const rows = await db.selectFrom('lessons').select('slug').execute()
   return new Set(rows.map((row) => row.slug))
+}
+
+/** One lesson of the stored catalog by its slug (`tier/lesson`), or undefined when it has none. */
+export function lessonBySlug(db: Kysely<Database>, slug: string): Promise<LessonRow | undefined> {
+  return db.selectFrom('lessons').selectAll().where('slug', '=', slug).executeTakeFirst()
 }
 
 /** A lesson as a list of lessons shows it: no slides. */

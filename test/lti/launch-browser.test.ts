@@ -1,10 +1,11 @@
 /// <reference lib="dom" />
 /**
  * The launch and deep linking in Chromium, the tool inside an iframe of a course page on another
- * site (the course at localhost, the tool at tool.test, mapped to this machine): the
- * login, the platform's auto-posting form, the launch and its 303 to the lesson all happen in the
- * frame with no cookie; a teacher's lesson picker (axe-core clean) posts its signed answer back
- * to the platform by itself, as the page's Content-Security-Policy allows.
+ * site (the course at localhost, the tool at tool.test, mapped to this machine): the login, the
+ * platform's auto-posting form, the launch and its 303 to the lesson all happen in the frame with
+ * no cookie, and the lesson player shows the lesson there; a teacher's lesson picker (axe-core
+ * clean) posts its signed answer back to the platform by itself, as the page's
+ * Content-Security-Policy allows, or with its Continue button when JavaScript is off.
  */
 import fs from 'node:fs'
 import { createRequire } from 'node:module'
@@ -116,10 +117,20 @@ describe.skipIf(!hasChromium())('LTI launches in a browser, inside a platform’
     const request = await lesson
     expect(request.frame().parentFrame()).toBe(page.mainFrame())
     expect(request.url()).toMatch(new RegExp(`^${toolUrl}/lti/lesson\\?s=v1\\.`))
+    // The lesson player answers it: the lesson at its first slide, inside the frame.
+    const lessonFrame = page.frameLocator('iframe[title="Lesson"]')
+    await lessonFrame.getByText(/Slide 1 of \d+/).waitFor({ timeout: 20_000 })
+    expect(await lessonFrame.locator('h1').first().textContent()).toContain('Loops Save Time')
     expect(await page.context().cookies()).toEqual([])
     expect(platform.logins.at(-1)).toMatchObject({ login_hint: 'browser-user', redirect_uri: `${toolUrl}/lti/launch` })
     const students = await storage.db.selectFrom('lti_students').selectAll().execute()
     expect(students.map((row) => row.sub)).toEqual(['learner-1'])
+    const progress = await storage.db
+      .selectFrom('progress')
+      .select(['lesson_slug', 'status'])
+      .where('student_id', '=', students[0]!.student_id)
+      .execute()
+    expect(progress).toEqual([{ lesson_slug: 'builder/b2-loops-save-time', status: 'in_progress' }])
     await page.context().close()
   })
 

@@ -155,5 +155,5 @@ export function expectPageHeaders(response: HttpResponse): void {
   expect(response.headers['referrer-policy']).toBe('no-referrer')
   expect(response.headers['cache-control']).toBe('no-store')
   expect(response.headers['x-frame-options']).toBeUndefined()
-  expect(response.headers['content-security-policy']).toContain('frame-ancestors https:')
+  expect(response.headers['content-security-policy']).toContain("frame-ancestors 'self' https:")
 }
