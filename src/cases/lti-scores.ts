@@ -26,8 +26,9 @@ import {
   type ScoreAttempt,
   scoreVerdict,
 } from '../domain/lti-score.js'
-import type { ProgressStatus } from '../domain/progress.js'
+import type { ProgressEntry, ProgressStatus } from '../domain/progress.js'
 import { REFUSAL_REASONS } from '../domain/webhook-events.js'
+import { lessonBySlug } from '../storage/catalog-repository.js'
 import { type DisclosureContext, recordDisclosure } from '../storage/disclosure-log.js'
 import {
   type ClaimedScore,
@@ -78,6 +79,28 @@ function disclosureContext(score: Pick<ClaimedScore, 'id' | 'registration_id' | 
     organisationId: score.organisation_id,
   }
   return context
+}
+
+/**
+ * The change a step of the lesson player made (cases/lti-progress.ts), as `queueScores` takes it:
+ * a completed lesson carries how its quizzes went, the first answers right (`firstTries`, kept by
+ * the player per quiz slide) of the quizzes the lesson has.
+ */
+export async function playerChange(
+  db: Db,
+  lesson: { studentId: string; lessonSlug: string },
+  entry: Pick<ProgressEntry, 'status'>,
+  firstTries: Readonly<Record<number, boolean>>,
+  at: number,
+): Promise<LtiProgressChange> {
+  const change: LtiProgressChange = { ...lesson, status: entry.status, at }
+  if (entry.status !== 'completed') return change
+  const row = await lessonBySlug(db, lesson.lessonSlug)
+  const slides = row === undefined ? [] : (JSON.parse(row.slides) as { type: string }[])
+  const quizzes = new Set(slides.flatMap((slide, index) => (slide.type === 'quiz' ? [index] : [])))
+  if (quizzes.size === 0) return change
+  const right = Object.entries(firstTries).filter(([index, ok]) => ok && quizzes.has(Number(index))).length
+  return { ...change, quiz: { right, total: quizzes.size } }
 }
 
 /**
