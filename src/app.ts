@@ -42,6 +42,7 @@ import { signingKeyRoutes } from './http/routes/signing-keys.js'
 import { dashboardPlugin } from './dashboard/dashboard-plugin.js'
 import { LTI_PREFIX, ltiPlugin } from './lti/lti-plugin.js'
 import { toolKeys } from './services/lti-tool-keys.js'
+import { LtiScoreSender, SCORE_POLL_MS } from './services/lti-score-sender.js'
 import {
   LessonSchema,
   LessonsResponseSchema,
@@ -121,6 +122,8 @@ export interface AppServices {
   readonly webhooks: WebhookDeliverer
   /** Sends the mail outbox; undefined without SMTP_URL, when messages stay in the outbox. */
   readonly mail: MailWorker | undefined
+  /** Sends the scores LTI progress queued to the platforms' gradebooks. */
+  readonly ltiScores: LtiScoreSender
   /** Whether hot requests are answered before the router (http/fast/), or why not. */
   readonly fastPath: FastPathStatus
   /** This process's metrics, when they are on (METRICS_TOKEN or METRICS_PORT, and not METRICS=off). */
@@ -252,6 +255,14 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     notices: noticeContext,
   })
   const mail = smtp === undefined ? undefined : new MailWorker({ db: storage.db, clock, log: app.log, smtp })
+  const ltiToolKeys = toolKeys(storage.db, clock)
+  const ltiScores = new LtiScoreSender({
+    db: storage.db,
+    clock,
+    log: app.log,
+    toolKeys: ltiToolKeys,
+    allowLoopback: config.ltiAllowLoopback,
+  })
   const fastPathState = fastPathStatus(config, limiters.inProcess)
   metrics?.watch({ keys, limiters, requestLog })
   app.decorate('services', {
@@ -266,6 +277,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     notices,
     webhooks,
     mail,
+    ltiScores,
     fastPath: fastPathState,
     metrics,
     requestLog,
@@ -396,7 +408,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     prefix: LTI_PREFIX,
     storage,
     clock,
-    toolKeys: toolKeys(storage.db, clock),
+    toolKeys: ltiToolKeys,
     publicUrl: config.publicUrl,
     allowLoopback: config.ltiAllowLoopback,
   })
@@ -438,6 +450,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
   }
   webhooks.start(options.pollChanges === false ? 0 : WEBHOOK_POLL_MS)
   mail?.start(options.pollChanges === false ? 0 : MAIL_POLL_MS)
+  ltiScores.start(options.pollChanges === false ? 0 : SCORE_POLL_MS)
   const usageTimer = setInterval(
     () => usage.flush().catch((err: unknown) => app.log.warn({ err }, 'could not record key usage')),
     USAGE_FLUSH_MS,
@@ -455,6 +468,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     await notices.stop()
     await webhooks.stop()
     await mail?.stop()
+    await ltiScores.stop()
     clearInterval(usageTimer)
     clearInterval(sweepTimer)
     await usage.flush().catch(() => {})

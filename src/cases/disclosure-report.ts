@@ -102,7 +102,21 @@ export const REPORT_CSV_COLUMNS = [
   'request_id',
 ] as const
 
-const VIA = { key: 'api key', dashboard: 'dashboard', webhook: 'webhook' } as const
+const VIA = { key: 'api key', dashboard: 'dashboard', webhook: 'webhook', lti: 'lti platform' } as const
+
+/** The id of what made the request: a key's, an account's, an endpoint's or an LTI registration's. */
+function requesterId(by: ReportRow['by']): string {
+  switch (by.kind) {
+    case 'key':
+      return by.keyId
+    case 'dashboard':
+      return by.accountId
+    case 'webhook':
+      return by.endpointId
+    case 'lti':
+      return by.registrationId
+  }
+}
 
 function csvRow(row: ReportRow): string {
   const { by, agreement: a } = row
@@ -117,7 +131,7 @@ function csvRow(row: ReportRow): string {
     row.organisation.id,
     row.organisation.name,
     VIA[by.kind],
-    by.kind === 'key' ? by.keyId : by.kind === 'dashboard' ? by.accountId : by.endpointId,
+    requesterId(by),
     by.kind === 'key' ? by.name : null,
     by.kind === 'key' ? by.prefix : null,
     by.kind === 'dashboard' ? by.email : null,

@@ -1,7 +1,8 @@
 /**
  * Erasing students from the service: one transaction deletes each student's first name,
- * progress, links and change-log rows (they hold tiers and progress) and clears the webhook
- * deliveries about them (storage/student-removal-repository.ts), and tells every organisation the student
+ * progress, links and change-log rows (they hold tiers and progress), their LTI identities and
+ * scores (a platform's `sub` for them, and their progress), and clears the webhook deliveries
+ * about them (storage/student-removal-repository.ts), and tells every organisation the student
  * was linked to, by a `student_deleted` notice in its change feed (the id and the time only) and
  * a webhook of the same name to its endpoints that subscribed, so its copy can drop the child.
  * What stays is ids: the disclosure log (the district still answers for what was disclosed; its
@@ -21,7 +22,7 @@ import { isoAt } from '../clock.js'
 import { ConflictError } from '../domain/errors.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
 import { sandboxFlags } from '../storage/student-reference-repository.js'
-import { deleteStudentRows, forgetStudentHistory } from '../storage/student-removal-repository.js'
+import { deleteLtiRows, deleteStudentRows, forgetStudentHistory } from '../storage/student-removal-repository.js'
 import type { Database } from '../storage/tables.js'
 import { inTransaction } from '../storage/transaction.js'
 import { announceStudentNotices } from '../storage/webhook-repository.js'
@@ -128,6 +129,7 @@ export async function eraseStudentRows(trx: Db, ids: readonly string[], now: num
     const forgotten = await forgetStudentHistory(trx, part)
     outcome.changes += forgotten.changes
     outcome.cancelledDeliveries += forgotten.cancelledDeliveries
+    await deleteLtiRows(trx, part)
   }
   for (const id of present)
     outcome.erased.push({ id, organisations: links.get(id)!.sort(), progress: progress.get(id)! })

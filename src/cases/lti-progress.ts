@@ -23,6 +23,7 @@ import {
   writeProgressEntry,
 } from '../storage/lti-progress-repository.js'
 import { recordStudentChanges } from '../storage/student-change-log.js'
+import { playerChange, queueScores } from './lti-scores.js'
 import { announceStudentChanges } from '../storage/webhook-repository.js'
 import type { WriteQueue } from '../storage/write-queue.js'
 
@@ -71,8 +72,8 @@ export async function recordLessonStep(
     }
     // As an import announces it: one query when no endpoint is enabled at all.
     await announceStudentChanges(trx, [change], now)
-    // Scores for the platforms' gradebooks join the change here, in this transaction:
-    // queueScores(trx, change) from cases/lti-scores.ts.
+    // Scores for the platforms' gradebooks join the change here, in this transaction.
+    await queueScores(trx, await playerChange(trx, lesson, outcome.entry, outcome.state.firstTries, now))
     // Last: the change log's counter is held from here to the commit.
     await recordStudentChanges(trx, [change])
     return outcome.entry

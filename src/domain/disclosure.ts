@@ -7,7 +7,10 @@
  * have read it all the same), and one per refusal once access has ended (`denied_*`;
  * `denied_unlinked`: the student is no longer linked to the endpoint's organisation). The list of
  * ids a partner must delete once its agreement has ended, downloaded from its dashboard, leaves
- * one row per student (`deletion.list`): ids only, no data of the student's.
+ * one row per student (`deletion.list`): ids only, no data of the student's. A score sent to an
+ * LTI platform's gradebook leaves one row when the platform first gets it (`lti.score`: the
+ * `disclosed` and `sent_unacknowledged` of a webhook), and one per refusal once access has ended;
+ * its key is `lti:<registration id>` and its request the score's id (cases/lti-scores.ts).
  */
 import type { DataCategory } from './agreement-terms.js'
 import type { SubscribableEvent } from './webhook-events.js'
@@ -19,6 +22,7 @@ export const DISCLOSURE_ACTIONS = [
   'progress.changes',
   'webhook',
   'deletion.list',
+  'lti.score',
 ] as const
 export type DisclosureAction = (typeof DISCLOSURE_ACTIONS)[number]
 
@@ -45,6 +49,8 @@ const ACTION_DATA: Readonly<Record<DisclosureAction, readonly DataCategory[]>> =
   webhook: ['tier', 'progress'],
   enroll: ['tier'],
   'deletion.list': [],
+  // A score tells the platform the student's progress in one lesson, under the `sub` it knows them by.
+  'lti.score': ['progress'],
 }
 
 /** What a delivery of each student event carries: notices that a student left carry the id only. */

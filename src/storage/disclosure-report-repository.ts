@@ -37,11 +37,15 @@ export interface ReportAgreement {
   deleteBy: string | null
 }
 
-/** What made the request: a key (`key_id` a key's id), a partner's dashboard account, or a webhook endpoint. */
+/**
+ * What made the request: a key (`key_id` a key's id), a partner's dashboard account, a webhook
+ * endpoint, or an LTI platform's registration (a score sent to its gradebook).
+ */
 export type ReportRequester =
   | { kind: 'key'; keyId: string; name: string | null; prefix: string | null; mode: KeyMode | null }
   | { kind: 'dashboard'; accountId: string; email: string | null }
   | { kind: 'webhook'; endpointId: string; url: string | null; event: string | null }
+  | { kind: 'lti'; registrationId: string; platform: string | null; issuer: string | null }
 
 export interface ReportRow {
   id: number
@@ -70,6 +74,7 @@ const LOOKUP_CHUNK = 500
 function requesterOf(keyId: string): ReportRequester {
   if (keyId.startsWith('dashboard:')) return { kind: 'dashboard', accountId: keyId.slice(10), email: null }
   if (keyId.startsWith('webhook:')) return { kind: 'webhook', endpointId: keyId.slice(8), url: null, event: null }
+  if (keyId.startsWith('lti:')) return { kind: 'lti', registrationId: keyId.slice(4), platform: null, issuer: null }
   return { kind: 'key', keyId, name: null, prefix: null, mode: null }
 }
 
@@ -100,6 +105,7 @@ export class DisclosureDescriber {
   readonly #keys = new Map<string, { name: string; prefix: string; mode: KeyMode } | null>()
   readonly #accounts = new Map<string, string | null>()
   readonly #endpoints = new Map<string, string | null>()
+  readonly #platforms = new Map<string, { name: string; issuer: string } | null>()
   readonly #agreements = new Map<string, ReportAgreement[]>()
 
   constructor(db: Db) {
@@ -116,7 +122,11 @@ export class DisclosureDescriber {
         const key = this.#keys.get(by.keyId)
         if (key) Object.assign(by, key)
       } else if (by.kind === 'dashboard') by.email = this.#accounts.get(by.accountId) ?? null
-      else {
+      else if (by.kind === 'lti') {
+        const platform = this.#platforms.get(by.registrationId)
+        by.platform = platform?.name ?? null
+        by.issuer = platform?.issuer ?? null
+      } else {
         by.url = this.#endpoints.get(by.endpointId) ?? null
         by.event = events.get(row.request_id) ?? null
       }
@@ -184,6 +194,10 @@ export class DisclosureDescriber {
       this.#endpoints,
       requesters.flatMap((r) => (r.kind === 'webhook' ? [r.endpointId] : [])),
     )
+    const platforms = missing(
+      this.#platforms,
+      requesters.flatMap((r) => (r.kind === 'lti' ? [r.registrationId] : [])),
+    )
     const db = this.#db
     // Ids are text on both engines, so anything the log holds can be looked up as it is.
     for (const row of await inChunks(organisations, (ids) =>
@@ -209,12 +223,17 @@ export class DisclosureDescriber {
       db.selectFrom('webhook_endpoints').select(['id', 'url']).where('id', 'in', ids).execute(),
     ))
       this.#endpoints.set(row.id, row.url)
+    for (const row of await inChunks(platforms, (ids) =>
+      db.selectFrom('lti_registrations').select(['id', 'name', 'issuer']).where('id', 'in', ids).execute(),
+    ))
+      this.#platforms.set(row.id, { name: row.name, issuer: row.issuer })
     // What was asked for and not found is remembered too, so it is not asked for again.
     for (const [known, ids] of [
       [this.#organisations, organisations],
       [this.#keys, keys],
       [this.#accounts, accounts],
       [this.#endpoints, endpoints],
+      [this.#platforms, platforms],
     ] as const)
       for (const id of ids) if (!known.has(id)) known.set(id, null)
   }

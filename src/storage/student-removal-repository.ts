@@ -4,7 +4,8 @@
  * but ids. Erasing keeps the schools the student attended (`erased_student_schools`, so the
  * district's export by school still finds its disclosure rows) and clears the webhook deliveries
  * about the student: those not sent yet end not sent, and every one loses its body and the
- * receiver's answer.
+ * receiver's answer. An erased student's LTI identities (the `sub` each platform knows them by) and
+ * scores go too, sent or not: a score names the student by that `sub` and carries their progress.
  */
 import { type Kysely, sql } from 'kysely'
 import { NOTICE_EVENTS } from '../domain/webhook-events.js'
@@ -104,4 +105,14 @@ export async function forgetStudentHistory(
     .where('event_type', 'not in', NOTICE_EVENTS)
     .execute()
   return { changes: Number(changes.numDeletedRows), cancelledDeliveries: Number(cancelled.numUpdatedRows) }
+}
+
+/**
+ * Deletes the LTI identities and scores, sent or not, of the students `ids` (at most one
+ * statement's worth). A score being sent meanwhile finds its row gone and records only its
+ * disclosure.
+ */
+export async function deleteLtiRows(trx: Db, ids: readonly string[]): Promise<void> {
+  await trx.deleteFrom('lti_scores').where('student_id', 'in', ids).execute()
+  await trx.deleteFrom('lti_students').where('student_id', 'in', ids).execute()
 }

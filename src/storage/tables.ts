@@ -722,6 +722,8 @@ export interface LtiScoresTable {
   created_at: string
   state: LtiScoreState
   attempts: number
+  /** When the platform first got it: its disclosure row is written then, once. */
+  first_sent_at: string | null
   next_attempt_at: string | null
   lease_until: string | null
   last_attempt_at: string | null

@@ -86,6 +86,10 @@ export class TestPlatform {
   nextLaunch: (login: Record<string, string>) => Promise<LaunchClaims> | LaunchClaims = () => ({})
   /** Where the tool's key set is (set by `registrationUrl` or by hand for manual registrations). */
   toolJwksUri = ''
+  /** The time the token endpoint checks assertions at: the tool's clock, when a test runs one. */
+  now: () => number = () => Date.now()
+  /** The access tokens the token endpoint gave; the score endpoint takes no other. */
+  readonly issuedTokens = new Set<string>()
   clientId = `client-${randomUUID().slice(0, 8)}`
   deploymentId = `deployment-${randomUUID().slice(0, 8)}`
   /** The platform's "now" (milliseconds): its id_tokens' times, and the check of the tool's deep-linking JWT. */
@@ -297,6 +301,7 @@ export class TestPlatform {
           subject: this.clientId,
           audience: `${this.origin}/token`,
           algorithms: ['RS256'],
+          currentDate: new Date(this.now()),
         })
         if (typeof payload.jti !== 'string' || this.tokens.some((t) => t.assertion.jti === payload.jti))
           return reply.code(400).send({ error: 'invalid_grant', error_description: 'jti missing or used' })
@@ -310,7 +315,9 @@ export class TestPlatform {
       } catch (error) {
         return reply.code(401).send({ error: 'invalid_client', error_description: String(error) })
       }
-      return { access_token: `access-${randomUUID()}`, token_type: 'Bearer', expires_in: 3600, scope: form.scope }
+      const accessToken = `access-${randomUUID()}`
+      this.issuedTokens.add(accessToken)
+      return { access_token: accessToken, token_type: 'Bearer', expires_in: 3600, scope: form.scope }
     })
 
     const scoreContentType = (type: string | undefined) => type?.split(';')[0]?.trim()
@@ -332,7 +339,7 @@ export class TestPlatform {
     app.post('/contexts/:context/lineitems/:item/scores', async (request, reply) => {
       const authorization = request.headers.authorization
       const token = /^Bearer (.+)$/.exec(authorization ?? '')?.[1]
-      if (token === undefined || !this.tokens.length) return reply.code(401).send({ error: 'no token' })
+      if (token === undefined || !this.issuedTokens.has(token)) return reply.code(401).send({ error: 'no token' })
       if (this.expiredTokens.delete(token)) return reply.code(401).send({ error: 'token expired' })
       const failure = this.scoreFailures.shift()
       if (failure === 'reset') {

@@ -119,6 +119,8 @@ export async function up(db: Kysely<any>): Promise<void> {
     // 'pending', 'sent', 'failed' (a 4xx), 'cancelled' (superseded or access ended).
     .addColumn('state', 'text', (c) => c.notNull())
     .addColumn('attempts', 'integer', (c) => c.notNull())
+    // When the platform first got it (any answer but 401): its one disclosure row is written then.
+    .addColumn('first_sent_at', 'text')
     .addColumn('next_attempt_at', 'text')
     .addColumn('lease_until', 'text')
     .addColumn('last_attempt_at', 'text')

@@ -13,6 +13,7 @@ import { auditPages } from './audit/index.js'
 import { disclosurePages } from './disclosures/index.js'
 import { endedAgreementPages } from './ended-agreements/index.js'
 import { keyPages } from './keys/index.js'
+import { ltiScorePages } from './lti-scores/index.js'
 import { organisationPages } from './organisations/index.js'
 import { outboxPages } from './outbox/index.js'
 import { schoolPages } from './schools/index.js'
@@ -53,6 +54,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     requestLogPages,
     auditPages,
     outboxPages,
+    ltiScorePages,
     operatorPagesOfAdmins,
   ])
     await app.register(group, { context })

@@ -20,6 +20,8 @@ function requester(by: ReportRequester): Html {
       return html`dashboard: ${by.email ?? by.accountId}`
     case 'webhook':
       return html`webhook: ${by.url ?? by.endpointId}${by.event === null ? '' : html` (${by.event})`}`
+    case 'lti':
+      return html`LTI platform: ${by.platform ?? by.registrationId}${by.issuer === null ? '' : html` (${by.issuer})`}`
   }
 }
 
