@@ -11,9 +11,11 @@ import { SESSION_MS } from '../../src/domain/lti-player-session.js'
 import { CLAIM, ROLE } from '../../src/domain/lti-claims.js'
 import { placeholderName } from '../../src/domain/lti-first-name.js'
 import { REFETCH_MS } from '../../src/services/lti-platform-keys.js'
+import { lessonHeading } from '../../src/storage/catalog-repository.js'
 import type { LtiRegistrationRow } from '../../src/storage/tables.js'
 import { type TestContext, buildTestApp } from '../helper.js'
-import { TestPlatform } from '../support/lti-platform.js'
+import { formOf, TestPlatform } from '../support/lti-platform.js'
+import { playerForm } from '../support/lti-player.js'
 import {
   expectPageHeaders,
   expectRefusal,
@@ -117,6 +119,36 @@ describe('LTI launches', () => {
     expect((await playerSessionOf(t, unknown)).lessonSlug).toBe(OTHER_LESSON)
     // One key set fetch served every launch.
     expect(platform!.jwksFetches).toBe(1)
+  })
+
+  it('from the platform’s launch to its gradebook: the lesson worked to the end sends a completed score for the launch’s sub', async () => {
+    await setUp()
+    const response = await launchThroughPlatform(t, platform!, withLesson(LESSON))
+    const session = await playerSessionOf(t, response)
+    let page = (await t.send({ url: String(response.headers.location) })).body
+    const { slideCount } = (await lessonHeading(t.storage.db, LESSON))!
+    for (let slide = 0; slide < slideCount; slide++) {
+      t.clock.advance(30_000)
+      const { fields } = formOf(page.slice(page.lastIndexOf('<form')))
+      const step = await t.send(playerForm({ ...fields, action: slide === slideCount - 1 ? 'finish' : 'next' }))
+      expect(step.statusCode, step.body.slice(0, 400)).toBe(200)
+      page = step.body
+    }
+    const entry = await t.storage.db
+      .selectFrom('progress')
+      .selectAll()
+      .where('student_id', '=', session.studentId!)
+      .executeTakeFirstOrThrow()
+    expect(entry).toMatchObject({ lesson_slug: LESSON, status: 'completed' })
+    await t.app.services.ltiScores.run()
+    const last = platform!.scores.at(-1)!
+    expect(last.lineItem).toBe(`${platform!.origin}/contexts/course-1/lineitems/1`)
+    expect(last.body).toMatchObject({
+      userId: 'learner-1',
+      scoreMaximum: 100,
+      activityProgress: 'Completed',
+      gradingProgress: 'FullyGraded',
+    })
   })
 
   it('says a link has no lesson when neither the link nor the tool knows one', async () => {

@@ -50,7 +50,7 @@ export async function registeredPlatform(
   organisationId: string,
   options: { activate?: boolean; schoolId?: string | null } = {},
 ): Promise<LtiRegistrationRow> {
-  platform.clock = () => t.clock.now()
+  platform.now = () => t.clock.now()
   return registerPlatform(t.storage, t.clock, platform, { organisationId, toolBase: t.base, ...options })
 }
 
