@@ -6,7 +6,7 @@
 import fs from 'node:fs'
 import path from 'node:path'
 import { createRequire } from 'node:module'
-import { type Browser, chromium, type Page } from 'playwright-core'
+import { type Browser, chromium, type Frame, type Page } from 'playwright-core'
 import { authenticatorCode } from './authenticator.js'
 
 export const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium'
@@ -48,7 +48,7 @@ export function describeViolations(violations: readonly AxeViolation[]): string[
   return violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
 }
 
-export async function seriousViolations(page: Page): Promise<AxeViolation[]> {
+export async function seriousViolations(page: Page | Frame): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol, so the page's strict CSP does not apply to it.
   await page.evaluate(axeSource)
   const violations = (await page.evaluate(async () => {
