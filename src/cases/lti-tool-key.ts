@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import { type Clock, isoAt } from '../clock.js'
+import { ConflictError } from '../domain/errors.js'
 import { newToolKeyText, type ToolKey, toolKeyFrom } from '../domain/lti-tool-key.js'
 import { pruneRetiredToolKeys, replaceToolKey, TOOL_KEY_SETTING } from '../storage/lti-tool-key-repository.js'
 import type { Database } from '../storage/tables.js'
@@ -39,7 +40,8 @@ export async function rotateToolKey(
       e: old.publicJwk.e,
       until,
     })
-    if (!replaced) throw new Error('the LTI tool key was rotated by someone else at the same moment; try again')
+    if (!replaced)
+      throw new ConflictError('the LTI tool key was rotated by someone else at the same moment; look again')
     await auditOperator(
       trx,
       audit,

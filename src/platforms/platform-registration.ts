@@ -176,9 +176,56 @@ export async function postToolRegistration(
   const deployment =
     tool !== null && typeof tool === 'object' ? (tool as Record<string, unknown>).deployment_id : undefined
   const deploymentId = deployment === undefined ? null : text(deployment, 255)
-  if (deployment !== undefined && (deploymentId === null || !/^[\x21-\x7e]+$/.test(deploymentId)))
+  if (deployment !== undefined && (deploymentId === null || !DEPLOYMENT_ID.test(deploymentId)))
     return { ok: false, problem: 'the platform answered with a deployment id that is not 1 to 255 ASCII characters' }
   const granted = typeof answer.json.scope === 'string' ? answer.json.scope.split(/\s+/) : undefined
   const scopes = granted === undefined ? [...TOOL_SCOPES] : TOOL_SCOPES.filter((scope) => granted.includes(scope))
   return { ok: true, value: { clientId, deploymentId, scopes } }
+}
+
+/** LTI 1.3 section 3.1.3: a deployment id is case-sensitive, at most 255 ASCII characters. */
+export const DEPLOYMENT_ID = /^[\x21-\x7e]{1,255}$/
+
+/** What an operator types to register a platform by hand (docs/lti.md#manual-registration). */
+export interface ManualRegistrationFields {
+  name: string
+  issuer: string
+  clientId: string
+  deploymentIds: readonly string[]
+  authLoginUrl: string
+  tokenUrl: string
+  tokenAudience: string
+  jwksUri: string
+}
+
+/** Each field's problem, by field name; empty when the registration may be recorded. */
+export function manualRegistrationProblems(
+  fields: ManualRegistrationFields,
+  allowLoopback: boolean,
+): Record<string, string> {
+  const problems: Record<string, string> = {}
+  if (fields.name === '' || !printable(fields.name, 120))
+    problems.name = 'Enter a name of 1 to 120 characters, on one line.'
+  const url = (name: keyof ManualRegistrationFields, value: string, label: string) => {
+    if (value === '') problems[name] = `Enter the platform’s ${label}.`
+    else {
+      const checked = checkPlatformUrl(value, allowLoopback)
+      if (!checked.ok) problems[name] = `The ${label}: ${checked.reason}`
+    }
+  }
+  url('issuer', fields.issuer, 'issuer')
+  if (problems.issuer === undefined && /[?#]/.test(fields.issuer))
+    problems.issuer = 'The issuer has no query or fragment (OpenID Connect Core 1.0 section 2).'
+  if (fields.clientId === '' || !printable(fields.clientId, 255))
+    problems.clientId = 'Enter the client id the platform gave, 1 to 255 characters.'
+  if (fields.deploymentIds.length === 0) problems.deploymentIds = 'Enter at least one deployment id.'
+  else if (fields.deploymentIds.length > 50) problems.deploymentIds = 'Enter at most 50 deployment ids here.'
+  else if (!fields.deploymentIds.every((id) => DEPLOYMENT_ID.test(id)))
+    problems.deploymentIds = 'A deployment id is 1 to 255 ASCII characters without spaces; one per line.'
+  url('authLoginUrl', fields.authLoginUrl, 'authentication request URL')
+  url('tokenUrl', fields.tokenUrl, 'access token URL')
+  url('jwksUri', fields.jwksUri, 'key set URL')
+  if (fields.tokenAudience !== '' && !printable(fields.tokenAudience, 2048))
+    problems.tokenAudience = 'The token audience is one line of at most 2048 characters.'
+  return problems
 }
