@@ -20,10 +20,13 @@ export async function loadToolKey(db: Kysely<Database>): Promise<ToolKey> {
   return toolKeyFrom(await sharedValue(db, TOOL_KEY_SETTING, newToolKeyText()))
 }
 
-/** Puts a new key in use; the old one stays published for RETIRED_KEY_DAYS. Audited as `lti.key.rotate`. */
+/**
+ * Puts a new key in use; the old one stays published for RETIRED_KEY_DAYS. Audited as
+ * `lti.key.rotate` when an operator is given (the command line writes its own row instead).
+ */
 export async function rotateToolKey(
   db: Kysely<Database>,
-  audit: OperatorAudit,
+  audit: OperatorAudit | undefined,
   clock: Clock,
 ): Promise<{ retired: string; current: string }> {
   const current = await sharedValue(db, TOOL_KEY_SETTING, newToolKeyText())
