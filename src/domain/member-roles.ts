@@ -29,7 +29,7 @@ export type MemberAction =
   | 'deletion.attest'
   /** The organisation's own settings (for instance, a second factor required of its members). */
   | 'organisation.settings'
-  /** See the learning platforms registered for the organisation (LTI), which put its students' progress into gradebooks. */
+  /** See the learning platforms registered for the organisation (LTI), whose gradebooks get its students' progress. */
   | 'lti.read'
 
 const DEVELOPER: readonly MemberAction[] = ['organisation.read', 'keys.manage', 'webhooks.manage', 'test-data.manage']

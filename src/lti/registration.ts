@@ -63,7 +63,8 @@ export async function registrationRoutes(app: FastifyInstance, deps: Registratio
     )
   })
 
-  app.get('/register/:token', { schema: { hide: true } }, async (request, reply) => {
+  // No HEAD twin: a HEAD request (a link preview) must not register anything.
+  app.get('/register/:token', { schema: { hide: true }, exposeHeadRoute: false }, async (request, reply) => {
     const send = (page: Parameters<typeof sendRegistrationPage>[2]) => sendRegistrationPage(reply, allowLoopback, page)
     const { token } = request.params as { token: string }
     const link = await registrationLinkInForce(storage.db, token)

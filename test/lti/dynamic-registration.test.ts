@@ -233,6 +233,11 @@ describe('dynamic registration at /lti/register/:token', () => {
     expect(unknown.body).toContain('unknown or revoked')
     expect((await t.send({ url: '/lti/register/..%2F..%2Fetc' })).statusCode).toBe(404)
 
+    const head = await t.send({
+      method: 'HEAD',
+      url: new URL(platform.registrationUrl(`${t.base}${path}`)).search.replace(/^/, path),
+    })
+    expect(head.statusCode).toBe(404)
     const bare = await t.send({ url: path })
     expect(bare.statusCode).toBe(400)
     expect(bare.body).toContain('Open this address from your learning platform')

@@ -69,29 +69,53 @@ export function manualFormBody(
   const option = (value: string, label: string, selected: string) =>
     html`<option value="${value}"${value === selected ? html` selected` : ''}>${label}</option>`
   const organisationError = errors.organisation
+  const invalidOrganisation =
+    organisationError === undefined ? '' : html` aria-invalid="true" aria-describedby="organisation-error"`
+  const url = (name: keyof ManualRegistrationFields, label: string, hint?: string) =>
+    field(name, label, {
+      type: 'url',
+      value: String(f[name]),
+      errors,
+      required: true,
+      ...(hint === undefined ? {} : { hint }),
+    })
   return html`<p>For a platform without dynamic registration, or one registered by its administrator first: enter the
 values it shows for this tool. The tool's own values are on the <a href="${LTI_PATH}#tool-values">LTI page</a>. The
 registration waits, pending, until you activate it.</p>
 ${errorSummary(errors)}
 <form method="post" action="${LTI_PATH}/registrations" class="stack" novalidate>
   ${csrfField(request)}
-  ${field('name', 'Name', { value: f.name, errors, required: true, hint: 'How you will know it, e.g. "Hillside District Moodle".' })}
+  ${field('name', 'Name', { value: f.name, errors, required: true, hint: 'How you will know it on this dashboard.' })}
   <div><label for="organisation">Organisation that will own the students</label>
-  ${organisationError === undefined ? '' : html`<p class="field-error" id="organisation-error">${organisationError}</p>`}
-  <select id="organisation" name="organisation"${organisationError === undefined ? '' : html` aria-invalid="true" aria-describedby="organisation-error"`}>${choices.organisations.map(
-    (o) => option(o.id, o.name, form.organisationId),
+  ${
+    organisationError === undefined
+      ? ''
+      : html`<p class="field-error" id="organisation-error">
+  ${organisationError}</p>`
+  }
+  <select id="organisation" name="organisation"${invalidOrganisation}>${choices.organisations.map((o) =>
+    option(o.id, o.name, form.organisationId),
   )}</select></div>
   <div><label for="school">School its students attend (optional)</label>
   <select id="school" name="school">${option('', 'None', form.schoolId)}${choices.schools.map((s) =>
     option(s.id, s.name, form.schoolId),
   )}</select></div>
-  ${field('issuer', 'Issuer (platform id)', { type: 'url', value: f.issuer, errors, required: true, hint: 'Moodle: Platform ID; Canvas: https://canvas.instructure.com for hosted Canvas.' })}
+  ${url('issuer', 'Issuer (platform id)', 'Moodle: Platform ID; hosted Canvas: https://canvas.instructure.com.')}
   ${field('clientId', 'Client id', { value: f.clientId, errors, required: true })}
-  ${textarea('deploymentIds', 'Deployment ids', { value: f.deploymentIds.join('\n'), errors, required: true, hint: 'One per line.' })}
-  ${field('authLoginUrl', 'Authentication request URL', { type: 'url', value: f.authLoginUrl, errors, required: true, hint: 'Where the tool sends the browser to log in (OpenID Connect authorization endpoint).' })}
-  ${field('tokenUrl', 'Access token URL', { type: 'url', value: f.tokenUrl, errors, required: true })}
-  ${field('tokenAudience', 'Token audience (optional)', { value: f.tokenAudience, errors, hint: 'Only when the platform names an authorization server other than its access token URL.' })}
-  ${field('jwksUri', 'Public key set URL', { type: 'url', value: f.jwksUri, errors, required: true })}
+  ${textarea('deploymentIds', 'Deployment ids', {
+    value: f.deploymentIds.join('\n'),
+    errors,
+    required: true,
+    hint: 'One per line.',
+  })}
+  ${url('authLoginUrl', 'Authentication request URL', 'The platform’s OpenID Connect authorization endpoint.')}
+  ${url('tokenUrl', 'Access token URL')}
+  ${field('tokenAudience', 'Token audience (optional)', {
+    value: f.tokenAudience,
+    errors,
+    hint: 'Only when the platform names an authorization server other than its access token URL.',
+  })}
+  ${url('jwksUri', 'Public key set URL')}
   <div><button type="submit">Register the platform</button></div>
 </form>`
 }

@@ -28,12 +28,26 @@ function details(summary: RegistrationSummary, link: LtiRegistrationLinkRow | un
   const item = (term: string, value: unknown) => html`<dt>${term}</dt><dd>${value}</dd>`
   const code = (value: string | null) =>
     value === null ? html`<span class="empty">none</span>` : html`<code>${value}</code>`
+  const organisation =
+    summary.schoolName === null
+      ? summary.organisationName
+      : `${summary.organisationName} (students attend ${summary.schoolName})`
+  const how = r.method === 'dynamic' ? 'dynamically' : 'by hand'
+  const registered = `${utcMinute(r.created_at)}, ${how}, by ${r.created_by ?? 'unknown'}`
+  const linkState =
+    link === undefined || link.revoked_at === null ? 'in force' : `revoked ${utcMinute(link.revoked_at)}`
+  const madeThrough =
+    link === undefined
+      ? 'none (registered by hand)'
+      : html`made ${utcMinute(link.created_at)} by ${link.created_by ?? 'unknown'}, ${linkState}
+(<a href="${LTI_PATH}#links">registration URLs</a>)`
+  const activated = r.activated_at === null ? 'never' : `${utcMinute(r.activated_at)} by ${r.activated_by ?? 'unknown'}`
   return html`<dl>
 ${item('State', stateBadge(r.status))}
-${item('Organisation', summary.schoolName === null ? summary.organisationName : `${summary.organisationName} (students attend ${summary.schoolName})`)}
-${item('Registered', `${utcMinute(r.created_at)}, ${r.method === 'dynamic' ? 'dynamically' : 'by hand'}, by ${r.created_by ?? 'unknown'}`)}
-${item('Registration URL', link === undefined ? 'none (registered by hand)' : html`made ${utcMinute(link.created_at)} by ${link.created_by ?? 'unknown'}, ${link.revoked_at === null ? 'in force' : `revoked ${utcMinute(link.revoked_at)}`} (<a href="${LTI_PATH}#links">registration URLs</a>)`)}
-${item('Activated', r.activated_at === null ? 'never' : `${utcMinute(r.activated_at)} by ${r.activated_by ?? 'unknown'}`)}
+${item('Organisation', organisation)}
+${item('Registered', registered)}
+${item('Registration URL', madeThrough)}
+${item('Activated', activated)}
 ${r.deactivated_at === null ? '' : item('Deactivated', utcMinute(r.deactivated_at))}
 ${item('Product', r.product ?? 'not said')}
 ${item('Issuer', code(r.issuer))}
@@ -87,7 +101,11 @@ ${table}
 ${errorSummary(form.errors)}
 <form method="post" action="${base}/deployments" class="stack" novalidate>
   ${csrfField(request)}
-  ${field('deployment', 'Deployment id', { value: form.value, errors: form.errors, hint: 'As the platform shows it; case matters.' })}
+  ${field('deployment', 'Deployment id', {
+    value: form.value,
+    errors: form.errors,
+    hint: 'As the platform shows it; case matters.',
+  })}
   <div><button type="submit">Add the deployment</button></div>
 </form>`
 }
@@ -124,7 +142,8 @@ export function deactivateConfirmPage(request: FastifyRequest, reply: FastifyRep
 <ul>
   <li>Every launch from it is refused from now on: students and teachers in its courses see an error page.</li>
   <li>No score is sent to its gradebook any more.</li>
-  <li>Nothing is deleted: its students, their progress and its deployments stay, and activating it again resumes it.</li>
+  <li>Nothing is deleted: its students, their progress and its deployments stay, and activating it again
+  resumes it.</li>
 </ul>
 <form method="post" action="${base}/deactivate" class="row">
   ${csrfField(request)}

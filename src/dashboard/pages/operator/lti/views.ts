@@ -63,7 +63,8 @@ function linksTable(request: FastifyRequest, links: readonly RegistrationLinkSum
         link.revoked_at === null ? stateBadge('active') : html`${stateBadge('revoked')} ${utcMinute(link.revoked_at)}`,
         link.revoked_at === null
           ? html`<form method="post" action="${LTI_PATH}/links/${link.id}/revoke">${csrfField(request)}
-<button type="submit" class="secondary">Revoke<span class="visually-hidden"> the URL of ${organisationName}</span></button></form>`
+<button type="submit" class="secondary">Revoke<span class="visually-hidden"> the URL of ${organisationName}</span>
+</button></form>`
           : '',
       ]),
     ),
@@ -76,11 +77,12 @@ export function newLinkForm(
   schools: readonly SchoolSummary[],
   error?: string,
 ): Html {
+  const invalid = error === undefined ? '' : html` aria-invalid="true" aria-describedby="organisation-error"`
   return html`<form method="post" action="${LTI_PATH}/links" class="stack">
   ${csrfField(request)}
   ${error === undefined ? '' : html`<p class="field-error" id="organisation-error">${error}</p>`}
   <div><label for="organisation">Organisation that will own the students</label>
-  <select id="organisation" name="organisation"${error === undefined ? '' : html` aria-invalid="true" aria-describedby="organisation-error"`}>${organisations.map(
+  <select id="organisation" name="organisation"${invalid}>${organisations.map(
     (o) => html`<option value="${o.id}">${o.name}</option>`,
   )}</select></div>
   <div><label for="school">School its students attend (optional)</label>
@@ -123,9 +125,9 @@ ${row('Canvas developer key JSON (Enter URL)', `${urls.base}/lti/configuration/c
 
 export function ltiBody(request: FastifyRequest, overview: LtiOverview, linkError?: string): Html {
   return html`${ltiNotice(request)}
-<p>Learning platforms (Canvas, Moodle, Schoology…) that launch students into lessons. A platform registers itself
-through an organisation's registration URL, or you register it by hand; either way it waits, pending, until you
-activate it here. Its students belong to the organisation, first names only.</p>
+<p>Learning platforms (Canvas, Moodle, Schoology and others) that launch students into lessons. A platform
+registers itself through an organisation's registration URL, or you register it by hand; either way it waits,
+pending, until you activate it here. Its students belong to the organisation, first names only.</p>
 <h2 id="registrations">Registrations</h2>
 ${registrationsTable(overview.registrations, { link: registrationPath })}
 <p><a href="${LTI_PATH}/registrations/new">Register a platform by hand</a></p>
@@ -134,7 +136,11 @@ ${registrationsTable(overview.registrations, { link: registrationPath })}
 shown once (only its hash is kept). What registers through it waits for you to activate it.</p>
 ${linksTable(request, overview.links)}
 <h3>New registration URL</h3>
-${overview.organisations.length === 0 ? html`<p class="empty">No partner organisation yet.</p>` : newLinkForm(request, overview.organisations, overview.schools, linkError)}
+${
+  overview.organisations.length === 0
+    ? html`<p class="empty">No partner organisation yet.</p>`
+    : newLinkForm(request, overview.organisations, overview.schools, linkError)
+}
 ${toolValues(overview.urls)}
 ${toolKeySection(overview.key)}`
 }

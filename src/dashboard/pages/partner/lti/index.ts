@@ -18,10 +18,10 @@ export const ltiPages: PagePlugin = async (app, { context }) => {
     const v = await partnerView(context, request)
     const summaries =
       v.organisation === undefined ? [] : await registrationSummaries(context.storage.db, v.organisation.id)
-    const body = html`<p>The learning platforms (Canvas, Moodle, Schoology…) whose launches open lessons for your
-organisation's students. Students are made by their first launch, first name only, and belong to your organisation;
-their progress is read through the API like any other, and sent to the platform's gradebook. The operator registers,
-activates and deactivates platforms: ask them for a registration URL to give a district.</p>
+    const body = html`<p>The learning platforms (Canvas, Moodle, Schoology and others) whose launches open lessons
+for your organisation's students. Students are made by their first launch, first name only, and belong to your
+organisation; their progress is read through the API like any other, and sent to the platform's gradebook. The
+operator registers, activates and deactivates platforms: ask them for a registration URL to give a district.</p>
 ${registrationsTable(summaries, { organisation: false })}`
     return sendPage(request, reply, 'Learning platforms', body, 200, PATH)
   })
