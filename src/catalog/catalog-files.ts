@@ -3,6 +3,7 @@
  *
  *   <dir>/tiers.yaml                               the tiers, in catalog order
  *   <dir>/<tier>/<lessonId>-<title-words>.yaml     one lesson each
+ *   <dir>/case/<framework>.json                    a framework's CASE map, if imported (case-map.ts)
  *
  * Every problem is reported with its file and line, all at once, so an author fixes a whole
  * batch in one pass. slideCount and contentTypes are computed here, never typed by hand.
@@ -11,6 +12,8 @@ import fs from 'node:fs'
 import path from 'node:path'
 import { isMap, isScalar, isSeq, type Node, type YAMLMap } from 'yaml'
 import { isTierId, TIER_IDS, type TierId } from '../domain/tiers.js'
+import { FRAMEWORK_NAME } from '../domain/standard-reference.js'
+import { CASE_FOLDER, type CaseMap, readCaseMaps } from './case-map.js'
 import { SLIDE_TYPES, type Slide, type SlideType, validateSlide } from './slides.js'
 import { type CatalogProblem, SourceFile } from './source-file.js'
 
@@ -22,12 +25,22 @@ export interface TierData {
   ageRange: string
 }
 
+/** One code of a lesson's standards, with its CASE item when the framework's map has one. */
+export interface StandardAlignment {
+  framework: string
+  code: string
+  caseIdentifier?: string
+  caseUri?: string
+}
+
 export interface LessonData {
   slug: string
   tier: TierId
   lessonId: string
   title: string
   standards: Record<string, string[]>
+  /** Every code of `standards`, in its order, with what the CASE maps say of it. */
+  standardsAlignment: StandardAlignment[]
   slides: Slide[]
   slideCount: number
   contentTypes: SlideType[]
@@ -46,7 +59,6 @@ export type CatalogReadResult = { ok: true; catalog: CatalogData } | { ok: false
 export const LESSON_FILE = /^([a-z][0-9]{1,3})-([a-z0-9]+(?:-[a-z0-9]+)*)\.yaml$/
 export { SLUG } from '../domain/slug.js'
 const AGE_RANGE = /^(\d{1,2})-(\d{1,2})$/
-const FRAMEWORK = /^[a-z][a-z0-9-]{0,31}$/
 const CSTA_CODE = /^(1A|1B|2|3A|3B)-(CS|NI|DA|AP|IC)-\d{2}$/
 
 function readTiers(source: SourceFile): TierData[] {
@@ -93,7 +105,7 @@ function readStandards(source: SourceFile, node: Node | undefined): Record<strin
   let ok = true
   for (const pair of (node as YAMLMap<unknown, unknown>).items) {
     const framework = isScalar(pair.key) ? String(pair.key.value) : ''
-    if (!FRAMEWORK.test(framework)) {
+    if (!FRAMEWORK_NAME.test(framework)) {
       source.report(pair.key as Node, `standards framework "${framework}" must be a lower-case name such as csta`)
       ok = false
       continue
@@ -128,7 +140,7 @@ function readLesson(
   tier: TierId,
   fileLessonId: string,
   slug: string,
-): Omit<LessonData, 'position'> | null {
+): Omit<LessonData, 'position' | 'standardsAlignment'> | null {
   const fields = source.fields(source.root, 'a lesson', ['lessonId', 'title', 'standards', 'slides'])
   if (fields === null) return null
   const lessonId = source.string(fields.get('lessonId'), 'lessonId', 8)
@@ -168,6 +180,21 @@ function readLesson(
   }
 }
 
+/** The lesson's codes in order, each with its item from its framework's map if the map has it. */
+export function alignStandards(
+  standards: Record<string, string[]>,
+  maps: ReadonlyMap<string, CaseMap>,
+): StandardAlignment[] {
+  return Object.entries(standards).flatMap(([framework, codes]) =>
+    codes.map((code) => {
+      const item = maps.get(framework)?.codes.get(code)
+      return item === undefined
+        ? { framework, code }
+        : { framework, code, caseIdentifier: item.identifier, caseUri: item.uri }
+    }),
+  )
+}
+
 /** Natural order of lesson ids: b2 before b10. */
 function compareLessonIds(a: string, b: string): number {
   return a.charCodeAt(0) - b.charCodeAt(0) || Number(a.slice(1)) - Number(b.slice(1))
@@ -187,7 +214,8 @@ export function readCatalogDir(dir: string): CatalogReadResult {
     problems.push(...source.problems)
   }
 
-  const lessons: Omit<LessonData, 'position'>[] = []
+  const maps = readCaseMaps(dir, problems)
+  const lessons: Omit<LessonData, 'position' | 'standardsAlignment'>[] = []
   const seenIds = new Map<string, string>()
   for (const entry of fs.readdirSync(dir, { withFileTypes: true }).sort((a, b) => a.name.localeCompare(b.name))) {
     if (entry.isFile()) {
@@ -200,7 +228,7 @@ export function readCatalogDir(dir: string): CatalogReadResult {
       }
       continue
     }
-    if (!entry.isDirectory()) continue
+    if (!entry.isDirectory() || entry.name === CASE_FOLDER) continue
     if (!isTierId(entry.name)) {
       problems.push({
         file: `${entry.name}/`,
@@ -249,7 +277,17 @@ export function readCatalogDir(dir: string): CatalogReadResult {
 
   const tierOrder = new Map(tiers.map((tier, index) => [tier.id, index]))
   lessons.sort((a, b) => tierOrder.get(a.tier)! - tierOrder.get(b.tier)! || compareLessonIds(a.lessonId, b.lessonId))
-  return { ok: true, catalog: { tiers, lessons: lessons.map((lesson, position) => ({ ...lesson, position })) } }
+  return {
+    ok: true,
+    catalog: {
+      tiers,
+      lessons: lessons.map((lesson, position) => ({
+        ...lesson,
+        standardsAlignment: alignStandards(lesson.standards, maps),
+        position,
+      })),
+    },
+  }
 }
 
 export function formatProblem(problem: CatalogProblem): string {

@@ -36,6 +36,7 @@ export async function replaceCatalog(db: Kysely<Database>, catalog: CatalogData)
             slide_count: lesson.slideCount,
             content_types: JSON.stringify(lesson.contentTypes),
             standards: JSON.stringify(lesson.standards),
+            standards_alignment: JSON.stringify(lesson.standardsAlignment),
             slides: JSON.stringify(lesson.slides),
             position: lesson.position,
             source_file: lesson.sourceFile,
@@ -65,4 +66,9 @@ export async function readCatalog(db: Kysely<Database>): Promise<StoredCatalog> 
 export async function lessonSlugs(db: Kysely<Database>): Promise<Set<string>> {
   const rows = await db.selectFrom('lessons').select('slug').execute()
   return new Set(rows.map((row) => row.slug))
+}
+
+/** One lesson of the stored catalog by its slug (`tier/lesson`), or undefined when it has none. */
+export function lessonBySlug(db: Kysely<Database>, slug: string): Promise<LessonRow | undefined> {
+  return db.selectFrom('lessons').selectAll().where('slug', '=', slug).executeTakeFirst()
 }

@@ -32,6 +32,7 @@ import * as passkeyChallenges from './migrations/0025-passkey-challenges.js'
 import * as keyRolling from './migrations/0026-key-rolling.js'
 import * as requestLog from './migrations/0027-request-log.js'
 import * as lti from './migrations/0028-lti.js'
+import * as standardsAlignment from './migrations/0029-standards-alignment.js'
 import { DEFAULT_DISPOSITION_DAYS } from '../domain/agreement-terms.js'
 
 /** What some migrations fill existing rows with, from the configuration of whoever migrates. */
@@ -72,6 +73,7 @@ function migrations(storage: Storage, defaults: MigrationDefaults = {}): Record<
     '0026-key-rolling': { up: (db) => keyRolling.up(db) },
     '0027-request-log': { up: (db) => requestLog.up(db, storage.engine) },
     '0028-lti': { up: (db) => lti.up(db) },
+    '0029-standards-alignment': { up: (db) => standardsAlignment.up(db) },
   }
 }
 

@@ -39,7 +39,8 @@ export interface DeletedStudentRows {
 
 /**
  * Deletes the students `ids` (at most one statement's worth) with their shares, schools (kept as
- * erased at `erasedAt`), links and progress; links and progress go before the student's row.
+ * erased at `erasedAt`), links and progress (with the lesson player's state of each lesson); links
+ * and progress go before the student's row.
  */
 export async function deleteStudentRows(
   trx: Db,
@@ -65,6 +66,8 @@ export async function deleteStudentRows(
     .returning(['student_id', 'organisation_id'])
     .execute()
   const progress = await trx.deleteFrom('progress').where('student_id', 'in', ids).returning('student_id').execute()
+  // Where the LTI lesson player had them in each lesson: their work, as the progress it made.
+  await trx.deleteFrom('lti_lesson_states').where('student_id', 'in', ids).execute()
   await trx.deleteFrom('students').where('id', 'in', ids).execute()
   return {
     links: links.map((row) => ({ studentId: row.student_id, organisationId: row.organisation_id })),

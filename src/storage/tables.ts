@@ -47,6 +47,11 @@ export interface LessonsTable {
   content_types: string
   /** JSON object framework -> codes. */
   standards: string
+  /**
+   * JSON array of {framework, code, caseIdentifier?, caseUri?}, one per code of `standards` in its
+   * order; null for lessons imported before CASE maps were read.
+   */
+  standards_alignment: string | null
   /** JSON array of slides, as imported. */
   slides: string
   position: number
@@ -726,6 +731,17 @@ export interface LtiScoresTable {
   sent_at: string | null
 }
 
+/** Where a student is in a lesson of the player (migration 0028, cases/lti-progress.ts). */
+export interface LtiLessonStatesTable {
+  student_id: string
+  lesson_slug: string
+  /** Slides moved on from, counted from the first. */
+  slides_done: number
+  /** JSON object: a quiz slide's index -> whether its first answer was right. */
+  first_tries: string
+  last_step_at: string
+}
+
 export interface Database {
   meta: MetaTable
   tiers: TiersTable
@@ -781,6 +797,7 @@ export interface Database {
   lti_students: LtiStudentsTable
   lti_resource_links: LtiResourceLinksTable
   lti_scores: LtiScoresTable
+  lti_lesson_states: LtiLessonStatesTable
 }
 
 export type LessonRow = Selectable<LessonsTable>
@@ -816,3 +833,4 @@ export type LtiRegistrationRow = Selectable<LtiRegistrationsTable>
 export type LtiRegistrationLinkRow = Selectable<LtiRegistrationLinksTable>
 export type LtiResourceLinkRow = Selectable<LtiResourceLinksTable>
 export type LtiScoreRow = Selectable<LtiScoresTable>
+export type LtiLessonStateRow = Selectable<LtiLessonStatesTable>

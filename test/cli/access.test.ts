@@ -369,6 +369,7 @@ describe('organisations, agreements and keys', () => {
         '0026-key-rolling',
         '0027-request-log',
         '0028-lti',
+        '0029-standards-alignment',
       ],
     })
     const second = await cli(['migrate'], { databaseUrl })

@@ -47,6 +47,7 @@ describe('curriculum --help', () => {
         'agreement list',
         'agreement record',
         'backup',
+        'catalog case-import',
         'catalog import',
         'catalog validate',
         'disclosures',

@@ -12,6 +12,8 @@ export interface PartnerRun {
   builderTotal: number
   lessonTitle: string
   standards: Record<string, string[]>
+  alignment: { framework: string; code: string; caseIdentifier?: string; caseUri?: string }[]
+  alignedLessons: string[]
   notModified: boolean
   displayName: string
   completedLessons: number
@@ -53,6 +55,9 @@ export async function runPartnerClient(
   })
 
   const missing = await catalog.GET('/api/v1/lessons/{slug}', { params: { path: { slug: 'explorer/e404-not-here' } } })
+  const code = lesson.data.standardsAlignment[0]?.code ?? 'none'
+  const aligned = await catalog.GET('/api/v1/lessons', { params: { query: { standard: code } } })
+  if (aligned.data === undefined) throw new Error(`lessons of ${code}: ${aligned.response.status}`)
 
   // The roster two at a time, following `next` to the end.
   const rosterPage = async (cursor: string | null) => {
@@ -101,6 +106,8 @@ export async function runPartnerClient(
     builderTotal: builder.data.total,
     lessonTitle: lesson.data.title,
     standards: lesson.data.standards,
+    alignment: lesson.data.standardsAlignment,
+    alignedLessons: aligned.data.lessons.map((each) => each.slug),
     notModified: again.response.status === 304,
     displayName: progress.data.displayName,
     completedLessons: progress.data.summary.completedLessons,

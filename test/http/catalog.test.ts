@@ -95,6 +95,10 @@ describe('catalog endpoints', () => {
         slideCount: source.slides.length,
         contentTypes: [...new Set(source.slides.map((s) => s.type))].sort(),
         standards: source.standards,
+        // The sample catalog has no CASE maps (catalog-standards.test.ts imports one): codes alone.
+        standardsAlignment: Object.entries(source.standards).flatMap(([framework, codes]) =>
+          codes.map((code) => ({ framework, code })),
+        ),
       })
     })
 

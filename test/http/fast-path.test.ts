@@ -4,19 +4,23 @@
  * real sockets: every status, header (but the request id and date) and body must be the same,
  * the access-log lines too, and the fast one must have answered most of them without Fastify.
  */
+import fs from 'node:fs'
 import net from 'node:net'
 import { Writable } from 'node:stream'
 import SQLite from 'better-sqlite3'
 import { pino } from 'pino'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
+import { readCatalogDir } from '../../src/catalog/catalog-files.js'
 import { ManualClock } from '../../src/clock.js'
 import { generateApiKey } from '../../src/domain/api-key.js'
 import type { TypedApp } from '../../src/http/app-types.js'
 import { createLimiters } from '../../src/services/limiters.js'
 import { setOrganisationStatus } from '../../src/storage/access-repository.js'
+import { replaceCatalog } from '../../src/storage/catalog-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import {
+  CATALOG_DIR,
   createTestStorage,
   type Fixtures,
   requestPathOptions,
@@ -24,8 +28,10 @@ import {
   START,
   STUDENTS,
   sqliteOf,
+  tempDir,
   testConfig,
 } from '../helper.js'
+import { CASE_ITEMS, catalogWithCaseMap } from '../support/case-fixture.js'
 
 interface Server {
   app: TypedApp
@@ -554,6 +560,53 @@ describe('fast path', () => {
       expect(JSON.parse(again.body).tier).toBe('explorer')
       expect(again.headers['x-ratelimit-remaining']).toBe('1')
     })
+  })
+
+  it("answers lessons by standard as the router does, and the catalog's own spellings without it", async () => {
+    const folder = tempDir('curriculum-case-')
+    try {
+      const read = readCatalogDir(catalogWithCaseMap(CATALOG_DIR, folder))
+      if (!read.ok) throw new Error(JSON.stringify(read.problems))
+      await replaceCatalog(storage.db, read.catalog)
+    } finally {
+      fs.rmSync(folder, { recursive: true, force: true })
+    }
+    await slow.app.services.changes.check()
+    await fast.app.services.changes.check()
+    const auth = (key: string) => ({ authorization: `Bearer ${key}` })
+    const { keys } = fixtures
+    // Every key known to both servers first, then a new window for the requests that count.
+    for (const key of [keys.read, keys.catalog, keys.write, keys.readWrite])
+      for (const server of [slow, fast]) await answer(server, { url: '/api/v1/tiers', headers: auth(key) })
+    clock.advance(61_000)
+    const routedBefore = fast.routed
+    const logged = { fast: fast.logLines.length, slow: slow.logLines.length }
+    const identifier = CASE_ITEMS['1B-AP-10']!.identifier
+    const first = await both({ url: '/api/v1/lessons?standard=1B-AP-10', headers: auth(keys.read) })
+    expect(JSON.parse(first.body).total).toBeGreaterThan(1)
+    const requests: Sent[] = [
+      // The fast path's: a code and an identifier as the catalog holds them, and If-None-Match.
+      { url: `/api/v1/lessons?standard=${identifier}`, headers: auth(keys.read) },
+      { url: '/api/v1/lessons?standard=1B-AP-09', headers: auth(keys.read) },
+      {
+        url: '/api/v1/lessons?standard=1B-AP-10',
+        headers: { ...auth(keys.catalog), 'if-none-match': first.headers.etag! },
+      },
+      // The router's: another case, a tier as well, a standard no lesson has, an escape, a bad value, twice.
+      { url: `/api/v1/lessons?standard=${identifier.toUpperCase()}`, headers: auth(keys.catalog) },
+      { url: '/api/v1/lessons?tier=builder&standard=1B-AP-10', headers: auth(keys.catalog) },
+      { url: '/api/v1/lessons?standard=9Z-XX-99', headers: auth(keys.write) },
+      { url: '/api/v1/lessons?standard=1B%2DAP-10', headers: auth(keys.write) },
+      { url: '/api/v1/lessons?standard=1B/AP-10', headers: auth(keys.write) },
+      { url: '/api/v1/lessons?standard=1B-AP-10&standard=1B-AP-09', headers: auth(keys.readWrite) },
+    ]
+    const statuses = []
+    for (const request of requests) statuses.push((await both(request)).status)
+    expect(statuses).toEqual([200, 200, 304, 200, 200, 200, 200, 400, 400])
+    expect(fast.routed - routedBefore).toBe(6)
+    expect(accessLines(fast, logged.fast)).toEqual(accessLines(slow, logged.slow))
+    // The keys' windows are spent: the tests after this one start afresh.
+    clock.advance(61_000)
   })
 
   it('says it is on where it can be', () => {

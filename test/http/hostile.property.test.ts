@@ -117,8 +117,8 @@ const path = fc.oneof(
       fc.constantFrom('/api/v1/tiers', '/api/v1/lessons'),
       fc.array(
         fc.tuple(
-          fc.oneof(fc.constant('tier'), printable(10)),
-          fc.oneof(hostileSegment, fc.constantFrom('explorer', 'builder', '')),
+          fc.oneof(fc.constantFrom('tier', 'standard'), printable(10)),
+          fc.oneof(hostileSegment, fc.constantFrom('explorer', 'builder', '', '1B-AP-08', '1b-ap-08')),
         ),
         { maxLength: 4 },
       ),

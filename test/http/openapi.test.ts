@@ -140,6 +140,12 @@ describe('OpenAPI document', () => {
       builderTotal: 10,
       lessonTitle: 'Robots Follow Instructions',
       standards: { csta: ['1A-AP-08', '1A-AP-11'] },
+      // The sample catalog has no CASE maps: codes without identifiers.
+      alignment: [
+        { framework: 'csta', code: '1A-AP-08' },
+        { framework: 'csta', code: '1A-AP-11' },
+      ],
+      alignedLessons: ['explorer/e1-robots-follow-instructions'],
       notModified: true,
       displayName: 'Ben',
       completedLessons: 1,

@@ -32,6 +32,7 @@ const ROUTES: Route[] = [
   { method: 'HEAD', path: '/api/v1/tiers' },
   { method: 'GET', path: '/api/v1/lessons' },
   { method: 'GET', path: '/api/v1/lessons', query: '?tier=builder' },
+  { method: 'GET', path: '/api/v1/lessons', query: '?standard=1B-AP-08' },
   { method: 'GET', path: '/api/v1/lessons/explorer/e1-robots-follow-instructions' },
   { method: 'GET', path: `/api/v1/students/${STUDENTS.ada}/progress` },
   { method: 'POST', path: `/api/v1/students/${STUDENTS.ada}/enroll`, body: '{"tier":"innovator"}' },

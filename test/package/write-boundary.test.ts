@@ -18,7 +18,7 @@ const STORAGE = path.join(SRC, 'storage')
  * migrations: reached through connection.ts, not repositories, so no writers of the product's rows.
  */
 const MACHINERY = ['sqlite', 'postgres', 'redis', 'migrations'].map((folder) => path.join(STORAGE, folder) + path.sep)
-const ENTRY_LAYERS = ['http', 'dashboard', 'cli', 'imports']
+const ENTRY_LAYERS = ['http', 'dashboard', 'cli', 'imports', 'lti']
 
 /**
  * Writer imports that wait for their own case, file -> names: they belong to work still under

@@ -48,6 +48,7 @@ export function describeViolations(violations: readonly AxeViolation[]): string[
   return violations.map((v) => `${v.id}: ${v.help} at ${v.nodes.map((n) => n.target.join(' ')).join(', ')}`)
 }
 
+/** As above, on a page or on the document of one of its frames (an iframe's, as a platform shows an LTI tool). */
 export async function seriousViolations(page: Page | Frame): Promise<AxeViolation[]> {
   // Evaluated through the DevTools protocol, so the page's strict CSP does not apply to it.
   await page.evaluate(axeSource)

@@ -1,6 +1,7 @@
 /** The catalog's exact URLs, answered from the bytes and ETags computed once per import. */
 import type { IncomingMessage, ServerResponse } from 'node:http'
 import { requestIdAt } from '../../domain/request-id.js'
+import { isStandardReference } from '../../domain/standard-reference.js'
 import { TIER_IDS } from '../../domain/tiers.js'
 import { API_PREFIX } from '../api-prefix.js'
 import type { Verdict } from '../admission.js'
@@ -16,6 +17,7 @@ export const TIERS_URL = `${API_PREFIX}/tiers`
 export const LESSONS_URL = `${API_PREFIX}/lessons`
 const LESSONS_BY_TIER = new Map(TIER_IDS.map((tier) => [`${LESSONS_URL}?tier=${tier}`, tier]))
 const LESSON_PREFIX = `${LESSONS_URL}/`
+const BY_STANDARD = `${LESSONS_URL}?standard=`
 /** The router's template for a lesson, so that both paths count under one name. */
 export const LESSON_ROUTE = `${LESSON_PREFIX}*`
 
@@ -25,6 +27,12 @@ export function representationFor(context: FastPathContext, url: string): Repres
   if (url === TIERS_URL) return current.tiers
   if (url === LESSONS_URL) return current.lessons
   if (url.startsWith(LESSON_PREFIX)) return current.lessonBySlug.get(url.slice(LESSON_PREFIX.length))
+  if (url.startsWith(BY_STANDARD)) {
+    // Only a key as the catalog holds it, whose characters all stand for themselves: any other
+    // spelling (another case of an identifier, an escape, a second parameter) is the router's.
+    const key = url.slice(BY_STANDARD.length)
+    return isStandardReference(key) ? current.lessonsByStandard.get(key)?.all : undefined
+  }
   const tier = LESSONS_BY_TIER.get(url)
   return tier === undefined ? undefined : current.lessonsByTier.get(tier)
 }

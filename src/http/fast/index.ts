@@ -8,7 +8,8 @@
  * as the routes (a test compares both answer by answer):
  *
  * - GET of an exact catalog URL: `/api/v1/tiers`, `/api/v1/lessons`, `/api/v1/lessons?tier=<id>`,
- *   `/api/v1/lessons/<known slug>`, with no request body;
+ *   `/api/v1/lessons?standard=<a code or identifier some lesson has>`, `/api/v1/lessons/<known slug>`,
+ *   with no request body;
  * - on SQLite, GET of an exact progress URL (`progress.ts`), answered once its disclosure
  *   is committed; refusals and storage failures go to the router with the verdict taken here;
  * - POST of an exact enroll URL with a small JSON body (`enroll.ts`), answered once the

@@ -1,14 +1,20 @@
 /**
- * GET /api/v1/tiers, /api/v1/lessons[?tier=] and /api/v1/lessons/:slug, served from the
- * representations computed at import (see catalog-representations.ts).
+ * GET /api/v1/tiers, /api/v1/lessons[?tier=][&standard=] and /api/v1/lessons/:slug, served from
+ * the representations computed at import (see catalog-representations.ts).
  */
 import type { FastifyReply, FastifyRequest } from 'fastify'
 import { Type } from 'typebox'
 import { SLUG } from '../../domain/slug.js'
+import { isStandardReference } from '../../domain/standard-reference.js'
 import { ProblemError } from '../../errors.js'
 import type { CatalogState } from '../../services/catalog-state.js'
 import type { TypedApp } from '../app-types.js'
-import { type CatalogRepresentations, matchesIfNoneMatch, type Representation } from '../catalog-representations.js'
+import {
+  type CatalogRepresentations,
+  lessonsWithStandard,
+  matchesIfNoneMatch,
+  type Representation,
+} from '../catalog-representations.js'
 import { LessonsQuerySchema } from '../schemas/catalog.js'
 import { notFoundProblem } from '../problem-responses.js'
 import {
@@ -29,6 +35,17 @@ function send(request: FastifyRequest, reply: FastifyReply, representation: Repr
   reply.header('etag', representation.etag).header('cache-control', 'private, no-cache')
   if (matchesIfNoneMatch(request.headers['if-none-match'], representation.etag)) return reply.code(304).send()
   return reply.type('application/json; charset=utf-8').send(representation.body)
+}
+
+function badStandard(value: string): ProblemError {
+  const detail =
+    "must be a framework's code such as 1B-AP-08 (letters, digits, '.', '-', '_' and ':') " +
+    'or a CASE identifier (a UUID)'
+  return new ProblemError(
+    'invalid_request',
+    `The standard "${value.slice(0, 64)}" is neither a standard's code nor a CASE identifier: it ${detail}.`,
+    { errors: [{ in: 'query', field: 'standard', detail }] },
+  )
 }
 
 export function catalogRoutes(app: TypedApp, catalog: CatalogState<CatalogRepresentations>): void {
@@ -58,7 +75,8 @@ export function catalogRoutes(app: TypedApp, catalog: CatalogState<CatalogRepres
         operationId: 'listLessons',
         summary: 'List lessons',
         description:
-          "All lessons, or with `tier` only that tier's, in catalog order. `total` counts the lessons returned.",
+          "All lessons, or with `tier` only that tier's, with `standard` only those aligned to that standard (a " +
+          "framework's code or its CASE identifier), in catalog order. `total` counts the lessons returned.",
         tags: ['Catalog'],
         headers: IF_NONE_MATCH,
         querystring: LessonsQuerySchema,
@@ -70,8 +88,12 @@ export function catalogRoutes(app: TypedApp, catalog: CatalogState<CatalogRepres
       },
     },
     (request, reply) => {
-      const { tier } = request.query
+      const { tier, standard } = request.query
       const current = catalog.current
+      if (standard !== undefined) {
+        if (!isStandardReference(standard)) throw badStandard(standard)
+        return send(request, reply, lessonsWithStandard(current, standard, tier))
+      }
       return send(request, reply, tier === undefined ? current.lessons : current.lessonsByTier.get(tier)!)
     },
   )

@@ -7,8 +7,18 @@ export const ProgressEntrySchema = Type.Object(
   {
     lessonSlug: Type.String({ description: 'Slug of the lesson.' }),
     status: Type.Unsafe<'in_progress' | 'completed'>({ type: 'string', enum: ['in_progress', 'completed'] }),
-    xp: Type.Integer({ minimum: 0, description: 'Experience points earned in the lesson.' }),
-    timeSeconds: Type.Integer({ minimum: 0, description: 'Time spent in the lesson, in seconds.' }),
+    xp: Type.Integer({
+      minimum: 0,
+      description:
+        'Experience points earned in the lesson. Worked through in the LTI lesson player: 10 per slide moved on ' +
+        'from and 10 per quiz answered right at the first try; never decreases.',
+    }),
+    timeSeconds: Type.Integer({
+      minimum: 0,
+      description:
+        'Time spent in the lesson, in seconds. In the LTI lesson player: the time between pages, at most ' +
+        '5 minutes counted per page.',
+    }),
     startedAt: TimestampSchema,
     // A type list rather than anyOf: the response serializer picks an anyOf branch by running
     // the validator over each branch, which cost more than the rest of the entry.

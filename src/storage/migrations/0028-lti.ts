@@ -3,8 +3,9 @@ import type { Kysely } from 'kysely'
 /**
  * LTI 1.3 (docs/lti.md): the learning platforms registered as the tool's consumers, their
  * deployments, the login states a launch must come back with, the students a launch made (one per
- * registration and `sub`), the resource links that put a lesson into a course, and the outbox of
- * scores for the platforms' gradebooks. Times are ISO 8601 text, as elsewhere.
+ * registration and `sub`), the resource links that put a lesson into a course, the outbox of
+ * scores for the platforms' gradebooks, and where each student is in a lesson of the player.
+ * Times are ISO 8601 text, as elsewhere.
  */
 export async function up(db: Kysely<any>): Promise<void> {
   // The URLs an operator hands a district for dynamic registration: one per organisation.
@@ -132,5 +133,19 @@ export async function up(db: Kysely<any>): Promise<void> {
     .createIndex('lti_scores_registration')
     .on('lti_scores')
     .columns(['registration_id', 'created_at'])
+    .execute()
+
+  // Where a student is in a lesson of the player: what its XP and time are counted from. Erased with the student.
+  await db.schema
+    .createTable('lti_lesson_states')
+    .addColumn('student_id', 'text', (c) => c.notNull().references('students.id'))
+    .addColumn('lesson_slug', 'text', (c) => c.notNull())
+    // Slides moved on from, counted from the first.
+    .addColumn('slides_done', 'integer', (c) => c.notNull())
+    // JSON object: a quiz slide's index -> whether its first answer was right.
+    .addColumn('first_tries', 'text', (c) => c.notNull())
+    // When the student's last page of the lesson was shown: the next step's time counts from it.
+    .addColumn('last_step_at', 'text', (c) => c.notNull())
+    .addPrimaryKeyConstraint('lti_lesson_states_pk', ['student_id', 'lesson_slug'])
     .execute()
 }
