@@ -12,6 +12,7 @@ import type { Clock } from '../clock.js'
 import type { ToolKeys } from '../services/lti-tool-keys.js'
 import type { Storage } from '../storage/connection.js'
 import { lessonPlayer } from './lesson-player.js'
+import { registrationRoutes } from './registration.js'
 
 export const LTI_PREFIX = '/lti'
 export const LTI_JWKS_PATH = `${LTI_PREFIX}/jwks`
@@ -28,6 +29,7 @@ export interface LtiDeps {
 
 export async function ltiPlugin(app: FastifyInstance, deps: LtiDeps): Promise<void> {
   await app.register(lessonPlayer, { storage: deps.storage, clock: deps.clock, allowLoopback: deps.allowLoopback })
+  await app.register(registrationRoutes, { ...deps, prefix: '' })
   app.get(
     '/jwks',
     {
