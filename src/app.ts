@@ -427,6 +427,7 @@ export async function buildApp(options: AppOptions): Promise<TypedApp> {
     maxKeysPerOrganisation: config.maxKeysPerOrganisation,
     maxWebhookEndpoints: config.maxWebhookEndpointsPerOrganisation,
     webhookAllowLoopback: config.webhookAllowLoopback,
+    ltiAllowLoopback: config.ltiAllowLoopback,
     agreementDispositionDays: config.agreementDispositionDays,
     signingKey,
     rosterUploads: { dir: config.rosterUploadDir, maxBytes: config.rosterUploadMaxBytes },

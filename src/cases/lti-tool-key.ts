@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely'
 import { type Clock, isoAt } from '../clock.js'
+import { ConflictError } from '../domain/errors.js'
 import { newToolKeyText, type ToolKey, toolKeyFrom } from '../domain/lti-tool-key.js'
 import { pruneRetiredToolKeys, replaceToolKey, TOOL_KEY_SETTING } from '../storage/lti-tool-key-repository.js'
 import type { Database } from '../storage/tables.js'
@@ -19,10 +20,13 @@ export async function loadToolKey(db: Kysely<Database>): Promise<ToolKey> {
   return toolKeyFrom(await sharedValue(db, TOOL_KEY_SETTING, newToolKeyText()))
 }
 
-/** Puts a new key in use; the old one stays published for RETIRED_KEY_DAYS. Audited as `lti.key.rotate`. */
+/**
+ * Puts a new key in use; the old one stays published for RETIRED_KEY_DAYS. Audited as
+ * `lti.key.rotate` when an operator is given (the command line writes its own row instead).
+ */
 export async function rotateToolKey(
   db: Kysely<Database>,
-  audit: OperatorAudit,
+  audit: OperatorAudit | undefined,
   clock: Clock,
 ): Promise<{ retired: string; current: string }> {
   const current = await sharedValue(db, TOOL_KEY_SETTING, newToolKeyText())
@@ -39,7 +43,8 @@ export async function rotateToolKey(
       e: old.publicJwk.e,
       until,
     })
-    if (!replaced) throw new Error('the LTI tool key was rotated by someone else at the same moment; try again')
+    if (!replaced)
+      throw new ConflictError('the LTI tool key was rotated by someone else at the same moment; look again')
     await auditOperator(
       trx,
       audit,

@@ -13,6 +13,7 @@ import { defineCatalog } from './commands/catalog/index.js'
 import { defineDisclosures } from './commands/disclosures/index.js'
 import { defineKey } from './commands/key/index.js'
 import { defineLinks } from './commands/links/index.js'
+import { defineLti } from './commands/lti/index.js'
 import { defineMail } from './commands/mail/index.js'
 import { defineMigrate } from './commands/migrate.js'
 import { defineOperator } from './commands/operator/index.js'
@@ -27,7 +28,7 @@ export function buildProgram(options: { json: boolean }): Command {
   const program = new Command('curriculum')
     .description(
       'Operate the Curriculum API: database, catalog, organisations, agreements, keys, ' +
-        'student and roster imports, schools and shares, the disclosure log, and outgoing mail',
+        'student and roster imports, schools and shares, the disclosure log, outgoing mail, and the LTI tool',
     )
     .addHelpText(
       'after',
@@ -61,5 +62,6 @@ export function buildProgram(options: { json: boolean }): Command {
   defineDisclosures(program)
   defineOperator(program)
   defineMail(program)
+  defineLti(program)
   return program
 }

@@ -74,7 +74,7 @@ pre {
 }
 .state.approved, .state.active, .state.delivered, .state.sent { color: var(--ok); border-color: var(--ok); }
 .state.rejected, .state.suspended, .state.ended, .state.expired, .state.revoked, .state.failed, .state.not-sent,
-.state.interrupted {
+.state.interrupted, .state.inactive {
   color: var(--bad); border-color: var(--bad);
 }
 .empty { color: var(--muted); font-style: italic; }

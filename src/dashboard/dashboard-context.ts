@@ -49,6 +49,8 @@ export interface DashboardDeps {
   maxWebhookEndpoints: number
   /** WEBHOOK_ALLOW_LOOPBACK: endpoints on loopback accepted (local development and tests). */
   webhookAllowLoopback: boolean
+  /** LTI_ALLOW_LOOPBACK: platforms on loopback accepted in manual LTI registrations (local development and tests). */
+  ltiAllowLoopback?: boolean
   /** ROSTER_UPLOAD_DIR and ROSTER_UPLOAD_MAX_MIB: where uploaded roster exports wait, and their largest size. */
   rosterUploads?: { dir: string; maxBytes: number }
   /** AGREEMENT_DISPOSITION_DAYS: the disposition period a new agreement's form starts with (default 30). */

@@ -84,6 +84,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/operator/request-log', 'Request log'),
             link('/dashboard/operator/audit', 'Audit log'),
             link('/dashboard/operator/outbox', 'Outbox'),
+            link('/dashboard/operator/lti', 'LTI'),
             ...(account.operator_role === 'admin' ? [link('/dashboard/operator/operators', 'Operators')] : []),
           ]
         : [
@@ -95,6 +96,7 @@ function navigation(request: FastifyRequest, current: string | undefined): Html 
             link('/dashboard/partner/webhooks', 'Webhooks'),
             link('/dashboard/partner/members', 'Members'),
             link('/dashboard/partner/disclosures', 'Disclosure log'),
+            link('/dashboard/partner/lti', 'Learning platforms'),
           ]
   const own = account === null ? [] : [link('/dashboard/account', 'Account')]
   return html`<nav aria-label="Dashboard"><ul>${items}${own}<li><a href="/docs">API reference</a></li></ul></nav>`

@@ -29,6 +29,8 @@ export type MemberAction =
   | 'deletion.attest'
   /** The organisation's own settings (for instance, a second factor required of its members). */
   | 'organisation.settings'
+  /** See the learning platforms registered for the organisation (LTI), whose gradebooks get its students' progress. */
+  | 'lti.read'
 
 const DEVELOPER: readonly MemberAction[] = ['organisation.read', 'keys.manage', 'webhooks.manage', 'test-data.manage']
 
@@ -39,6 +41,7 @@ const ALLOWED: Record<MemberRole, ReadonlySet<MemberAction>> = {
     'agreements.contacts',
     'deletion.attest',
     'organisation.settings',
+    'lti.read',
   ]),
   developer: new Set(DEVELOPER),
   viewer: new Set<MemberAction>(['organisation.read']),

@@ -360,3 +360,14 @@ export async function countScoresByState(db: Db): Promise<Partial<Record<LtiScor
     .execute()
   return Object.fromEntries(rows.map((row) => [row.state, Number(row.n)]))
 }
+
+/** How many of a registration's scores are in each state, for its page. */
+export async function scoreCountsOfRegistration(db: Db, registrationId: string): Promise<Record<string, number>> {
+  const rows = await db
+    .selectFrom('lti_scores')
+    .select(['state', (eb) => eb.fn.countAll<number | string>().as('count')])
+    .where('registration_id', '=', registrationId)
+    .groupBy('state')
+    .execute()
+  return Object.fromEntries(rows.map((row) => [row.state, Number(row.count)]))
+}

@@ -346,6 +346,13 @@ const CHANGING: Case[] = [
   },
   {
     stage: 1,
+    argv: ['lti', 'key', 'rotate'],
+    action: 'lti.key.rotate',
+    target: () => 'lti-tool-key',
+    changed: (d) => ({ retired: d.key.retired, current: d.key.current }),
+  },
+  {
+    stage: 1,
     argv: ['mail', 'test', '--to', 'ops@example.org'],
     action: 'mail.test',
     target: (d) => `mail:${d.mail.id}`,
@@ -370,6 +377,7 @@ const READ_ONLY: string[][] = [
   ['links', 'shares', '--org', 'Acme Learning'],
   ['agreement', 'ended'],
   ['operator', 'list'],
+  ['lti', 'registrations'],
 ]
 
 /**

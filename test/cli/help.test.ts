@@ -61,6 +61,8 @@ describe('curriculum --help', () => {
         'links import',
         'links remove',
         'links shares',
+        'lti key rotate',
+        'lti registrations',
         'mail test',
         'migrate',
         'operator create',

@@ -160,6 +160,11 @@ describe('dashboard authorization', () => {
     ],
     ['/dashboard/operator/audit', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/operator/outbox', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/lti', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/lti/registrations/new', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    ['/dashboard/operator/lti/key/rotate', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
+    // Partner A owns its organisation; partner B has none yet, so nothing to show.
+    ['/dashboard/partner/lti', { anonymous: 303, partnerA: 200, partnerB: 200, operator: 403 }],
     // The operator here is an admin; operators-pages.test.ts refuses the page to an operator who is not.
     ['/dashboard/operator/operators', { anonymous: 303, partnerA: 403, partnerB: 403, operator: 200 }],
     ['/dashboard/login', { anonymous: 200, partnerA: 303, partnerB: 303, operator: 303 }],
@@ -267,6 +272,8 @@ describe('dashboard authorization', () => {
     // Another organisation's share: not found, and not ended.
     ['/dashboard/operator/organisations/ORG_A/shares/SHARE_ACME/end', {}, { operator: 404 }],
     ['/dashboard/operator/outbox/test', { to: 'x@example.org' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    ['/dashboard/operator/lti/links', { organisation: 'ORG_A' }, { anonymous: 303, partnerA: 403, partnerB: 403 }],
+    ['/dashboard/operator/lti/key/rotate', {}, { anonymous: 303, partnerA: 403, partnerB: 403 }],
     [
       '/dashboard/operator/operators/invite',
       { email: 'x@example.org', role: 'admin' },
@@ -319,6 +326,8 @@ describe('dashboard authorization', () => {
       shares: await db.selectFrom('shares').select(['id', 'ended_at']).orderBy('id').execute(),
       links: await allLinks(db),
       mail: await db.selectFrom('mail_outbox').selectAll().orderBy('id').execute(),
+      ltiLinks: await db.selectFrom('lti_registration_links').selectAll().orderBy('id').execute(),
+      settings: await db.selectFrom('settings').select('name').orderBy('name').execute(),
     }
   }
 

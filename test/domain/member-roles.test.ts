@@ -15,6 +15,7 @@ const ACTIONS: readonly MemberAction[] = [
   'agreements.contacts',
   'deletion.attest',
   'organisation.settings',
+  'lti.read',
 ]
 
 describe('may', () => {

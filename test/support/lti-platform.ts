@@ -8,7 +8,7 @@
  * It records what it got, so tests assert on what the tool sent rather than on the tool's word.
  */
 import { randomUUID } from 'node:crypto'
-import Fastify, { type FastifyInstance } from 'fastify'
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify'
 import { createRemoteJWKSet, exportJWK, generateKeyPair, type JWK, type JWTPayload, jwtVerify, SignJWT } from 'jose'
 import {
   AGS_SCOPE,
@@ -31,6 +31,18 @@ export interface PlatformOptions {
   issuer?: string
   /** `lti_platform_configuration.product_family_code`. */
   product?: string
+  /**
+   * The host its configuration names in its authorization, token and key set URLs (on its own
+   * port): endpoints on another host than the issuer's, as hosted Canvas's are.
+   */
+  endpointHost?: string
+}
+
+/** An answer a test puts in place of the platform's own: a status and a body (a string is sent as it is). */
+export interface SubstituteAnswer {
+  status: number
+  body: unknown
+  contentType?: string
 }
 
 export interface ToolRegistration {
@@ -84,6 +96,17 @@ export class TestPlatform {
   readonly expiredTokens = new Set<string>()
   /** The claims the next login's id_token carries, made by the test; `launchClaims` fills the rest. */
   nextLaunch: (login: Record<string, string>) => Promise<LaunchClaims> | LaunchClaims = () => ({})
+  /** The Authorization header of each request for the OpenID configuration. */
+  readonly configurationFetches: (string | undefined)[] = []
+  /** Set by a test: what the configuration endpoint answers instead, given the configuration. */
+  answerConfiguration: ((configuration: Record<string, unknown>) => SubstituteAnswer) | undefined
+  /** Set by a test: what the registration endpoint answers instead, given the request and its own answer. */
+  answerRegistration:
+    | ((request: Record<string, unknown>, answer: Record<string, unknown>) => SubstituteAnswer)
+    | undefined
+  readonly endpointHost: string | undefined
+  /** The platform's OpenID configuration as its endpoint answers it. */
+  configuration: () => Record<string, unknown> = () => ({})
   /** Where the tool's key set is (set by `registrationUrl` or by hand for manual registrations). */
   toolJwksUri = ''
   /**
@@ -102,6 +125,7 @@ export class TestPlatform {
   constructor(options: PlatformOptions = {}) {
     this.product = options.product ?? 'test-platform'
     if (options.issuer !== undefined) this.issuer = options.issuer
+    this.endpointHost = options.endpointHost
     this.app = Fastify({ logger: false })
   }
 
@@ -112,6 +136,7 @@ export class TestPlatform {
       done(null, Object.fromEntries(new URLSearchParams(String(body)))),
     )
     this.routes()
+    this.registrationPage()
     this.origin = await this.app.listen({ port: 0, host: '127.0.0.1' })
     if (this.issuer === '') this.issuer = this.origin
     return this
@@ -220,15 +245,60 @@ export class TestPlatform {
     return this.#toolJwks
   }
 
+  /** The origin its configuration names its authorization, token and key set endpoints on. */
+  get endpointOrigin(): string {
+    if (this.endpointHost === undefined) return this.origin
+    const url = new URL(this.origin)
+    url.hostname = this.endpointHost
+    return url.origin
+  }
+
+  /**
+   * A page of the platform (an origin other than the tool's) that opens the tool's registration URL
+   * in an iframe, as Canvas does, and shows in `#closed` the message the tool posts back to it.
+   */
+  registrationPageUrl(toolRegistrationUrl: string): string {
+    return `${this.origin}/register-tool?url=${encodeURIComponent(this.registrationUrl(toolRegistrationUrl))}`
+  }
+
+  private registrationPage(): void {
+    this.app.get('/register-tool', async (request, reply) => {
+      const url = (request.query as Record<string, string>).url ?? ''
+      const escaped = url.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`)
+      return reply
+        .type('text/html')
+        .send(
+          '<!doctype html><title>Platform: register a tool</title><p id="closed"></p>' +
+            `<iframe id="tool" title="Tool registration" src="${escaped}" width="600" height="400"></iframe>` +
+            '<script>window.addEventListener("message",function(e){if(e.data&&e.data.subject)' +
+            '{document.getElementById("closed").textContent=e.data.subject+" from "+e.origin}})</script>',
+        )
+    })
+  }
+
+  private substitute(reply: FastifyReply, answer: SubstituteAnswer): FastifyReply {
+    reply.code(answer.status)
+    if (typeof answer.body === 'string') return reply.type(answer.contentType ?? 'application/json').send(answer.body)
+    return reply.send(answer.body)
+  }
+
   private routes(): void {
     const app = this.app
-    app.get('/.well-known/openid-configuration', async () => ({
+    app.get('/.well-known/openid-configuration', async (request, reply) => {
+      this.configurationFetches.push(request.headers.authorization)
+      const configuration = this.configuration()
+      return this.answerConfiguration === undefined
+        ? configuration
+        : this.substitute(reply, this.answerConfiguration(configuration))
+    })
+    // Dynamic Registration 1.0 section 3.4.
+    const configurationOf = (): Record<string, unknown> => ({
       issuer: this.issuer,
-      authorization_endpoint: `${this.origin}/authorize`,
-      token_endpoint: `${this.origin}/token`,
+      authorization_endpoint: `${this.endpointOrigin}/authorize`,
+      token_endpoint: `${this.endpointOrigin}/token`,
       token_endpoint_auth_methods_supported: ['private_key_jwt'],
       token_endpoint_auth_signing_alg_values_supported: ['RS256'],
-      jwks_uri: `${this.origin}/jwks`,
+      jwks_uri: `${this.endpointOrigin}/jwks`,
       registration_endpoint: `${this.origin}/register`,
       scopes_supported: ['openid', AGS_SCOPE.lineItem, AGS_SCOPE.score, AGS_SCOPE.result],
       response_types_supported: ['id_token'],
@@ -241,7 +311,8 @@ export class TestPlatform {
         messages_supported: [{ type: MESSAGE.resourceLink }, { type: MESSAGE.deepLinkingRequest }],
         variables: [],
       },
-    }))
+    })
+    this.configuration = configurationOf
 
     app.post('/register', async (request, reply) => {
       const token = /^Bearer (.+)$/.exec(request.headers.authorization ?? '')?.[1]
@@ -257,11 +328,13 @@ export class TestPlatform {
       const registration = { request: body, clientId: this.clientId, deploymentId: this.deploymentId }
       this.registrations.push(registration)
       const tool = body[TOOL_CONFIGURATION] as Record<string, unknown>
-      return reply.code(201).send({
+      const answer = {
         ...body,
         client_id: this.clientId,
         [TOOL_CONFIGURATION]: { ...tool, deployment_id: this.deploymentId },
-      })
+      }
+      if (this.answerRegistration !== undefined) return this.substitute(reply, this.answerRegistration(body, answer))
+      return reply.code(201).send(answer)
     })
 
     app.get('/jwks', async () => {

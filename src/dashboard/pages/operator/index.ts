@@ -2,7 +2,7 @@
  * The operator's pages under /dashboard/operator, one plugin per page group: the review queue,
  * organisations, their agreements (and what follows their end), keys and shares, their students
  * (unlink, erase), the schools, roster imports, the disclosure log, the request log, the audit log, the outbox and
- * the operators (admins only). Every change
+ * the LTI registrations and tool key, and the operators (admins only). Every change
  * made here is written to the audit log in the same transaction. Each group is encapsulated: it
  * inherits the dashboard's session, role and CSRF checks and its error pages.
  */
@@ -14,6 +14,7 @@ import { disclosurePages } from './disclosures/index.js'
 import { endedAgreementPages } from './ended-agreements/index.js'
 import { keyPages } from './keys/index.js'
 import { ltiScorePages } from './lti-scores/index.js'
+import { ltiPages } from './lti/index.js'
 import { organisationPages } from './organisations/index.js'
 import { outboxPages } from './outbox/index.js'
 import { schoolPages } from './schools/index.js'
@@ -55,6 +56,7 @@ export const operatorPages: PagePlugin = async (app, { context }) => {
     auditPages,
     outboxPages,
     ltiScorePages,
+    ltiPages,
     operatorPagesOfAdmins,
   ])
     await app.register(group, { context })

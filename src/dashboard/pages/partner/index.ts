@@ -11,6 +11,7 @@ import { applicationPages } from './application/index.js'
 import { deletionPages } from './deletion/index.js'
 import { disclosurePages } from './disclosures/index.js'
 import { keyPages } from './keys/index.js'
+import { ltiPages } from './lti/index.js'
 import { memberPages } from './members/index.js'
 import { overviewPages } from './overview/index.js'
 import { requestLogPages } from './request-log/index.js'
@@ -44,6 +45,7 @@ export const partnerPages: PagePlugin = async (app, { context }) => {
     disclosurePages,
     deletionPages,
     memberPages,
+    ltiPages,
   ])
     await app.register(group, { context })
 }

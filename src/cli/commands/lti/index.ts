@@ -1,0 +1,20 @@
+/**
+ * `curriculum lti ...`: the LTI tool (docs/lti.md). The registrations are made and activated on
+ * the dashboard's LTI page; here they are listed, and the tool key is rotated.
+ */
+import type { Command } from 'commander'
+import { defineGroup } from '../../options.js'
+import { defineLtiKeyRotate } from './key-rotate.js'
+import { defineLtiRegistrations } from './registrations.js'
+
+export function defineLti(program: Command): void {
+  const lti = defineGroup(
+    program,
+    'lti',
+    'The LTI tool: list the learning platforms registered, rotate the tool key',
+    'curriculum lti registrations --json',
+  )
+  defineLtiRegistrations(lti)
+  const key = defineGroup(lti, 'key', 'The tool’s signing key', 'curriculum lti key rotate')
+  defineLtiKeyRotate(key)
+}
