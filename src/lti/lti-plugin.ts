@@ -11,6 +11,7 @@ import type { FastifyInstance } from 'fastify'
 import type { Clock } from '../clock.js'
 import type { ToolKeys } from '../services/lti-tool-keys.js'
 import type { Storage } from '../storage/connection.js'
+import { launchRoutes } from './launch-routes.js'
 import { lessonPlayer } from './lesson-player.js'
 import { registrationRoutes } from './registration.js'
 
@@ -30,6 +31,7 @@ export interface LtiDeps {
 export async function ltiPlugin(app: FastifyInstance, deps: LtiDeps): Promise<void> {
   await app.register(lessonPlayer, { storage: deps.storage, clock: deps.clock, allowLoopback: deps.allowLoopback })
   await app.register(registrationRoutes, { ...deps, prefix: '' })
+  await app.register(launchRoutes, { deps })
   app.get(
     '/jwks',
     {

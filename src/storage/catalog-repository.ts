@@ -5,6 +5,7 @@
 import type { Kysely } from 'kysely'
 import type { CatalogData } from '../catalog/catalog-files.js'
 import { inTransaction } from './transaction.js'
+import type { TierId } from '../domain/tiers.js'
 import type { Database, LessonRow, TierRow } from './tables.js'
 import { bumpVersion } from './meta-repository.js'
 
@@ -71,4 +72,42 @@ export async function lessonSlugs(db: Kysely<Database>): Promise<Set<string>> {
 /** One lesson of the stored catalog by its slug (`tier/lesson`), or undefined when it has none. */
 export function lessonBySlug(db: Kysely<Database>, slug: string): Promise<LessonRow | undefined> {
   return db.selectFrom('lessons').selectAll().where('slug', '=', slug).executeTakeFirst()
+}
+
+/** A lesson as a list of lessons shows it: no slides. */
+export interface LessonHeading {
+  slug: string
+  tier: TierId
+  title: string
+  slideCount: number
+  /** Framework -> codes. */
+  standards: Record<string, string[]>
+}
+
+function headingOf(row: Pick<LessonRow, 'slug' | 'tier' | 'title' | 'slide_count' | 'standards'>): LessonHeading {
+  return {
+    slug: row.slug,
+    tier: row.tier,
+    title: row.title,
+    slideCount: row.slide_count,
+    standards: JSON.parse(row.standards) as Record<string, string[]>,
+  }
+}
+
+const HEADING_COLUMNS = ['slug', 'tier', 'title', 'slide_count', 'standards'] as const
+
+/** The stored lesson of `slug`, without its slides; undefined when the catalog has none. */
+export async function lessonHeading(db: Kysely<Database>, slug: string): Promise<LessonHeading | undefined> {
+  const row = await db.selectFrom('lessons').select(HEADING_COLUMNS).where('slug', '=', slug).executeTakeFirst()
+  return row === undefined ? undefined : headingOf(row)
+}
+
+/**
+ * The tiers and every lesson's heading, in catalog order; two reads without a transaction (which
+ * would make this a writer), since a picker shown across a catalog import is harmless.
+ */
+export async function catalogOutline(db: Kysely<Database>): Promise<{ tiers: TierRow[]; lessons: LessonHeading[] }> {
+  const tiers = await db.selectFrom('tiers').selectAll().orderBy('position').execute()
+  const lessons = await db.selectFrom('lessons').select(HEADING_COLUMNS).orderBy('position').execute()
+  return { tiers, lessons: lessons.map(headingOf) }
 }

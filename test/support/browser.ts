@@ -16,7 +16,8 @@ export function hasChromium(): boolean {
   return fs.existsSync(CHROMIUM)
 }
 
-export async function launchBrowser(): Promise<Browser> {
+/** `extraArgs`: more Chromium flags (e.g. --host-resolver-rules, for pages on made-up hosts). */
+export async function launchBrowser(extraArgs: readonly string[] = []): Promise<Browser> {
   return chromium.launch({
     executablePath: CHROMIUM,
     headless: true,
@@ -29,6 +30,7 @@ export async function launchBrowser(): Promise<Browser> {
       '--disable-background-networking',
       '--disable-component-update',
       '--disable-sync',
+      ...extraArgs,
     ],
   })
 }

@@ -109,12 +109,17 @@ export class TestPlatform {
   configuration: () => Record<string, unknown> = () => ({})
   /** Where the tool's key set is (set by `registrationUrl` or by hand for manual registrations). */
   toolJwksUri = ''
-  /** The time the token endpoint checks assertions at: the tool's clock, when a test runs one. */
+  /**
+   * The platform's "now" (milliseconds): the time the token endpoint checks assertions at, its
+   * id_tokens' times and the check of the tool's deep-linking JWT; the tool's clock, when a test runs one.
+   */
   now: () => number = () => Date.now()
   /** The access tokens the token endpoint gave; the score endpoint takes no other. */
   readonly issuedTokens = new Set<string>()
   clientId = `client-${randomUUID().slice(0, 8)}`
   deploymentId = `deployment-${randomUUID().slice(0, 8)}`
+  /** More keys the key set publishes besides the platform's own (a rotation: the new key under its kid). */
+  readonly additionalKeys: { kid: string; keys: KeyPair }[] = []
   #toolJwks: ReturnType<typeof createRemoteJWKSet> | undefined
 
   constructor(options: PlatformOptions = {}) {
@@ -215,7 +220,7 @@ export class TestPlatform {
     claims: LaunchClaims,
     options: { nonce?: string; key?: KeyPair; kid?: string; alg?: string; now?: number } = {},
   ): Promise<string> {
-    const now = Math.floor((options.now ?? Date.now()) / 1000)
+    const now = Math.floor((options.now ?? this.now()) / 1000)
     const payload: JWTPayload = {
       iss: this.issuer,
       aud: this.clientId,
@@ -334,7 +339,15 @@ export class TestPlatform {
 
     app.get('/jwks', async () => {
       this.jwksFetches++
-      return { keys: [await this.publicJwk()] }
+      const more = await Promise.all(
+        this.additionalKeys.map(async ({ kid, keys }) => ({
+          ...(await exportJWK(keys.publicKey)),
+          kid,
+          alg: 'RS256',
+          use: 'sig',
+        })),
+      )
+      return { keys: [await this.publicJwk(), ...more] }
     })
 
     // The login's redirect: the user's browser arrives here; the platform answers with a form
@@ -426,6 +439,7 @@ export class TestPlatform {
           issuer: this.clientId,
           audience: this.issuer,
           algorithms: ['RS256'],
+          currentDate: new Date(this.now()),
         })
         this.deepLinkResponses.push({ jwt, payload })
         return reply.type('text/html').send('<!doctype html><title>Added</title><p id="added">Content added</p>')
