@@ -6,11 +6,9 @@
  * made to the checked address, no redirects followed, one deadline, and the answer cut off at
  * `maxBytes` so a hostile platform cannot fill our memory.
  */
-import { promises as dns, type LookupAddress } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
-import { isIP } from 'node:net'
-import { isForbiddenAddress } from '../webhooks/forbidden-addresses.js'
+import { checkedAddress, pinnedLookup, type Resolve } from '../webhooks/checked-address.js'
 import { checkWebhookUrl } from '../webhooks/webhook-url.js'
 
 export interface PlatformRequest {
@@ -22,7 +20,7 @@ export interface PlatformRequest {
   /** The most of the answer kept; a longer one is an error (`too_large`). */
   maxBytes: number
   /** Name resolution (tests substitute it); every address is checked. */
-  resolve?: (host: string) => Promise<LookupAddress[]>
+  resolve?: Resolve
   /** Aborted when the server stops. */
   stopping?: AbortSignal
 }
@@ -31,8 +29,6 @@ export type PlatformAnswer =
   | { ok: true; status: number; contentType: string; body: string }
   /** No answer: refused by our rules, unreachable, timed out, or too large. */
   | { ok: false; error: string }
-
-const systemResolve = (host: string) => dns.lookup(host, { all: true, verbatim: true })
 
 /** A platform URL as we accept it (https, a public host), or why not. */
 export function checkPlatformUrl(text: string, allowLoopback: boolean) {
@@ -43,17 +39,8 @@ export async function platformFetch(text: string, request: PlatformRequest): Pro
   const checked = checkPlatformUrl(text, request.allowLoopback)
   if (!checked.ok) return { ok: false, error: `refused: ${checked.reason}` }
   const url = checked.url
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  let addresses: LookupAddress[] = []
-  try {
-    addresses =
-      isIP(host) !== 0 ? [{ address: host, family: isIP(host) }] : await (request.resolve ?? systemResolve)(host)
-  } catch {
-    // As for an internal address below: one answer for both.
-  }
-  if (addresses.length === 0 || addresses.some((entry) => isForbiddenAddress(entry.address, request.allowLoopback)))
-    return { ok: false, error: 'refused: the host does not resolve to a public address' }
-  const target = addresses[0]!
+  const target = await checkedAddress(url, request.allowLoopback, request.resolve)
+  if (target === undefined) return { ok: false, error: 'refused: the host does not resolve to a public address' }
   const client = url.protocol === 'https:' ? https : http
   const deadline = AbortSignal.timeout(request.timeoutMs)
   return new Promise<PlatformAnswer>((resolve) => {
@@ -67,11 +54,7 @@ export async function platformFetch(text: string, request: PlatformRequest): Pro
         },
         signal: request.stopping === undefined ? deadline : AbortSignal.any([deadline, request.stopping]),
         agent: false,
-        lookup: (_name, lookupOptions, callback) => {
-          const all = (lookupOptions as { all?: boolean }).all === true
-          if (all) (callback as (e: null, a: LookupAddress[]) => void)(null, [target])
-          else (callback as (e: null, a: string, f: number) => void)(null, target.address, target.family)
-        },
+        lookup: pinnedLookup(target),
       },
       (response) => {
         const chunks: Buffer[] = []

@@ -5,12 +5,10 @@
  * internal address in between. Redirects are not followed (a 3xx is a failed attempt), the whole
  * attempt has one deadline, and at most 1 KB of the answer is kept.
  */
-import { promises as dns, type LookupAddress } from 'node:dns'
 import http from 'node:http'
 import https from 'node:https'
-import { isIP } from 'node:net'
 import type { AttemptRecord } from '../storage/webhook-outbox-repository.js'
-import { isForbiddenAddress } from './forbidden-addresses.js'
+import { checkedAddress, pinnedLookup, type Resolve } from './checked-address.js'
 
 export const KEPT_RESPONSE_BYTES = 1024
 
@@ -18,12 +16,10 @@ export interface SendOptions {
   timeoutMs: number
   allowLoopback: boolean
   /** Name resolution (tests substitute it); every address is checked. */
-  resolve?: (host: string) => Promise<LookupAddress[]>
+  resolve?: Resolve
   /** Aborted when the server stops: the attempt is cut short. */
   stopping?: AbortSignal
 }
-
-const systemResolve = (host: string) => dns.lookup(host, { all: true, verbatim: true })
 
 export async function sendWebhook(
   url: URL,
@@ -40,19 +36,10 @@ export async function sendWebhook(
     response: '',
     bodySent: false,
   })
-  const host = url.hostname.replace(/^\[|\]$/g, '')
-  let addresses: LookupAddress[] = []
-  try {
-    addresses =
-      isIP(host) !== 0 ? [{ address: host, family: isIP(host) }] : await (options.resolve ?? systemResolve)(host)
-  } catch {
-    // As for an internal address below: one answer for both.
-  }
   // One message, naming no address, whether the name resolves to an internal address or not at
   // all: the delivery log must not let a partner map names inside our network.
-  if (addresses.length === 0 || addresses.some((entry) => isForbiddenAddress(entry.address, options.allowLoopback)))
-    return failed('refused: the host does not resolve to a public address')
-  const target = addresses[0]!
+  const target = await checkedAddress(url, options.allowLoopback, options.resolve)
+  if (target === undefined) return failed('refused: the host does not resolve to a public address')
   const client = url.protocol === 'https:' ? https : http
   return new Promise<AttemptRecord>((resolve) => {
     let bodySent = false
@@ -66,11 +53,7 @@ export async function sendWebhook(
             ? AbortSignal.timeout(options.timeoutMs)
             : AbortSignal.any([AbortSignal.timeout(options.timeoutMs), options.stopping]),
         agent: false,
-        lookup: (_name, lookupOptions, callback) => {
-          const all = (lookupOptions as { all?: boolean }).all === true
-          if (all) (callback as (e: null, a: LookupAddress[]) => void)(null, [target])
-          else (callback as (e: null, a: string, f: number) => void)(null, target.address, target.family)
-        },
+        lookup: pinnedLookup(target),
       },
       (response) => {
         const chunks: Buffer[] = []
