@@ -2,8 +2,8 @@
 /**
  * docs/lti.md's "Trying it on one machine", in Chromium: the service (PUBLIC_URL on localhost,
  * LTI_ALLOW_LOOPBACK) and the demo platform's course page (on 127.0.0.1, another site). The
- * operator makes a registration URL for the partner organisation, the platform registers through
- * its page, the operator activates it, the teacher adds a lesson by deep linking, the student Ada
+ * operator makes a registration URL for the partner organisation on the dashboard, the platform
+ * registers through its page, the operator activates it on the dashboard, the teacher adds a lesson by deep linking, the student Ada
  * opens it and finishes it; the platform's gradebook then shows her completed score, and the
  * partner API her completed lesson, in her progress and in the change feed.
  */
@@ -11,7 +11,6 @@ import net from 'node:net'
 import type { Browser, Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { buildApp } from '../../src/app.js'
-import { activateRegistration, createRegistrationLink } from '../../src/cases/lti-registrations.js'
 import { systemClock } from '../../src/clock.js'
 import { TestPlatform } from '../../src/demo/lti-platform.js'
 import { addDemoPages, DEMO_STUDENT } from '../../src/demo/lti-platform-pages.js'
@@ -21,10 +20,11 @@ import { lessonBySlug } from '../../src/storage/catalog-repository.js'
 import type { Storage } from '../../src/storage/connection.js'
 import { listRegistrations } from '../../src/storage/lti-registration-repository.js'
 import { createTestStorage, type Fixtures, requestPathOptions, seedFixtures, testConfig } from '../helper.js'
-import { hasChromium, launchBrowser, screenshot, textOf } from '../support/browser.js'
-import { OPERATOR } from '../support/lti.js'
+import { createOperatorWithAuthenticator } from '../dashboard/dashboard-client.js'
+import { hasChromium, launchBrowser, screenshot, signIn, textOf } from '../support/browser.js'
 
 const LESSON = 'explorer/e1-robots-follow-instructions'
+const OPERATOR_LOGIN = { email: 'ops@demo-walkthrough.example', password: 'operator password 2026' }
 
 function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -45,6 +45,7 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
   let browser: Browser
   let toolUrl: string
   let apiUrl: string
+  let operatorTotp: string
 
   beforeAll(async () => {
     const port = await freePort()
@@ -52,6 +53,7 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
     apiUrl = `http://127.0.0.1:${port}`
     storage = await createTestStorage()
     fixtures = await seedFixtures(storage, systemClock.now())
+    operatorTotp = (await createOperatorWithAuthenticator(storage.db, systemClock, OPERATOR_LOGIN)).secret
     app = await buildApp(
       requestPathOptions({
         config: testConfig({ LTI_ALLOW_LOOPBACK: 'true', PUBLIC_URL: toolUrl }),
@@ -87,23 +89,33 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
     const context = await browser.newContext({ viewport: { width: 1000, height: 900 } })
     const page = await context.newPage()
     try {
-      // The operator's registration URL for the partner organisation.
-      const link = await createRegistrationLink(
-        storage.db,
-        { organisationId: fixtures.orgs.acme, schoolId: null },
-        OPERATOR,
-        systemClock,
-      )
+      // The operator makes the partner organisation's registration URL on the dashboard.
+      // The operator is another person, in a browser of their own.
+      const operator = await (await browser.newContext()).newPage()
+      await operator.goto(`${toolUrl}/dashboard/login`)
+      await signIn(operator, OPERATOR_LOGIN.email, OPERATOR_LOGIN.password, operatorTotp)
+      await operator.getByRole('link', { name: 'LTI', exact: true }).click()
+      await operator.getByLabel('Organisation').selectOption({ label: 'Acme Learning' })
+      await operator.getByRole('button', { name: 'Make a registration URL' }).click()
+      const registrationUrl = await operator.getByLabel('Registration URL').inputValue()
+      expect(registrationUrl).toMatch(new RegExp(`^${toolUrl}/lti/register/`))
+
+      // The platform's administrator pastes it into the demo platform.
       await page.goto(`${platform.origin}/`)
       expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Demo learning platform')
-      await page.getByLabel("The tool's registration URL").fill(`${toolUrl}/lti/register/${link.token}`)
+      await page.getByLabel("The tool's registration URL").fill(registrationUrl)
       await page.getByRole('button', { name: 'Register' }).click()
       await page.locator('#status', { hasText: 'Registered' }).waitFor({ timeout: 20_000 })
       await screenshot(page, 'lti-demo-1-registered')
 
+      // The operator activates it: pending, with the deployment the platform's answer named.
       const [registration] = await listRegistrations(storage.db)
       expect(registration).toMatchObject({ status: 'pending', method: 'dynamic', client_id: platform.clientId })
-      await activateRegistration(storage.db, registration!.id, OPERATOR, systemClock)
+      await operator.goto(`${toolUrl}/dashboard/operator/lti/registrations/${registration!.id}`)
+      expect(await textOf(operator.locator('main'))).toContain(platform.deploymentId)
+      await operator.getByRole('button', { name: /^Activate / }).click()
+      await operator.getByText('Its launches are accepted').first().waitFor({ timeout: 10_000 })
+      expect((await listRegistrations(storage.db))[0]).toMatchObject({ status: 'active' })
 
       // The teacher adds a lesson.
       await page.goto(`${platform.origin}/`)
@@ -168,7 +180,7 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
       expect(changes).toContain(student.student_id)
       expect(changes).toContain(LESSON)
     } finally {
-      await context.close()
+      await Promise.all(browser.contexts().map((open) => open.close()))
     }
   }, 120_000)
 })
