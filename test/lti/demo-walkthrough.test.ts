@@ -90,8 +90,8 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
     const page = await context.newPage()
     try {
       // The operator makes the partner organisation's registration URL on the dashboard.
-      // The operator is another person, in a browser of their own.
-      const operator = await (await browser.newContext()).newPage()
+      // One person on one machine: the dashboard in another tab of the same browser, its cookies there too.
+      const operator = await context.newPage()
       await operator.goto(`${toolUrl}/dashboard/login`)
       await signIn(operator, OPERATOR_LOGIN.email, OPERATOR_LOGIN.password, operatorTotp)
       await operator.getByRole('link', { name: 'LTI', exact: true }).click()
@@ -100,7 +100,8 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
       const registrationUrl = await operator.getByLabel('Registration URL').inputValue()
       expect(registrationUrl).toMatch(new RegExp(`^${toolUrl}/lti/register/`))
 
-      // The platform's administrator pastes it into the demo platform.
+      // Pasted into the demo platform (a background tab's clicks may be lost, hence bringToFront).
+      await page.bringToFront()
       await page.goto(`${platform.origin}/`)
       expect(await textOf(page.getByRole('heading', { level: 1 }))).toBe('Demo learning platform')
       await page.getByLabel("The tool's registration URL").fill(registrationUrl)
@@ -118,6 +119,7 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
       expect((await listRegistrations(storage.db))[0]).toMatchObject({ status: 'active' })
 
       // The teacher adds a lesson.
+      await page.bringToFront()
       await page.goto(`${platform.origin}/`)
       expect(await textOf(page.locator('#registered'))).toContain(platform.clientId)
       await page.getByRole('link', { name: 'Add a lesson' }).click()
@@ -180,7 +182,7 @@ describe.skipIf(!hasChromium())('trying the LTI tool on one machine with the dem
       expect(changes).toContain(student.student_id)
       expect(changes).toContain(LESSON)
     } finally {
-      await Promise.all(browser.contexts().map((open) => open.close()))
+      await context.close()
     }
   }, 120_000)
 })
