@@ -19,7 +19,8 @@ function page(title: string, body: string): string {
   return (
     '<!doctype html><html lang="en"><head><meta charset="utf-8">' +
     '<meta name="viewport" content="width=device-width, initial-scale=1">' +
-    `<title>${escaped(title)}</title><style>body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem}` +
+    `<title>${escaped(title)}</title>` +
+    '<style>body{font-family:sans-serif;max-width:60rem;margin:1rem auto;padding:0 1rem}' +
     'iframe{width:100%;height:42rem;border:1px solid #888}table{border-collapse:collapse}' +
     'td,th{border:1px solid #888;padding:.25rem .5rem;text-align:left}</style></head>' +
     `<body><main>${body}</main></body></html>`

@@ -292,7 +292,7 @@ export class TestPlatform {
     })
   }
 
-  /** Each `ltiResourceLink` content item becomes a resource link of the course, with a line item when it asks for one. */
+  /** Each `ltiResourceLink` content item becomes a resource link of the course, with a line item if it asks for one. */
   private placeContentItems(items: unknown): void {
     if (!Array.isArray(items)) return
     for (const item of items as Record<string, unknown>[]) {
@@ -530,7 +530,10 @@ function autoPost(action: string, fields: Record<string, string>): string {
   const inputs = Object.entries(fields)
     .map(([name, value]) => `<input type="hidden" name="${escaped(name)}" value="${escaped(value)}">`)
     .join('')
-  return `<!doctype html><title>Launching</title><form id="launch" method="post" action="${escaped(action)}">${inputs}<button>Continue</button></form><script>document.getElementById('launch').submit()</script>`
+  return (
+    `<!doctype html><title>Launching</title><form id="launch" method="post" action="${escaped(action)}">` +
+    `${inputs}<button>Continue</button></form><script>document.getElementById('launch').submit()</script>`
+  )
 }
 
 /** The hidden fields and action of an auto-posting form (as the tool or the platform answered it). */

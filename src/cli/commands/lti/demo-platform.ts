@@ -20,7 +20,7 @@ export function defineLtiDemoPlatform(lti: Command): void {
   defineCommand(
     lti,
     'demo-platform',
-    'Run a demo learning platform on this machine (for trying the LTI tool; start the service with LTI_ALLOW_LOOPBACK=true)',
+    'Run a demo learning platform on this machine, for trying the LTI tool (the service needs LTI_ALLOW_LOOPBACK=true)',
     ['curriculum lti demo-platform', 'curriculum lti demo-platform --port 3200'],
   )
     .option(
