@@ -61,6 +61,7 @@ describe('curriculum --help', () => {
         'links import',
         'links remove',
         'links shares',
+        'lti demo-platform',
         'lti key rotate',
         'lti registrations',
         'mail test',
