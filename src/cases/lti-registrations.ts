@@ -182,6 +182,23 @@ async function registrationOrThrow(db: Db, id: string): Promise<LtiRegistrationR
   return registration
 }
 
+/** Writes the registration's new status if no one changed it meanwhile, with its audit row. */
+async function moveRegistration(
+  trx: Db,
+  registration: LtiRegistrationRow,
+  set: Parameters<typeof setRegistrationStatus>[3],
+  action: 'lti.activate' | 'lti.deactivate',
+  audit: OperatorAudit | undefined,
+  now: number,
+): Promise<LtiRegistrationRow> {
+  const id = registration.id
+  if (!(await setRegistrationStatus(trx, id, registration.status, set)))
+    throw new ConflictError(`the LTI registration ${id} changed meanwhile; look again`)
+  const detail = { issuer: registration.issuer }
+  await auditOperator(trx, audit, { action, target: `lti-registration:${id}`, detail }, now)
+  return { ...registration, ...set }
+}
+
 /**
  * Activates a pending or deactivated registration: its launches are accepted from now on. The
  * first activation makes the list share that links its students to the organisation. Of two
@@ -220,15 +237,7 @@ export async function activateRegistration(
       deactivated_at: null,
       share_id: shareId,
     }
-    if (!(await setRegistrationStatus(trx, id, registration.status, set)))
-      throw new ConflictError(`the LTI registration ${id} changed meanwhile; look again`)
-    await auditOperator(
-      trx,
-      audit,
-      { action: 'lti.activate', target: `lti-registration:${id}`, detail: { issuer: registration.issuer } },
-      now,
-    )
-    return { ...registration, ...set }
+    return moveRegistration(trx, registration, set, 'lti.activate', audit, now)
   })
 }
 
@@ -244,15 +253,7 @@ export async function deactivateRegistration(
     if (registration.status === 'inactive') throw new ConflictError(`the LTI registration ${id} is inactive already`)
     const now = clock.now()
     const set = { status: 'inactive' as const, deactivated_at: isoAt(now) }
-    if (!(await setRegistrationStatus(trx, id, registration.status, set)))
-      throw new ConflictError(`the LTI registration ${id} changed meanwhile; look again`)
-    await auditOperator(
-      trx,
-      audit,
-      { action: 'lti.deactivate', target: `lti-registration:${id}`, detail: { issuer: registration.issuer } },
-      now,
-    )
-    return { ...registration, ...set }
+    return moveRegistration(trx, registration, set, 'lti.deactivate', audit, now)
   })
 }
 
